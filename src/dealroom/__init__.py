@@ -1,0 +1,3 @@
+"""dealroom: run, judge, evaluate and post-train recursive language model agents on data rooms."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+"""``python -m dealroom``."""
+
+from dealroom.cli import main
+
+main()

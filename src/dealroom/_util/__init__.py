@@ -1,0 +1,1 @@
+"""Private helpers shared by dealroom's subpackages."""

@@ -1,0 +1,1 @@
+"""dealroom.judge."""

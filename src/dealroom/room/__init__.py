@@ -1,0 +1,21 @@
+"""The environment: room format, text layer and index, generator, rubric, ingestion, LAB I/O."""
+
+from dealroom.room._extract import extract_pages, format_of
+from dealroom.room._manifest import (
+    DocumentRecord,
+    RoomManifest,
+    load_manifest,
+    load_task,
+)
+from dealroom.room._tokens import TOKENIZER, count_tokens
+
+__all__ = [
+    "TOKENIZER",
+    "DocumentRecord",
+    "RoomManifest",
+    "count_tokens",
+    "extract_pages",
+    "format_of",
+    "load_manifest",
+    "load_task",
+]

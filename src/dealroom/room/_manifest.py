@@ -1,0 +1,115 @@
+"""The room manifest, ``room.json``: one record per document plus the totals.
+
+A room is a folder::
+
+    ROOM/
+      room.json        this manifest
+      task.json        the task in Harvey LAB's format, with dealroom's criterion extensions
+      documents/       the files, in numbered category folders
+      answer_key/      planted findings and gold_memo.md (never shown to an agent; optional)
+      .index/          text layer and search index, built once and kept beside the room
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dealroom.errors import RoomError
+
+MANIFEST = "room.json"
+TASK = "task.json"
+DOCUMENTS = "documents"
+ANSWER_KEY = "answer_key"
+FORMATS = ("md", "txt", "pdf", "docx", "xlsx", "csv", "pptx", "eml", "msg", "html")
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """One document of a room, as listed in ``room.json``."""
+
+    id: str
+    """Stable id used in citations, e.g. ``D00042``."""
+    path: str
+    """Path relative to the room folder, starting with ``documents/``."""
+    title: str
+    category: str
+    """Top-level category folder, e.g. ``03 Material Contracts``."""
+    folder: str
+    """Folder relative to ``documents/``, e.g. ``03 Material Contracts/3.2 Customer Agreements``."""
+    format: str
+    """One of :data:`FORMATS`."""
+    pages: int
+    tokens: int
+    sha256: str
+    bytes: int = 0
+
+
+@dataclass
+class RoomManifest:
+    """The parsed ``room.json``."""
+
+    name: str
+    documents: list[DocumentRecord]
+    tokenizer: str = "dealroom-words-v1"
+    version: int = 1
+    meta: dict[str, Any] = field(default_factory=dict)
+    """Free-form provenance: generator profile and seed, ingestion source, ..."""
+
+    def totals(self) -> dict[str, int]:
+        return {
+            "docs": len(self.documents),
+            "folders": len({d.folder for d in self.documents}),
+            "categories": len({d.category for d in self.documents}),
+            "tokens": sum(d.tokens for d in self.documents),
+            "pages": sum(d.pages for d in self.documents),
+            "bytes": sum(d.bytes for d in self.documents),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "name": self.name,
+            "tokenizer": self.tokenizer,
+            "meta": self.meta,
+            "totals": self.totals(),
+            "documents": [asdict(d) for d in self.documents],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RoomManifest:
+        try:
+            docs = [DocumentRecord(**d) for d in data["documents"]]
+            return cls(
+                name=data["name"],
+                documents=docs,
+                tokenizer=data.get("tokenizer", "dealroom-words-v1"),
+                version=data.get("version", 1),
+                meta=data.get("meta", {}),
+            )
+        except (KeyError, TypeError) as exc:
+            raise RoomError(f"malformed {MANIFEST}: {exc}") from exc
+
+
+def load_manifest(room: Path) -> RoomManifest:
+    """Read ``ROOM/room.json``; raise :class:`RoomError` with the reason if it cannot."""
+    path = Path(room) / MANIFEST
+    if not path.is_file():
+        raise RoomError(f"{room} is not a data room: {MANIFEST} is missing")
+    try:
+        return RoomManifest.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except json.JSONDecodeError as exc:
+        raise RoomError(f"{path} is not valid JSON: {exc}") from exc
+
+
+def load_task(room: Path) -> dict[str, Any]:
+    """Read ``ROOM/task.json`` (LAB task format)."""
+    path = Path(room) / TASK
+    if not path.is_file():
+        raise RoomError(f"{room} has no {TASK}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise RoomError(f"{path} is not valid JSON: {exc}") from exc

@@ -1,0 +1,90 @@
+"""What the root and the sub-agents are told, and how the root's code is read back."""
+
+from __future__ import annotations
+
+import re
+
+ROOT_SYSTEM = """\
+You are the lead associate on an M&A due diligence review. The data room is far too large to
+read yourself: you work in a persistent, sandboxed Python REPL where it is a variable, and you
+delegate reading to sub-agents. Only what you print comes back to you, cut to {output_limit}
+characters, so print summaries, never whole documents.
+
+Each turn, reply with exactly one ```python code block; it runs in the REPL and you see its
+printed output. The REPL holds:
+
+room                      the data room (read-only)
+  room.tree()             folder outline with document counts and token sizes
+  room.docs               all documents: .id .path .title .category .folder .tokens .pages .text
+  room.doc(id_or_path)    one document; .page(n) is the text of page n (1-based)
+  room.grep(pattern, folder=None)     regex over every document -> hits (.doc .page .snippet)
+  room.search(query, k=20, folder=None)  ranked full-text search -> hits
+llm(prompt, text=None, docs=None)     one sub-agent call on a bounded slice -> str. docs is a list
+                          of ids, or (id, first_page, last_page) tuples; the text is cut to the
+                          sub-agent's context of {sub_context} tokens, with a note when cut.
+llm_batch(calls)          many sub-agent calls in parallel; each call is a prompt string or a dict
+                          with llm's arguments; results in order; a failed call gives an
+                          SubcallError object in its place (check isinstance(r, SubcallError)).
+{rlm_line}memo                      the deliverable, memo.md. memo.section(title, text=""),
+                          memo.finding(section, title, text, cites=[("D00042", 3)],
+                          severity="high", amount="$1.2 million", next_step="..."),
+                          memo.write(markdown) to replace it all, memo.render().
+budget                    turns, tokens, cost and seconds used and left: print(budget)
+submit()                  ends the review; the memo as it stands is delivered.
+
+Cite documents as [D00042 p.3]. Plan by category, delegate every document in bounded slices,
+send sub-agents in parallel waves with llm_batch, keep their findings in variables, and write
+the memo section by section as findings arrive: findings with citations, quantified exposures,
+severity, and recommended next steps. When the budget runs out the memo as it stands is kept.
+"""
+
+RLM_LINE = """\
+rlm(task, docs=None, budget=None)  a child agent with its own REPL over the same room -> str
+                          (budget: dict of max_turns/max_tokens/max_cost_usd; taken from yours).
+"""
+
+SUB_SYSTEM = """\
+You are a diligence reviewer. Read the excerpt from a data room and answer the request
+precisely. Quote amounts, dates, parties and the document id and page for every point. If
+nothing relevant is in the excerpt, say so in one line."""
+
+FIRST_USER = """\
+{instructions}
+
+The data room "{name}" holds {docs} documents ({tokens} tokens) in {categories} categories.
+Deliverable: memo.md through the `memo` variable. Turn 1 of {max_turns}."""
+
+NEXT_USER = "Turn {turn} of {max_turns}. Output:\n{output}"
+
+NO_CODE = (
+    "Your reply had no ```python code block, so nothing ran. Reply with exactly one "
+    "```python block (call submit() when the memo is done)."
+)
+
+_CODE = re.compile(r"```(?:python|py|repl)?[ \t]*\n(.*?)```", re.S)
+
+
+def extract_code(reply: str) -> str | None:
+    """The code of the reply's ```python blocks, joined; None when there is none.
+
+    >>> extract_code("Plan:\\n```python\\nprint(1)\\n```")
+    'print(1)\\n'
+    """
+    blocks = _CODE.findall(reply)
+    if not blocks:
+        return None
+    return "\n".join(blocks)
+
+
+def truncate(text: str, limit: int) -> str:
+    """Keep the head and tail of ``text`` within ``limit`` chars, noting how much was cut.
+
+    >>> truncate("a" * 10, 4)
+    'aa\\n[... 6 of 10 characters cut ...]\\naa'
+    """
+    if len(text) <= limit:
+        return text
+    head = limit // 2
+    tail = limit - head
+    cut = len(text) - limit
+    return f"{text[:head]}\n[... {cut:,} of {len(text):,} characters cut ...]\n{text[-tail:]}"

@@ -1,8 +1,12 @@
 """Text per page for every document format a room may hold.
 
 Pages are what citations point at: PDF pages; form-feed separated pages in text and Markdown;
-explicit page breaks in DOCX; one page per sheet in XLSX and CSV; one per slide in PPTX; one page
-for an e-mail or HTML file.
+page breaks in DOCX (explicit, section and rendered ones, see :func:`_docx`); one page per sheet
+in XLSX and CSV; one per slide in PPTX; one page for an e-mail or HTML file.
+
+Failures raise :class:`ExtractionError` (a :class:`~dealroom.errors.RoomError`) whose ``reason``
+is one word of :data:`REASONS`; problems that still leave usable text (a scanned PDF, a page that
+would not parse) come back as :class:`ExtractionWarning` records beside the pages.
 """
 
 from __future__ import annotations
@@ -11,90 +15,426 @@ import csv
 import email
 import email.policy
 import io
-from collections.abc import Callable
+import re
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from dealroom.errors import RoomError
 
 PAGE_BREAK = "\f"
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+REASONS: dict[str, str] = {
+    "corrupt": "the file is damaged or not in the format its name says",
+    "encrypted": "the file is password-protected",
+    "empty": "the file holds no text at all",
+    "binary": "a text file holds binary data (NUL or control bytes)",
+    "undecodable": "a text file is in no encoding dealroom reads (UTF-8/16/32, Windows-1252)",
+    "unsupported_format": "dealroom has no extractor for this file type",
+    "scanned_no_text_layer": "PDF pages are images without a text layer (no OCR is run)",
+}
+"""Reasons an extraction fails or warns, in the ingestion report's vocabulary."""
+
+
+class ExtractionError(RoomError):
+    """A document could not be turned into text; ``reason`` is a key of :data:`REASONS`."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class ExtractionWarning:
+    """A problem that left the document readable, e.g. pages without a text layer."""
+
+    reason: str
+    detail: str
+    pages: tuple[int, ...] = ()
+    """1-based pages concerned (empty: the whole document)."""
+
+
+@dataclass
+class Extraction:
+    """The text of a document, one string per page, plus any warnings."""
+
+    pages: list[str]
+    warnings: list[ExtractionWarning] = field(default_factory=list)
 
 
 def format_of(path: Path) -> str:
     """The room format of a file, from its suffix (``.markdown`` → ``md``, ``.htm`` → ``html``)."""
-    suffix = path.suffix.lower().lstrip(".")
+    suffix = Path(path).suffix.lower().lstrip(".")
     return {"markdown": "md", "htm": "html", "text": "txt", "xlsm": "xlsx"}.get(suffix, suffix)
 
 
+# --- plain text ------------------------------------------------------------------------------
+
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\x7f]")
+
+
+def _bomless_utf16(raw: bytes) -> str | None:
+    """Name the UTF-16 byte order of BOM-less text whose every other byte is NUL, else None."""
+    if len(raw) < 4 or len(raw) % 2:
+        return None
+    sample = raw[:4096]
+    half = len(sample) // 2
+    if sample[1::2].count(0) > 0.9 * half and not sample[0::2].count(0):
+        return "utf-16-le"
+    if sample[0::2].count(0) > 0.9 * half and not sample[1::2].count(0):
+        return "utf-16-be"
+    return None
+
+
+def decode_text(raw: bytes, name: str = "file") -> str:
+    """Decode the bytes of a text file: BOM, then UTF-8, then Windows-1252, all strict.
+
+    Raises :class:`ExtractionError` with reason ``empty``, ``binary`` or ``undecodable``.
+    """
+    if not raw:
+        raise ExtractionError("empty", f"{name} is empty (0 bytes)")
+    encoding = next((enc for bom, enc in _BOMS if raw.startswith(bom)), None)
+    encoding = encoding or _bomless_utf16(raw)
+    if encoding is None and b"\x00" in raw:
+        raise ExtractionError("binary", f"{name} holds NUL bytes: binary data, not text")
+    text = None
+    for enc in (encoding,) if encoding else ("utf-8", "cp1252"):
+        try:
+            text = raw.decode(enc)
+            break
+        except UnicodeDecodeError:
+            continue
+    if text is None:
+        raise ExtractionError("undecodable", f"{name} is neither UTF-8 nor Windows-1252 text")
+    sample = text[:65536]
+    if len(_CONTROL.findall(sample)) > max(8, len(sample) // 100):
+        raise ExtractionError("binary", f"{name} is mostly control characters: binary data")
+    return text
+
+
 def _text(path: Path) -> list[str]:
-    raw = path.read_bytes()
+    return decode_text(path.read_bytes(), path.name).split(PAGE_BREAK)
+
+
+def _csv(path: Path) -> list[str]:
+    text = decode_text(path.read_bytes(), path.name)
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("cp1252", errors="replace")
-    return text.split(PAGE_BREAK)
+        dialect: Any = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|")
+    except csv.Error:
+        dialect = csv.excel
+    rows = csv.reader(io.StringIO(text), dialect)
+    return ["\n".join("\t".join(r).rstrip("\t") for r in rows if any(c.strip() for c in r))]
 
 
-def _pdf(path: Path) -> list[str]:
+# --- PDF -------------------------------------------------------------------------------------
+
+
+def _has_image(page: Any) -> bool:
+    try:
+        xobjects = page["/Resources"]["/XObject"]
+        return any(xobjects[k].get_object().get("/Subtype") == "/Image" for k in xobjects)
+    except Exception:  # no resources, or a broken dictionary
+        return False
+
+
+def _pdf_open(path: Path) -> Any:
     from pypdf import PdfReader
 
     reader = PdfReader(str(path))
     if reader.is_encrypted:
-        raise RoomError("encrypted PDF")
-    return [page.extract_text() or "" for page in reader.pages]
+        try:
+            opened = reader.decrypt("")  # owner-password-only PDFs open with an empty password
+        except Exception:  # unsupported algorithm or missing crypto backend
+            opened = 0
+        if not opened:
+            raise ExtractionError("encrypted", f"{path.name} is an encrypted PDF")
+    return reader
+
+
+def _pdf(path: Path) -> Extraction:
+    reader = _pdf_open(path)
+    pages, failed, scanned = [], [], []
+    for number, page in enumerate(reader.pages, 1):
+        try:
+            text = page.extract_text() or ""
+        except Exception:  # one broken page must not cost the document
+            text = ""
+            failed.append(number)
+        if not text.strip() and number not in failed and _has_image(page):
+            scanned.append(number)
+        pages.append(text)
+    if not pages:
+        raise ExtractionError("corrupt", f"{path.name} is a PDF with no pages")
+    notes = []
+    if not any(p.strip() for p in pages):
+        detail = f"no text layer on any of {len(pages)} pages (scanned? OCR is not run)"
+        notes.append(ExtractionWarning("scanned_no_text_layer", detail))
+    elif scanned:
+        notes.append(ExtractionWarning("scanned_no_text_layer", "image-only pages", tuple(scanned)))
+    if failed:
+        notes.append(ExtractionWarning("corrupt", "pages that could not be parsed", tuple(failed)))
+    return Extraction(pages, notes)
+
+
+# --- Office Open XML -------------------------------------------------------------------------
+
+
+def _check_ooxml(path: Path) -> None:
+    """Raise ``encrypted`` for a password-protected Office file, ``corrupt`` for a legacy one."""
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    if head != OLE_MAGIC:
+        return
+    import olefile
+
+    try:
+        with olefile.OleFileIO(str(path)) as ole:
+            encrypted = ole.exists("EncryptedPackage")
+    except Exception as exc:
+        raise ExtractionError("corrupt", f"{path.name}: damaged OLE container: {exc}") from exc
+    if encrypted:
+        raise ExtractionError("encrypted", f"{path.name} is a password-protected Office file")
+    raise ExtractionError("corrupt", f"{path.name} is a legacy binary Office file, not OOXML")
+
+
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+_OFF = ("0", "false", "off")
+
+
+class _PageWriter:
+    """Collects DOCX text into pages.
+
+    An explicit page break always starts a page. A ``pageBreakBefore`` or a section break
+    starts one only if the page already has text; whether a section break is one is said by the
+    *next* section's ``w:type``. Word also records where it last laid out a page
+    (``lastRenderedPageBreak``); that marker starts a page too, unless it merely repeats a
+    structural break with no text in between.
+    """
+
+    def __init__(self) -> None:
+        self.pages: list[list[str]] = [[]]
+        self.line: list[str] = []
+        self.has_text = False
+        self.pending = False
+        self.section_breaks: list[bool] = []
+        """Per section end, in order: does the next section start on a new page?"""
+
+    def text(self, chunk: str) -> None:
+        if chunk:
+            self.line.append(chunk)
+            self.has_text = True
+            self.pending = False
+
+    def end_line(self) -> None:
+        self.pages[-1].append("".join(self.line))
+        self.line = []
+
+    def _new_page(self) -> None:
+        if self.line:
+            self.end_line()
+        self.pages.append([])
+        self.has_text = False
+        self.pending = True
+
+    def hard(self) -> None:
+        self._new_page()
+
+    def soft(self) -> None:
+        if self.has_text:
+            self._new_page()
+        self.pending = True
+
+    def rendered(self) -> None:
+        if self.pending:
+            self.pending = False
+        elif self.has_text:
+            self._new_page()
+            self.pending = False
+
+    def result(self) -> list[str]:
+        if self.line:
+            self.end_line()
+        return ["\n".join(lines).strip("\n") for lines in self.pages]
+
+
+def _on(element: Any) -> bool:
+    return element is not None and element.get(W + "val", "true") not in _OFF
+
+
+def _break(element: Any, out: _PageWriter) -> None:
+    tag = element.tag
+    if tag == W + "br":
+        if element.get(W + "type") == "page":
+            out.hard()
+        elif element.get(W + "type") != "column":
+            out.text("\n")
+    elif tag == W + "lastRenderedPageBreak":
+        out.rendered()
+
+
+def _paragraph(p: Any, out: _PageWriter) -> None:
+    ppr = p.find(W + "pPr")
+    if ppr is not None and _on(ppr.find(W + "pageBreakBefore")):
+        out.soft()
+    for el in p.iter(W + "t", W + "tab", W + "br", W + "cr", W + "lastRenderedPageBreak"):
+        if el.tag == W + "t":
+            out.text(el.text or "")
+        elif el.tag == W + "tab":
+            out.text("\t")
+        elif el.tag == W + "cr":
+            out.text("\n")
+        else:
+            _break(el, out)
+    out.end_line()
+    ends_section = ppr is not None and ppr.find(W + "sectPr") is not None
+    if ends_section and out.section_breaks.pop(0):
+        out.soft()
+
+
+def _table(tbl: Any, out: _PageWriter) -> None:
+    for row in tbl.iter(W + "tr"):
+        for el in row.iter(W + "br", W + "lastRenderedPageBreak"):
+            if el.tag == W + "lastRenderedPageBreak":
+                out.rendered()
+            elif el.get(W + "type") == "page":
+                out.hard()
+        cells = []
+        for cell in row.iterchildren(W + "tc"):
+            paras = (
+                "".join(t.text or "" for t in para.iter(W + "t")) for para in cell.iter(W + "p")
+            )
+            cells.append(" ".join(s for s in paras if s))
+        out.text(" | ".join(cells))
+        out.end_line()
 
 
 def _docx(path: Path) -> list[str]:
+    """DOCX body text (paragraphs and tables, in order) split into pages; see _PageWriter."""
     import docx
 
-    pages: list[list[str]] = [[]]
-    for para in docx.Document(str(path)).paragraphs:
-        if 'w:br w:type="page"' in para._p.xml or "<w:lastRenderedPageBreak" in para._p.xml:
-            pages.append([])
-        pages[-1].append(para.text)
-    return ["\n".join(p) for p in pages]
+    _check_ooxml(path)
+    body = docx.Document(str(path)).element.body
+    for fallback in list(body.iter(MC_FALLBACK)):  # duplicate of mc:Choice content
+        fallback.getparent().remove(fallback)
+    out = _PageWriter()
+    sections = list(body.iter(W + "sectPr"))
+    out.section_breaks = [_new_page_section(s) for s in sections[1:]]
+    for block in _blocks(body):
+        if block.tag == W + "p":
+            _paragraph(block, out)
+        elif block.tag == W + "tbl":
+            _table(block, out)
+    return out.result()
+
+
+def _new_page_section(sect: Any) -> bool:
+    """Whether a section starts on a new page (its ``w:type``; the default is ``nextPage``)."""
+    kind = sect.find(W + "type")
+    return kind is None or kind.get(W + "val") != "continuous"
+
+
+def _blocks(parent: Any) -> Iterator[Any]:
+    """Body-level paragraphs and tables in order, looking inside content controls."""
+    for child in parent.iterchildren():
+        if child.tag == W + "sdt":
+            content = child.find(W + "sdtContent")
+            if content is not None:
+                yield from _blocks(content)
+        else:
+            yield child
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    if hasattr(value, "isoformat"):
+        text = value.isoformat()
+        return text[:10] if text.endswith("T00:00:00") else text
+    return str(value)
 
 
 def _xlsx(path: Path) -> list[str]:
     import openpyxl
 
-    book = openpyxl.load_workbook(str(path), read_only=True, data_only=True)
+    _check_ooxml(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # openpyxl warns about unsupported extensions
+        book = openpyxl.load_workbook(str(path), read_only=True, data_only=True)
     try:
-        pages = []
+        pages, cells = [], 0
         for sheet in book.worksheets:
-            rows = (
-                "\t".join("" if v is None else str(v) for v in row)
-                for row in sheet.iter_rows(values_only=True)
-            )
-            pages.append(f"# {sheet.title}\n" + "\n".join(r for r in rows if r.strip()))
-        return pages
+            rows = []
+            for row in sheet.iter_rows(values_only=True):
+                line = "\t".join(_cell(v) for v in row).rstrip("\t")
+                if line.strip():
+                    rows.append(line)
+            cells += len(rows)
+            pages.append("\n".join([f"# {sheet.title}", *rows]))
     finally:
         book.close()
+    if not cells:
+        raise ExtractionError("empty", f"{path.name}: no sheet holds a value")
+    return pages
 
 
-def _csv(path: Path) -> list[str]:
-    text = _text(path)[0]
-    rows = csv.reader(io.StringIO(text))
-    return ["\n".join("\t".join(r) for r in rows)]
+def _shape_text(shape: Any) -> list[str]:
+    from pptx.shapes.group import GroupShape
+
+    if isinstance(shape, GroupShape):
+        return [t for s in shape.shapes for t in _shape_text(s)]
+    if getattr(shape, "has_table", False) and shape.has_table:
+        return [" | ".join(c.text for c in row.cells) for row in shape.table.rows]
+    if getattr(shape, "has_text_frame", False) and shape.has_text_frame:
+        return [shape.text_frame.text]
+    return []
 
 
 def _pptx(path: Path) -> list[str]:
     from pptx import Presentation
 
+    _check_ooxml(path)
     slides = []
     for slide in Presentation(str(path)).slides:
-        parts = [s.text_frame.text for s in slide.shapes if s.has_text_frame]
+        parts = [t for shape in slide.shapes for t in _shape_text(shape) if t.strip()]
+        if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
+            notes = slide.notes_slide.notes_text_frame.text.strip()
+            parts += [f"Notes: {notes}"] if notes else []
         slides.append("\n".join(parts))
     return slides
 
 
+# --- e-mail and HTML -------------------------------------------------------------------------
+
+
 def _eml(path: Path) -> list[str]:
     msg = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
-    head = "\n".join(f"{k}: {msg[k]}" for k in ("From", "To", "Cc", "Date", "Subject") if msg[k])
+    head = [f"{k}: {msg[k]}" for k in ("From", "To", "Cc", "Date", "Subject") if msg[k]]
+    attached = [p.get_filename() or "(unnamed)" for p in msg.iter_attachments()]
+    if attached:
+        head.append("Attachments: " + ", ".join(attached))
     body = msg.get_body(preferencelist=("plain", "html"))
-    text = body.get_content() if body is not None else ""
-    if body is not None and body.get_content_type() == "text/html":
-        text = _html_text(text)
-    return [f"{head}\n\n{text}"]
+    text = ""
+    if body is not None:
+        try:
+            text = body.get_content()
+        except (LookupError, UnicodeError):  # unknown or wrong charset label
+            text = (body.get_payload(decode=True) or b"").decode("utf-8", errors="replace")
+        if body.get_content_type() == "text/html":
+            text = _html_text(text)
+    return ["\n".join(head) + f"\n\n{text}"]
 
 
 def _msg(path: Path) -> list[str]:
@@ -103,7 +443,13 @@ def _msg(path: Path) -> list[str]:
     msg = extract_msg.Message(str(path))
     try:
         head = f"From: {msg.sender}\nTo: {msg.to}\nDate: {msg.date}\nSubject: {msg.subject}"
-        return [f"{head}\n\n{msg.body or ''}"]
+        names = [a.getFilename() or "(unnamed)" for a in msg.attachments]
+        if names:
+            head += "\nAttachments: " + ", ".join(names)
+        body = msg.body
+        if not body and msg.htmlBody:
+            body = _html_text(msg.htmlBody.decode("utf-8", errors="replace"))
+        return [f"{head}\n\n{body or ''}"]
     finally:
         msg.close()
 
@@ -111,17 +457,27 @@ def _msg(path: Path) -> list[str]:
 def _html_text(markup: str) -> str:
     from bs4 import BeautifulSoup
 
-    soup = BeautifulSoup(markup, "html.parser")
-    for tag in soup(["script", "style"]):
+    soup = BeautifulSoup(markup, "lxml")
+    for tag in soup(["script", "style", "noscript", "template"]):
         tag.decompose()
     return soup.get_text("\n", strip=True)
 
 
+_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+
+
 def _html(path: Path) -> list[str]:
-    return [_html_text(_text(path)[0])]
+    raw = path.read_bytes()
+    declared = _CHARSET.search(raw[:4096])
+    if declared and raw:
+        try:
+            return [_html_text(raw.decode(declared.group(1).decode("ascii")))]
+        except (LookupError, UnicodeDecodeError):
+            pass  # a wrong label: fall back to our own decoding
+    return [_html_text(decode_text(raw, path.name))]
 
 
-EXTRACTORS: dict[str, Callable[[Path], list[str]]] = {
+EXTRACTORS: dict[str, Callable[[Path], list[str] | Extraction]] = {
     "md": _text,
     "txt": _text,
     "pdf": _pdf,
@@ -135,17 +491,39 @@ EXTRACTORS: dict[str, Callable[[Path], list[str]]] = {
 }
 
 
-def extract_pages(path: Path, fmt: str | None = None) -> list[str]:
-    """Return the text of each page of ``path``; raise :class:`RoomError` if it cannot be read."""
+def extract_document(path: Path, fmt: str | None = None) -> Extraction:
+    """Extract ``path`` page by page, with warnings; raise :class:`ExtractionError` on failure.
+
+    Zero-byte files and documents without any text fail with reason ``empty``, except PDFs, which
+    come back with a ``scanned_no_text_layer`` warning (their pages exist, only the text is
+    missing).
+    """
     path = Path(path)
     fmt = fmt or format_of(path)
     extractor = EXTRACTORS.get(fmt)
     if extractor is None:
-        raise RoomError(f"unsupported format {fmt!r}: {path.name}")
+        raise ExtractionError("unsupported_format", f"unsupported format {fmt!r}: {path.name}")
+    if path.stat().st_size == 0:
+        raise ExtractionError("empty", f"{path.name} is empty (0 bytes)")
     try:
-        pages = extractor(path)
+        result = extractor(path)
     except RoomError:
         raise
     except Exception as exc:  # parsers raise many unrelated types on corrupt input
-        raise RoomError(f"cannot read {path.name} as {fmt}: {type(exc).__name__}: {exc}") from exc
-    return pages or [""]
+        raise ExtractionError(
+            "corrupt", f"cannot read {path.name} as {fmt}: {type(exc).__name__}: {exc}"
+        ) from exc
+    extraction = result if isinstance(result, Extraction) else Extraction(result)
+    if not extraction.pages:
+        extraction.pages = [""]
+    if fmt != "pdf" and not any(p.strip() for p in extraction.pages):
+        raise ExtractionError("empty", f"{path.name} holds no text")
+    return extraction
+
+
+def extract_pages(path: Path, fmt: str | None = None) -> list[str]:
+    """Return the text of each page of ``path``; raise :class:`RoomError` if it cannot be read.
+
+    The error is an :class:`ExtractionError` whose ``reason`` says why (see :data:`REASONS`).
+    """
+    return extract_document(path, fmt).pages

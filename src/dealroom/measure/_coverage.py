@@ -1,0 +1,362 @@
+"""Coverage probes: the share of a room's tokens that reached any model.
+
+What counts is the text actually sent, at any depth: the root's (and child roots') messages and
+every sub-call's prompt, free text and document slices. Two kinds of evidence are folded into one
+boolean per unit (a non-blank line, see :mod:`dealroom.measure._coverindex`) plus token ranges for
+lines covered in part:
+
+* a **slice** ``{id, chars: [start, end]}`` (or ``pages: [first, last]``) names room text by
+  reference; lines inside it are covered, lines cut by its ends are covered from the cut on (a
+  token counts when its first character lies inside the slice);
+* **raw text** is cut into lines and matched back to the room by hash. A line equal (up to
+  whitespace) to a room line covers it. A line found in several places is resolved by its
+  neighbours (the room line that continues the run of the line before or after it); failing
+  that the first occurrence is credited once. Short lines (fewer than
+  :data:`MIN_ANCHOR_TOKENS` tokens) count only inside such a run, never alone. A line cut short
+  counts for the tokens it holds when it is a prefix of a room line (found by a prefix hash or
+  next to a matched run) or a suffix of the room line just before a matched run.
+
+Coverage = covered tokens / room tokens, by document, folder and category.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dealroom.measure._coverindex import (
+    PREFIX_CHARS,
+    CoverageIndex,
+    line_hashes,
+    normalize_line,
+    token_starts,
+)
+from dealroom.measure._roomtext import room_documents
+from dealroom.measure._runfiles import ratio, read_events, room_of_run
+
+MIN_ANCHOR_TOKENS = 4
+"""Lines with fewer tokens are only credited as part of a run of matched lines."""
+
+
+def build_index(room: Any) -> CoverageIndex:
+    """Build the :class:`CoverageIndex` of ``room`` (a room folder or an open ``Room``)."""
+    docs, text_of = room_documents(room)
+    return CoverageIndex(docs, text_of)
+
+
+class CoverageProbe:
+    """Accumulates what reached the models of one run; ask :meth:`summary` at any time.
+
+    >>> from dealroom.measure import DocText
+    >>> probe = CoverageProbe([DocText("D00001", "01 Corp", "01 Corp", "Alpha beta gamma delta.")])
+    >>> probe.observe_slice("D00001", 0, 11)   # "Alpha beta " -> 2 of 5 tokens
+    >>> probe.summary()["coverage"]
+    0.4
+    """
+
+    def __init__(self, room: Any) -> None:
+        if isinstance(room, CoverageIndex):
+            self.index = room
+        elif isinstance(room, list | tuple):
+            self.index = CoverageIndex(room)
+        else:
+            self.index = build_index(room)
+        self.hit = np.zeros(self.index.n_units, dtype=bool)
+        self.partial: dict[int, list[tuple[int, int]]] = {}
+        self._slices: list[tuple[int, int, int]] = []
+        self.counts = {"slices": 0, "texts": 0, "lines_matched": 0, "unknown_docs": 0}
+
+    # -- evidence -------------------------------------------------------------------------
+
+    def observe_slice(self, doc_id: str, start: int, end: int) -> None:
+        """Characters ``[start, end)`` of a document's full text reached a model."""
+        doc = self.index.doc_index.get(doc_id)
+        if doc is None:
+            self.counts["unknown_docs"] += 1
+            return
+        size = int(self.index.doc_len[doc])
+        start, end = max(0, int(start)), min(size, int(end))
+        self.counts["slices"] += 1
+        if end > start:
+            self._slices.append((doc, start, end))
+
+    def observe_ref(self, ref: dict[str, Any]) -> None:
+        """A sub-call document reference ``{id, pages: [first, last], chars: [start, end]}``."""
+        chars, pages = ref.get("chars"), ref.get("pages")
+        doc = self.index.doc_index.get(ref.get("id", ""))
+        if chars:
+            self.observe_slice(ref.get("id", ""), chars[0], chars[1])
+        elif pages and doc is not None:
+            self.observe_slice(ref["id"], *self.index.page_span(doc, pages[0], pages[-1]))
+        elif doc is not None:
+            self.observe_slice(ref["id"], 0, int(self.index.doc_len[doc]))
+        else:
+            self.counts["unknown_docs"] += 1
+
+    def observe_text(self, text: str) -> None:
+        """Raw text that reached a model; the room lines it contains are covered."""
+        norms = [n for n in map(normalize_line, text.replace("\f", "\n").split("\n")) if n]
+        if not norms:
+            return
+        self.counts["texts"] += 1
+        chosen = _match_lines(self.index, norms)
+        matched = chosen[chosen >= 0]
+        self.hit[matched] = True
+        self.counts["lines_matched"] += len(matched)
+        for unit, lo, hi in _partial_lines(self.index, norms, chosen):
+            self.partial.setdefault(unit, []).append((lo, hi))
+
+    def observe_event(self, event: dict[str, Any]) -> None:
+        """Fold in one trajectory event (only ``model_call`` events carry model inputs)."""
+        if event.get("type") != "model_call" or not _was_sent(event):
+            return
+        data = event.get("input") or {}
+        if event.get("role") == "sub":
+            for key in ("prompt", "text"):
+                if data.get(key):
+                    self.observe_text(data[key])
+            for ref in data.get("docs") or []:
+                self.observe_ref(ref)
+        else:
+            for message in data.get("messages") or []:
+                self.observe_text(_message_text(message))
+
+    def observe_events(self, events: Iterable[dict[str, Any]]) -> None:
+        """Fold in many trajectory events."""
+        for event in events:
+            self.observe_event(event)
+
+    # -- results --------------------------------------------------------------------------
+
+    def covered_by_unit(self) -> np.ndarray:
+        """Covered tokens of every unit."""
+        self._flush()
+        covered = np.where(self.hit, self.index.unit_tok, 0).astype(np.int64)
+        for unit, ranges in self.partial.items():
+            if not self.hit[unit]:
+                covered[unit] = _union_size(ranges)
+        return covered
+
+    def summary(self, by_document: bool = True) -> dict[str, Any]:
+        """Coverage overall and by category, folder and (optionally) document."""
+        ix = self.index
+        per_doc = np.bincount(
+            ix.unit_doc, weights=self.covered_by_unit(), minlength=len(ix.doc_ids)
+        ).astype(np.int64)
+        out: dict[str, Any] = {
+            "coverage": ratio(int(per_doc.sum()), ix.total_tokens),
+            "tokens_covered": int(per_doc.sum()),
+            "tokens_total": ix.total_tokens,
+            "documents_touched": int((per_doc > 0).sum()),
+            "documents_total": len(ix.doc_ids),
+            "by_category": _grouped(ix.categories, ix.doc_category, per_doc, ix.doc_tokens),
+            "by_folder": _grouped(ix.folders, ix.doc_folder, per_doc, ix.doc_tokens),
+            "evidence": dict(self.counts),
+        }
+        if by_document:
+            out["by_document"] = {
+                d: ratio(int(c), int(t))
+                for d, c, t in zip(ix.doc_ids, per_doc, ix.doc_tokens, strict=True)
+            }
+        return out
+
+    def _flush(self) -> None:
+        """Fold pending slices into ``hit`` (whole lines) and ``partial`` (cut lines)."""
+        if not self._slices:
+            return
+        ix = self.index
+        arr = np.array(self._slices, dtype=np.int64)
+        self._slices.clear()
+        g0 = ix.doc_off[arr[:, 0]] + arr[:, 1]
+        g1 = ix.doc_off[arr[:, 0]] + arr[:, 2]
+        first = np.searchsorted(ix.unit_start, g0, "left")
+        stop = np.searchsorted(ix.unit_end, g1, "right")
+        diff = np.zeros(ix.n_units + 1, dtype=np.int64)
+        ok = stop > first
+        np.add.at(diff, first[ok], 1)
+        np.add.at(diff, stop[ok], -1)
+        self.hit |= np.cumsum(diff[:-1]) > 0
+        for a, b in zip(g0.tolist(), g1.tolist(), strict=True):
+            for unit in _cut_units(ix, a, b):
+                lo, hi = _token_range(ix, unit, a, b)
+                if hi > lo:
+                    self.partial.setdefault(unit, []).append((lo, hi))
+
+
+def coverage_from_run(run_dir: Path, room: Any = None, by_document: bool = True) -> dict[str, Any]:
+    """Coverage of a finished (or running) run, from its ``trajectory.jsonl``.
+
+    ``room`` defaults to the ``room`` of the run's ``config.json``; pass a
+    :class:`CoverageIndex` to reuse one across runs of the same room.
+    """
+    room = room if room is not None else room_of_run(run_dir)
+    probe = CoverageProbe(room)
+    probe.observe_events(read_events(run_dir))
+    return probe.summary(by_document=by_document)
+
+
+# -- matching raw text ------------------------------------------------------------------------
+
+
+def _match_lines(ix: CoverageIndex, norms: list[str]) -> np.ndarray:
+    """The unit each normalised raw line is credited to, or -1."""
+    if not ix.n_units:
+        return np.full(len(norms), -1, dtype=np.int64)
+    h = line_hashes(norms)
+    lo = np.searchsorted(ix.hash_sorted, h, "left")
+    cnt = np.searchsorted(ix.hash_sorted, h, "right") - lo
+    has = cnt > 0
+    first = np.where(has, ix.hash_unit[np.minimum(lo, ix.n_units - 1)], -1)
+    short = np.zeros(len(norms), dtype=bool)
+    short[has] = ix.unit_tok[first[has]] < MIN_ANCHOR_TOKENS
+    chosen = np.where(has & (cnt == 1) & ~short, first, -1)
+    pending = np.flatnonzero(has & (chosen < 0)).tolist()
+    if not pending:
+        return chosen
+    hashes = h.tolist()
+
+    def follows(prev: int, i: int, step: int) -> int:
+        nxt = prev + step
+        if prev < 0 or not 0 <= nxt < ix.n_units or ix.unit_doc[nxt] != ix.unit_doc[prev]:
+            return -1
+        return nxt if int(ix.unit_hash[nxt]) == hashes[i] else -1
+
+    for i in pending:  # forward: continue the run of the line before
+        if i > 0 and chosen[i] < 0:
+            chosen[i] = follows(int(chosen[i - 1]), i, 1)
+    for i in reversed(pending):  # backward: continue the run of the line after
+        if i + 1 < len(norms) and chosen[i] < 0:
+            chosen[i] = follows(int(chosen[i + 1]), i, -1)
+    for i in pending:  # unresolved: first occurrence for full lines, then runs again
+        if chosen[i] < 0:
+            run = follows(int(chosen[i - 1]), i, 1) if i > 0 else -1
+            chosen[i] = run if run >= 0 else (-1 if short[i] else first[i])
+    return chosen
+
+
+def _partial_lines(
+    ix: CoverageIndex, norms: list[str], chosen: np.ndarray
+) -> list[tuple[int, int, int]]:
+    """(unit, first token, end token) for raw lines that are cut-off room lines."""
+    unmatched = np.flatnonzero(chosen < 0).tolist()
+    candidates = _prefix_candidates(ix, norms, unmatched)
+    out: list[tuple[int, int, int]] = []
+    for i in unmatched:
+        line = norms[i]
+        before = int(chosen[i - 1]) if i > 0 else -1
+        after = int(chosen[i + 1]) if i + 1 < len(norms) else -1
+        found = _cut_match(ix, line, before + 1, before, prefix=True) or _cut_match(
+            ix, line, after - 1, after, prefix=False
+        )
+        for unit in candidates.get(i, ()):
+            found = found or _verify_cut(ix, unit, line, prefix=True)
+        if found:
+            out.append(found)
+    return out
+
+
+def _prefix_candidates(
+    ix: CoverageIndex, norms: list[str], lines: list[int]
+) -> dict[int, list[int]]:
+    """Units whose first PREFIX_CHARS characters equal those of each long unmatched line."""
+    lines = [i for i in lines if len(norms[i]) >= PREFIX_CHARS]
+    if not lines or not len(ix.pfx_sorted):
+        return {}
+    keys = line_hashes([norms[i][:PREFIX_CHARS] for i in lines])
+    lo = np.searchsorted(ix.pfx_sorted, keys, "left")
+    hi = np.searchsorted(ix.pfx_sorted, keys, "right")
+    return {
+        i: ix.pfx_unit[a:b].tolist()
+        for i, a, b in zip(lines, lo.tolist(), hi.tolist(), strict=True)
+        if b > a
+    }
+
+
+def _cut_match(
+    ix: CoverageIndex, line: str, unit: int, anchor: int, prefix: bool
+) -> tuple[int, int, int] | None:
+    """``line`` as the start (``prefix``) or end of ``unit``, next to matched ``anchor``."""
+    if anchor < 0 or not 0 <= unit < ix.n_units or ix.unit_doc[unit] != ix.unit_doc[anchor]:
+        return None
+    return _verify_cut(ix, unit, line, prefix)
+
+
+def _verify_cut(
+    ix: CoverageIndex, unit: int, line: str, prefix: bool
+) -> tuple[int, int, int] | None:
+    """Token range of ``unit`` that ``line`` holds, if it really is the unit's prefix/suffix."""
+    full = normalize_line(ix.unit_text(unit))
+    if len(line) >= len(full):
+        return None
+    starts = token_starts(full)
+    if prefix and full.startswith(line):
+        return unit, 0, sum(1 for s in starts if s < len(line))
+    if not prefix and full.endswith(line):
+        cut = len(full) - len(line)
+        return unit, sum(1 for s in starts if s < cut), len(starts)
+    return None
+
+
+# -- slices ----------------------------------------------------------------------------------
+
+
+def _cut_units(ix: CoverageIndex, a: int, b: int) -> list[int]:
+    """Units that the global character interval ``[a, b)`` covers only in part."""
+    units = []
+    for pos in (a, b):
+        u = int(np.searchsorted(ix.unit_start, pos, "right")) - 1
+        if u >= 0 and ix.unit_start[u] < pos < ix.unit_end[u] and u not in units:
+            units.append(u)
+    return units
+
+
+def _token_range(ix: CoverageIndex, unit: int, a: int, b: int) -> tuple[int, int]:
+    """Tokens of ``unit`` whose first character lies in ``[a, b)``, as an index range."""
+    start = int(ix.unit_start[unit])
+    starts = np.asarray(token_starts(ix.unit_text(unit)), dtype=np.int64)
+    lo = int(np.searchsorted(starts, a - start, "left"))
+    hi = int(np.searchsorted(starts, b - start, "left"))
+    return lo, hi
+
+
+def _union_size(ranges: list[tuple[int, int]]) -> int:
+    total, reach = 0, 0
+    for lo, hi in sorted(ranges):
+        lo = max(lo, reach)
+        if hi > lo:
+            total += hi - lo
+            reach = hi
+    return total
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _grouped(
+    labels: list[str], group_of_doc: np.ndarray, covered: np.ndarray, tokens: np.ndarray
+) -> dict[str, dict[str, Any]]:
+    cov = np.bincount(group_of_doc, weights=covered, minlength=len(labels))
+    tot = np.bincount(group_of_doc, weights=tokens, minlength=len(labels))
+    return {
+        name: {"coverage": ratio(c, t), "tokens_covered": int(c), "tokens_total": int(t)}
+        for name, c, t in zip(labels, cov, tot, strict=True)
+    }
+
+
+def _was_sent(event: dict[str, Any]) -> bool:
+    """False only for a failed call with no sign that the model received its input."""
+    usage = event.get("usage") or {}
+    return not event.get("error") or bool(usage.get("input_tokens"))
+
+
+def _message_text(message: Any) -> str:
+    """The text of a chat message whose content is a string or a list of parts."""
+    if isinstance(message, str):
+        return message
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content or ""

@@ -1,0 +1,233 @@
+"""Coverage probes on known inputs with known coverage."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from conftest import DOCS, write_run
+
+from dealroom.measure import CoverageIndex, CoverageProbe, DocText, coverage_from_run
+from dealroom.room import count_tokens
+
+
+def _docs() -> list[DocText]:
+    return [DocText(i, f, f.split("/")[0], t) for i, (f, _, t) in DOCS.items()]
+
+
+@pytest.fixture(scope="module")
+def index() -> CoverageIndex:
+    return CoverageIndex(_docs())
+
+
+def _tok(text: str) -> int:
+    return count_tokens(text)
+
+
+def _covered(probe: CoverageProbe, doc: str) -> int:
+    ix = probe.index
+    per_unit = probe.covered_by_unit()
+    return int(per_unit[ix.unit_doc == ix.doc_index[doc]].sum())
+
+
+def test_totals_match_the_room_tokenizer(index: CoverageIndex) -> None:
+    assert index.total_tokens == sum(_tok(t) for _, _, t in DOCS.values())
+    for doc, (_, _, text) in DOCS.items():
+        assert index.doc_tokens[index.doc_index[doc]] == _tok(text)
+
+
+def test_empty_probe_covers_nothing(index: CoverageIndex) -> None:
+    summary = CoverageProbe(index).summary()
+    assert summary["coverage"] == 0.0
+    assert summary["tokens_covered"] == 0
+    assert summary["documents_touched"] == 0
+
+
+def test_whole_document_slice_covers_exactly_that_document(index: CoverageIndex) -> None:
+    probe = CoverageProbe(index)
+    text = DOCS["D00002"][2]
+    probe.observe_slice("D00002", 0, len(text))
+    summary = probe.summary()
+    assert summary["tokens_covered"] == _tok(text)
+    assert summary["by_document"]["D00002"] == 1.0
+    assert summary["by_document"]["D00001"] == 0.0
+    folder = summary["by_folder"]["03 Material Contracts/3.2 Customer Agreements"]
+    assert folder["coverage"] == 1.0
+    category = summary["by_category"]["03 Material Contracts"]
+    assert category["tokens_covered"] == _tok(text)
+    assert category["tokens_total"] == _tok(text) + _tok(DOCS["D00003"][2])
+
+
+def test_slice_cut_inside_lines_counts_tokens_that_start_inside(index: CoverageIndex) -> None:
+    text = DOCS["D00001"][2]
+    start = text.index("name of")  # mid-line
+    end = text.index("Wilmington") + 3  # cuts the word "Wilmington": it still starts inside
+    probe = CoverageProbe(index)
+    probe.observe_slice("D00001", start, end)
+    assert _covered(probe, "D00001") == _tok(text[start:end])
+    assert _tok(text[start:end]) == _tok("name of the corporation is Acme Holdings Inc.") + _tok(
+        "Article 2. The registered office is in Wil"
+    )
+
+
+def test_overlapping_slices_are_not_counted_twice(index: CoverageIndex) -> None:
+    text = DOCS["D00002"][2]
+    probe = CoverageProbe(index)
+    probe.observe_slice("D00002", 0, 100)
+    probe.observe_slice("D00002", 50, 160)
+    probe.observe_slice("D00002", 10, 20)
+    assert _covered(probe, "D00002") == _tok(text[:160])
+    # out-of-range ends are clamped to the document
+    probe.observe_slice("D00002", -5, 10**9)
+    assert _covered(probe, "D00002") == _tok(text)
+
+
+def test_page_reference_covers_that_page(index: CoverageIndex) -> None:
+    text = DOCS["D00001"][2]
+    page2 = text.split("\f")[1]
+    probe = CoverageProbe(index)
+    probe.observe_ref({"id": "D00001", "pages": [2, 2]})
+    assert _covered(probe, "D00001") == _tok(page2)
+    probe.observe_ref({"id": "D00001", "pages": [1, 1]})
+    assert _covered(probe, "D00001") == _tok(text)
+
+
+def test_unknown_documents_are_counted_not_covered(index: CoverageIndex) -> None:
+    probe = CoverageProbe(index)
+    probe.observe_slice("D09999", 0, 100)
+    probe.observe_ref({"id": "D09998", "chars": [0, 10]})
+    summary = probe.summary()
+    assert summary["tokens_covered"] == 0
+    assert summary["evidence"]["unknown_docs"] == 2
+
+
+def test_raw_text_lines_are_matched_back_despite_whitespace(index: CoverageIndex) -> None:
+    probe = CoverageProbe(index)
+    probe.observe_text(
+        "Here is what I found:\n"
+        "  Article   1. The name of the corporation is Acme Holdings Inc.  \n"
+        "Article 3. The corporation may issue 10,000,000 shares of common stock.\n"
+    )
+    expected = _tok("Article 1. The name of the corporation is Acme Holdings Inc.") + _tok(
+        "Article 3. The corporation may issue 10,000,000 shares of common stock."
+    )
+    assert probe.summary()["tokens_covered"] == expected
+
+
+def test_a_line_found_in_two_documents_is_credited_once(index: CoverageIndex) -> None:
+    clause = (
+        "Section 9.2 Change of Control. Either party may terminate this Agreement upon a "
+        "change of control of the other party without prior written consent."
+    )
+    probe = CoverageProbe(index)
+    probe.observe_text(clause)
+    assert probe.summary()["tokens_covered"] == _tok(clause)
+
+
+def test_neighbours_decide_which_copy_of_a_line_was_read(index: CoverageIndex) -> None:
+    lease = DOCS["D00003"][2]
+    probe = CoverageProbe(index)
+    probe.observe_text(lease)  # "Signed" and the clause also occur in D00002
+    summary = probe.summary()
+    assert summary["by_document"]["D00003"] == 1.0
+    assert summary["by_document"]["D00002"] == 0.0
+
+
+def test_short_lines_count_only_inside_a_run(index: CoverageIndex) -> None:
+    probe = CoverageProbe(index)
+    probe.observe_text("Signed\nSigned")
+    assert probe.summary()["tokens_covered"] == 0
+    probe.observe_text("Rent is $42,000 per month.\nSigned")  # "Signed" here is not after Rent
+    assert probe.summary()["tokens_covered"] == _tok("Rent is $42,000 per month.")
+
+
+def test_cut_off_lines_count_for_the_tokens_they_hold(index: CoverageIndex) -> None:
+    msa = DOCS["D00002"][2]
+    clause_start = msa.index("Section 9.2")
+    chunk = msa[: clause_start + 40]  # ends mid-line, as text[:N] does
+    probe = CoverageProbe(index)
+    probe.observe_text(chunk)
+    assert _covered(probe, "D00002") == _tok(chunk)
+
+    tail = msa[msa.index("without prior") :]  # starts mid-line, as text[N:] does
+    probe = CoverageProbe(index)
+    probe.observe_text(tail)
+    assert _covered(probe, "D00002") == _tok(tail)
+
+
+def test_lone_long_prefix_is_found_by_its_prefix_hash(index: CoverageIndex) -> None:
+    line = "Fees under this Agreement total $88.2 million over the initial term."
+    piece = line[:55]
+    probe = CoverageProbe(index)
+    probe.observe_text("Preview: \n" + piece)
+    assert _covered(probe, "D00002") == _tok(piece)
+
+
+def test_keyword_lists_do_not_count_as_reading(index: CoverageIndex) -> None:
+    probe = CoverageProbe(index)
+    probe.observe_text(
+        "D00001 D00002 D00003\nAcme Holdings Inc.\nChange of Control\n$88.2 million\n"
+        "Section 9.2 Change of Control.\nRent"
+    )
+    assert probe.summary()["tokens_covered"] == 0
+
+
+def test_events_feed_the_probe_from_every_role(index: CoverageIndex) -> None:
+    lease = DOCS["D00003"][2]
+    charter = DOCS["D00001"][2]
+    probe = CoverageProbe(index)
+    probe.observe_events(
+        [
+            {
+                "type": "model_call",
+                "role": "root",
+                "input": {
+                    "messages": [
+                        {"role": "system", "content": "You are a diligence agent."},
+                        {"role": "user", "content": [{"type": "text", "text": lease}]},
+                    ]
+                },
+            },
+            {
+                "type": "model_call",
+                "role": "sub",
+                "input": {
+                    "prompt": "Summarise.",
+                    "text": "",
+                    "docs": [{"id": "D00001", "pages": [1, 1], "chars": [0, charter.index("\f")]}],
+                },
+            },
+            {
+                "type": "model_call",
+                "role": "sub",
+                "error": "connection refused",
+                "usage": {"input_tokens": 0},
+                "input": {"prompt": "x", "docs": [{"id": "D00002", "chars": [0, 500]}]},
+            },
+            {"type": "cell", "output": DOCS["D00002"][2]},
+        ]
+    )
+    summary = probe.summary()
+    assert summary["by_document"]["D00003"] == 1.0
+    assert _covered(probe, "D00001") == _tok(charter.split("\f")[0])
+    assert summary["by_document"]["D00002"] == 0.0
+
+
+def test_coverage_from_run_reads_the_room_and_trajectory(room_dir: Path, tmp_path: Path) -> None:
+    msa = DOCS["D00002"][2]
+    run = write_run(
+        tmp_path / "run",
+        [{"type": "model_call", "role": "sub", "input": {"docs": [{"id": "D00002"}]}}],
+        {"room": str(room_dir)},
+    )
+    summary = coverage_from_run(run)
+    total = sum(_tok(t) for _, _, t in DOCS.values())
+    assert summary["tokens_total"] == total
+    assert summary["coverage"] == pytest.approx(_tok(msa) / total)
+    assert summary["documents_touched"] == 1
+
+
+def test_empty_room_coverage_is_undefined() -> None:
+    summary = CoverageProbe([DocText("D00001", "a", "a", "")]).summary()
+    assert math.isnan(summary["coverage"])

@@ -1,0 +1,333 @@
+"""One RLM agent's episode: the root loop over a sandboxed REPL, sub-calls and children.
+
+    host (this process)                                  sandboxed worker
+    ───────────────────                                  ────────────────
+    root model ──reply──▶ extract ```python ──exec────▶  cell runs with room, llm, memo, ...
+                                                ◀─request─ llm_batch([...])  /  rlm(task)
+    build slices, reserve budget, fan out ──────response─▶ results as variables
+                                                ◀─done──── printed output, memo snapshot
+    truncate output ──"turn k of T"──▶ root model
+
+A child (``rlm(...)``, depth ≥ 2) is another :class:`Episode` with its own worker and a budget
+carved out of its parent's. Every step is appended to the run's trajectory as it happens;
+:class:`Replay` answers calls that an earlier, interrupted attempt already completed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dealroom.errors import DealroomError
+from dealroom.harness.rlm._budget import BudgetTracker
+from dealroom.harness.rlm._prompt import (
+    FIRST_USER,
+    NEXT_USER,
+    NO_CODE,
+    RLM_LINE,
+    ROOT_SYSTEM,
+    SUB_SYSTEM,
+    extract_code,
+    truncate,
+)
+from dealroom.harness.rlm._replay import Replay
+from dealroom.harness.rlm._settings import RLMSettings
+from dealroom.harness.rlm._slices import build_sub_input
+from dealroom.types import Budget, Usage
+
+CHILD_FIRST = """\
+You are a child agent of a due diligence review. Your task:
+{task}
+{docs_line}Work in the REPL as described, then call submit(answer) with your answer as a string
+(findings with citations such as [D00042 p.3]). Turn 1 of {max_turns}."""
+
+
+@dataclass
+class EpisodeResult:
+    """How an episode ended and what it delivered."""
+
+    status: str
+    """submitted | budget_exhausted | max_turns | error"""
+    reason: str
+    memo: str
+    answer: str | None
+    turns: int
+
+
+@dataclass
+class RunContext:
+    """What every episode of one run shares."""
+
+    room: Any
+    room_dir: Path
+    root: Any
+    sub: Any
+    settings: RLMSettings
+    recorder: Any
+    replay: Replay
+    scratch: Path
+    instructions: str
+    sandbox_factory: Any
+    listeners: list[Any] = field(default_factory=list)
+    waves: int = 0
+
+    def emit(self, type: str, agent: str, depth: int, **fields: Any) -> None:
+        event = self.recorder.event(type, agent=agent, depth=depth, **fields)
+        for listener in self.listeners:
+            listener(event)
+
+
+class Episode:
+    """One agent (the root, or a child at depth ≥ 1) working until it submits or runs out."""
+
+    def __init__(
+        self, ctx: RunContext, *, agent: str, depth: int, tracker: BudgetTracker,
+        task: str | None = None, docs: list[Any] | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.agent = agent
+        self.depth = depth
+        self.tracker = tracker
+        self.task = task
+        self.docs = docs or []
+        self.model = ctx.root if depth == 0 else ctx.sub
+        self.role = "root" if depth == 0 else "child_root"
+        self._cells: list[tuple[int, str]] = []
+        self._counters: dict[int, int] = {}
+        self._replaying = False
+        self._memo = ""
+        self._sent = 0
+
+    # -- the loop ---------------------------------------------------------------------------
+    async def run(self) -> EpisodeResult:
+        sandbox = self.ctx.sandbox_factory(self)
+        await sandbox.start()
+        messages = self._opening()
+        status, reason, state = "max_turns", "turn budget used up", {}
+        try:
+            while True:
+                if (spent := self.tracker.exhausted()) is not None:
+                    status = "max_turns" if spent == "turns" else "budget_exhausted"
+                    reason = f"{spent} budget used up"
+                    break
+                self.tracker.turns += 1
+                turn = self.tracker.turns
+                reply = await self._root_reply(messages, turn)
+                if reply is None:
+                    status, reason = "error", "the root model failed (see the model_call event)"
+                    break
+                messages.append({"role": "assistant", "content": reply})
+                code = extract_code(reply)
+                if code is None:
+                    messages.append({"role": "user", "content": self._next(turn, NO_CODE)})
+                    continue
+                output, state = await self._cell(sandbox, turn, code)
+                if state.get("submitted"):
+                    status, reason = "submitted", "the agent called submit()"
+                    break
+                messages.append({"role": "user", "content": self._next(turn, output)})
+        finally:
+            await sandbox.close()
+        return EpisodeResult(status, reason, self._memo, state.get("answer"), self.tracker.turns)
+
+    def _opening(self) -> list[dict[str, str]]:
+        s = self.ctx.settings
+        rlm_line = RLM_LINE if self.depth + 1 < s.depth else ""
+        system = ROOT_SYSTEM.format(
+            output_limit=s.output_limit, sub_context=self.ctx.sub.context_window,
+            rlm_line=rlm_line,
+        )
+        turns = self.tracker.budget.max_turns or "unlimited"
+        if self.depth == 0:
+            totals = self.ctx.room.totals
+            user = FIRST_USER.format(
+                instructions=self.ctx.instructions, name=self.ctx.room.name,
+                docs=totals["docs"], tokens=f"{totals['tokens']:,}",
+                categories=totals["categories"], max_turns=turns,
+            )
+        else:
+            docs_line = f"Documents to start from: {self.docs}\n" if self.docs else ""
+            user = CHILD_FIRST.format(task=self.task, docs_line=docs_line, max_turns=turns)
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def _next(self, turn: int, output: str) -> str:
+        turns = self.tracker.budget.max_turns or "unlimited"
+        return NEXT_USER.format(turn=turn + 1, max_turns=turns, output=output)
+
+    # -- the root's model call --------------------------------------------------------------
+    async def _root_reply(self, messages: list[dict[str, str]], turn: int) -> str | None:
+        new = messages[self._sent:]
+        self._sent = len(messages)
+        cached = self.ctx.replay.root_reply(self.agent, turn)
+        if cached is not None:
+            return cached
+        fields: dict[str, Any] = {"role": self.role, "model": self.model.name, "turn": turn,
+                                  "call_id": f"{self.agent}/t{turn}", "wave": None,
+                                  "input": {"messages": new}}
+        try:
+            result = await self.model.chat(messages, temperature=self.ctx.settings.temperature)
+        except (TimeoutError, DealroomError, OSError) as exc:
+            self.ctx.emit("model_call", self.agent, self.depth, **fields, output=None,
+                          usage=Usage().to_dict(), error=str(exc), latency_s=None)
+            return None
+        self.tracker.settle(None, result.usage)
+        self.ctx.emit("model_call", self.agent, self.depth, **fields, output=result.text,
+                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s)
+        return result.text
+
+    # -- cells ------------------------------------------------------------------------------
+    async def _cell(self, sandbox: Any, turn: int, code: str) -> tuple[str, dict[str, Any]]:
+        self._counters[turn] = 0
+        timeout = self.ctx.settings.cell_timeout
+        result = await sandbox.execute(code, timeout=timeout, on_request=self._handler(turn))
+        output = result.stdout
+        if result.error:
+            output = f"{output}\n{result.error}" if output else result.error
+        if result.timed_out or result.crashed:
+            what = f"timed out after {timeout:g} s" if result.timed_out else "crashed the REPL"
+            await self._rebuild(sandbox)
+            output += f"\n[the cell {what}; the REPL was restarted and its state rebuilt]"
+        else:
+            self._cells.append((turn, code))
+        shown = truncate(output.strip() or "(no output)", self.ctx.settings.output_limit)
+        state = result.state or {}
+        if (self.agent, turn) in self.ctx.replay.cells:
+            self._memo_changed(state, record=False)
+            return shown, state
+        self.ctx.emit("cell", self.agent, self.depth, turn=turn, code=code, output=shown,
+                      error=result.error, timed_out=result.timed_out, crashed=result.crashed,
+                      seconds=round(result.seconds, 3))
+        self._memo_changed(state)
+        return shown, state
+
+    async def _rebuild(self, sandbox: Any) -> None:
+        """Restart the worker and re-run the cells that succeeded, answering from the cache."""
+        await sandbox.restart()
+        self._replaying = True
+        try:
+            for turn, code in self._cells:
+                self._counters[turn] = 0
+                await sandbox.execute(code, timeout=self.ctx.settings.cell_timeout,
+                                      on_request=self._handler(turn))
+        finally:
+            self._replaying = False
+
+    def _memo_changed(self, state: dict[str, Any], record: bool = True) -> None:
+        markdown = state.get("markdown")
+        if markdown is None or markdown == self._memo:
+            return
+        self._memo = markdown
+        if self.depth == 0:
+            self.ctx.recorder.write_memo(markdown)
+        if record:
+            self.ctx.emit("memo", self.agent, self.depth,
+                          sections=len(state.get("sections", [])), chars=len(markdown))
+
+    # -- requests from the REPL -------------------------------------------------------------
+    def _handler(self, turn: int):  # type: ignore[no-untyped-def]
+        async def handle(request: Any) -> Any:
+            from dealroom.harness.sandbox import SubcallResult
+
+            try:
+                payload = await self._dispatch(request.kind, request.payload, turn)
+                return SubcallResult(ok=True, payload=payload)
+            except DealroomError as exc:
+                return SubcallResult(ok=False, error=str(exc))
+
+        return handle
+
+    async def _dispatch(self, kind: str, payload: dict[str, Any], turn: int) -> dict[str, Any]:
+        if kind == "llm":
+            return await self._llm_batch(payload.get("calls") or [], turn)
+        if kind == "rlm":
+            return await self._child(payload, turn)
+        if kind == "budget":
+            return self.tracker.snapshot()
+        raise DealroomError(f"unknown request {kind!r}")
+
+    def _call_id(self, turn: int) -> str:
+        """Deterministic id of the next call made in ``turn``: replays match on it."""
+        n = self._counters.get(turn, 0)
+        self._counters[turn] = n + 1
+        return f"{self.agent}/t{turn}/s{n}"
+
+    async def _llm_batch(self, calls: list[dict[str, Any]], turn: int) -> dict[str, Any]:
+        ids = [self._call_id(turn) for _ in calls]
+        self.ctx.waves += 1
+        wave = self.ctx.waves
+        started = time.monotonic()
+        results = await asyncio.gather(
+            *(self._sub_call(c, cid, turn, wave) for c, cid in zip(calls, ids, strict=True))
+        )
+        if not self._replaying and wave not in self.ctx.replay.waves:
+            ok = sum(r["ok"] for r in results)
+            self.ctx.emit("wave", self.agent, self.depth, wave=wave, calls=len(calls), ok=ok,
+                          failed=len(calls) - ok, seconds=round(time.monotonic() - started, 3))
+        return {"results": results}
+
+    async def _sub_call(self, call: dict, call_id: str, turn: int, wave: int) -> dict[str, Any]:
+        cached = self.ctx.replay.sub_result(call_id)
+        if cached is not None:
+            return cached
+        sub = self.ctx.sub
+        try:
+            built = build_sub_input(self.ctx.room, call, system=SUB_SYSTEM,
+                                    context_tokens=sub.context_window - self._sub_max_output())
+        except (DealroomError, KeyError, LookupError) as exc:
+            return {"ok": False, "error": f"bad call: {exc}", "notes": []}
+        worst = built.tokens + self._sub_max_output()
+        reservation = self.tracker.reserve(worst, sub.prices.cost(built.tokens, 0, worst))
+        fields = {"role": "sub", "model": sub.name, "turn": turn, "call_id": call_id,
+                  "wave": wave, "input": built.record}
+        if reservation is None:
+            error = f"budget exhausted: {self.tracker.exhausted() or 'not enough left'}"
+            return {"ok": False, "error": error, "notes": built.notes}
+        try:
+            result = await sub.chat(built.messages, max_tokens=self._sub_max_output(),
+                                    temperature=self.ctx.settings.temperature)
+        except (TimeoutError, DealroomError, OSError) as exc:
+            self.tracker.settle(reservation, Usage())
+            self.ctx.emit("model_call", self.agent, self.depth + 1, **fields, output=None,
+                          usage=Usage().to_dict(), error=str(exc), latency_s=None)
+            return {"ok": False, "error": str(exc), "notes": built.notes}
+        self.tracker.settle(reservation, result.usage)
+        self.ctx.emit("model_call", self.agent, self.depth + 1, **fields, output=result.text,
+                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s)
+        answer = {"ok": True, "text": result.text, "notes": built.notes}
+        self.ctx.replay.subs[call_id] = answer  # a worker rebuild replays it, never re-asks
+        return answer
+
+    def _sub_max_output(self) -> int:
+        return min(self.ctx.settings.sub_max_output, self.ctx.sub.context_window // 4)
+
+    async def _child(self, payload: dict[str, Any], turn: int) -> dict[str, Any]:
+        call_id = self._call_id(turn)
+        cached = self.ctx.replay.child_result(call_id)
+        if cached is not None:
+            return cached
+        if self.depth + 1 >= self.ctx.settings.depth:
+            raise DealroomError(f"rlm() is not available at depth {self.depth}")
+        asked = payload.get("budget") or {}
+        requested = Budget(
+            max_turns=asked.get("max_turns", self.ctx.settings.max_turns),
+            max_tokens=asked.get("max_tokens"),
+            max_cost_usd=asked.get("max_cost_usd"),
+            max_seconds=asked.get("max_seconds"),
+        )
+        tracker = self.tracker.child(requested)
+        agent = f"{self.agent}/c{turn}-{call_id.rsplit('/s', 1)[1]}"
+        self.ctx.emit("child_start", agent, self.depth + 1, call_id=call_id,
+                      task=payload.get("task"), budget=tracker.budget.to_dict())
+        child = Episode(self.ctx, agent=agent, depth=self.depth + 1, tracker=tracker,
+                        task=payload.get("task"), docs=payload.get("docs"))
+        result = await child.run()
+        text = result.answer if result.answer is not None else result.memo
+        self.ctx.emit("child_end", agent, self.depth + 1, call_id=call_id,
+                      status=result.status, reason=result.reason, text=text,
+                      turns=result.turns)
+        answer = {"ok": True, "text": text}
+        self.ctx.replay.children[call_id] = answer
+        return answer

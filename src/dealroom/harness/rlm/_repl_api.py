@@ -1,0 +1,146 @@
+"""The names the root sees in its REPL, built inside the sandboxed worker.
+
+Everything that needs a model or the budget goes to the host through ``host.request(kind,
+payload)`` (see :mod:`dealroom.harness.sandbox`); the host alone holds clients and keys.
+
+    REPL name           request kind   host answer
+    llm / llm_batch     "llm"          {"results": [{"ok", "text" | "error", "notes"}]}
+    rlm                 "rlm"          {"ok", "text" | "error"}
+    budget              "budget"       the agent's BudgetTracker.snapshot()
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from dealroom.harness.rlm._memo import Memo
+
+
+class SubcallError:
+    """Stands in a batch's result list for a sub-call that failed; ``.error`` says why."""
+
+    def __init__(self, error: str) -> None:
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"SubcallError({self.error!r})"
+
+    def __str__(self) -> str:
+        return f"[sub-call failed: {self.error}]"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+class SubcallFailed(RuntimeError):
+    """Raised by ``llm()`` (a single call) when the sub-call failed."""
+
+
+class BudgetView:
+    """``budget`` in the REPL: a live view of turns, tokens, cost and seconds used and left."""
+
+    def __init__(self, request: Callable[[str, dict], dict]) -> None:
+        self._request = request
+
+    def snapshot(self) -> dict[str, Any]:
+        return self._request("budget", {})
+
+    def __getattr__(self, name: str) -> Any:
+        snap = self.snapshot()
+        if name in snap:
+            return snap[name]
+        raise AttributeError(f"budget has no {name!r}; it has {', '.join(snap)}")
+
+    def __repr__(self) -> str:
+        snap = self.snapshot()
+        return "budget: " + ", ".join(f"{k}={v}" for k, v in snap.items())
+
+
+def _ref(doc: Any) -> Any:
+    if hasattr(doc, "id") and not isinstance(doc, str | tuple | list | dict):
+        return doc.id
+    if isinstance(doc, tuple | list):
+        return [_ref(doc[0]), *doc[1:]]
+    return doc
+
+
+def _call(prompt: Any, text: Any = None, docs: Any = None) -> dict[str, Any]:
+    if isinstance(prompt, dict):
+        return _call(**prompt)
+    if docs is not None and (isinstance(docs, str) or hasattr(docs, "id")):
+        docs = [docs]
+    return {
+        "prompt": str(prompt),
+        "text": None if text is None else str(text),
+        "docs": [_ref(d) for d in docs or []],
+    }
+
+
+def build_namespace(request: Callable[[str, dict], dict], *, room: Any, depth: int,
+                    max_depth: int, title: str = "Due Diligence Memo") -> dict[str, Any]:
+    """The REPL globals: ``room, llm, llm_batch, rlm, memo, budget, submit, SubcallError``.
+
+    ``__state__`` (not for the model) returns what the host needs after each cell.
+    """
+    memo = Memo(title)
+    flags: dict[str, Any] = {"submitted": False, "answer": None}
+
+    def show_notes(result: dict[str, Any]) -> None:
+        for note in result.get("notes") or []:
+            print(f"[note] {note}", file=sys.stderr)
+
+    def llm_batch(calls: Sequence[Any]) -> list[Any]:
+        """Run sub-agent calls in parallel; results in order, SubcallError for failures."""
+        payload = {"calls": [_call(c) for c in calls]}
+        results = request("llm", payload)["results"]
+        out: list[Any] = []
+        for r in results:
+            show_notes(r)
+            out.append(r["text"] if r["ok"] else SubcallError(r["error"]))
+        return out
+
+    def llm(prompt: str, text: str | None = None, docs: Any = None) -> str:
+        """One sub-agent call on a bounded slice (docs: ids or (id, first, last) tuples)."""
+        result = llm_batch([_call(prompt, text, docs)])[0]
+        if isinstance(result, SubcallError):
+            raise SubcallFailed(result.error)
+        return result
+
+    def rlm(task: str, docs: Any = None, budget: dict | None = None) -> str:
+        """A child agent with its own REPL over the same room; returns its answer."""
+        if depth + 1 >= max_depth:
+            raise RuntimeError(
+                f"rlm() is not available at depth {depth} with max depth {max_depth}: "
+                "use llm() or llm_batch(), or run with a larger --depth"
+            )
+        docs_list = [_ref(d) for d in (docs or [])]
+        result = request("rlm", {"task": str(task), "docs": docs_list, "budget": budget or {}})
+        if not result["ok"]:
+            raise SubcallFailed(result["error"])
+        return result["text"]
+
+    def submit(answer: str | None = None) -> None:
+        """End the review; the memo (or, for a child agent, ``answer``) is delivered."""
+        flags["submitted"] = True
+        flags["answer"] = None if answer is None else str(answer)
+        print("submitted")
+
+    def state() -> dict[str, Any]:
+        return {**memo.snapshot(), **flags}
+
+    return {
+        "room": room,
+        "llm": llm,
+        "llm_batch": llm_batch,
+        "rlm": rlm,
+        "memo": memo,
+        "budget": BudgetView(request),
+        "submit": submit,
+        "SubcallError": SubcallError,
+        "SubcallFailed": SubcallFailed,
+        "Path": Path,
+        "__state__": state,
+    }

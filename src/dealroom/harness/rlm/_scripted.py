@@ -1,0 +1,144 @@
+"""The ``scripted`` root: a fixed review strategy that writes real code cells.
+
+It plays the root the way a strong model does — outline the room, plan by category, delegate
+every document in bounded slices in parallel waves, collect findings into variables, write the
+memo section by section as waves return, then submit — by sending code cells into the same REPL
+an LLM root uses. It needs no model of its own, so it is the offline default root and a
+baseline. Its replies depend only on how many turns it has had and on whether the last output
+said the waves are done, so a run with it is deterministic when the sub-agent is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dealroom.models import ScriptedModel
+
+OUTLINE = '''\
+```python
+print(room.tree())
+print(budget)
+```'''
+
+PLAN = '''\
+```python
+import math, re
+READ_PROMPT = (
+    "List every due-diligence issue in this excerpt (change of control, assignment, "
+    "exclusivity, indemnity, litigation, tax, permits, IP, data security, environment, "
+    "severance, debt covenants, related parties, inconsistent figures, missing documents). "
+    "One line per issue: ISSUE: <what, with parties and dates> | SEVERITY: high/medium/low | "
+    "AMOUNT: <amount or none> | PAGE: <page>. If there is none, reply NONE."
+)
+SLICE_TOKENS = max(256, int(llm.context_tokens * 0.6))
+slices = []
+for d in sorted(room.docs, key=lambda d: (d.folder, d.id)):
+    per_page = max(1, d.tokens // max(1, d.pages))
+    step = max(1, SLICE_TOKENS // per_page)
+    for first in range(1, d.pages + 1, step):
+        slices.append((d.category, (d.id, first, min(d.pages, first + step - 1))))
+turns_for_waves = max(1, (budget.turns_left or 30) - 3)
+WAVE = max(16, math.ceil(len(slices) / turns_for_waves))
+waves = [slices[i:i + WAVE] for i in range(0, len(slices), WAVE)]
+findings, failed, wave_no = [], [], 0
+memo.section("Executive Summary", "Review in progress.")
+print(f"{len(room.docs)} documents -> {len(slices)} slices of <= {SLICE_TOKENS} tokens "
+      f"-> {len(waves)} waves of <= {WAVE} sub-agent calls")
+```'''
+
+WAVE_CELL = '''\
+```python
+if wave_no < len(waves):
+    wave = waves[wave_no]
+    results = llm_batch([{"prompt": READ_PROMPT, "docs": [ref]} for _, ref in wave])
+    new = 0
+    for (category, ref), result in zip(wave, results):
+        if isinstance(result, SubcallError):
+            failed.append((ref, result.error))
+            continue
+        for item in parse_findings(result, ref):
+            findings.append((category, item))
+            memo.finding(category, **item)
+            new += 1
+    wave_no += 1
+    print(f"wave {wave_no}/{len(waves)}: {len(wave)} calls, {new} findings, "
+          f"{sum(isinstance(r, SubcallError) for r in results)} failed")
+if wave_no >= len(waves):
+    print("WAVES_DONE")
+```'''
+
+PARSER = '''\
+```python
+def parse_findings(reply, ref):
+    """Turn a sub-agent's reply into memo findings citing the slice it read."""
+    doc_id, first, last = ref
+    items = []
+    for line in reply.splitlines():
+        line = line.strip().lstrip("-*0123456789. ")
+        if not line or line.upper().startswith("NONE"):
+            continue
+        fields = dict(
+            (k.strip().upper(), v.strip())
+            for k, _, v in (part.partition(":") for part in line.split("|")) if v.strip()
+        )
+        what = fields.get("ISSUE") or line
+        page = re.search(r"\\d+", fields.get("PAGE", ""))
+        page = int(page.group()) if page and first <= int(page.group()) <= last else first
+        amount = fields.get("AMOUNT", "")
+        items.append(dict(
+            title=" ".join(what.split()[:8]).rstrip(",.;:"),
+            text=what[:500],
+            cites=[(doc_id, page)],
+            severity=(fields.get("SEVERITY", "").lower().split() or [None])[0],
+            amount=None if amount.lower() in ("", "none", "n/a") else amount[:80],
+        ))
+    return items[:5]
+print("parser ready")
+```'''
+
+FINISH = '''\
+```python
+cats = sorted({c for c, _ in findings})
+high = sum(1 for _, f in findings if f["severity"] == "high")
+memo.section("Executive Summary", (
+    f"We reviewed all {len(room.docs)} documents of the data room in {len(slices)} bounded "
+    f"slices read by sub-agents in {len(waves)} parallel waves. {len(findings)} findings in "
+    f"{len(cats)} categories are set out below, {high} rated high severity, each with the "
+    f"document and page it rests on. {len(failed)} slices could not be read."
+))
+memo.section("Recommended Next Steps", "\\n".join([
+    "1. Confirm each high-severity finding against the cited document before signing.",
+    "2. Obtain required counterparty consents and waivers ahead of closing.",
+    "3. Quantify the listed exposures in the purchase price, escrow or specific indemnities.",
+    "4. Request any document referenced in the room but not provided.",
+]))
+if failed:
+    memo.section("Open Items", "Slices not reviewed: " + ", ".join(
+        f"{d} pp.{a}-{b}" for (d, a, b), _ in failed[:50]))
+submit()
+```'''
+
+
+def scripted_policy(messages: list[dict[str, Any]]) -> str:
+    """The next cell of the scripted review, from the conversation so far."""
+    turn = sum(1 for m in messages if m["role"] == "assistant")
+    steps = [OUTLINE, PARSER, PLAN]
+    if turn < len(steps):
+        return steps[turn]
+    last = messages[-1]["content"] if messages else ""
+    if "WAVES_DONE" in last or _turns_left(last) <= 1:
+        return FINISH
+    return WAVE_CELL
+
+
+def _turns_left(observation: str) -> int:
+    """Turns left after this one, read from the harness's "Turn k of T" line (large if unknown)."""
+    import re
+
+    match = re.match(r"Turn (\d+) of (\d+)", observation)
+    return int(match.group(2)) - int(match.group(1)) if match else 1_000
+
+
+def scripted_root() -> ScriptedModel:
+    """A ScriptedModel playing :func:`scripted_policy` for as many turns as the budget allows."""
+    return ScriptedModel([scripted_policy], name="scripted", model="scripted", cycle=True)

@@ -1,0 +1,51 @@
+"""Settings of the RLM harness, validated when built."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dealroom.errors import ConfigError
+from dealroom.types import Budget
+
+
+@dataclass
+class RLMSettings:
+    """How an RLM episode runs. Every field is a CLI flag of ``dealroom run``."""
+
+    depth: int = 1
+    """1: sub-agents are plain completions; 2 or more: ``rlm()`` starts child agents."""
+    max_turns: int = 30
+    """Root turns (each one model reply and its code cell); children inherit it by default."""
+    max_tokens: int | None = None
+    """Tokens over every model call of the episode, children included."""
+    max_cost_usd: float | None = None
+    """Dollars over every model call of the episode, children included."""
+    max_seconds: float | None = None
+    """Wall-clock seconds for the episode."""
+    cell_timeout: float = 120.0
+    """Seconds one REPL cell may run before the worker is killed and rebuilt."""
+    output_limit: int = 4000
+    """Characters of printed output the root sees per cell (head and tail kept)."""
+    sub_max_output: int = 512
+    """Completion tokens a sub-agent may write per call."""
+    temperature: float = 0.0
+    """Sampling temperature of the root and sub-agents."""
+
+    def __post_init__(self) -> None:
+        if self.depth < 1:
+            raise ConfigError("depth must be at least 1 (1: sub-agents are plain completions)")
+        if self.max_turns < 1:
+            raise ConfigError("max_turns must be at least 1")
+        if not 0 < self.cell_timeout <= 3600:
+            raise ConfigError("cell_timeout must be between 0 and 3600 seconds")
+        if self.output_limit < 200:
+            raise ConfigError("output_limit below 200 characters leaves the root blind")
+        if self.sub_max_output < 16:
+            raise ConfigError("sub_max_output must be at least 16 tokens")
+        for name in ("max_tokens", "max_cost_usd", "max_seconds"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise ConfigError(f"{name} must be positive (omit it for no limit)")
+
+    def budget(self) -> Budget:
+        return Budget(self.max_turns, self.max_tokens, self.max_cost_usd, self.max_seconds)

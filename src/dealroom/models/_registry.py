@@ -1,0 +1,98 @@
+"""Provider registry: model providers by name, loaded lazily through one entry-point hook.
+
+A provider is a factory ``create(spec: ModelSpec) -> ModelClient`` registered in the
+``dealroom.providers`` entry-point group. Third-party packages declare theirs in
+``pyproject.toml``::
+
+    [project.entry-points."dealroom.providers"]
+    myprovider = "my_package.dealroom_provider:create"
+
+and a models file selects it with ``provider = "myprovider"``. The built-ins (``openai``,
+``local``) are the same :class:`importlib.metadata.EntryPoint` objects, loaded the same way;
+a built-in name cannot be taken over by a plug-in. Nothing is imported until a provider is
+used.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Callable
+from pathlib import Path
+
+from dealroom.errors import ConfigError, DealroomError
+from dealroom.models._client import ModelClient
+from dealroom.models._spec import ModelSpec, resolve_model_spec
+
+GROUP = "dealroom.providers"
+BUILTIN_PROVIDERS = {
+    "openai": "dealroom.models._client:create",
+    "local": "dealroom.models._local:create",
+}
+
+Provider = Callable[[ModelSpec], ModelClient]
+
+
+def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
+    found = {ep.name: ep for ep in importlib.metadata.entry_points(group=GROUP)}
+    for name, value in BUILTIN_PROVIDERS.items():
+        found[name] = importlib.metadata.EntryPoint(name, value, GROUP)
+    return found
+
+
+def provider_names() -> list[str]:
+    """Names of every registered provider, built-in and installed."""
+    return sorted(_entry_points())
+
+
+def get_provider(name: str) -> Provider:
+    """Load the factory registered as ``name``; a ConfigError lists the known names."""
+    entry = _entry_points().get(name)
+    if entry is None:
+        raise ConfigError(
+            f"unknown model provider {name!r}: known providers are "
+            f"{', '.join(provider_names())}; install the package that provides it"
+        )
+    try:
+        factory = entry.load()
+    except ImportError as exc:
+        raise ConfigError(
+            f"model provider {name!r} ({entry.value}) could not be imported: {exc}; "
+            "reinstall the package that provides it"
+        ) from None
+    if not callable(factory):
+        raise ConfigError(f"model provider {name!r} ({entry.value}) is not callable")
+    return factory
+
+
+def open_model(
+    spec: str | ModelSpec,
+    *,
+    models_file: Path | None = None,
+    role: str = "sub",
+    concurrency: int | None = None,
+) -> ModelClient:
+    """Open a client for ``spec`` (a spec string or a :class:`ModelSpec` from a run log).
+
+    ``concurrency`` overrides the spec's per-endpoint limit. ``scripted`` is refused: the
+    harness builds the scripted root itself (branch on ``resolve_model_spec(...).kind``).
+    Run :func:`dealroom.models.check` on the result to fail fast on a dead endpoint.
+    """
+    resolved = (
+        spec
+        if isinstance(spec, ModelSpec)
+        else resolve_model_spec(spec, models_file=models_file, role=role)
+    )
+    if resolved.kind == "scripted":
+        raise ConfigError(
+            "`scripted` names the scripted root policy, which the harness builds itself: "
+            "branch on resolve_model_spec(spec).kind == 'scripted', or pass a "
+            "dealroom.models.ScriptedModel as model="
+        )
+    resolved = resolved.with_concurrency(concurrency)
+    client = get_provider(resolved.kind)(resolved)
+    if not isinstance(client, ModelClient):
+        raise DealroomError(
+            f"model provider {resolved.kind!r} returned {type(client).__name__}, which is "
+            "not a ModelClient (needs name, model, context_window, prices, chat, aclose)"
+        )
+    return client

@@ -1,0 +1,331 @@
+"""Model specs: the models file and the spec strings given to ``--root``, ``--sub`` and ``--judge``.
+
+A spec string is one of
+
+* ``NAME`` — a ``[models.NAME]`` table of the models file;
+* ``local`` — the embedded SmolLM2-135M-Instruct served by llama.cpp on loopback;
+* ``scripted`` — the scripted root policy (root only; the harness builds it);
+* ``MODEL@BASE_URL`` — any OpenAI-compatible endpoint, e.g. ``qwen3-35b@http://127.0.0.1:8000/v1``.
+
+Resolving reads files only; no environment variable is read here. The API key is looked up by
+the provider when a client for a real endpoint is opened (see ``_client.open_openai``).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from dealroom.errors import ConfigError
+
+DEFAULT_CONCURRENCY = 64
+DEFAULT_TIMEOUT_S = 300.0
+DEFAULT_CONTEXT_WINDOW = 32_768
+LOCAL_MODEL = "smollm2-135m-instruct"
+RESERVED = ("local", "scripted")
+
+
+@dataclass(frozen=True)
+class Prices:
+    """List prices in USD per million tokens; cached input is a part of input."""
+
+    input: float = 0.0
+    """Uncached prompt tokens."""
+    cached_input: float = 0.0
+    """Prompt tokens served from the provider's cache."""
+    output: float = 0.0
+    """Completion tokens."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not isinstance(value, int | float) or value < 0 or not math.isfinite(value):
+                raise ConfigError(f"price_{f.name} must be a number >= 0 (USD per 1M tokens)")
+
+    def cost(self, input_tokens: int, cached_input_tokens: int, output_tokens: int) -> float:
+        """Cache-aware cost in USD.
+
+        >>> Prices(input=2.0, cached_input=0.5, output=8.0).cost(1_000_000, 400_000, 100_000)
+        2.2
+        """
+        uncached = max(input_tokens - cached_input_tokens, 0)
+        total = uncached * self.input + cached_input_tokens * self.cached_input
+        return round((total + output_tokens * self.output) / 1e6, 12)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A resolved model: everything needed to open a client, and to rebuild it from a run log.
+
+    Holds the *name* of the environment variable with the API key, never the key itself.
+    """
+
+    name: str
+    """The spec string as given (``gpt-4o-mini``, ``local``, ``qwen@http://...``); logged."""
+    kind: str
+    """Provider name in the ``dealroom.providers`` registry: ``openai``, ``local``, ``scripted``,
+    or a third-party provider named by ``provider =`` in the models file."""
+    model: str = ""
+    """Model id sent to the endpoint."""
+    base_url: str | None = None
+    """OpenAI-compatible base URL ending in ``/v1`` (``None`` for ``local`` until it starts)."""
+    api_key_env: str | None = None
+    """Environment variable holding the API key; ``None`` sends no key."""
+    api_key_optional: bool = False
+    """Send no key when ``api_key_env`` is unset instead of failing (``MODEL@BASE_URL`` specs)."""
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    """Prompt plus completion tokens the model accepts."""
+    prices: Prices = field(default_factory=Prices)
+    """List prices used when the provider reports no cost."""
+    concurrency: int = DEFAULT_CONCURRENCY
+    """Calls in flight at once to this endpoint, shared by every client of the endpoint."""
+    timeout: float = DEFAULT_TIMEOUT_S
+    """Seconds allowed for one HTTP attempt."""
+    max_output_tokens: int | None = None
+    """Default ``max_tokens`` when a call gives none."""
+    max_retries: int = 4
+    """Retries after a 429, 5xx, connection error, time-out or malformed body."""
+    backoff_s: float = 0.5
+    """First retry delay; doubles each retry, full jitter, capped at 30 s (Retry-After wins)."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """Provider-specific settings: ``extra_body`` (merged into each request),
+    ``max_tokens_field`` (``max_completion_tokens`` for OpenAI reasoning models), or anything
+    a third-party provider reads."""
+    source: str | None = None
+    """The models file this spec came from, if any."""
+
+    def __post_init__(self) -> None:
+        where = f"model '{self.name}'" + (f" in {self.source}" if self.source else "")
+        if self.kind not in ("local", "scripted") and not self.model:
+            raise ConfigError(f"{where}: set `model` (the model id the endpoint serves)")
+        if self.base_url is not None and not self.base_url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"{where}: base_url must start with http:// or https://, got {self.base_url!r}"
+            )
+        _check_int(where, "context_window", self.context_window, 1)
+        _check_int(where, "concurrency", self.concurrency, 1, 100_000)
+        _check_int(where, "max_retries", self.max_retries, 0, 100)
+        if self.max_output_tokens is not None:
+            _check_int(where, "max_output_tokens", self.max_output_tokens, 1)
+        for key in ("timeout", "backoff_s"):
+            value = getattr(self, key)
+            if not isinstance(value, int | float) or not value > 0:
+                raise ConfigError(f"{where}: {key} must be a number of seconds > 0, got {value!r}")
+        if self.base_url is not None:
+            object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready record for ``config.json``; :meth:`from_dict` rebuilds the spec."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ModelSpec:
+        known = {f.name for f in fields(cls)}
+        data = {k: v for k, v in data.items() if k in known}
+        if isinstance(data.get("prices"), dict):
+            data["prices"] = Prices(**data["prices"])
+        return cls(**data)
+
+    def with_concurrency(self, concurrency: int | None) -> ModelSpec:
+        return self if concurrency is None else replace(self, concurrency=concurrency)
+
+
+def _check_int(where: str, key: str, value: Any, low: int, high: int | None = None) -> None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
+    if ok and high is not None:
+        ok = value <= high
+    if not ok:
+        span = f"between {low} and {high}" if high is not None else f">= {low}"
+        raise ConfigError(f"{where}: {key} must be an integer {span}, got {value!r}")
+
+
+def local_spec() -> ModelSpec:
+    """The embedded default: SmolLM2-135M-Instruct on a llama.cpp server dealroom starts."""
+    return ModelSpec(
+        name="local",
+        kind="local",
+        model=LOCAL_MODEL,
+        context_window=4096,
+        concurrency=2,
+        timeout=300.0,
+    )
+
+
+# -- models file --------------------------------------------------------------------------------
+
+_FILE_KEYS = {
+    "provider": str,
+    "base_url": str,
+    "model": str,
+    "api_key_env": str,
+    "context_window": int,
+    "price_input": (int, float),
+    "price_cached_input": (int, float),
+    "price_output": (int, float),
+    "concurrency": int,
+    "timeout": (int, float),
+    "max_output_tokens": int,
+    "max_retries": int,
+    "backoff_s": (int, float),
+    "extra_body": dict,
+    "max_tokens_field": str,
+    "options": dict,
+}
+_MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens")
+
+
+def default_models_file(cwd: Path | None = None, home: Path | None = None) -> Path | None:
+    """``./models.toml`` if present, else ``~/.config/dealroom/models.toml`` if present."""
+    for candidate in (
+        (cwd or Path.cwd()) / "models.toml",
+        (home or Path.home()) / ".config" / "dealroom" / "models.toml",
+    ):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_models_file(path: Path) -> dict[str, ModelSpec]:
+    """Parse and validate a models file; every problem is a ConfigError naming file and key."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"models file {path} does not exist: create it or pass --models FILE")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"models file {path} is not valid TOML: {exc}") from None
+    unknown_top = set(data) - {"models"}
+    if unknown_top:
+        raise ConfigError(
+            f"models file {path}: unknown top-level key(s) {sorted(unknown_top)}; "
+            "define models as [models.NAME] tables"
+        )
+    tables = data.get("models", {})
+    if not isinstance(tables, dict):
+        raise ConfigError(f"models file {path}: `models` must be a table of [models.NAME] tables")
+    return {name: _spec_from_table(name, table, path) for name, table in tables.items()}
+
+
+def _spec_from_table(name: str, table: Any, path: Path) -> ModelSpec:
+    where = f"models file {path}, [models.{name}]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table with base_url, model, context_window, ...")
+    if name in RESERVED:
+        raise ConfigError(f"{where}: '{name}' is a reserved spec name; choose another name")
+    if "@" in name:
+        raise ConfigError(f"{where}: a model name cannot contain '@'")
+    for key, value in table.items():
+        if key not in _FILE_KEYS:
+            raise ConfigError(
+                f"{where}: unknown key {key!r}; allowed keys: {', '.join(sorted(_FILE_KEYS))}"
+            )
+        want = _FILE_KEYS[key]
+        if not isinstance(value, want) or (isinstance(value, bool) and want is not bool):
+            kind = want.__name__ if isinstance(want, type) else "number"
+            raise ConfigError(f"{where}: {key} must be a {kind}, got {value!r}")
+    kind = table.get("provider", "openai")
+    if kind in RESERVED:
+        raise ConfigError(f"{where}: provider '{kind}' cannot be configured in a models file")
+    if kind == "openai":
+        for key in ("base_url", "model", "context_window"):
+            if key not in table:
+                raise ConfigError(f"{where}: missing required key `{key}`")
+    options = dict(table.get("options", {}))
+    if "extra_body" in table:
+        options["extra_body"] = table["extra_body"]
+    if "max_tokens_field" in table:
+        if table["max_tokens_field"] not in _MAX_TOKENS_FIELDS:
+            raise ConfigError(f"{where}: max_tokens_field must be one of {_MAX_TOKENS_FIELDS}")
+        options["max_tokens_field"] = table["max_tokens_field"]
+    price_input = table.get("price_input", 0.0)
+    try:
+        prices = Prices(
+            input=price_input,
+            cached_input=table.get("price_cached_input", price_input),
+            output=table.get("price_output", 0.0),
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return ModelSpec(
+        name=name,
+        kind=kind,
+        model=table.get("model", ""),
+        base_url=table.get("base_url"),
+        api_key_env=table.get("api_key_env"),
+        context_window=table.get("context_window", DEFAULT_CONTEXT_WINDOW),
+        prices=prices,
+        concurrency=table.get("concurrency", DEFAULT_CONCURRENCY),
+        timeout=float(table.get("timeout", DEFAULT_TIMEOUT_S)),
+        max_output_tokens=table.get("max_output_tokens"),
+        max_retries=table.get("max_retries", 4),
+        backoff_s=float(table.get("backoff_s", 0.5)),
+        options=options,
+        source=str(path),
+    )
+
+
+# -- spec strings -------------------------------------------------------------------------------
+
+_ROLES = ("root", "sub", "child_root", "judge")
+
+
+def resolve_model_spec(
+    spec: str, *, models_file: Path | None = None, role: str = "sub"
+) -> ModelSpec:
+    """Turn a spec string into a :class:`ModelSpec`, or raise a ConfigError that says the fix.
+
+    ``models_file`` defaults to ``./models.toml``, else ``~/.config/dealroom/models.toml``; it
+    is read only when ``spec`` is a name.
+    """
+    if role not in _ROLES:
+        raise ConfigError(f"unknown role {role!r}; expected one of {', '.join(_ROLES)}")
+    text = spec.strip() if isinstance(spec, str) else ""
+    if not text:
+        raise ConfigError("empty model spec: give a models-file name, `local`, or MODEL@BASE_URL")
+    if text == "scripted":
+        if role != "root":
+            raise ConfigError(
+                f"`scripted` is reserved for --root (the scripted root policy), not the {role} "
+                "model: give a models-file name, `local`, or MODEL@BASE_URL"
+            )
+        return ModelSpec(name="scripted", kind="scripted", context_window=1_000_000)
+    if text == "local":
+        return local_spec()
+    if "@" in text:
+        return _endpoint_spec(text)
+    path = models_file if models_file is not None else default_models_file()
+    if path is None:
+        raise ConfigError(
+            f"unknown model {text!r}: no models file found (looked for ./models.toml and "
+            "~/.config/dealroom/models.toml). Define [models." + text + "] in one, pass "
+            "--models FILE, or give `local` or MODEL@BASE_URL (e.g. "
+            "qwen3-35b@http://127.0.0.1:8000/v1)"
+        )
+    table = load_models_file(path)
+    if text not in table:
+        known = ", ".join(sorted(table)) or "none"
+        raise ConfigError(
+            f"unknown model {text!r}: not defined in {path} (defined: {known}). Add "
+            f"[models.{text}], or give `local` or MODEL@BASE_URL"
+        )
+    return table[text]
+
+
+def _endpoint_spec(text: str) -> ModelSpec:
+    model, _, base_url = text.rpartition("@")
+    if not model or not base_url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"bad model spec {text!r}: expected MODEL@BASE_URL with an http(s) URL, e.g. "
+            "qwen3-35b@http://127.0.0.1:8000/v1"
+        )
+    return ModelSpec(
+        name=text,
+        kind="openai",
+        model=model,
+        base_url=base_url,
+        api_key_env="OPENAI_API_KEY",
+        api_key_optional=True,
+    )

@@ -1,0 +1,353 @@
+"""MockOpenAIServer: a loopback OpenAI-compatible server for tests and benchmarks.
+
+Serves ``POST /v1/chat/completions`` and ``GET /v1/models`` on 127.0.0.1 (a random port).
+Replies come from ``reply(request_json)``, which returns the assistant text, a whole response
+body (a dict; see :func:`chat_completion_body`) or a :class:`Fault`. Faults can also be queued
+with :meth:`MockOpenAIServer.fail_next`. Sync tests use ``with MockOpenAIServer(...) as srv``
+(the server runs in a background thread); async tests use ``async with`` (same loop)::
+
+    with MockOpenAIServer(lambda req: "hello", latency=0.2) as srv:
+        srv.fail_next(Fault.rate_limit(retry_after=0.1), Fault.server_error())
+        client = open_model(srv.spec)          # or f"mock@{srv.base_url}"
+
+Run it as a separate process with ``python -m dealroom.models.testing --latency 0.2``; it
+prints its base URL on the first line of stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from dealroom.models._spec import ModelSpec
+from dealroom.types import Usage
+
+Reply = Callable[[dict[str, Any]], "str | dict[str, Any] | Fault"]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A failure the mock server injects into one chat call."""
+
+    kind: str
+    """``status`` (an HTTP error), ``hang`` (sleep, then answer), ``malformed`` (200, bad JSON),
+    ``no_usage`` (a normal reply without ``usage``) or ``disconnect`` (drop the connection)."""
+    status: int = 500
+    message: str = "injected failure"
+    retry_after: float | None = None
+    seconds: float = 0.0
+
+    @classmethod
+    def rate_limit(cls, retry_after: float | None = 1.0) -> Fault:
+        """HTTP 429 with a ``Retry-After`` header (seconds; ``None`` sends none)."""
+        return cls("status", 429, "rate limited", retry_after)
+
+    @classmethod
+    def server_error(cls, status: int = 500, message: str = "internal error") -> Fault:
+        return cls("status", status, message)
+
+    @classmethod
+    def http(cls, status: int, message: str = "error") -> Fault:
+        return cls("status", status, message)
+
+    @classmethod
+    def timeout(cls, seconds: float = 30.0) -> Fault:
+        """Hold the request ``seconds`` before answering (longer than the client's timeout)."""
+        return cls("hang", seconds=seconds)
+
+    @classmethod
+    def malformed(cls) -> Fault:
+        return cls("malformed")
+
+    @classmethod
+    def no_usage(cls) -> Fault:
+        return cls("no_usage")
+
+    @classmethod
+    def disconnect(cls) -> Fault:
+        return cls("disconnect")
+
+
+def chat_completion_body(
+    text: str,
+    *,
+    model: str = "mock",
+    usage: dict[str, Any] | None = None,
+    finish_reason: str = "stop",
+) -> dict[str, Any]:
+    """An OpenAI chat-completion response body; ``usage=None`` omits the usage object."""
+    body: dict[str, Any] = {
+        "id": "chatcmpl-mock",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": finish_reason,
+                "message": {"role": "assistant", "content": text},
+            }
+        ],
+    }
+    if usage is not None:
+        body["usage"] = usage
+    return body
+
+
+def echo(request: dict[str, Any]) -> str:
+    """Default reply: ``echo: `` plus the last message's content."""
+    messages = request.get("messages") or [{}]
+    return f"echo: {messages[-1].get('content', '')}"
+
+
+def _usage_for(request: dict[str, Any], text: str) -> dict[str, Any]:
+    from dealroom.room import count_tokens
+
+    prompt = sum(count_tokens(str(m.get("content", ""))) for m in request.get("messages", []))
+    completion = count_tokens(text)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+class MockOpenAIServer:
+    """An aiohttp server speaking the OpenAI chat API on 127.0.0.1 (see the module docstring).
+
+    ``reply``: a function of the request JSON, or a fixed string. ``latency``: seconds to wait
+    before every answer. ``api_key``: when set, requests without ``Bearer <api_key>`` get 401.
+    ``record``: keep every chat request body in :attr:`requests`.
+    """
+
+    def __init__(
+        self,
+        reply: Reply | str = echo,
+        *,
+        latency: float = 0.0,
+        model: str = "mock",
+        api_key: str | None = None,
+        record: bool = True,
+        port: int = 0,
+    ) -> None:
+        self.reply: Reply = (lambda _req: reply) if isinstance(reply, str) else reply
+        self.latency = latency
+        self.model = model
+        self.api_key = api_key
+        self.record = record
+        self.port = port
+        self.requests: list[dict[str, Any]] = []
+        """Chat request bodies received, in arrival order (when ``record``)."""
+        self.calls = 0
+        """Chat requests received."""
+        self.in_flight = 0
+        self.max_in_flight = 0
+        """Most chat requests open at once."""
+        self._faults: collections.deque[Fault] = collections.deque()
+        self._lock = threading.Lock()
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- addresses -----------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def spec(self) -> ModelSpec:
+        """A spec for this server (no key, fast retries) to pass to ``open_model``."""
+        return ModelSpec(
+            name=f"{self.model}@{self.base_url}",
+            kind="openai",
+            model=self.model,
+            base_url=self.base_url,
+            timeout=10.0,
+            backoff_s=0.01,
+        )
+
+    def fail_next(self, *faults: Fault) -> None:
+        """Apply ``faults`` to the next chat calls, one each, in order."""
+        with self._lock:
+            self._faults.extend(faults)
+
+    # -- handlers ------------------------------------------------------------------------------
+
+    async def _models(self, request: web.Request) -> web.Response:
+        if denied := self._deny(request):
+            return denied
+        return web.json_response(
+            {
+                "object": "list",
+                "data": [{"id": self.model, "object": "model", "owned_by": "dealroom"}],
+            }
+        )
+
+    def _deny(self, request: web.Request) -> web.Response | None:
+        if self.api_key and request.headers.get("Authorization") != f"Bearer {self.api_key}":
+            return web.json_response({"error": {"message": "invalid api key"}}, status=401)
+        return None
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        self.calls += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._answer(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
+        if denied := self._deny(request):
+            return denied
+        body = json.loads(await request.read())
+        if self.record:
+            self.requests.append(body)
+        with self._lock:
+            fault = self._faults.popleft() if self._faults else None
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        result: str | dict[str, Any] | Fault | None = None
+        if fault is None:
+            result = self.reply(body)
+            if isinstance(result, Fault):
+                fault, result = result, None
+        if fault is not None and fault.kind not in ("hang", "no_usage"):
+            return await self._fault(request, fault)
+        if fault is not None and fault.kind == "hang":
+            await asyncio.sleep(fault.seconds)
+        if result is None:
+            result = self.reply(body)
+        if isinstance(result, Fault):
+            result = echo(body)
+        if isinstance(result, dict):
+            return web.json_response(result)
+        text = str(result)
+        usage = None if fault is not None and fault.kind == "no_usage" else _usage_for(body, text)
+        return web.json_response(chat_completion_body(text, model=self.model, usage=usage))
+
+    async def _fault(self, request: web.Request, fault: Fault) -> web.StreamResponse:
+        if fault.kind == "status":
+            headers = {}
+            if fault.retry_after is not None:
+                headers["Retry-After"] = f"{fault.retry_after:g}"
+            return web.json_response(
+                {"error": {"message": fault.message}}, status=fault.status, headers=headers
+            )
+        if fault.kind == "malformed":
+            return web.Response(text='{"choices": [', content_type="application/json")
+        if fault.kind == "disconnect":
+            if request.transport is not None:
+                request.transport.abort()
+            raise asyncio.CancelledError
+        raise ValueError(f"unknown fault kind {fault.kind!r}")
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def astart(self) -> MockOpenAIServer:
+        """Start serving on the running event loop."""
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        self._runner = web.AppRunner(
+            app, access_log=None, handler_cancellation=True, shutdown_timeout=0.5
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port, backlog=4096)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        return self
+
+    async def astop(self) -> None:
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+
+    def start(self) -> MockOpenAIServer:
+        """Start serving from a background thread with its own event loop."""
+        started = threading.Event()
+        failure: list[BaseException] = []
+        loop = self._loop = asyncio.new_event_loop()
+
+        def serve() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(self.astart())
+            except BaseException as exc:  # noqa: BLE001 - reported to the starting thread
+                failure.append(exc)
+                started.set()
+                return
+            started.set()
+            loop.run_forever()
+            loop.run_until_complete(self.astop())
+            loop.close()
+
+        self._thread = threading.Thread(target=serve, name="mock-openai-server", daemon=True)
+        self._thread.start()
+        started.wait(30)
+        if failure:
+            raise failure[0]
+        return self
+
+    def stop(self) -> None:
+        """Stop a server started with :meth:`start`."""
+        thread, self._thread = self._thread, None
+        if thread is not None and self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            thread.join(10)
+
+    def __enter__(self) -> MockOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> MockOpenAIServer:
+        return await self.astart()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.astop()
+
+    def usage_of(self, request: dict[str, Any], text: str) -> Usage:
+        """The usage this server reports for ``text`` answering ``request`` (for assertions)."""
+        raw = _usage_for(request, text)
+        return Usage(raw["prompt_tokens"], 0, raw["completion_tokens"], 0.0, 1)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve until killed; print the base URL first (used by ``benchmarks/bench_fanout.py``)."""
+    parser = argparse.ArgumentParser(prog="python -m dealroom.models.testing")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--model", default="mock")
+    parser.add_argument("--reply", default=None, help="fixed reply text (default: echo)")
+    args = parser.parse_args(argv)
+
+    async def serve() -> None:
+        server = MockOpenAIServer(
+            args.reply or echo, latency=args.latency, model=args.model, record=False, port=args.port
+        )
+        await server.astart()
+        print(server.base_url, flush=True)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await server.astop()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from dealroom.errors import ConfigError
+from dealroom.models import ModelSpec, Prices, load_models_file, open_model, resolve_model_spec
+
+GOOD = """
+[models.gpt]
+base_url = "https://api.example.com/v1/"
+model = "gpt-x"
+api_key_env = "DEALROOM_TEST_KEY"
+context_window = 128000
+price_input = 2.0
+price_cached_input = 0.5
+price_output = 8.0
+concurrency = 300
+timeout = 90
+max_output_tokens = 4096
+
+[models.vllm]
+base_url = "http://127.0.0.1:8000/v1"
+model = "qwen3-35b"
+context_window = 32768
+price_input = 0.1
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "models.toml") -> Path:
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def isolated(tmp_path, monkeypatch):
+    """No models file in the working directory or the home directory."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+def test_local_is_the_embedded_default():
+    spec = resolve_model_spec("local")
+    assert (spec.kind, spec.name, spec.context_window) == ("local", "local", 4096)
+
+
+def test_scripted_resolves_for_the_root_only():
+    assert resolve_model_spec("scripted", role="root").kind == "scripted"
+    with pytest.raises(ConfigError, match="reserved for --root"):
+        resolve_model_spec("scripted", role="sub")
+
+
+def test_model_at_base_url():
+    spec = resolve_model_spec("qwen3-35b@http://127.0.0.1:8000/v1/")
+    assert spec.kind == "openai"
+    assert spec.model == "qwen3-35b"
+    assert spec.base_url == "http://127.0.0.1:8000/v1"
+    assert spec.api_key_env == "OPENAI_API_KEY" and spec.api_key_optional
+    assert spec.name == "qwen3-35b@http://127.0.0.1:8000/v1/"
+
+
+@pytest.mark.parametrize("bad", ["@http://x/v1", "m@ftp://x", "m@", "m@127.0.0.1:8000"])
+def test_bad_endpoint_specs_say_the_expected_form(bad):
+    with pytest.raises(ConfigError, match="MODEL@BASE_URL"):
+        resolve_model_spec(bad)
+
+
+@pytest.mark.parametrize("bad", ["", "   "])
+def test_empty_spec(bad):
+    with pytest.raises(ConfigError, match="empty model spec"):
+        resolve_model_spec(bad)
+
+
+def test_unknown_role():
+    with pytest.raises(ConfigError, match="unknown role"):
+        resolve_model_spec("local", role="boss")
+
+
+def test_unknown_name_without_a_models_file_says_where_it_looked(isolated):
+    with pytest.raises(ConfigError) as err:
+        resolve_model_spec("gpt")
+    message = str(err.value)
+    assert "./models.toml" in message and "~/.config/dealroom/models.toml" in message
+    assert "[models.gpt]" in message and "MODEL@BASE_URL" in message
+
+
+def test_name_from_the_models_file(tmp_path):
+    spec = resolve_model_spec("gpt", models_file=write(tmp_path, GOOD))
+    assert spec.kind == "openai" and spec.model == "gpt-x"
+    assert spec.base_url == "https://api.example.com/v1"
+    assert spec.prices == Prices(input=2.0, cached_input=0.5, output=8.0)
+    assert (spec.concurrency, spec.timeout, spec.max_output_tokens) == (300, 90.0, 4096)
+    assert spec.source == str(tmp_path / "models.toml")
+
+
+def test_cached_price_defaults_to_the_input_price(tmp_path):
+    spec = resolve_model_spec("vllm", models_file=write(tmp_path, GOOD))
+    assert spec.prices == Prices(input=0.1, cached_input=0.1, output=0.0)
+    assert spec.api_key_env is None and spec.concurrency == 64
+
+
+def test_default_file_search_prefers_the_working_directory(isolated, monkeypatch):
+    write(isolated / "home" / ".config" / "dealroom", GOOD.replace("gpt-x", "from-home"))
+    assert resolve_model_spec("gpt").model == "from-home"
+    write(isolated, GOOD.replace("gpt-x", "from-cwd"))
+    assert resolve_model_spec("gpt").model == "from-cwd"
+
+
+def test_unknown_name_lists_the_defined_ones(tmp_path):
+    with pytest.raises(ConfigError, match=r"defined: gpt, vllm"):
+        resolve_model_spec("claude", models_file=write(tmp_path, GOOD))
+
+
+def test_missing_models_file(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        resolve_model_spec("gpt", models_file=tmp_path / "nope.toml")
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        ('base-url = "http://x/v1"\nmodel = "m"\ncontext_window = 1', "unknown key 'base-url'"),
+        ('base_url = "http://x/v1"\nmodel = "m"', "missing required key `context_window`"),
+        ('model = "m"\ncontext_window = 8', "missing required key `base_url`"),
+        ('base_url = "x/v1"\nmodel = "m"\ncontext_window = 8', "must start with http"),
+        ('base_url = "http://x"\nmodel = "m"\ncontext_window = "8k"', "context_window must be"),
+        ('base_url = "http://x"\nmodel = "m"\ncontext_window = 8\nprice_input = -1', ">= 0"),
+        ('base_url = "http://x"\nmodel = "m"\ncontext_window = 8\nconcurrency = 0', "between"),
+        ('base_url = "http://x"\nmodel = "m"\ncontext_window = 8\ntimeout = 0', "timeout"),
+        (
+            'base_url = "http://x"\nmodel = "m"\ncontext_window = 8\nmax_tokens_field = "n"',
+            "one of",
+        ),
+        ('base_url = "http://x"\nmodel = ""\ncontext_window = 8', "set `model`"),
+    ],
+)
+def test_models_file_validation_names_the_problem(tmp_path, table, expected):
+    path = write(tmp_path, f"[models.bad]\n{table}\n")
+    with pytest.raises(ConfigError, match=expected) as err:
+        load_models_file(path)
+    assert "bad" in str(err.value)
+
+
+def test_reserved_names_cannot_be_defined(tmp_path):
+    path = write(
+        tmp_path, '[models.local]\nbase_url = "http://x"\nmodel = "m"\ncontext_window = 8\n'
+    )
+    with pytest.raises(ConfigError, match="reserved"):
+        load_models_file(path)
+
+
+def test_invalid_toml_names_the_file(tmp_path):
+    path = write(tmp_path, "[models.x\n")
+    with pytest.raises(ConfigError, match="not valid TOML") as err:
+        load_models_file(path)
+    assert str(path) in str(err.value)
+
+
+def test_stray_top_level_keys_are_rejected(tmp_path):
+    with pytest.raises(ConfigError, match=r"\[models.NAME\]"):
+        load_models_file(write(tmp_path, 'model = "x"\n'))
+
+
+def test_spec_round_trips_through_json(tmp_path):
+    spec = resolve_model_spec("gpt", models_file=write(tmp_path, GOOD))
+    rebuilt = ModelSpec.from_dict(json.loads(json.dumps(spec.to_dict())))
+    assert rebuilt == spec
+    assert "DEALROOM_TEST_KEY" in json.dumps(spec.to_dict())  # the variable's name, not a key
+
+
+def test_prices_are_cache_aware():
+    prices = Prices(input=2.0, cached_input=0.5, output=8.0)
+    assert prices.cost(1000, 600, 200) == pytest.approx((400 * 2 + 600 * 0.5 + 200 * 8) / 1e6)
+    with pytest.raises(ConfigError):
+        Prices(input=-1)
+
+
+def test_missing_key_fails_fast_naming_the_variable(tmp_path, monkeypatch):
+    monkeypatch.delenv("DEALROOM_TEST_KEY", raising=False)
+    with pytest.raises(ConfigError, match="set the environment variable DEALROOM_TEST_KEY"):
+        open_model("gpt", models_file=write(tmp_path, GOOD))
+
+
+def test_concurrency_override(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEALROOM_TEST_KEY", "sk-test")
+    client = open_model("gpt", models_file=write(tmp_path, GOOD), concurrency=500)
+    assert client.spec.concurrency == 500
+    assert client.name == "gpt" and client.model == "gpt-x" and client.context_window == 128000

@@ -2,39 +2,21 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from dealroom.errors import ConfigError
 from dealroom.eval import RunLog, RunRecorder
+from dealroom.harness._common import RunResult, finish_run, instructions_of, run_config
 from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import Episode, EpisodeResult, RunContext
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
 
-DEFAULT_INSTRUCTIONS = (
-    "Review the data room and write a full due diligence memo for the buyer: findings with "
-    "document citations, quantified exposures, severity, and recommended next steps."
-)
-
 Listener = Callable[[dict[str, Any]], None]
-
-
-@dataclass
-class RunResult:
-    """What ``run_rlm`` returns: where the run is and how it ended."""
-
-    run_dir: Path
-    status: str
-    reason: str
-    turns: int
-    memo_path: Path
-    metrics: dict[str, Any]
 
 
 async def run_rlm(
@@ -48,22 +30,14 @@ async def run_rlm(
     config_extra: dict[str, Any] | None = None,
 ) -> RunResult:
     """Run the RLM harness with open model clients ``root`` and ``sub``; write ``out``."""
-    from dealroom.room import Room, load_task
+    from dealroom.room import Room
 
     settings = settings or RLMSettings()
     room = Room.open(room_dir)
-    config = {
-        "harness": "rlm",
-        "room": str(Path(room_dir).resolve()),
-        "root": root.name,
-        "sub": sub.name,
-        "settings": asdict(settings),
-        "models": {m.name: asdict(m.prices) for m in (root, sub)},
-        "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        **(config_extra or {}),
-    }
+    config = run_config("rlm", room_dir, [root, sub], settings, **(config_extra or {}))
     recorder = RunRecorder.create(out, config)
-    instructions = load_task(room_dir).get("instructions") or DEFAULT_INSTRUCTIONS
+    instructions = instructions_of(room_dir)
+    recorder.event("run_start", room=room.name, docs=room.totals["docs"])
     return await _episode(room, recorder, root, sub, settings, Replay(), instructions, listeners)
 
 
@@ -71,7 +45,7 @@ async def resume_rlm(
     run_dir: Path, *, root: Any, sub: Any, listeners: tuple[Listener, ...] = ()
 ) -> RunResult:
     """Finish an interrupted run, replaying every completed model call from its records."""
-    from dealroom.room import Room, load_task
+    from dealroom.room import Room
 
     log = RunLog.read(run_dir)
     if log.ended:
@@ -81,7 +55,7 @@ async def resume_rlm(
     room = Room.open(room_dir)
     recorder = RunRecorder.reopen(log)
     recorder.event("resumed", previous_events=len(log.events))
-    instructions = load_task(room_dir).get("instructions") or DEFAULT_INSTRUCTIONS
+    instructions = instructions_of(room_dir)
     replay = Replay.from_events(log.events)
     return await _episode(room, recorder, root, sub, settings, replay, instructions, listeners)
 
@@ -89,7 +63,7 @@ async def resume_rlm(
 async def _episode(room: Any, recorder: RunRecorder, root: Any, sub: Any,
                    settings: RLMSettings, replay: Replay, instructions: str,
                    listeners: tuple[Listener, ...]) -> RunResult:
-    from dealroom.measure import CoverageProbe, metrics_from_run
+    from dealroom.measure import CoverageProbe
 
     probe = CoverageProbe(room)
     scratch = Path(tempfile.mkdtemp(prefix="dealroom-scratch-"))
@@ -99,19 +73,13 @@ async def _episode(room: Any, recorder: RunRecorder, root: Any, sub: Any,
         sandbox_factory=_sandbox_factory, listeners=[probe.observe_event, *listeners],
     )
     tracker = BudgetTracker(settings.budget())
-    if not replay.cells:
-        ctx.emit("run_start", "root", 0, room=room.name, docs=room.totals["docs"])
     try:
         result: EpisodeResult = await Episode(ctx, agent="root", depth=0, tracker=tracker).run()
         ctx.emit("run_end", "root", 0, status=result.status, reason=result.reason,
                  turns=result.turns)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-        recorder.close()
-    metrics = metrics_from_run(recorder.path, room=probe)
-    recorder.write_metrics(metrics)
-    return RunResult(recorder.path, result.status, result.reason, result.turns,
-                     recorder.path / "output" / "memo.md", metrics)
+    return finish_run(recorder, probe, result.status, result.reason, result.turns)
 
 
 def _sandbox_factory(episode: Episode) -> Any:

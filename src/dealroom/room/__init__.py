@@ -10,6 +10,15 @@ from dealroom.room._extract import (
     extract_pages,
     format_of,
 )
+from dealroom.room._ingest import (
+    INGEST_REASONS,
+    IngestProgress,
+    IngestReport,
+    IngestSettings,
+    ReportEntry,
+    ingest,
+)
+from dealroom.room._lab import classify_criterion, export_lab, import_lab
 from dealroom.room._manifest import (
     DocumentRecord,
     RoomManifest,
@@ -19,18 +28,27 @@ from dealroom.room._manifest import (
 from dealroom.room._tokens import TOKENIZER, count_tokens
 
 __all__ = [
+    "INGEST_REASONS",
     "REASONS",
     "TOKENIZER",
     "DocumentRecord",
     "Extraction",
     "ExtractionError",
     "ExtractionWarning",
+    "IngestProgress",
+    "IngestReport",
+    "IngestSettings",
+    "ReportEntry",
     "RoomManifest",
+    "classify_criterion",
     "count_tokens",
     "decode_text",
     "extract_document",
+    "export_lab",
     "extract_pages",
     "format_of",
+    "import_lab",
+    "ingest",
     "load_manifest",
     "load_task",
 ]

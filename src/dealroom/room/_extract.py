@@ -15,6 +15,7 @@ import csv
 import email
 import email.policy
 import io
+import logging
 import re
 import warnings
 from collections.abc import Callable, Iterator
@@ -150,6 +151,7 @@ def _has_image(page: Any) -> bool:
 def _pdf_open(path: Path) -> Any:
     from pypdf import PdfReader
 
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # damage is reported, not logged
     reader = PdfReader(str(path))
     if reader.is_encrypted:
         try:

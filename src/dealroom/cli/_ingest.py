@@ -48,24 +48,21 @@ def _render(report: IngestReport) -> None:
     totals = report.manifest.totals()
     console.print(
         f"[bold green]room[/] {report.room}: {counts['ingested']} documents, "
-        f"{totals['pages']:,} pages, {totals['tokens']:,} tokens, {totals['categories']} "
-        f"categories ({report.seconds:.1f} s); index: {report.index}"
+        f"{totals['pages']:,} pages, {totals['tokens']:,} tokens, "
+        f"{totals['categories']} categories in {report.seconds:.1f} s"
     )
+    console.print(f"index: {report.index}")
     if not report.entries:
         return
-    table = Table(
-        "reason",
-        "count",
-        title=f"{counts['skipped']} skipped, "
-        f"{counts['warnings']} with warnings (full list: {report.room / REPORT})",
+    reasons = ", ".join(f"{reason} {n}" for reason, n in counts["by_reason"].items())
+    console.print(
+        f"{counts['skipped']} skipped, {counts['warnings']} with warnings ({reasons}); "
+        f"full list in {report.room / REPORT}"
     )
-    for reason, n in counts["by_reason"].items():
-        table.add_row(reason, str(n))
-    console.print(table)
-    details = Table("file", "reason", "action", "detail", show_lines=False)
+    table = Table("file", "reason", "action", "detail")
     for e in report.entries[:SHOWN_ENTRIES]:
-        details.add_row(repr(e.path)[1:-1], e.reason, e.action, e.detail)
-    console.print(details)
+        table.add_row(repr(e.path)[1:-1], e.reason, e.action, e.detail)
+    console.print(table)
     if len(report.entries) > SHOWN_ENTRIES:
         console.print(f"... and {len(report.entries) - SHOWN_ENTRIES} more in {REPORT}")
 

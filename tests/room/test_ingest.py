@@ -226,7 +226,8 @@ def test_process_pool_gives_the_same_room_and_reports_progress(source, tmp_path)
     assert report.files >= POOL_MIN_FILES
     serial = load_manifest(tmp_path / "serial").documents
     assert load_manifest(tmp_path / "pooled").documents == serial
-    assert [p.done for p in seen] == list(range(1, seen[-1].total + 1))
+    extracted = [p for p in seen if p.stage == "extract"]
+    assert [p.done for p in extracted] == list(range(1, extracted[-1].total + 1))
     assert {p.path for p in seen} >= {"02 Finance/revenue.xlsx", "06 Problems/corrupt.pdf"}
 
 
@@ -251,16 +252,30 @@ def test_a_crashing_worker_costs_only_its_own_file(tmp_path):
 
 def test_index_is_built_from_the_pages_already_extracted(source, tmp_path, monkeypatch):
     calls = []
-    fake = types.ModuleType("dealroom.room._store")
-    fake.build_index = lambda room, pages_by_doc=None: calls.append((room, pages_by_doc))
-    monkeypatch.setitem(sys.modules, "dealroom.room._store", fake)
-    report = ingest(source, tmp_path / "room", SETTINGS)
+    fake = types.ModuleType("dealroom.room._index")
+
+    def build_index(room, pages_by_doc=None, progress=None, *, workers=None):
+        calls.append((room, pages_by_doc))
+        progress("index", 1, 1)
+
+    fake.build_index = build_index
+    monkeypatch.setitem(sys.modules, "dealroom.room._index", fake)
+    seen = []
+    report = ingest(source, tmp_path / "room", SETTINGS, progress=seen.append)
     assert report.index == "built"
+    assert seen[-1].stage == "index" and seen[0].stage == "extract"
     ((room, pages),) = calls
     manifest = load_manifest(room)
     assert sorted(pages) == [d.id for d in manifest.documents]
     charter = next(d for d in manifest.documents if d.title == "charter")
     assert pages[charter.id] == ["Certificate of incorporation", "Bylaws"]
+
+
+def test_the_real_index_is_current_after_ingest(source, tmp_path):
+    index = pytest.importorskip("dealroom.room._index")
+    report = ingest(source, tmp_path / "room", SETTINGS)
+    assert report.index == "built"
+    assert index.index_status(tmp_path / "room") is None
 
 
 def test_without_a_rubric_the_task_is_a_minimal_lab_task(source, tmp_path):

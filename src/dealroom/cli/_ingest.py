@@ -38,7 +38,8 @@ def _progress_bar(label: str) -> Iterator[ProgressFn]:
         task = bar.add_task("", total=None)
 
         def update(p: IngestProgress) -> None:
-            bar.update(task, completed=p.done, total=p.total, description=p.path[-60:])
+            what = p.path[-60:] if p.stage == "extract" else "building the index"
+            bar.update(task, completed=p.done, total=p.total, description=what)
 
         yield update
 

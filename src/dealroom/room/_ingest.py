@@ -109,11 +109,13 @@ class ReportEntry:
 
 @dataclass(frozen=True)
 class IngestProgress:
-    """Reported to the progress callback after each file is extracted."""
+    """Reported to the progress callback after each file is extracted, then as it is indexed."""
 
     done: int
     total: int
     path: str
+    stage: str = "extract"
+    """``extract`` (one call per file) or ``index`` (as the index builder reports)."""
 
 
 @dataclass
@@ -384,7 +386,9 @@ def ingest(
     write_json_atomic(out / MANIFEST, manifest.to_dict())
     entries.sort(key=lambda e: (e.path, e.reason))
     report = IngestReport(out, src, len(found.files), entries, manifest)
-    report.index = _build_index(out, pages_by_doc) if settings.build_index else "not requested"
+    report.index = "not requested"
+    if settings.build_index:
+        report.index = _build_index(out, pages_by_doc, progress, settings.workers)
     report.seconds = time.monotonic() - started
     write_json_atomic(out / REPORT, report.to_dict())
     return report
@@ -443,14 +447,21 @@ def _meta(src: Path, settings: IngestSettings, extra: dict[str, Any] | None) -> 
     return meta
 
 
-def _build_index(out: Path, pages_by_doc: dict[str, list[str]]) -> str:
+def _build_index(
+    out: Path, pages_by_doc: dict[str, list[str]], progress: ProgressFn | None, workers: int
+) -> str:
     """Build the index with the room store's builder, passing the pages already extracted."""
     try:
-        from dealroom.room._store import build_index
+        from dealroom.room._index import build_index
     except ImportError:
-        return "not built: dealroom.room._store.build_index is not available"
+        return "not built: dealroom.room._index.build_index is not available"
+
+    def forward(stage: str, done: int, total: int) -> None:
+        if progress is not None and stage == "index":
+            progress(IngestProgress(done, total, "", stage="index"))
+
     try:
-        build_index(out, pages_by_doc=pages_by_doc)
+        build_index(out, pages_by_doc=pages_by_doc, progress=forward, workers=workers)
     except RoomError as exc:
         return f"not built: {exc}"
     return "built"

@@ -10,6 +10,7 @@ from dealroom.room._extract import (
     extract_pages,
     format_of,
 )
+from dealroom.room._index import index_status
 from dealroom.room._ingest import (
     INGEST_REASONS,
     IngestProgress,
@@ -25,21 +26,28 @@ from dealroom.room._manifest import (
     load_manifest,
     load_task,
 )
+from dealroom.room._store import Doc, Hit, HitList, Room, RoomKeyError, build_index
 from dealroom.room._tokens import TOKENIZER, count_tokens
 
 __all__ = [
     "INGEST_REASONS",
     "REASONS",
     "TOKENIZER",
+    "Doc",
     "DocumentRecord",
     "Extraction",
     "ExtractionError",
     "ExtractionWarning",
+    "Hit",
+    "HitList",
     "IngestProgress",
     "IngestReport",
     "IngestSettings",
     "ReportEntry",
+    "Room",
+    "RoomKeyError",
     "RoomManifest",
+    "build_index",
     "classify_criterion",
     "count_tokens",
     "decode_text",
@@ -48,6 +56,7 @@ __all__ = [
     "extract_pages",
     "format_of",
     "import_lab",
+    "index_status",
     "ingest",
     "load_manifest",
     "load_task",

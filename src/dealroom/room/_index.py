@@ -1,0 +1,324 @@
+"""The room's text layer and search index, ``ROOM/.index/``: built once, then only read.
+
+    ROOM/.index/
+      meta.json    format version, hash of room.json, document file sizes (the freshness check)
+      docs.json    document records in index order (sorted by path, so a folder is one range)
+      layout.bin   int64 arrays (lengths in meta.json), in this order:
+                     doc_start[n], doc_end[n]      byte range of each document in text.bin
+                     doc_page0[n+1]                index of each document's first page
+                     page_start[P], page_end[P]    byte range of each page in text.bin
+                     page_cstart[P], page_cend[P]  char range of each page in its document's text
+      text.bin     every document's full text (pages joined by "\\f"), UTF-8, "\\n" between docs
+      lower.bin    text.bin with ASCII letters lowered (same offsets): grep's literal prefilter
+      search.db    SQLite FTS5, contentless, one row per page (rowid = page index + 1), plus
+                   ``common(term, df)``: page counts of the frequent (stemmed) terms
+
+Nothing in it is written after the build, so a read-only copy of the room works as is: the
+database opens with ``immutable=1`` and the text files are memory-mapped read-only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+from array import array
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import asdict
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from dealroom._util.files import write_json_atomic
+from dealroom.errors import RoomError
+from dealroom.room._extract import PAGE_BREAK, extract_pages
+from dealroom.room._manifest import MANIFEST, DocumentRecord, load_manifest
+
+INDEX_DIR = ".index"
+INDEX_VERSION = 1
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+COMMON_SHARE = 0.02
+"""Terms on more than this share of pages get a row in ``common`` (used to plan queries)."""
+LAYOUT = ("doc_start", "doc_end", "doc_page0", "page_start", "page_end", "page_cstart",
+          "page_cend")
+INLINE_FORMATS = frozenset({"md", "txt", "csv", "html", "eml"})
+"""Formats cheap enough to extract in-process; the others go to a process pool."""
+
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``; stages are ``extract`` and ``index``."""
+
+
+def index_dir(room_dir: Path) -> Path:
+    return Path(room_dir) / INDEX_DIR
+
+
+def _manifest_hash(room_dir: Path) -> str:
+    return hashlib.sha256((Path(room_dir) / MANIFEST).read_bytes()).hexdigest()
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
+def _ordered(docs: Sequence[DocumentRecord]) -> list[DocumentRecord]:
+    return sorted(docs, key=lambda d: (d.path, d.id))
+
+
+def index_status(room_dir: Path) -> str | None:
+    """``None`` when ``ROOM/.index/`` is complete and current, else why it must be (re)built."""
+    room_dir = Path(room_dir)
+    meta_path = index_dir(room_dir) / "meta.json"
+    if not meta_path.is_file():
+        return "the index has not been built"
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return "the index's meta.json is unreadable"
+    if meta.get("version") != INDEX_VERSION:
+        return f"the index has format {meta.get('version')}, this dealroom reads {INDEX_VERSION}"
+    if meta.get("manifest_sha256") != _manifest_hash(room_dir):
+        return f"{MANIFEST} changed since the index was built"
+    for rel, size in zip(meta["paths"], meta["sizes"], strict=True):
+        if _size(room_dir / rel) != size:
+            return f"{rel} changed since the index was built"
+    return None
+
+
+# -- extraction -----------------------------------------------------------------------------
+def _extract_one(room_dir: str, path: str, fmt: str) -> list[str]:
+    return extract_pages(Path(room_dir) / path, fmt)
+
+
+def _named(doc: DocumentRecord, exc: Exception) -> RoomError:
+    return RoomError(f"cannot index {doc.id} ({doc.path}): {exc}")
+
+
+def _iter_pages(room_dir: Path, docs: list[DocumentRecord],
+                given: Mapping[str, list[str]], workers: int) -> Iterator[list[str]]:
+    """Each document's pages in order: given, extracted inline, or from a bounded pool."""
+    heavy = [d for d in docs if d.id not in given and d.format not in INLINE_FORMATS]
+    pool = None
+    if workers > 1 and len(heavy) > 1:
+        pool = ProcessPoolExecutor(min(workers, len(heavy)), mp_context=get_context("spawn"))
+    pending: dict[str, Future[list[str]]] = {}
+    queue = iter(heavy)
+
+    def refill() -> None:
+        while pool is not None and len(pending) < 2 * workers:
+            nxt = next(queue, None)
+            if nxt is None:
+                return
+            pending[nxt.id] = pool.submit(_extract_one, str(room_dir), nxt.path, nxt.format)
+
+    try:
+        refill()
+        for doc in docs:
+            try:
+                if doc.id in given:
+                    pages = list(given[doc.id])
+                elif doc.id in pending:
+                    pages = pending.pop(doc.id).result()
+                    refill()
+                else:
+                    pages = extract_pages(room_dir / doc.path, doc.format)
+            except Exception as exc:  # noqa: BLE001 - every failure names the document
+                raise _named(doc, exc) from exc
+            yield pages or [""]
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+# -- writing --------------------------------------------------------------------------------
+class _Writer:
+    """Streams documents into text.bin, lower.bin, the FTS table and the layout arrays."""
+
+    def __init__(self, out: Path) -> None:
+        self.text = open(out / "text.bin", "wb")  # noqa: SIM115 - closed in close()
+        self.lower = open(out / "lower.bin", "wb")  # noqa: SIM115
+        self.db = sqlite3.connect(out / "search.db")
+        for pragma in ("journal_mode=OFF", "synchronous=OFF", "cache_size=-200000"):
+            self.db.execute(f"PRAGMA {pragma}")
+        self.db.execute(
+            f"CREATE VIRTUAL TABLE pages USING fts5(body, content='', tokenize='{TOKENIZE}')"
+        )
+        self.arrays = {name: array("q") for name in LAYOUT}
+        self.arrays["doc_page0"].append(0)
+        self.pos = 0
+        self.rows: list[tuple[int, str]] = []
+
+    def add(self, pages: list[str]) -> None:
+        a = self.arrays
+        a["doc_start"].append(self.pos)
+        chars = 0
+        for i, page in enumerate(pages):
+            data = page.encode("utf-8", "replace")
+            if i:
+                self._write(PAGE_BREAK.encode())
+                chars += 1
+            a["page_start"].append(self.pos)
+            self._write(data)
+            a["page_end"].append(self.pos)
+            a["page_cstart"].append(chars)
+            chars += len(page)
+            a["page_cend"].append(chars)
+            self.rows.append((len(a["page_start"]), page))
+        a["doc_end"].append(self.pos)
+        a["doc_page0"].append(len(a["page_start"]))
+        self._write(b"\n")
+        if len(self.rows) >= 2000:
+            self._flush_rows()
+
+    def _write(self, data: bytes) -> None:
+        self.text.write(data)
+        self.lower.write(data.lower())
+        self.pos += len(data)
+
+    def _flush_rows(self) -> None:
+        self.db.executemany("INSERT INTO pages(rowid, body) VALUES (?, ?)", self.rows)
+        self.rows.clear()
+
+    def finish(self, out: Path) -> None:
+        self._flush_rows()
+        self.db.execute("INSERT INTO pages(pages) VALUES ('optimize')")
+        n_pages = len(self.arrays["page_start"])
+        self.db.execute("CREATE TABLE common(term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID")
+        self.db.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, pages, row)")
+        self.db.execute("INSERT INTO common SELECT term, doc FROM temp.vocab WHERE doc > ?",
+                        (max(1, int(n_pages * COMMON_SHARE)),))
+        self.db.commit()
+        with open(out / "layout.bin", "wb") as fh:
+            for name in LAYOUT:
+                self.arrays[name].tofile(fh)
+        self.close()
+
+    def close(self) -> None:
+        self.text.close()
+        self.lower.close()
+        self.db.close()
+
+
+def build_index(room_dir: Path, pages_by_doc: Mapping[str, list[str]] | None = None,
+                progress: Progress | None = None, *, workers: int | None = None) -> Path:
+    """Build ``ROOM/.index/`` from scratch and return its path.
+
+    ``pages_by_doc`` maps document ids to their page texts (a generator or an ingester that
+    already has them); every other document is read with :func:`dealroom.room.extract_pages`.
+    A document that cannot be read raises :class:`RoomError` naming it. ``progress(stage, done,
+    total)`` is called as documents are indexed. The new index replaces the old one at the end.
+    """
+    room_dir = Path(room_dir)
+    with _build_lock(room_dir):
+        _build(room_dir, pages_by_doc or {}, progress, workers)
+    return index_dir(room_dir)
+
+
+def _build(room_dir: Path, given: Mapping[str, list[str]], progress: Progress | None,
+           workers: int | None) -> None:
+    docs = _ordered(load_manifest(room_dir).documents)
+    workers = workers or min(8, len(os.sched_getaffinity(0)))
+    tmp = room_dir / f"{INDEX_DIR}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        _write_all(room_dir, tmp, docs, given, progress, workers)
+        _swap(tmp, index_dir(room_dir))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _write_all(room_dir: Path, out: Path, docs: list[DocumentRecord],
+               given: Mapping[str, list[str]], progress: Progress | None, workers: int) -> None:
+    writer = _Writer(out)
+    try:
+        records = []
+        for done, (doc, pages) in enumerate(
+            zip(docs, _iter_pages(room_dir, docs, given, workers), strict=True), 1
+        ):
+            writer.add(pages)
+            records.append({**asdict(doc), "pages": len(pages)})
+            if progress is not None:
+                progress("extract", done, len(docs))
+        if progress is not None:
+            progress("index", 0, 1)
+        counts = {name: len(writer.arrays[name]) for name in LAYOUT}
+        writer.finish(out)
+    except BaseException:
+        writer.close()
+        raise
+    write_json_atomic(out / "docs.json", records)
+    write_json_atomic(out / "meta.json", {
+        "version": INDEX_VERSION,
+        "manifest_sha256": _manifest_hash(room_dir),
+        "paths": [d.path for d in docs],
+        "sizes": [_size(room_dir / d.path) for d in docs],
+        "counts": counts,
+        "tokenize": TOKENIZE,
+    })
+    if progress is not None:
+        progress("index", 1, 1)
+
+
+def _swap(new: Path, final: Path) -> None:
+    old = final.with_name(f"{INDEX_DIR}.old-{os.getpid()}")
+    if final.exists():
+        os.replace(final, old)
+    os.replace(new, final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _build_lock(room_dir: Path) -> Iterator[None]:
+    """One builder per room at a time (other processes wait); fails clearly when read-only."""
+    try:
+        fh = open(room_dir / f"{INDEX_DIR}.lock", "a")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise RoomError(
+            f"cannot build the index of {room_dir}: the room is not writable ({exc.strerror}); "
+            "build it where the room is writable (Room.open or build_index) and copy it along"
+        ) from exc
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+    finally:
+        fh.close()
+
+
+def ensure_index(room_dir: Path, progress: Progress | None = None) -> Path:
+    """Build the index if it is missing or stale (waiting for a concurrent builder)."""
+    room_dir = Path(room_dir)
+    reason = index_status(room_dir)
+    if reason is None:
+        return index_dir(room_dir)
+    if not os.access(room_dir, os.W_OK):
+        raise RoomError(
+            f"{reason} and {room_dir} is read-only: build the index where the room is writable "
+            "(Room.open or dealroom.room.build_index) and copy .index/ along with the room"
+        )
+    with _build_lock(room_dir):
+        if index_status(room_dir) is not None:  # not built meanwhile by another process
+            _build(room_dir, {}, progress, None)
+    return index_dir(room_dir)
+
+
+def read_layout(idx: Path, counts: Mapping[str, int]) -> dict[str, array[int]]:
+    """The int64 arrays of ``layout.bin``, by name."""
+    out: dict[str, array[int]] = {}
+    with open(idx / "layout.bin", "rb") as fh:
+        for name in LAYOUT:
+            arr = array("q")
+            arr.fromfile(fh, counts[name])
+            out[name] = arr
+    return out
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))

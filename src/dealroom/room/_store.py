@@ -1,0 +1,387 @@
+"""``Room``: a data room opened for reading — the ``room`` object of the agent's REPL.
+
+    room = Room.open("rooms/aravon")         # builds ROOM/.index/ on first open
+    print(room.tree())                        # folders with document counts and token sizes
+    room.docs[0]                              # Doc(D00001 'documents/01 Corporate/...' pdf ...)
+    room.doc("D00042").page(3)                # text of page 3
+    room.grep(r"change of control", folder="03 Material Contracts")
+    room.search("consent required assignment", k=10)
+    room.text("D00042"), room.page_spans("D00042")   # full text and its page char ranges
+
+All text comes from the index's memory-mapped text layer (see :mod:`dealroom.room._index`);
+nothing is held per document until asked for.
+"""
+
+from __future__ import annotations
+
+import difflib
+import mmap
+import re
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dealroom.errors import RoomError
+from dealroom.room._grep import (
+    PARALLEL_BYTES,
+    ScanResult,
+    compile_matcher,
+    default_workers,
+    parallel,
+    scan_docs,
+    split_chunks,
+)
+from dealroom.room._index import (
+    Progress,
+    build_index,
+    ensure_index,
+    read_json,
+    read_layout,
+)
+from dealroom.room._manifest import load_manifest
+from dealroom.room._search import SearchIndex, parse_query, snippet_regex
+
+__all__ = ["Doc", "Hit", "HitList", "Room", "RoomKeyError", "build_index"]
+
+SNIPPET = 240
+"""Characters of context shown around a hit."""
+
+
+class RoomKeyError(RoomError, KeyError):
+    """No document or folder by that name; the message lists close matches."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One place a pattern or query matched.
+
+    ``page`` and ``line`` are 1-based (line within the page); ``offset`` is the character
+    offset of the match in the document's full text (``room.text(doc)``).
+    """
+
+    doc: str
+    """Document id, e.g. ``D00042``; cite as ``[D00042 p.3]``."""
+    page: int
+    line: int
+    offset: int
+    snippet: str
+    """The matched line (or the text around the match), whitespace collapsed."""
+    path: str
+    match: str = ""
+    """The matched text (grep) or the query word found (search)."""
+    score: float | None = None
+    """bm25 relevance for ``search`` hits (higher is better); ``None`` for grep."""
+
+    def __repr__(self) -> str:
+        return f"[{self.doc} p.{self.page}] l.{self.line}: {self.snippet}"
+
+
+class HitList(list):  # type: ignore[type-arg]
+    """A list of :class:`Hit` that says whether it was cut short.
+
+    ``truncated`` is True when more matches exist than were returned; ``total`` counts all
+    matches (a lower bound when ``exact`` is False: counting stops at 10,000 or 10 × max_hits).
+    """
+
+    def __init__(self, hits: Iterable[Hit] = (), *, total: int | None = None,
+                 exact: bool = True) -> None:
+        super().__init__(hits)
+        self.total = len(self) if total is None else total
+        self.exact = exact
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > len(self)
+
+    def __repr__(self) -> str:
+        head = f"{len(self)} hits"
+        if self.truncated:
+            head += f" of {'' if self.exact else '≥'}{self.total:,} (truncated)"
+        return "\n".join([head, *map(repr, self)]) if self else head
+
+    def docs(self) -> list[str]:
+        """The distinct document ids hit, in order."""
+        return list(dict.fromkeys(h.doc for h in self))
+
+
+class Doc:
+    """One document of the room; ``.text`` and ``.page(n)`` read it from the text layer."""
+
+    __slots__ = ("_room", "category", "folder", "format", "id", "index", "pages", "path",
+                 "title", "tokens")
+
+    def __init__(self, room: Room, index: int, record: dict[str, Any]) -> None:
+        self._room = room
+        self.index = index
+        self.id: str = record["id"]
+        self.path: str = record["path"]
+        """Path in the room, ``documents/<folder>/<file>``."""
+        self.title: str = record["title"]
+        self.category: str = record["category"]
+        self.folder: str = record["folder"]
+        self.format: str = record["format"]
+        self.tokens: int = record["tokens"]
+        self.pages: int = record["pages"]
+
+    @property
+    def text(self) -> str:
+        """The full text: all pages joined by ``"\\f"`` (read from disk on each access)."""
+        return self._room.text(self.id)
+
+    def page(self, n: int) -> str:
+        """The text of page ``n`` (1-based)."""
+        return self._room.text(self.id, n)
+
+    def __repr__(self) -> str:
+        return (f"Doc({self.id} {self.path!r} {self.format} {self.pages}p "
+                f"{_size(self.tokens)} tokens)")
+
+
+def _size(tokens: int) -> str:
+    if tokens >= 1_000_000:
+        return f"{tokens / 1e6:.1f}M"
+    return f"{tokens / 1e3:.1f}k" if tokens >= 1000 else str(tokens)
+
+
+class Room:
+    """A data room opened for reading: documents, folder outline, regex grep, ranked search.
+
+    Attributes: ``name``, ``path`` (the room folder), ``docs`` (every :class:`Doc`, in folder
+    order), ``totals`` (docs, folders, categories, tokens, pages). Documents are named by id
+    (``D00042``) or path; pages are 1-based everywhere.
+    """
+
+    def __init__(self, path: Path, records: list[dict[str, Any]], layout: dict[str, Any],
+                 n_pages: int) -> None:
+        self.path = path
+        self.name = load_manifest(path).name
+        self.docs = [Doc(self, i, r) for i, r in enumerate(records)]
+        self._by_id = {d.id: d for d in self.docs}
+        self._by_path = {d.path: d for d in self.docs}
+        self._a = layout
+        idx = path / ".index"
+        self._files = [open(idx / n, "rb") for n in ("text.bin", "lower.bin")]  # noqa: SIM115
+        self._text, self._lower = (_map(f) for f in self._files)
+        self._search = SearchIndex(idx / "search.db", n_pages)
+        self.totals = {
+            "docs": len(self.docs),
+            "folders": len({d.folder for d in self.docs}),
+            "categories": len({d.category for d in self.docs}),
+            "tokens": sum(d.tokens for d in self.docs),
+            "pages": n_pages,
+        }
+
+    @classmethod
+    def open(cls, path: str | Path, progress: Progress | None = None) -> Room:
+        """Open the room at ``path``, building ``ROOM/.index/`` first if missing or stale.
+
+        ``progress(stage, done, total)`` reports a build. Raises :class:`RoomError` when the
+        folder is not a room, a document cannot be extracted, or the index is stale and the
+        room read-only.
+        """
+        path = Path(path).resolve()
+        idx = ensure_index(path, progress)
+        meta = read_json(idx / "meta.json")
+        layout = read_layout(idx, meta["counts"])
+        return cls(path, read_json(idx / "docs.json"), layout, meta["counts"]["page_start"])
+
+    def close(self) -> None:
+        """Release the memory maps and the search database."""
+        self._search.close()
+        for m in (self._text, self._lower):
+            if isinstance(m, mmap.mmap):
+                m.close()
+        for f in self._files:
+            f.close()
+
+    def __enter__(self) -> Room:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    def __repr__(self) -> str:
+        t = self.totals
+        return f"Room({self.name!r}: {t['docs']:,} docs, {_size(t['tokens'])} tokens)"
+
+    # -- documents ------------------------------------------------------------------------
+    def doc(self, id_or_path: str | Doc) -> Doc:
+        """The document with this id (``D00042``) or path (with or without ``documents/``).
+
+        Raises :class:`RoomKeyError` (a ``KeyError``) naming close matches when unknown.
+        """
+        if isinstance(id_or_path, Doc):
+            return id_or_path
+        key = str(id_or_path).strip()
+        found = (self._by_id.get(key) or self._by_id.get(key.upper())
+                 or self._by_path.get(key) or self._by_path.get(f"documents/{key}"))
+        if found is None:
+            names = list(self._by_id) if re.fullmatch(r"[Dd]\d+", key) else list(self._by_path)
+            close = difflib.get_close_matches(key, names, n=5, cutoff=0.5)
+            hint = f"; close matches: {', '.join(close)}" if close else ""
+            raise RoomKeyError(f"no document {key!r} in this room{hint} (room.docs lists all)")
+        return found
+
+    def page_spans(self, doc: str | Doc) -> list[tuple[int, int]]:
+        """``(start, end)`` char offsets of each page in the document's full text.
+
+        The full text is the pages joined by ``"\\f"``, so page ``n`` is
+        ``text[spans[n-1][0]:spans[n-1][1]]`` and a form feed sits at each ``end``.
+        """
+        d = self.doc(doc)
+        p0, p1 = self._a["doc_page0"][d.index], self._a["doc_page0"][d.index + 1]
+        return list(zip(self._a["page_cstart"][p0:p1], self._a["page_cend"][p0:p1], strict=True))
+
+    def text(self, doc: str | Doc, pages: int | tuple[int, int] | None = None) -> str:
+        """The document's full text, one page (``pages=3``) or a page range (``(2, 4)``).
+
+        A range is the exact slice of the full text from the first page's start to the last
+        page's end, form feeds included, so its char offsets line up with :meth:`page_spans`.
+        """
+        d = self.doc(doc)
+        a = self._a
+        if pages is None:
+            lo, hi = a["doc_start"][d.index], a["doc_end"][d.index]
+        else:
+            first, last = (pages, pages) if isinstance(pages, int) else pages
+            if not 1 <= first <= last <= d.pages:
+                raise IndexError(f"{d.id} has pages 1-{d.pages}; pages {first}-{last} do not exist")
+            p0 = a["doc_page0"][d.index]
+            lo, hi = a["page_start"][p0 + first - 1], a["page_end"][p0 + last - 1]
+        return self._text[lo:hi].decode("utf-8")
+
+    # -- folders --------------------------------------------------------------------------
+    def _folder_docs(self, folder: str | None) -> list[int]:
+        if folder is None:
+            return list(range(len(self.docs)))
+        f = folder.strip().strip("/")
+        f = f[len("documents/"):] if f.startswith("documents/") else f
+        picked = [d.index for d in self.docs if d.folder == f or d.folder.startswith(f + "/")]
+        if not picked:  # a numbered prefix such as "03" or "3.2" names a folder
+            picked = [d.index for d in self.docs
+                      if any(part.split(" ")[0] == f for part in d.folder.split("/"))]
+        if not picked:
+            folders = sorted({d.folder for d in self.docs} | {d.category for d in self.docs})
+            close = difflib.get_close_matches(f, folders, n=5, cutoff=0.4)
+            hint = f"; close matches: {', '.join(close)}" if close else ""
+            raise RoomKeyError(f"no folder {folder!r} in this room{hint} (see room.tree())")
+        return picked
+
+    def tree(self, depth: int = 2) -> str:
+        """The folder outline to ``depth`` levels, with document counts and token sizes."""
+        stats: dict[tuple[str, ...], list[int]] = {}
+        for d in self.docs:
+            parts = tuple(d.folder.split("/")) if d.folder else ("(top)",)
+            for n in range(1, min(depth, len(parts)) + 1):
+                s = stats.setdefault(parts[:n], [0, 0])
+                s[0] += 1
+                s[1] += d.tokens
+        t = self.totals
+        lines = [f"{self.name}: {t['docs']:,} documents, {_size(t['tokens'])} tokens, "
+                 f"{t['pages']:,} pages, {t['folders']} folders"]
+        for key in sorted(stats):
+            n, tokens = stats[key]
+            lines.append(f"{'  ' * (len(key) - 1)}{key[-1]}/  ({n:,} docs, {_size(tokens)} tokens)")
+        return "\n".join(lines)
+
+    # -- grep -----------------------------------------------------------------------------
+    def grep(self, pattern: str, folder: str | None = None, max_hits: int = 200,
+             flags: int = re.I) -> HitList:
+        """Regex search over every document's text, in folder order.
+
+        ``pattern`` is a Python regex (case-insensitive by default; ``^``/``$`` match at line
+        ends). Returns at most ``max_hits`` hits; ``.truncated`` and ``.total`` tell how many
+        matched in all. ``folder`` limits the search to a folder and its subfolders.
+        """
+        docs = self._folder_docs(folder)
+        try:
+            matcher = compile_matcher(pattern, flags)
+        except re.error as exc:
+            raise ValueError(f"invalid regex {pattern!r}: {exc}") from exc
+        cap = max(10_000, 10 * max_hits)
+        starts, ends = self._a["doc_start"], self._a["doc_end"]
+
+        def scan(chunk: list[int]) -> ScanResult:
+            return scan_docs(self._text, self._lower, starts, ends, chunk, matcher, max_hits, cap)
+
+        size = sum(ends[i] - starts[i] for i in docs)
+        parts = default_workers() if size > PARALLEL_BYTES else 1
+        result = parallel(split_chunks(docs, starts, ends, parts), scan)
+        hits = [self._hit(i, lo, hi) for i, lo, hi in result.matches[:max_hits]]
+        return HitList(hits, total=result.total, exact=result.exact)
+
+    def _page_of(self, doc: int, pos: int) -> int:
+        a = self._a
+        lo, hi = a["doc_page0"][doc], a["doc_page0"][doc + 1]
+        return max(lo, bisect_right(a["page_start"], pos, lo, hi) - 1)
+
+    def _hit(self, doc: int, lo: int, hi: int, score: float | None = None) -> Hit:
+        a, text = self._a, self._text
+        p = self._page_of(doc, lo)
+        ps, pe = a["page_start"][p], a["page_end"][p]
+        before = text[ps:lo]
+        line_start = text.rfind(b"\n", ps, lo) + 1 or ps
+        line_end = text.find(b"\n", hi, pe)
+        line_end = pe if line_end < 0 or hi > pe else line_end
+        context = text[max(line_start, lo - SNIPPET // 2):min(line_end, hi + SNIPPET // 2)]
+        d = self.docs[doc]
+        return Hit(
+            doc=d.id, page=p - a["doc_page0"][doc] + 1, line=before.count(b"\n") + 1,
+            offset=a["page_cstart"][p] + len(before.decode("utf-8", "ignore")),
+            snippet=" ".join(context.decode("utf-8", "replace").split()), path=d.path,
+            match=text[lo:hi].decode("utf-8", "replace")[:SNIPPET], score=score,
+        )
+
+    # -- search ---------------------------------------------------------------------------
+    def search(self, query: str, k: int = 20, folder: str | None = None) -> HitList:
+        """Ranked full-text search (bm25 over pages); best first, at most ``k`` hits.
+
+        Words match their variants (``indemnify`` finds ``indemnified``); ``"a phrase"`` must
+        appear as written; ``word*`` is a prefix. Each hit is one page, with the best line.
+        """
+        units = parse_query(query)
+        ranges = None
+        if folder is not None:
+            a = self._a
+            ranges = [(a["doc_page0"][lo] + 1, a["doc_page0"][hi + 1])
+                      for lo, hi in _runs(self._folder_docs(folder))]
+        rows = self._search.query(units, k, ranges)
+        finder = snippet_regex(units)
+        return HitList(self._page_hit(rowid - 1, score, finder) for rowid, score in rows)
+
+    def _page_hit(self, page: int, score: float, finder: re.Pattern[str] | None) -> Hit:
+        a = self._a
+        doc = bisect_right(a["doc_page0"], page) - 1
+        ps, pe = a["page_start"][page], a["page_end"][page]
+        text = self._text[ps:pe].decode("utf-8", "replace")
+        m = finder.search(text) if finder else None
+        lo = ps + len(text[: m.start()].encode("utf-8")) if m else ps
+        hi = lo + len(m.group().encode("utf-8")) if m else ps
+        return self._hit(doc, lo, hi, score=round(score, 3))
+
+
+def _runs(indices: list[int]) -> list[tuple[int, int]]:
+    """Consecutive runs of sorted ints as inclusive ``(first, last)`` pairs."""
+    runs: list[tuple[int, int]] = []
+    for i in indices:
+        if runs and i == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    return runs
+
+
+def _map(fh: Any) -> mmap.mmap | bytes:
+    """A read-only map of the file (an empty file cannot be mapped: use ``b""``)."""
+    try:
+        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except ValueError:
+        return b""

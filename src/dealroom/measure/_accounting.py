@@ -3,12 +3,13 @@
 Tokens come from the providers' usage reports as recorded in each event's ``usage``
 (:class:`dealroom.types.Usage`). Cost is the recorded ``cost_usd`` when it is positive (the
 provider's figure, or the models layer's own pricing); otherwise it is priced here from the
-run's ``config.json`` price table, cache-aware::
+run's ``config.json`` price table (``models``: spec → prices in US dollars per million
+tokens), cache-aware, with :meth:`dealroom.models.Prices.cost`::
 
-    cost = (input - cached) * price_input + cached * price_cached_input + output * price_output
+    cost = (input - cached) * input_price + cached * cached_input_price + output * output_price
 
-with prices in US dollars per million tokens. A call that has tokens but neither a recorded
-cost nor a price is counted in ``unpriced_calls`` instead of being priced at a guess.
+A call that has tokens but neither a recorded cost nor a price is counted in
+``unpriced_calls`` instead of being priced at a guess.
 """
 
 from __future__ import annotations
@@ -17,32 +18,45 @@ from collections.abc import Iterable
 from typing import Any
 
 from dealroom.measure._runfiles import ratio
+from dealroom.models import Prices
 from dealroom.types import Usage
-
-PER_TOKENS = 1_000_000
-"""Prices in the models file and ``config.json`` are US dollars per this many tokens."""
 
 AGENT_ROLES = ("root", "sub", "child_root")
 """Roles whose tokens make up a run's agent total (the judge is accounted apart)."""
 
 
-def price_usage(usage: Usage, price: dict[str, float] | None) -> float | None:
-    """Cache-aware cost of ``usage`` at ``price`` (USD per million tokens), or None if unpriced.
+def prices_of(entry: dict[str, Any] | None) -> Prices | None:
+    """The :class:`~dealroom.models.Prices` of a price-table entry, or None when it has none.
+
+    Entries are ``Prices`` as a dict (``input``, ``cached_input``, ``output``, as the harnesses
+    write ``config.json``) or models-file style (``price_input``, ``price_cached_input``,
+    ``price_output``). Cached input without its own price is charged as input.
+    """
+    if not entry:
+        return None
+    get = {k.removeprefix("price_"): v for k, v in entry.items()}
+    if "input" not in get or "output" not in get:
+        return None
+    return Prices(
+        float(get["input"]), float(get.get("cached_input", get["input"])), float(get["output"])
+    )
+
+
+def price_usage(usage: Usage, entry: dict[str, Any] | None) -> float | None:
+    """Cache-aware cost of ``usage`` under a price-table entry, or None if it is unpriced.
 
     >>> price_usage(Usage(1_000_000, 400_000, 100_000), {"price_input": 2.0,
     ...     "price_cached_input": 0.5, "price_output": 8.0})
     2.2
     """
-    if not price or "price_input" not in price or "price_output" not in price:
+    prices = prices_of(entry)
+    if prices is None:
         return None
     cached = min(usage.cached_input_tokens, usage.input_tokens)
-    p_in = float(price["price_input"])
-    p_cached = float(price.get("price_cached_input", p_in))
-    dollars = (usage.input_tokens - cached) * p_in + cached * p_cached
-    return round((dollars + usage.output_tokens * float(price["price_output"])) / PER_TOKENS, 12)
+    return prices.cost(usage.input_tokens, cached, usage.output_tokens)
 
 
-def call_usage(event: dict[str, Any], prices: dict[str, dict[str, float]]) -> tuple[Usage, bool]:
+def call_usage(event: dict[str, Any], prices: dict[str, dict[str, Any]]) -> tuple[Usage, bool]:
     """The usage of one ``model_call`` event with its cost filled in; and whether it is priced."""
     usage = Usage.from_dict(event.get("usage") or {})
     usage.calls = 1
@@ -54,7 +68,7 @@ def call_usage(event: dict[str, Any], prices: dict[str, dict[str, float]]) -> tu
 
 
 def account(
-    events: Iterable[dict[str, Any]], prices: dict[str, dict[str, float]] | None = None
+    events: Iterable[dict[str, Any]], prices: dict[str, dict[str, Any]] | None = None
 ) -> dict[str, Any]:
     """Tokens and cost of every ``model_call`` in ``events``, in total and broken down.
 

@@ -1,0 +1,147 @@
+"""The LLM rubric judge, in the manner of Harvey LAB's judge.
+
+Each criterion is judged at temperature 0 against the deliverables it grades plus the task's
+title and instructions, never the answer key. Criteria go ``batch`` per call (``batch=1`` is
+LAB's one call per criterion). A reply that cannot be parsed, or that leaves criteria out, is
+answered with a correction naming the missing ids, up to ``retries`` times; a criterion still
+without a verdict is a judge *error* (counted apart, never dropped, never passed), as is every
+criterion of a call whose endpoint failed for good.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from dealroom.errors import ConfigError, DealroomError
+from dealroom.judge._scores import ERROR, Judge, Scores, make_scores
+from dealroom.judge._verdicts import Verdicts, parse_verdicts
+from dealroom.models import gather_bounded
+from dealroom.types import Usage
+
+if TYPE_CHECKING:
+    from dealroom.models import ModelClient
+
+SYSTEM = (
+    "You are a senior M&A lawyer grading a junior's work product against a rubric. Judge each "
+    "criterion only from the deliverable text shown: do not assume facts that are not stated "
+    "in it. A criterion passes only if the deliverable clearly meets its PASS condition and "
+    "meets none of its FAIL conditions. Reply with JSON only."
+)
+REPLY_FORMAT = (
+    'Reply with one JSON object: {"results": [{"id": "<criterion id>", "verdict": "pass" or '
+    '"fail", "reasoning": "<one or two sentences>"}]}, one entry per criterion, in order.'
+)
+
+
+def llm_judge(
+    model: ModelClient,
+    batch: int = 1,
+    retries: int = 2,
+    concurrency: int = 8,
+    max_tokens: int | None = None,
+) -> Judge:
+    """A :class:`Judge` that asks ``model`` for verdicts, ``batch`` criteria per call."""
+    if batch < 1 or retries < 0 or concurrency < 1:
+        raise ConfigError("llm_judge needs batch >= 1, retries >= 0 and concurrency >= 1")
+
+    async def judge(task: dict[str, Any], deliverables: dict[str, str]) -> Scores:
+        chunks = batches(task.get("criteria", []), batch, list(deliverables))
+        jobs = [
+            partial(_judge_batch, model, task, deliverables, chunk, retries, max_tokens)
+            for chunk in chunks
+        ]
+        verdicts: Verdicts = {}
+        usage = Usage()
+        for chunk, result in zip(
+            chunks, await gather_bounded(jobs, limit=concurrency), strict=True
+        ):
+            if isinstance(result, Exception):
+                problem = f"judge error: {type(result).__name__}: {result}"
+                verdicts.update({c["id"]: (ERROR, problem) for c in chunk})
+                continue
+            verdicts.update(result[0])
+            usage += result[1]
+        return make_scores(task, verdicts, {"name": "llm", **judge.args}, usage)
+
+    judge.name = "llm"  # type: ignore[attr-defined]
+    name = getattr(model, "name", "") or getattr(model, "model", "")
+    judge.args = {"model": name, "batch": batch, "retries": retries}  # type: ignore[attr-defined]
+    return judge  # type: ignore[return-value]
+
+
+def batches(
+    criteria: list[dict[str, Any]], size: int, default: list[str]
+) -> list[list[dict[str, Any]]]:
+    """Criteria grouped by the deliverables they grade, then cut ``size`` per call."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for c in criteria:
+        groups.setdefault(tuple(c.get("deliverables") or default), []).append(c)
+    return [g[i : i + size] for g in groups.values() for i in range(0, len(g), size)]
+
+
+def build_messages(
+    task: dict[str, Any], deliverables: dict[str, str], criteria: list[dict[str, Any]]
+) -> list[dict[str, str]]:
+    """The judge prompt: task, the graded deliverables and the criteria (no answer key)."""
+    names = criteria[0].get("deliverables") or list(deliverables)
+    parts = [f"# Task: {task.get('title', '')}\n{task.get('instructions', '')}"]
+    for name in names:
+        text = deliverables.get(name, "")
+        parts.append(f"# Deliverable `{name}`\n<<<\n{text if text.strip() else '(empty)'}\n>>>")
+    rubric = [
+        {"id": c["id"], "title": c.get("title", ""), "match_criteria": c.get("match_criteria", "")}
+        for c in criteria
+    ]
+    parts.append("# Criteria\n" + json.dumps(rubric, indent=1, ensure_ascii=False))
+    parts.append(REPLY_FORMAT)
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+async def _judge_batch(
+    model: ModelClient,
+    task: dict[str, Any],
+    deliverables: dict[str, str],
+    criteria: list[dict[str, Any]],
+    retries: int,
+    max_tokens: int | None,
+) -> tuple[Verdicts, Usage]:
+    """Verdicts for one batch, asking again for what is missing; errors for the rest."""
+    messages = build_messages(task, deliverables, criteria)
+    pending = [c["id"] for c in criteria]
+    verdicts: Verdicts = {}
+    usage = Usage()
+    problem = "not judged"
+    tries = 0
+    for tries in range(1, retries + 2):  # noqa: B007 - reported below
+        try:
+            reply = await model.chat(
+                messages, max_tokens=max_tokens or 200 + 200 * len(pending), temperature=0.0
+            )
+        except Exception as exc:  # noqa: BLE001 - a failed call is its criteria's result
+            kind = "" if isinstance(exc, DealroomError) else f"{type(exc).__name__}: "
+            problem = f"judge call failed: {kind}{exc}"
+            break
+        usage += reply.usage
+        found, problem = parse_verdicts(reply.text, pending)
+        verdicts.update(found)
+        pending = [i for i in pending if i not in found]
+        if not pending:
+            break
+        problem = f"{problem} (finish_reason {reply.finish_reason})"
+        messages = [
+            *messages,
+            {"role": "assistant", "content": reply.text[:4000]},
+            {"role": "user", "content": _correction(problem, pending)},
+        ]
+    for i in pending:
+        verdicts[i] = (ERROR, f"judge error after {tries} attempt(s): {problem}")
+    return verdicts, usage
+
+
+def _correction(problem: str, pending: list[str]) -> str:
+    return (
+        f"Your reply could not be used: {problem}. Give verdicts for {', '.join(pending)} only. "
+        + REPLY_FORMAT
+    )

@@ -1,0 +1,266 @@
+"""The reference judge: deterministic verdicts from each criterion's ``expect`` block.
+
+A positive criterion passes when one finding context of the memo (a paragraph, a top-level list
+item with its sub-items, or a table row; long paragraphs are read as windows of
+:data:`WINDOW_SENTENCES` sentences) holds *all* of its expected elements together:
+
+* ``cite``: every listed document cited (``[D00042 p.3]``, ``[D00042]``, ...);
+* ``amounts``: every ``{value, tolerance}`` stated in US dollars within tolerance (default
+  :data:`DEFAULT_TOLERANCE` of the value);
+* ``dates``: every ISO date stated (an ISO month matches any day of it);
+* ``terms``: one synonym of every group, in the context or its nearest heading;
+* ``severity``: the one label of the context (or, if it has none, of its nearest labelled
+  heading) equals the expected one.
+
+A context is a list, not a finding, and satisfies nothing when it cites more than
+``max(LISTED_ANSWERS, 2 × cited)`` of the documents the rubric cites anywhere (or more than
+:data:`MAX_LISTED` documents in all), or states more than ``max(LISTED_ANSWERS, 2 × amounts)``
+of the amounts the rubric expects anywhere. So a memo that lists every document id, amount and
+party of the room scores as if it were empty. Sections headed like an index (*Documents
+reviewed*, *Appendix*, *Sources*, ...) hold no findings and are skipped.
+
+``sections``: every required heading is present. ``negative: true``: the criterion passes
+unless some context states the described claim (all its elements) with no qualifier such as
+*cured*, *waived*, *resolved* or *not* in the sentences that state it; an empty memo passes.
+A criterion without a usable ``expect`` block is a judge error, never a pass.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from dealroom.judge._memo import (
+    Block,
+    Memo,
+    amounts,
+    citations,
+    date_matches,
+    dates,
+    heading_severity,
+    normalize,
+    parse_iso,
+    parse_memo,
+    sentences,
+    severities,
+    term_pattern,
+)
+from dealroom.judge._scores import ERROR, FAIL, PASS, Judge, Scores, make_scores
+
+DEFAULT_TOLERANCE = 0.005
+"""Relative tolerance for an amount whose ``tolerance`` is not given (0.5%)."""
+LISTED_ANSWERS = 3
+MAX_LISTED = 12
+WINDOW_SENTENCES = 5
+LONG_BLOCK_WORDS = 250
+ELEMENT_KEYS = ("cite", "amounts", "dates", "terms", "severity")
+KNOWN_KEYS = {*ELEMENT_KEYS, "negative", "sections"}
+_INDEX_HEADING = re.compile(
+    r"\b(documents? (reviewed|list)|index|appendix|annex|sources|references|bibliography)\b",
+    re.I,
+)
+"""Headings of sections that list documents rather than state findings."""
+_QUALIFIER = re.compile(
+    r"\b(cured|waived|waiver|resolved|remedied|released|satisfied|obtained|settled|dismissed|"
+    r"withdrawn|superseded|expired|terminated|rescinded|no longer|not|never|none|no|nothing|"
+    r"neither|nor)\b|n't\b"
+)
+
+
+def reference_judge() -> Judge:
+    """A :class:`Judge` that scores from ``expect`` blocks alone; no model is called."""
+
+    async def judge(task: dict[str, Any], deliverables: dict[str, str]) -> Scores:
+        memos: dict[tuple[str, ...], Memo] = {}
+        answers = Answers.of(task)
+        verdicts = {}
+        for criterion in task.get("criteria", []):
+            names = tuple(criterion.get("deliverables") or deliverables)
+            if names not in memos:
+                memos[names] = parse_memo("\n\n".join(deliverables.get(n, "") for n in names))
+            verdicts[criterion["id"]] = judge_criterion(criterion, memos[names], answers)
+        return make_scores(task, verdicts, {"name": "reference"})
+
+    judge.name = "reference"  # type: ignore[attr-defined]
+    judge.args = {}  # type: ignore[attr-defined]
+    return judge  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Answers:
+    """What the whole rubric points at: the documents it cites and the amounts it expects."""
+
+    docs: frozenset[str]
+    amounts: tuple[float, ...]
+
+    @classmethod
+    def of(cls, task: dict[str, Any]) -> Answers:
+        expects = [c.get("expect") or {} for c in task.get("criteria", [])]
+        expects = [e for e in expects if isinstance(e, dict)]
+        docs = frozenset(str(d) for e in expects for d in e.get("cite") or [])
+        values = {float(a["value"]) for e in expects for a in e.get("amounts") or []}
+        return cls(docs, tuple(sorted(values)))
+
+    def count_amounts(self, stated: list[float]) -> int:
+        """How many of the rubric's amounts ``stated`` holds (to the rubric's own tolerance)."""
+        return sum(
+            any(abs(abs(s) - v) <= abs(v) * DEFAULT_TOLERANCE for s in stated) for v in self.amounts
+        )
+
+
+def judge_criterion(
+    criterion: dict[str, Any], memo: Memo, answers: Answers | None = None
+) -> tuple[str, str]:
+    """``(verdict, reasoning)`` for one criterion against a parsed memo.
+
+    ``answers`` (from the whole task) sharpens list detection; without it only this
+    criterion's own documents and amounts are known.
+    """
+    expect = criterion.get("expect")
+    if not isinstance(expect, dict) or not expect:
+        return ERROR, "no expect block: the reference judge cannot score this criterion"
+    unknown = set(expect) - KNOWN_KEYS
+    if unknown:
+        return ERROR, f"unknown expect keys {sorted(unknown)}"
+    answers = answers or Answers.of({"criteria": [criterion]})
+    if expect.get("negative"):
+        return _negative(expect, memo, answers)
+    missing = [s for s in expect.get("sections") or [] if not _has_section(memo, s)]
+    if missing:
+        return FAIL, f"missing section(s): {', '.join(missing)}"
+    if not any(expect.get(k) for k in ELEMENT_KEYS):
+        if expect.get("sections"):
+            return PASS, "all required sections are present"
+        return ERROR, "the expect block names nothing to check"
+    best: tuple[int, list[str], Block | None] = (-1, [], None)
+    for block, context in _contexts(memo):
+        missing_here = _missing(expect, block, context, answers)
+        if not missing_here:
+            return PASS, f"stated together at line {block.line}: {_quote(context)}"
+        score = -len(missing_here)
+        if best[2] is None or score > best[0]:
+            best = (score, missing_here, block)
+    if best[2] is None:
+        return FAIL, "the deliverable is empty"
+    return FAIL, f"no finding states all of it; closest (line {best[2].line}) lacks " + "; ".join(
+        best[1]
+    )
+
+
+def _contexts(memo: Memo) -> Iterator[tuple[Block, str]]:
+    """Each block outside index sections, or for a long block each window of sentences."""
+    for block in memo.blocks:
+        if any(_INDEX_HEADING.search(h) for h in block.headings):
+            continue
+        if len(block.text.split()) <= LONG_BLOCK_WORDS:
+            yield block, block.text
+            continue
+        parts = sentences(block.text)
+        for i in range(max(1, len(parts) - WINDOW_SENTENCES + 1)):
+            yield block, " ".join(parts[i : i + WINDOW_SENTENCES])
+
+
+def _missing(expect: dict[str, Any], block: Block, text: str, answers: Answers) -> list[str]:
+    """What of ``expect`` the context lacks (empty: it states everything)."""
+    out: list[str] = []
+    cited = citations(text)
+    stated = amounts(text)
+    want_cite = [str(d) for d in expect.get("cite") or []]
+    want_amounts = expect.get("amounts") or []
+    listed_docs = len(cited & answers.docs)
+    if listed_docs > max(LISTED_ANSWERS, 2 * len(want_cite)) or len(cited) > MAX_LISTED:
+        return [f"it lists {len(cited)} documents: a list, not a finding"]
+    listed_amounts = answers.count_amounts(stated)
+    if listed_amounts > max(LISTED_ANSWERS, 2 * len(want_amounts)):
+        return [f"it lists {listed_amounts} of the rubric's amounts: a list, not a finding"]
+    out += [f"citation of {d}" for d in want_cite if d not in cited]
+    out += [f"amount ${a['value']:,}" for a in want_amounts if not _amount_stated(a, stated)]
+    found_dates = dates(text)
+    out += [
+        f"date {d}"
+        for d in expect.get("dates") or []
+        if not date_matches(parse_iso(str(d)), found_dates)
+    ]
+    near = normalize(text + "\n" + (block.headings[-1] if block.headings else ""))
+    out += [f"term {group[0]!r}" for group in _groups(expect) if not _any_term(group, near)]
+    if expect.get("severity"):
+        label = _severity(block, text)
+        if label != str(expect["severity"]).lower():
+            out.append(f"severity {expect['severity']} (found {label or 'none'})")
+    return out
+
+
+def _amount_stated(want: dict[str, Any], stated: list[float]) -> bool:
+    value = float(want["value"])
+    tol = want.get("tolerance")
+    tol = float(tol) if tol is not None else abs(value) * DEFAULT_TOLERANCE
+    return any(abs(abs(s) - abs(value)) <= tol + 1e-9 for s in stated)
+
+
+def _groups(expect: dict[str, Any]) -> list[list[str]]:
+    groups = expect.get("terms") or []
+    return [[g] if isinstance(g, str) else [str(t) for t in g] for g in groups if g]
+
+
+def _any_term(group: list[str], text: str) -> bool:
+    return any(term_pattern(t).search(text) for t in group)
+
+
+def _severity(block: Block, text: str) -> str | None:
+    """The single severity label of the context, else of its nearest labelled heading."""
+    labels = severities(text)
+    if len(labels) == 1:
+        return next(iter(labels))
+    if labels:
+        return "ambiguous"
+    for heading in reversed(block.headings):
+        found = heading_severity(heading)
+        if found:
+            return next(iter(found)) if len(found) == 1 else "ambiguous"
+    return None
+
+
+def _has_section(memo: Memo, section: str) -> bool:
+    want = normalize(section)
+    return any(want in normalize(h) for h in memo.headings)
+
+
+def _negative(expect: dict[str, Any], memo: Memo, answers: Answers) -> tuple[str, str]:
+    claim = {k: expect[k] for k in ("cite", "amounts", "dates", "terms") if expect.get(k)}
+    if not claim:
+        return ERROR, "a negative criterion needs the claim's cite, amounts, dates or terms"
+    for block, context in _contexts(memo):
+        if _missing(claim, block, context, answers):
+            continue
+        if not _qualified(context, _groups(claim)):
+            return FAIL, f"states the claim at line {block.line}: {_quote(context)}"
+    return PASS, "the deliverable does not state the claim as a live issue"
+
+
+def _qualified(text: str, groups: list[list[str]]) -> bool:
+    """Whether every span stating the claim's terms also carries a qualifier (cured, not, ...).
+
+    A span is a sentence or two adjacent sentences holding a synonym of every term group; the
+    terms themselves are blanked before looking for a qualifier, so a claim worded with "not"
+    is not mistaken for its denial.
+    """
+    parts = [normalize(s) for s in sentences(text)]
+    spans = parts + [f"{a} {b}" for a, b in zip(parts, parts[1:], strict=False)]
+    patterns = [[term_pattern(t) for t in group] for group in groups]
+    stating = [s for s in spans if all(any(p.search(s) for p in g) for g in patterns)]
+    if not stating:
+        return False
+    for span in stating:
+        for group in patterns:
+            for pattern in group:
+                span = pattern.sub(" ", span)
+        if not _QUALIFIER.search(span):
+            return False
+    return True
+
+
+def _quote(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,0 +1,177 @@
+"""Scores in Harvey LAB's ``scores.json`` shape, and the Judge protocol that produces them.
+
+LAB's keys (``score``, ``max_score``, ``summary``, ``all_pass``, ``n_criteria``, ``n_passed``,
+``criteria_results: [{id, title, verdict, reasoning}]``) are kept exactly; dealroom adds
+``pass_rate`` (the headline figure), ``pass_rate_judged``, ``pass_rate_by_type``, ``n_errors``,
+``judge`` and ``usage``. A verdict is ``pass``, ``fail`` or ``error``: a criterion the judge
+could not score is an ``error``, listed and counted apart, never dropped and never passed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from dealroom.types import Usage
+
+PASS, FAIL, ERROR = "pass", "fail", "error"
+VERDICTS = (PASS, FAIL, ERROR)
+UNTYPED = "untyped"
+
+
+class Judge(Protocol):
+    """Scores a task's deliverables against its rubric. Build one with a factory:
+    :func:`~dealroom.judge.reference_judge` or :func:`~dealroom.judge.llm_judge`."""
+
+    name: str
+    """``reference`` or ``llm``."""
+    args: dict[str, Any]
+    """The options it was built with (the judge model's spec among them); logged."""
+
+    async def __call__(self, task: dict[str, Any], deliverables: dict[str, str]) -> Scores:
+        """Judge every criterion of ``task`` (LAB ``task.json``) against ``deliverables``
+        (deliverable name → text)."""
+        ...
+
+
+@dataclass
+class CriterionResult:
+    """The verdict on one criterion."""
+
+    id: str
+    title: str
+    verdict: str
+    """``pass``, ``fail`` or ``error`` (the judge could not score it)."""
+    reasoning: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "verdict": self.verdict,
+            "reasoning": self.reasoning,
+        }
+
+
+@dataclass
+class Scores:
+    """A judged deliverable; :meth:`to_dict` is ``scores.json``."""
+
+    criteria_results: list[CriterionResult]
+    types: dict[str, str] = field(default_factory=dict)
+    """Criterion id → criterion ``type`` (fact, conclusion, citation, ...)."""
+    judge: dict[str, Any] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    """Tokens and cost the judge spent (zero for the reference judge)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Further keys written to ``scores.json`` (run, room, agreement, ...)."""
+
+    @property
+    def n_criteria(self) -> int:
+        return len(self.criteria_results)
+
+    @property
+    def n_passed(self) -> int:
+        return sum(r.verdict == PASS for r in self.criteria_results)
+
+    @property
+    def n_errors(self) -> int:
+        return sum(r.verdict == ERROR for r in self.criteria_results)
+
+    @property
+    def pass_rate(self) -> float:
+        """Passed / all criteria (errors count as not passed); NaN without criteria."""
+        return self.n_passed / self.n_criteria if self.n_criteria else math.nan
+
+    @property
+    def pass_rate_judged(self) -> float:
+        """Passed / criteria the judge could score; NaN when it scored none."""
+        judged = self.n_criteria - self.n_errors
+        return self.n_passed / judged if judged else math.nan
+
+    @property
+    def all_pass(self) -> bool:
+        return self.n_criteria > 0 and self.n_passed == self.n_criteria
+
+    def by_type(self) -> dict[str, dict[str, Any]]:
+        """Per criterion type: ``n``, ``passed``, ``errors`` and ``pass_rate``."""
+        out: dict[str, dict[str, Any]] = {}
+        for r in self.criteria_results:
+            row = out.setdefault(
+                self.types.get(r.id) or UNTYPED, {"n": 0, "passed": 0, "errors": 0}
+            )
+            row["n"] += 1
+            row["passed"] += r.verdict == PASS
+            row["errors"] += r.verdict == ERROR
+        for row in out.values():
+            row["pass_rate"] = row["passed"] / row["n"]
+        return dict(sorted(out.items()))
+
+    def summary(self) -> str:
+        text = f"{self.n_passed}/{self.n_criteria} criteria passed"
+        if self.n_criteria:
+            text += f" ({100 * self.pass_rate:.1f}%)"
+        if self.n_errors:
+            text += f"; {self.n_errors} judge error{'s' * (self.n_errors > 1)}"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "score": 1.0 if self.all_pass else 0.0,
+            "max_score": 1.0,
+            "summary": self.summary(),
+            "all_pass": self.all_pass,
+            "n_criteria": self.n_criteria,
+            "n_passed": self.n_passed,
+            "n_errors": self.n_errors,
+            "pass_rate": self.pass_rate,
+            "pass_rate_judged": self.pass_rate_judged,
+            "pass_rate_by_type": self.by_type(),
+            "criteria_results": [r.to_dict() for r in self.criteria_results],
+            "judge": self.judge,
+            "usage": self.usage.to_dict(),
+            **self.extra,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], task: dict[str, Any] | None = None) -> Scores:
+        """Read a ``scores.json``; ``task`` restores criterion types for :meth:`by_type`."""
+        results = [
+            CriterionResult(
+                r["id"], r.get("title", ""), _verdict_of(r.get("verdict")), r.get("reasoning", "")
+            )
+            for r in data.get("criteria_results", [])
+        ]
+        extra_keys = ("run", "room", "agreement", "deliverables_missing")
+        return cls(
+            results,
+            criterion_types(task) if task else {},
+            data.get("judge", {}),
+            Usage.from_dict(data.get("usage") or {}),
+            {k: data[k] for k in extra_keys if k in data},
+        )
+
+
+def _verdict_of(value: Any) -> str:
+    verdict = str(value or "").strip().lower()
+    return verdict if verdict in VERDICTS else ERROR
+
+
+def criterion_types(task: dict[str, Any]) -> dict[str, str]:
+    """Criterion id → ``type`` for every criterion of ``task``."""
+    return {c["id"]: c.get("type") or UNTYPED for c in task.get("criteria", [])}
+
+
+def make_scores(
+    task: dict[str, Any],
+    verdicts: dict[str, tuple[str, str]],
+    judge: dict[str, Any],
+    usage: Usage | None = None,
+) -> Scores:
+    """Scores for every criterion of ``task``; one missing from ``verdicts`` is an error."""
+    results = []
+    for c in task.get("criteria", []):
+        verdict, reasoning = verdicts.get(c["id"], (ERROR, "the judge returned no verdict"))
+        results.append(CriterionResult(c["id"], c.get("title", ""), verdict, reasoning))
+    return Scores(results, criterion_types(task), judge, usage or Usage())

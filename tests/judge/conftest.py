@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -37,5 +36,7 @@ def make_run(run_dir: Path, memo: str | None, room: Path = FIXTURE_ROOM) -> Path
     return run_dir
 
 
-def copy_room(dst: Path) -> Path:
-    return Path(shutil.copytree(FIXTURE_ROOM, dst))
+@pytest.fixture(scope="session")
+def run_maker():
+    """:func:`make_run`, to build run folders on the fixture room."""
+    return make_run

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_run
 
 from dealroom.judge import Scores, agreement, judge_run, llm_judge, parse_verdicts
 from dealroom.models import open_model
@@ -192,8 +191,10 @@ def test_parse_verdicts_shapes(text: str, ids: list, found: dict, problem: str |
     assert why == problem
 
 
-def test_judge_run_compares_with_the_reference(tmp_path: Path, gold: str, task: dict) -> None:
-    run = make_run(tmp_path / "run", gold)
+def test_judge_run_compares_with_the_reference(
+    tmp_path: Path, gold: str, task: dict, run_maker
+) -> None:
+    run = run_maker(tmp_path / "run", gold)
     wrong = {"C-001", "C-002"}
 
     def reply(req: dict) -> str:
@@ -219,8 +220,8 @@ def test_judge_run_compares_with_the_reference(tmp_path: Path, gold: str, task: 
     assert saved["usage"]["calls"] >= -(-n // 2)
 
 
-def test_judge_run_missing_memo_is_judged_empty(tmp_path: Path, task: dict) -> None:
-    run = make_run(tmp_path / "run", None)
+def test_judge_run_missing_memo_is_judged_empty(tmp_path: Path, task: dict, run_maker) -> None:
+    run = run_maker(tmp_path / "run", None)
     scores = judge_run(run)
     assert scores.extra["deliverables_missing"] == ["memo"]
     negatives = sum(1 for c in task["criteria"] if c["expect"].get("negative"))

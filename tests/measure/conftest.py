@@ -87,3 +87,15 @@ def write_run(
 @pytest.fixture
 def room_dir(tmp_path: Path) -> Path:
     return write_room(tmp_path / "room")
+
+
+@pytest.fixture(scope="session")
+def mini_docs() -> dict[str, tuple[str, str, str]]:
+    """Document id → (folder, file name, text) of the mini room."""
+    return DOCS
+
+
+@pytest.fixture(scope="session")
+def run_writer():
+    """:func:`write_run`, to build run folders."""
+    return write_run

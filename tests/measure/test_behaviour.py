@@ -7,7 +7,6 @@ import math
 from pathlib import Path
 
 import pytest
-from conftest import DOCS, write_run
 
 import dealroom.measure._accounting
 import dealroom.measure._behaviour
@@ -99,8 +98,8 @@ def test_correlation() -> None:
         correlation([1, 2], [1, 2, 3])
 
 
-def test_metrics_from_run(room_dir: Path, tmp_path: Path) -> None:
-    run = write_run(
+def test_metrics_from_run(room_dir: Path, tmp_path: Path, mini_docs: dict, run_writer) -> None:
+    run = run_writer(
         tmp_path / "run",
         TRAJECTORY,
         {
@@ -119,8 +118,8 @@ def test_metrics_from_run(room_dir: Path, tmp_path: Path) -> None:
     )
     assert metrics["usage"]["unpriced_calls"] == 5  # sub model "" has no price
     assert metrics["behaviour"]["sub_calls"] == 5
-    covered = sum(count_tokens(DOCS[d][2][:40]) for d in ("D00001", "D00003"))
-    covered += count_tokens(DOCS["D00002"][2][:40])  # the failed call still had usage
+    covered = sum(count_tokens(mini_docs[d][2][:40]) for d in ("D00001", "D00003"))
+    covered += count_tokens(mini_docs["D00002"][2][:40])  # the failed call still had usage
     assert metrics["coverage"]["tokens_covered"] == covered
     assert metrics_from_run(run, coverage=False)["coverage"] is None
 

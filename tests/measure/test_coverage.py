@@ -6,19 +6,18 @@ import math
 from pathlib import Path
 
 import pytest
-from conftest import DOCS, write_run
 
 from dealroom.measure import CoverageIndex, CoverageProbe, DocText, coverage_from_run
 from dealroom.room import count_tokens
 
 
-def _docs() -> list[DocText]:
-    return [DocText(i, f, f.split("/")[0], t) for i, (f, _, t) in DOCS.items()]
+def _docs(mini_docs: dict) -> list[DocText]:
+    return [DocText(i, f, f.split("/")[0], t) for i, (f, _, t) in mini_docs.items()]
 
 
 @pytest.fixture(scope="module")
-def index() -> CoverageIndex:
-    return CoverageIndex(_docs())
+def index(mini_docs: dict) -> CoverageIndex:
+    return CoverageIndex(_docs(mini_docs))
 
 
 def _tok(text: str) -> int:
@@ -31,9 +30,9 @@ def _covered(probe: CoverageProbe, doc: str) -> int:
     return int(per_unit[ix.unit_doc == ix.doc_index[doc]].sum())
 
 
-def test_totals_match_the_room_tokenizer(index: CoverageIndex) -> None:
-    assert index.total_tokens == sum(_tok(t) for _, _, t in DOCS.values())
-    for doc, (_, _, text) in DOCS.items():
+def test_totals_match_the_room_tokenizer(index: CoverageIndex, mini_docs: dict) -> None:
+    assert index.total_tokens == sum(_tok(t) for _, _, t in mini_docs.values())
+    for doc, (_, _, text) in mini_docs.items():
         assert index.doc_tokens[index.doc_index[doc]] == _tok(text)
 
 
@@ -44,9 +43,11 @@ def test_empty_probe_covers_nothing(index: CoverageIndex) -> None:
     assert summary["documents_touched"] == 0
 
 
-def test_whole_document_slice_covers_exactly_that_document(index: CoverageIndex) -> None:
+def test_whole_document_slice_covers_exactly_that_document(
+    index: CoverageIndex, mini_docs: dict
+) -> None:
     probe = CoverageProbe(index)
-    text = DOCS["D00002"][2]
+    text = mini_docs["D00002"][2]
     probe.observe_slice("D00002", 0, len(text))
     summary = probe.summary()
     assert summary["tokens_covered"] == _tok(text)
@@ -56,11 +57,13 @@ def test_whole_document_slice_covers_exactly_that_document(index: CoverageIndex)
     assert folder["coverage"] == 1.0
     category = summary["by_category"]["03 Material Contracts"]
     assert category["tokens_covered"] == _tok(text)
-    assert category["tokens_total"] == _tok(text) + _tok(DOCS["D00003"][2])
+    assert category["tokens_total"] == _tok(text) + _tok(mini_docs["D00003"][2])
 
 
-def test_slice_cut_inside_lines_counts_tokens_that_start_inside(index: CoverageIndex) -> None:
-    text = DOCS["D00001"][2]
+def test_slice_cut_inside_lines_counts_tokens_that_start_inside(
+    index: CoverageIndex, mini_docs: dict
+) -> None:
+    text = mini_docs["D00001"][2]
     start = text.index("name of")  # mid-line
     end = text.index("Wilmington") + 3  # cuts the word "Wilmington": it still starts inside
     probe = CoverageProbe(index)
@@ -71,8 +74,8 @@ def test_slice_cut_inside_lines_counts_tokens_that_start_inside(index: CoverageI
     )
 
 
-def test_overlapping_slices_are_not_counted_twice(index: CoverageIndex) -> None:
-    text = DOCS["D00002"][2]
+def test_overlapping_slices_are_not_counted_twice(index: CoverageIndex, mini_docs: dict) -> None:
+    text = mini_docs["D00002"][2]
     probe = CoverageProbe(index)
     probe.observe_slice("D00002", 0, 100)
     probe.observe_slice("D00002", 50, 160)
@@ -83,8 +86,8 @@ def test_overlapping_slices_are_not_counted_twice(index: CoverageIndex) -> None:
     assert _covered(probe, "D00002") == _tok(text)
 
 
-def test_page_reference_covers_that_page(index: CoverageIndex) -> None:
-    text = DOCS["D00001"][2]
+def test_page_reference_covers_that_page(index: CoverageIndex, mini_docs: dict) -> None:
+    text = mini_docs["D00001"][2]
     page2 = text.split("\f")[1]
     probe = CoverageProbe(index)
     probe.observe_ref({"id": "D00001", "pages": [2, 2]})
@@ -125,8 +128,10 @@ def test_a_line_found_in_two_documents_is_credited_once(index: CoverageIndex) ->
     assert probe.summary()["tokens_covered"] == _tok(clause)
 
 
-def test_neighbours_decide_which_copy_of_a_line_was_read(index: CoverageIndex) -> None:
-    lease = DOCS["D00003"][2]
+def test_neighbours_decide_which_copy_of_a_line_was_read(
+    index: CoverageIndex, mini_docs: dict
+) -> None:
+    lease = mini_docs["D00003"][2]
     probe = CoverageProbe(index)
     probe.observe_text(lease)  # "Signed" and the clause also occur in D00002
     summary = probe.summary()
@@ -142,8 +147,10 @@ def test_short_lines_count_only_inside_a_run(index: CoverageIndex) -> None:
     assert probe.summary()["tokens_covered"] == _tok("Rent is $42,000 per month.")
 
 
-def test_cut_off_lines_count_for_the_tokens_they_hold(index: CoverageIndex) -> None:
-    msa = DOCS["D00002"][2]
+def test_cut_off_lines_count_for_the_tokens_they_hold(
+    index: CoverageIndex, mini_docs: dict
+) -> None:
+    msa = mini_docs["D00002"][2]
     clause_start = msa.index("Section 9.2")
     chunk = msa[: clause_start + 40]  # ends mid-line, as text[:N] does
     probe = CoverageProbe(index)
@@ -173,9 +180,9 @@ def test_keyword_lists_do_not_count_as_reading(index: CoverageIndex) -> None:
     assert probe.summary()["tokens_covered"] == 0
 
 
-def test_events_feed_the_probe_from_every_role(index: CoverageIndex) -> None:
-    lease = DOCS["D00003"][2]
-    charter = DOCS["D00001"][2]
+def test_events_feed_the_probe_from_every_role(index: CoverageIndex, mini_docs: dict) -> None:
+    lease = mini_docs["D00003"][2]
+    charter = mini_docs["D00001"][2]
     probe = CoverageProbe(index)
     probe.observe_events(
         [
@@ -205,7 +212,7 @@ def test_events_feed_the_probe_from_every_role(index: CoverageIndex) -> None:
                 "usage": {"input_tokens": 0},
                 "input": {"prompt": "x", "docs": [{"id": "D00002", "chars": [0, 500]}]},
             },
-            {"type": "cell", "output": DOCS["D00002"][2]},
+            {"type": "cell", "output": mini_docs["D00002"][2]},
         ]
     )
     summary = probe.summary()
@@ -214,15 +221,17 @@ def test_events_feed_the_probe_from_every_role(index: CoverageIndex) -> None:
     assert summary["by_document"]["D00002"] == 0.0
 
 
-def test_coverage_from_run_reads_the_room_and_trajectory(room_dir: Path, tmp_path: Path) -> None:
-    msa = DOCS["D00002"][2]
-    run = write_run(
+def test_coverage_from_run_reads_the_room_and_trajectory(
+    room_dir: Path, tmp_path: Path, mini_docs: dict, run_writer
+) -> None:
+    msa = mini_docs["D00002"][2]
+    run = run_writer(
         tmp_path / "run",
         [{"type": "model_call", "role": "sub", "input": {"docs": [{"id": "D00002"}]}}],
         {"room": str(room_dir)},
     )
     summary = coverage_from_run(run)
-    total = sum(_tok(t) for _, _, t in DOCS.values())
+    total = sum(_tok(t) for _, _, t in mini_docs.values())
     assert summary["tokens_total"] == total
     assert summary["coverage"] == pytest.approx(_tok(msa) / total)
     assert summary["documents_touched"] == 1

@@ -17,6 +17,7 @@ is never written to disk; it is rebuilt in the process that measures.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -102,8 +103,10 @@ class CoverageIndex:
 
     def __init__(self, docs: Iterable[DocText], text_of: TextSource | None = None) -> None:
         docs = list(docs)
-        texts = {d.id: d.text for d in docs}
-        self.text_of: TextSource = text_of or texts.__getitem__
+        if text_of is None:
+            text_of = {d.id: d.text for d in docs}.__getitem__
+        self.text_of: TextSource = functools.lru_cache(maxsize=8)(text_of)
+        """Full text by id; cached, as cut lines of one document come in runs."""
         self.doc_ids = [d.id for d in docs]
         self.doc_index = {d: i for i, d in enumerate(self.doc_ids)}
         self.folders, self.doc_folder = _groups([d.folder for d in docs])

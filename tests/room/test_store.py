@@ -256,10 +256,14 @@ WORDS = ["consent", "change", "control", "assignment", "landlord", "Indemnity", 
          "ÉTÉ", "notice", "\n", "\n", " ", " ", " ", ".", "$4.2", "million", "\f"]
 PATTERNS = ["consent", "change of control", r"\bfee\b", "indemnit(y|ies)", r"rent\s+notice",
             "^notice", r"control\.?$", r"\$\d+\.\d", "landlord|assignment", "été", r"(?s)fee.*rent",
-            "million[^\n]*consent", r"\d", "x{0}consent", "Consent", "(?-i:Consent)"]
+            "million[^\n]*consent", r"\d", "x{0}consent", "Consent", "(?-i:Consent)",
+            r"(notice) \1", r"rent(?= notice)", r"\bfee\b\s*$", r"(?<!\.)fee", r"^\s*$"]
 
 
-def test_grep_matches_a_plain_regex_reference(tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("engine", ["re2", "re"])
+def test_grep_matches_a_plain_regex_reference(tmp_path: Path, monkeypatch, engine: str) -> None:
+    if engine == "re":
+        monkeypatch.setattr(grep_mod, "_re2", None)
     rng = random.Random(7)
     docs = {}
     for i in range(40):
@@ -318,3 +322,15 @@ def test_search_plans_around_common_terms(tmp_path: Path) -> None:
         hits = r.search("boilerplate covenant", k=3)
         assert hits[0].doc == "D00007" and len(hits) == 1
         assert len(r.search("boilerplate", k=5)) == 5
+
+
+def test_matcher_plans() -> None:
+    m = grep_mod.compile_matcher("indemnit(y|ies)")
+    assert (m.literals, m.line_mode, m.engine) == ((b"indemnit",), True, "re2")
+    m = grep_mod.compile_matcher("Warranty|Indemnity")
+    assert m.literals == (b"indemnity", b"warranty")
+    assert grep_mod.compile_matcher(r"consent\s+of").line_mode is False
+    assert grep_mod.compile_matcher(r"(notice) \1").engine == "re"  # RE2 has no backreferences
+    assert grep_mod.compile_matcher(r"^\s*$").engine == "re"  # can match empty: re semantics
+    assert grep_mod.compile_matcher(r"\d{3}").literals is None
+    assert grep_mod.compile_matcher("été").str_mode

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from dealroom.measure import CoverageIndex, CoverageProbe, DocText, coverage_from_run
@@ -240,3 +241,21 @@ def test_coverage_from_run_reads_the_room_and_trajectory(
 def test_empty_room_coverage_is_undefined() -> None:
     summary = CoverageProbe([DocText("D00001", "a", "a", "")]).summary()
     assert math.isnan(summary["coverage"])
+
+
+def test_vectorised_token_counts_equal_the_tokenizer() -> None:
+    rng = np.random.default_rng(7)
+    alphabet = [chr(i) for i in range(128)] + [" "] * 40 + ["\n"] * 8 + list("abc") * 20
+    for _ in range(20):
+        text = "".join(rng.choice(alphabet, size=2000).tolist())
+        index = CoverageIndex([DocText("D00001", "f", "c", text)])
+        assert index.total_tokens == count_tokens(text)
+
+
+def test_non_ascii_documents(mini_docs: dict) -> None:
+    text = "Société Générale — prêt de €5 millions.\nRésiliation en cas de changement de contrôle."
+    index = CoverageIndex([DocText("D00009", "f", "c", text)])
+    assert index.total_tokens == count_tokens(text)
+    probe = CoverageProbe(index)
+    probe.observe_text("Résiliation  en cas de changement de contrôle.")
+    assert probe.summary()["tokens_covered"] == count_tokens(text.split("\n")[1])

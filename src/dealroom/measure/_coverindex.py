@@ -39,7 +39,15 @@ _ASCII_CLASS = np.array(
 
 
 def normalize_line(line: str) -> str:
-    """A line with its whitespace runs collapsed to one space and its ends stripped."""
+    """A line with its whitespace runs collapsed to one space and its ends stripped.
+
+    >>> normalize_line("  Article\t1.  The name ")
+    'Article 1. The name'
+    """
+    # Already normal (the common case, checked fast): no whitespace but single inner spaces;
+    # ``isprintable`` is False for every whitespace character except the space.
+    if line.isprintable() and "  " not in line and line[:1] != " " and line[-1:] != " ":
+        return line
     return " ".join(line.split())
 
 
@@ -61,9 +69,8 @@ def _line_tokens(text: str, starts: np.ndarray, ends: np.ndarray, lines: list[st
         return np.fromiter(map(count_tokens, lines), dtype=np.int64, count=len(lines))
     cls = _ASCII_CLASS[np.frombuffer(raw, dtype=np.uint8)]
     word = cls == 1
-    first = (cls == 2) | (word & ~np.concatenate(([False], word[:-1])))
-    cum = np.concatenate(([0], np.cumsum(first, dtype=np.int64)))
-    return cum[ends] - cum[starts]
+    first = np.flatnonzero((cls == 2) | (word & ~np.concatenate(([False], word[:-1]))))
+    return np.searchsorted(first, ends) - np.searchsorted(first, starts)
 
 
 @dataclass

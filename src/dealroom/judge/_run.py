@@ -47,6 +47,18 @@ async def open_judge(
         await model.aclose()
 
 
+def load_rubric(room: Path, *judges: Any) -> dict[str, Any]:
+    """The room's ``task.json``; refuse the reference judge when no criterion has ``expect``."""
+    task = load_task(room)
+    wants_reference = any(j == "reference" for j in judges)
+    if wants_reference and not any(c.get("expect") for c in task.get("criteria", [])):
+        raise ConfigError(
+            f"the rubric of {room} has no expect blocks (only generated rooms have them), so "
+            "the reference judge cannot score it: pass --judge MODEL for the LLM judge"
+        )
+    return task
+
+
 def memo_deliverables(task: dict[str, Any], memo_text: str) -> dict[str, str]:
     """Deliverables for a lone memo: the text under ``memo`` (or the task's first deliverable)."""
     names = list(task.get("deliverables") or {"memo": "memo.md"})
@@ -58,7 +70,7 @@ async def ajudge_memo(
     room: Path, memo_text: str, judge: Judge | str = "reference", **options: Any
 ) -> Scores:
     """Score ``memo_text`` against the rubric of ``room``'s ``task.json``."""
-    task = load_task(room)
+    task = load_rubric(room, judge)
     async with open_judge(judge, **options) as ready:
         scores = await ready(task, memo_deliverables(task, memo_text))
     scores.extra["room"] = str(room)
@@ -82,7 +94,7 @@ async def ajudge_run(
     """
     run_dir = Path(run_dir)
     room = Path(room) if room is not None else room_of_run(run_dir)
-    task = load_task(room)
+    task = load_rubric(room, judge, compare)
     deliverables, missing = read_deliverables(run_dir, task)
     scores = await _score(judge, task, deliverables, options)
     scores.extra.update(run=run_dir.name, room=str(room), deliverables_missing=missing)

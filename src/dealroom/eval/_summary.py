@@ -1,0 +1,110 @@
+"""One row per run (pass rate, coverage, cost, tokens, root share, sub-calls, turns) and totals.
+
+Rows are read from each run folder: ``scores.json`` for the judged figures and
+``metrics.json`` for the rest (computed with :func:`dealroom.measure.metrics_from_run` when a
+run has none yet). Nothing is estimated: a figure a run does not have is None.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from dealroom.errors import DealroomError
+from dealroom.measure import correlation, metrics_from_run
+from dealroom.measure._runfiles import METRICS, SCORES, json_safe, ratio, read_json_if_exists
+from dealroom.room import load_manifest
+
+
+def summarize_runs(run_dirs: list[Path]) -> dict[str, Any]:
+    """``{"runs": [row, ...], "totals": {...}}`` for the given run folders (JSON-safe)."""
+    rows = [run_row(Path(r)) for r in run_dirs]
+    return json_safe({"runs": rows, "totals": totals(rows)})
+
+
+def run_row(run_dir: Path) -> dict[str, Any]:
+    """The summary row of one run folder."""
+    metrics = read_json_if_exists(run_dir / METRICS) or _metrics(run_dir)
+    scores = read_json_if_exists(run_dir / SCORES) or {}
+    usage = metrics.get("usage", {})
+    total = usage.get("total", {})
+    share = usage.get("root_share", {})
+    behaviour = metrics.get("behaviour", {})
+    coverage = metrics.get("coverage") or {}
+    return {
+        "run": run_dir.name,
+        "path": str(run_dir),
+        "room": metrics.get("room", ""),
+        "harness": metrics.get("harness", ""),
+        "root_model": metrics.get("root_model", ""),
+        "status": metrics.get("status", ""),
+        "pass_rate": scores.get("pass_rate") if scores else None,
+        "n_criteria": scores.get("n_criteria"),
+        "n_passed": scores.get("n_passed"),
+        "n_errors": scores.get("n_errors"),
+        "judge": (scores.get("judge") or {}).get("name"),
+        "coverage": coverage.get("coverage"),
+        "cost_usd": total.get("cost_usd", 0.0),
+        "judge_cost_usd": (scores.get("usage") or {}).get("cost_usd", 0.0),
+        "input_tokens": total.get("input_tokens", 0),
+        "cached_input_tokens": total.get("cached_input_tokens", 0),
+        "output_tokens": total.get("output_tokens", 0),
+        "root_input_tokens": usage.get("by_role", {}).get("root", {}).get("input_tokens", 0),
+        "root_output_tokens": usage.get("by_role", {}).get("root", {}).get("output_tokens", 0),
+        "root_share_input": share.get("input"),
+        "root_share_output": share.get("output"),
+        "sub_calls": behaviour.get("sub_calls", 0),
+        "turns": behaviour.get("turns", 0),
+        "waves": behaviour.get("waves", 0),
+        "unpriced_calls": usage.get("unpriced_calls", 0),
+        "room_tokens": coverage.get("tokens_total") or _room_tokens(metrics.get("room")),
+        "wall_s": metrics.get("wall_s", 0.0),
+    }
+
+
+def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sums over runs, means of the per-run rates, and the delegation/room-size correlation."""
+    # a run's trajectory holds agent calls only (the judge's are in scores.json)
+    agents_in = sum(r["input_tokens"] for r in rows)
+    agents_out = sum(r["output_tokens"] for r in rows)
+    sized = [r for r in rows if r["room_tokens"]]
+    return {
+        "runs": len(rows),
+        "scored_runs": sum(r["pass_rate"] is not None for r in rows),
+        "pass_rate_mean": _mean(r["pass_rate"] for r in rows),
+        "coverage_mean": _mean(r["coverage"] for r in rows),
+        "cost_usd": sum(r["cost_usd"] for r in rows),
+        "judge_cost_usd": sum(r["judge_cost_usd"] for r in rows),
+        "input_tokens": sum(r["input_tokens"] for r in rows),
+        "cached_input_tokens": sum(r["cached_input_tokens"] for r in rows),
+        "output_tokens": sum(r["output_tokens"] for r in rows),
+        "root_share_input": ratio(sum(r["root_input_tokens"] for r in rows), agents_in),
+        "root_share_output": ratio(sum(r["root_output_tokens"] for r in rows), agents_out),
+        "sub_calls": sum(r["sub_calls"] for r in rows),
+        "turns": sum(r["turns"] for r in rows),
+        "unpriced_calls": sum(r["unpriced_calls"] for r in rows),
+        "corr_sub_calls_room_tokens": correlation(
+            [r["sub_calls"] for r in sized], [r["room_tokens"] for r in sized]
+        ),
+    }
+
+
+def _metrics(run_dir: Path) -> dict[str, Any]:
+    """Metrics of a run that wrote no ``metrics.json``: with coverage when its room is there."""
+    try:
+        return metrics_from_run(run_dir)
+    except DealroomError:
+        return metrics_from_run(run_dir, coverage=False)
+
+
+def _room_tokens(room: str | None) -> int | None:
+    try:
+        return load_manifest(Path(room)).totals()["tokens"] if room else None
+    except DealroomError:
+        return None
+
+
+def _mean(values: Any) -> float:
+    present = [v for v in values if v is not None and math.isfinite(v)]
+    return sum(present) / len(present) if present else math.nan

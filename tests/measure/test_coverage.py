@@ -259,3 +259,10 @@ def test_non_ascii_documents(mini_docs: dict) -> None:
     probe = CoverageProbe(index)
     probe.observe_text("Résiliation  en cas de changement de contrôle.")
     assert probe.summary()["tokens_covered"] == count_tokens(text.split("\n")[1])
+
+
+def test_labelled_lines_such_as_search_hits(index: CoverageIndex, mini_docs: dict) -> None:
+    line = "Article 2. The registered office is in Wilmington, Delaware."
+    probe = CoverageProbe(index)
+    probe.observe_text(f"[grep] 2 hits\nD00001 p.1: {line}\nD00002 p.2: Section 9.2 Change of")
+    assert probe.summary()["tokens_covered"] == _tok(line)

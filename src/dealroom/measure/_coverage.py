@@ -14,13 +14,16 @@ lines covered in part:
   that the first occurrence is credited once. Short lines (fewer than
   :data:`MIN_ANCHOR_TOKENS` tokens) count only inside such a run, never alone. A line cut short
   counts for the tokens it holds when it is a prefix of a room line (found by a prefix hash or
-  next to a matched run) or a suffix of the room line just before a matched run.
+  next to a matched run) or a suffix of the room line just before a matched run. A line that
+  matches nothing is tried again without a short label before a colon (``D00042 p.3: ...``,
+  as search hits print).
 
 Coverage = covered tokens / room tokens, by document, folder and category.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -39,6 +42,9 @@ from dealroom.measure._runfiles import ratio, read_events, room_of_run
 
 MIN_ANCHOR_TOKENS = 4
 """Lines with fewer tokens are only credited as part of a run of matched lines."""
+
+_LABEL = re.compile(r"^[^\s:]{1,24}(?: [^\s:]{1,12}){0,2}: ")
+"""A short label before a room line (``D00042 p.3: ``, ``Out[7]: ``), tried without it."""
 
 
 def build_index(room: Any) -> CoverageIndex:
@@ -102,12 +108,19 @@ class CoverageProbe:
         if not norms:
             return
         self.counts["texts"] += 1
+        chosen = self._observe_lines(norms)
+        labelled = [norms[i] for i in np.flatnonzero(chosen < 0) if _LABEL.match(norms[i])]
+        if labelled:  # "D00042 p.3: <room line>", as search results and listings print
+            self._observe_lines([_LABEL.sub("", line, count=1) for line in labelled])
+
+    def _observe_lines(self, norms: list[str]) -> np.ndarray:
         chosen = _match_lines(self.index, norms)
         matched = chosen[chosen >= 0]
         self.hit[matched] = True
         self.counts["lines_matched"] += len(matched)
         for unit, lo, hi in _partial_lines(self.index, norms, chosen):
             self.partial.setdefault(unit, []).append((lo, hi))
+        return chosen
 
     def observe_event(self, event: dict[str, Any]) -> None:
         """Fold in one trajectory event (only ``model_call`` events carry model inputs)."""

@@ -1,3 +1,39 @@
-"""dealroom: run, judge, evaluate and post-train recursive language model agents on data rooms."""
+"""dealroom: run, judge, evaluate and post-train recursive language model agents on data rooms.
+
+The public API, imported lazily so ``import dealroom`` stays fast:
+
+    generate_room   make a synthetic data room with a rubric     (dealroom.room)
+    Room            open a room: tree, docs, grep, search         (dealroom.room)
+    run_agent       run the RLM or tool-loop harness on a room    (dealroom.harness)
+    resume_run      finish an interrupted run                     (dealroom.harness)
+    judge_run       score a run's memo against the rubric         (dealroom.judge)
+    judge_memo      score any memo file against a room's rubric   (dealroom.judge)
+    metrics_from_run  coverage, accounting, behaviour of a run    (dealroom.measure)
+    run_demo        the main job end to end, offline              (dealroom._demo)
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "generate_room": "dealroom.room",
+    "Room": "dealroom.room",
+    "run_agent": "dealroom.harness",
+    "resume_run": "dealroom.harness",
+    "judge_run": "dealroom.judge",
+    "judge_memo": "dealroom.judge",
+    "metrics_from_run": "dealroom.measure",
+    "run_demo": "dealroom._demo",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'dealroom' has no attribute {name!r}")

@@ -19,6 +19,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=2, ensure_ascii=False)
             fh.write("\n")
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; others (the sandbox's uid) must read it
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -1,5 +1,92 @@
-"""CLI commands (see dealroom.cli)."""
+"""``dealroom run``, ``resume``, ``repl`` and ``demo``."""
 
 from __future__ import annotations
 
-from dealroom.cli import app  # noqa: F401
+import asyncio
+from pathlib import Path
+
+import typer
+
+from dealroom.cli import app
+from dealroom.cli._live import RunDisplay
+from dealroom.cli.display import console, render_run_result
+
+MODELS_HELP = "Models file (TOML) naming models; default ./models.toml or ~/.config/dealroom."
+
+
+@app.command()
+def run(
+    room: Path = typer.Argument(..., help="The data room folder."),
+    out: Path = typer.Option(..., "--out", help="New run folder to write."),
+    harness: str = typer.Option("rlm", help="rlm or toolloop."),
+    root: str = typer.Option("scripted", help="Root model: NAME, local, scripted, MODEL@URL."),
+    sub: str = typer.Option("local", help="Sub-agent model (rlm): NAME, local, MODEL@URL."),
+    depth: int = typer.Option(None, help="RLM depth: 1 plain sub-calls, 2+ child REPLs."),
+    max_turns: int = typer.Option(None, "--max-turns", help="Root turn budget."),
+    max_cost: float = typer.Option(None, "--max-cost", help="Budget in USD, children included."),
+    max_tokens: int = typer.Option(None, "--max-tokens", help="Token budget over all calls."),
+    concurrency: int = typer.Option(None, help="Parallel calls per endpoint (default 64)."),
+    cell_timeout: float = typer.Option(None, "--cell-timeout", help="Seconds per REPL cell."),
+    models: Path = typer.Option(None, "--models", help=MODELS_HELP),
+) -> None:
+    """Run an agent on a data room; records go to the run folder as it works."""
+    from dealroom.harness import run_agent_async
+
+    options = {"depth": depth, "max_turns": max_turns, "max_cost_usd": max_cost,
+               "max_tokens": max_tokens, "cell_timeout": cell_timeout}
+    with RunDisplay(console, max_turns=max_turns) as display:
+        result = asyncio.run(run_agent_async(
+            room, out, harness=harness, root=root, sub=sub, models_file=models,
+            concurrency=concurrency, listeners=(display,), **options,
+        ))
+    render_run_result(result)
+
+
+@app.command()
+def resume(
+    run_dir: Path = typer.Argument(..., help="An interrupted run folder."),
+    models: Path = typer.Option(None, "--models", help=MODELS_HELP),
+) -> None:
+    """Finish an interrupted run; completed model calls are replayed, not repeated."""
+    from dealroom.harness import resume_run_async
+
+    with RunDisplay(console) as display:
+        result = asyncio.run(resume_run_async(run_dir, models_file=models, listeners=(display,)))
+    render_run_result(result)
+
+
+@app.command()
+def repl(
+    room: Path = typer.Argument(..., help="The data room folder."),
+    sub: str = typer.Option("local", help="Model behind llm()/llm_batch(): NAME, local, URL."),
+    concurrency: int = typer.Option(None, help="Parallel calls per endpoint (default 64)."),
+    code: str = typer.Option(None, "-c", help="Run one cell, print its output and exit."),
+    depth: int = typer.Option(1, help="2 or more makes rlm() available."),
+    cell_timeout: float = typer.Option(120.0, "--cell-timeout", help="Seconds per cell."),
+    models: Path = typer.Option(None, "--models", help=MODELS_HELP),
+) -> None:
+    """The root's sandboxed REPL, for a person: interactive, or one cell with -c."""
+    from dealroom.harness.rlm import RLMSettings
+    from dealroom.harness.rlm._repl_cli import interact, one_cell
+
+    settings = RLMSettings(depth=depth, cell_timeout=cell_timeout, max_turns=10_000,
+                           output_limit=1_000_000)
+    if code is not None:
+        ok = asyncio.run(one_cell(room, sub, code, settings, models, concurrency))
+        raise typer.Exit(0 if ok else 1)
+    asyncio.run(interact(room, sub, settings, models, concurrency))
+
+
+@app.command()
+def demo(
+    out: Path = typer.Option(Path("dealroom-demo"), "--out", help="Folder for room and run."),
+    sub: str = typer.Option("local", help="Sub-agent model (default: the embedded one)."),
+    docs: int = typer.Option(12, help="Documents in the generated room."),
+) -> None:
+    """The main job end to end, offline: generate a room, review it, judge the memo."""
+    from dealroom._demo import run_demo_async
+    from dealroom.cli.display import render_demo
+
+    with RunDisplay(console, max_turns=12) as display:
+        result = asyncio.run(run_demo_async(out, sub=sub, docs=docs, listeners=(display,)))
+    render_demo(result)

@@ -36,7 +36,12 @@ from dealroom.harness.rlm._prompt import (
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.rlm._slices import build_sub_input
+from dealroom.room import count_tokens
 from dealroom.types import Budget, Usage
+
+ROOT_OUTPUT_RESERVE = 1024
+"""Completion tokens held back for each root call when a token or cost budget is set."""
+_NO_BUDGET = "\x00no budget"
 
 CHILD_FIRST = """\
 You are a child agent of a due diligence review. Your task:
@@ -71,13 +76,17 @@ class RunContext:
     scratch: Path
     instructions: str
     sandbox_factory: Any
+    probe: Any
+    """The run's live CoverageProbe; it sees every event before the listeners do."""
     listeners: list[Any] = field(default_factory=list)
+    """Callables ``(event, probe)`` told of every event, e.g. the CLI's live display."""
     waves: int = 0
 
     def emit(self, type: str, agent: str, depth: int, **fields: Any) -> None:
         event = self.recorder.event(type, agent=agent, depth=depth, **fields)
+        self.probe.observe_event(event)
         for listener in self.listeners:
-            listener(event)
+            listener(event, self.probe)
 
 
 class Episode:
@@ -119,6 +128,9 @@ class Episode:
                 if reply is None:
                     status, reason = "error", "the root model failed (see the model_call event)"
                     break
+                if reply is _NO_BUDGET:
+                    status, reason = "budget_exhausted", "no budget left for the root's next call"
+                    break
                 messages.append({"role": "assistant", "content": reply})
                 code = extract_code(reply)
                 if code is None:
@@ -159,21 +171,28 @@ class Episode:
 
     # -- the root's model call --------------------------------------------------------------
     async def _root_reply(self, messages: list[dict[str, str]], turn: int) -> str | None:
-        new = messages[self._sent:]
-        self._sent = len(messages)
         cached = self.ctx.replay.root_reply(self.agent, turn)
         if cached is not None:
+            self._sent = len(messages)
             return cached
+        prompt = sum(count_tokens(m["content"]) for m in messages)
+        worst = prompt + ROOT_OUTPUT_RESERVE
+        reservation = self.tracker.reserve(worst, self.model.prices.cost(prompt, 0, worst))
+        if reservation is None:
+            return _NO_BUDGET
+        new = messages[self._sent:]
+        self._sent = len(messages)
         fields: dict[str, Any] = {"role": self.role, "model": self.model.name, "turn": turn,
                                   "call_id": f"{self.agent}/t{turn}", "wave": None,
                                   "input": {"messages": new}}
         try:
             result = await self.model.chat(messages, temperature=self.ctx.settings.temperature)
         except (TimeoutError, DealroomError, OSError) as exc:
+            self.tracker.settle(reservation, Usage())
             self.ctx.emit("model_call", self.agent, self.depth, **fields, output=None,
                           usage=Usage().to_dict(), error=str(exc), latency_s=None)
             return None
-        self.tracker.settle(None, result.usage)
+        self.tracker.settle(reservation, result.usage)
         self.ctx.emit("model_call", self.agent, self.depth, **fields, output=result.text,
                       usage=result.usage.to_dict(), error=None, latency_s=result.latency_s)
         return result.text
@@ -182,7 +201,7 @@ class Episode:
     async def _cell(self, sandbox: Any, turn: int, code: str) -> tuple[str, dict[str, Any]]:
         self._counters[turn] = 0
         timeout = self.ctx.settings.cell_timeout
-        result = await sandbox.execute(code, timeout=timeout, on_request=self._handler(turn))
+        result = await sandbox.execute(code, timeout=timeout, on_request=self.request_handler(turn))
         output = result.stdout
         if result.error:
             output = f"{output}\n{result.error}" if output else result.error
@@ -211,7 +230,7 @@ class Episode:
             for turn, code in self._cells:
                 self._counters[turn] = 0
                 await sandbox.execute(code, timeout=self.ctx.settings.cell_timeout,
-                                      on_request=self._handler(turn))
+                                      on_request=self.request_handler(turn))
         finally:
             self._replaying = False
 
@@ -227,7 +246,7 @@ class Episode:
                           sections=len(state.get("sections", [])), chars=len(markdown))
 
     # -- requests from the REPL -------------------------------------------------------------
-    def _handler(self, turn: int):  # type: ignore[no-untyped-def]
+    def request_handler(self, turn: int):  # type: ignore[no-untyped-def]
         async def handle(request: Any) -> Any:
             from dealroom.harness.sandbox import SubcallResult
 
@@ -299,6 +318,10 @@ class Episode:
         answer = {"ok": True, "text": result.text, "notes": built.notes}
         self.ctx.replay.subs[call_id] = answer  # a worker rebuild replays it, never re-asks
         return answer
+
+    def sub_context_tokens(self) -> int:
+        """Tokens of text one sub-call can carry: the context less the prompts and answer."""
+        return max(64, self.ctx.sub.context_window - self._sub_max_output() - 600)
 
     def _sub_max_output(self) -> int:
         return min(self.ctx.settings.sub_max_output, self.ctx.sub.context_window // 4)

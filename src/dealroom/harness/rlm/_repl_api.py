@@ -80,9 +80,11 @@ def _call(prompt: Any, text: Any = None, docs: Any = None) -> dict[str, Any]:
 
 
 def build_namespace(request: Callable[[str, dict], dict], *, room: Any, depth: int,
-                    max_depth: int, title: str = "Due Diligence Memo") -> dict[str, Any]:
+                    max_depth: int, context_tokens: int,
+                    title: str = "Due Diligence Memo") -> dict[str, Any]:
     """The REPL globals: ``room, llm, llm_batch, rlm, memo, budget, submit, SubcallError``.
 
+    ``llm.context_tokens`` is how many tokens of text one sub-call can carry.
     ``__state__`` (not for the model) returns what the host needs after each cell.
     """
     memo = Memo(title)
@@ -108,6 +110,8 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Any, depth: i
         if isinstance(result, SubcallError):
             raise SubcallFailed(result.error)
         return result
+
+    llm.context_tokens = context_tokens  # type: ignore[attr-defined]
 
     def rlm(task: str, docs: Any = None, budget: dict | None = None) -> str:
         """A child agent with its own REPL over the same room; returns its answer."""

@@ -16,7 +16,8 @@ from dealroom.harness.rlm._engine import Episode, EpisodeResult, RunContext
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
 
-Listener = Callable[[dict[str, Any]], None]
+Listener = Callable[[dict[str, Any], Any], None]
+"""Told of every event with the run's live CoverageProbe: ``listener(event, probe)``."""
 
 
 async def run_rlm(
@@ -37,7 +38,8 @@ async def run_rlm(
     config = run_config("rlm", room_dir, [root, sub], settings, **(config_extra or {}))
     recorder = RunRecorder.create(out, config)
     instructions = instructions_of(room_dir)
-    recorder.event("run_start", room=room.name, docs=room.totals["docs"])
+    recorder.event("run_start", room=room.name, docs=room.totals["docs"],
+                   tokens=room.totals["tokens"])
     return await _episode(room, recorder, root, sub, settings, Replay(), instructions, listeners)
 
 
@@ -57,20 +59,22 @@ async def resume_rlm(
     recorder.event("resumed", previous_events=len(log.events))
     instructions = instructions_of(room_dir)
     replay = Replay.from_events(log.events)
-    return await _episode(room, recorder, root, sub, settings, replay, instructions, listeners)
+    return await _episode(room, recorder, root, sub, settings, replay, instructions, listeners,
+                          previous=log.events)
 
 
 async def _episode(room: Any, recorder: RunRecorder, root: Any, sub: Any,
                    settings: RLMSettings, replay: Replay, instructions: str,
-                   listeners: tuple[Listener, ...]) -> RunResult:
+                   listeners: tuple[Listener, ...], previous: list[dict] = ()) -> RunResult:
     from dealroom.measure import CoverageProbe
 
     probe = CoverageProbe(room)
+    probe.observe_events(previous)
     scratch = Path(tempfile.mkdtemp(prefix="dealroom-scratch-"))
     ctx = RunContext(
         room=room, room_dir=Path(room.path), root=root, sub=sub, settings=settings,
         recorder=recorder, replay=replay, scratch=scratch, instructions=instructions,
-        sandbox_factory=_sandbox_factory, listeners=[probe.observe_event, *listeners],
+        sandbox_factory=_sandbox_factory, probe=probe, listeners=list(listeners),
     )
     tracker = BudgetTracker(settings.budget())
     try:
@@ -86,3 +90,28 @@ def _sandbox_factory(episode: Episode) -> Any:
     from dealroom.harness.rlm._boot import make_sandbox
 
     return make_sandbox(episode)
+
+
+class _RLMHarness:
+    """The RLM harness as registered under ``rlm``."""
+
+    name = "rlm"
+    uses_sub = True
+    settings = RLMSettings
+
+    @staticmethod
+    def scripted_root() -> Any:
+        from dealroom.harness.rlm._scripted import scripted_root
+
+        return scripted_root()
+
+    @staticmethod
+    async def run(room_dir: Path, out: Path, *, root: Any, sub: Any, settings: RLMSettings,
+                  listeners: tuple[Listener, ...] = ()) -> RunResult:
+        return await run_rlm(room_dir, out, root=root, sub=sub, settings=settings,
+                             listeners=listeners)
+
+    resume = staticmethod(resume_rlm)
+
+
+HARNESS = _RLMHarness()

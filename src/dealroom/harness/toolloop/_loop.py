@@ -85,14 +85,14 @@ async def run_toolloop(
     room = Room.open(room_dir)
     recorder = RunRecorder.create(out, run_config("toolloop", room_dir, [model], settings))
     probe = CoverageProbe(room)
-    notify = [probe.observe_event, *listeners]
 
     def emit(type: str, **fields: Any) -> None:
         event = recorder.event(type, **fields)
-        for listener in notify:
-            listener(event)
+        probe.observe_event(event)
+        for listener in listeners:
+            listener(event, probe)
 
-    emit("run_start", room=room.name, docs=room.totals["docs"])
+    emit("run_start", room=room.name, docs=room.totals["docs"], tokens=room.totals["tokens"])
     tracker = BudgetTracker(Budget(settings.max_turns, settings.max_tokens,
                                    settings.max_cost_usd))
     box = ToolBox(room)
@@ -148,3 +148,26 @@ def _run_tool(box: ToolBox, call: tuple[str, dict[str, Any]] | str, turn: int, e
     if name == "write" and error is None:
         emit("memo", sections=box.memo.count("\n## "), chars=len(box.memo))
     return f"[{name}]\n{output}"
+
+
+class _ToolLoopHarness:
+    """The tool-loop baseline as registered under ``toolloop``."""
+
+    name = "toolloop"
+    uses_sub = False
+    settings = ToolLoopSettings
+
+    @staticmethod
+    def scripted_root() -> Any:
+        from dealroom.harness.toolloop._scripted import scripted_toolloop
+
+        return scripted_toolloop()
+
+    @staticmethod
+    async def run(room_dir: Path, out: Path, *, root: Any, sub: Any,
+                  settings: ToolLoopSettings, listeners: tuple[Any, ...] = ()) -> RunResult:
+        return await run_toolloop(room_dir, out, model=root, settings=settings,
+                                  listeners=listeners)
+
+
+HARNESS = _ToolLoopHarness()

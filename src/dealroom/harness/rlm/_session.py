@@ -1,0 +1,84 @@
+"""``dealroom repl``: the root's sandboxed REPL, for a person."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dealroom.eval import RunRecorder
+from dealroom.harness.rlm._budget import BudgetTracker
+from dealroom.harness.rlm._engine import Episode, RunContext
+from dealroom.harness.rlm._replay import Replay
+from dealroom.harness.rlm._settings import RLMSettings
+
+
+@dataclass
+class CellOutput:
+    """What one cell printed, and its traceback when it raised."""
+
+    text: str
+    error: str | None
+    timed_out: bool = False
+
+
+class ReplSession:
+    """The same sandbox and REPL names the root gets; sub-calls go through the host.
+
+    Use as ``async with ReplSession(room_dir, sub) as repl: out = await repl.run(code)``.
+    Events go to ``out`` when given (a new run folder), else to a temporary one.
+    """
+
+    def __init__(self, room_dir: Path, sub: Any, settings: RLMSettings | None = None,
+                 out: Path | None = None) -> None:
+        self.room_dir = Path(room_dir)
+        self.sub = sub
+        self.settings = settings or RLMSettings(max_turns=10_000, output_limit=1_000_000)
+        self.out = out
+        self._tmp: Path | None = None
+        self._turn = 0
+
+    async def __aenter__(self) -> ReplSession:
+        from dealroom.measure import CoverageProbe
+        from dealroom.room import Room
+
+        room = Room.open(self.room_dir)
+        self._tmp = Path(tempfile.mkdtemp(prefix="dealroom-repl-"))
+        out = self.out or self._tmp / "run"
+        recorder = RunRecorder.create(out, {"harness": "repl", "room": str(self.room_dir),
+                                            "sub": self.sub.name})
+        ctx = RunContext(
+            room=room, room_dir=self.room_dir, root=self.sub, sub=self.sub,
+            settings=self.settings, recorder=recorder, replay=Replay(), scratch=self._tmp,
+            instructions="", sandbox_factory=_factory, probe=CoverageProbe(room),
+        )
+        tracker = BudgetTracker(self.settings.budget())
+        self.episode = Episode(ctx, agent="repl", depth=0, tracker=tracker)
+        self.sandbox = _factory(self.episode)
+        await self.sandbox.start()
+        return self
+
+    async def run(self, code: str) -> CellOutput:
+        """Run one cell; a cell that times out or crashes restarts the worker."""
+        self._turn += 1
+        result = await self.sandbox.execute(
+            code, timeout=self.settings.cell_timeout,
+            on_request=self.episode.request_handler(self._turn),
+        )
+        if result.timed_out or result.crashed:
+            await self.sandbox.restart()
+        return CellOutput(result.stdout, result.error, result.timed_out)
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.sandbox.close()
+        self.episode.ctx.recorder.close()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def _factory(episode: Episode) -> Any:
+    from dealroom.harness.rlm._boot import make_sandbox
+
+    return make_sandbox(episode)

@@ -107,6 +107,7 @@ def test_rows_and_totals(runs: list[Path]) -> None:
     assert a["input_tokens"] == 1_000 and a["root_share_input"] == pytest.approx(0.1)
     assert a["sub_calls"] == 1 and a["turns"] == 1 and a["room_tokens"] == 1_000
     assert a["judge_cost_usd"] == 0.25 and a["status"] == "submitted"
+    assert a["judge_input_tokens"] == 40 and a["judge_output_tokens"] == 4
     assert b["sub_calls"] == 7 and b["room_tokens"] == 9_000 and b["coverage"] is None
     assert c["status"] == "max_turns" and c["turns"] == 3 and c["pass_rate"] is None
     t = result["totals"]
@@ -117,6 +118,7 @@ def test_rows_and_totals(runs: list[Path]) -> None:
     assert t["input_tokens"] == 1_000 + 1_000 + 50
     assert t["root_share_input"] == pytest.approx((100 + 300 + 50) / 2_050)
     assert t["sub_calls"] == 8
+    assert t["judge_input_tokens"] == 40 and t["judge_cost_usd"] == pytest.approx(0.25)
     expected = np_corr([1, 7, 0], [1_000, 9_000, 1_000])
     assert t["corr_sub_calls_room_tokens"] == pytest.approx(expected)
 

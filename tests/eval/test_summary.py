@@ -67,7 +67,7 @@ def runs(tmp_path: Path) -> list[Path]:
             "n_passed": 2,
             "n_errors": 0,
             "judge": {"name": "llm"},
-            "usage": {"cost_usd": 0.25},
+            "usage": {"cost_usd": 0.25, "input_tokens": 40, "output_tokens": 4},
         },
     )
     b = _run(

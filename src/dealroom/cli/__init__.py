@@ -46,15 +46,15 @@ from dealroom.cli import _ingest, _judge, _room, _run  # noqa: E402,F401  (regis
 
 def main() -> None:
     """Entry point of the ``dealroom`` script."""
-    from dealroom.cli.display import console
+    from dealroom.cli.display import err_console
 
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # returns typer.Exit's code in this mode
     except KeyboardInterrupt:
-        console.print("[yellow]interrupted[/]")
+        err_console.print("[yellow]interrupted[/]")
         sys.exit(130)
     except DealroomError as exc:
-        console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(1)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
@@ -67,3 +67,4 @@ def main() -> None:
         if isinstance(exc, click.exceptions.Abort):
             sys.exit(130)
         raise
+    sys.exit(code if isinstance(code, int) else 0)

@@ -43,12 +43,26 @@ _LEGAL = (
 LEGAL = _LEGAL.split()
 
 
+_FUNCTION = ("the of and to in a for or by with on as is be any such this that other all its "
+             "which not from under than if no will are at upon each shall may")
+FUNCTION = _FUNCTION.split()
+
+
 def _vocab(rng: np.random.Generator, n: int) -> np.ndarray:
-    syll = ["ka", "ri", "to", "men", "sal", "der", "con", "tra", "ment", "ing", "pro", "vi",
-            "sion", "lia", "bil", "ity", "dem", "ni", "war", "ran", "ex", "clu", "ter", "na"]
-    made = {"".join(syll[j] for j in rng.integers(0, len(syll), rng.integers(2, 5)))
-            for _ in range(n)}
-    return np.array(LEGAL + sorted(made - set(LEGAL)))
+    """Function words first, then contract words spread among made-up words (Zipf ranks)."""
+    syll = ["ka", "ri", "to", "me", "sa", "de", "con", "tra", "ent", "in", "pro", "vi",
+            "si", "la", "bi", "ty", "de", "ni", "wa", "ra", "ex", "cu", "te", "na"]
+    made = sorted({"".join(syll[j] for j in rng.integers(0, len(syll), rng.integers(1, 5)))
+                   for _ in range(n)} - set(LEGAL) - set(FUNCTION))
+    made += [str(x) for x in rng.integers(1, 5000, n // 10)]
+    legal = [w for w in LEGAL if w not in FUNCTION]
+    rng.shuffle(made)
+    out = list(FUNCTION)
+    for i, word in enumerate(made):  # contract word k lands near rank 40 + 12k
+        if i % 12 == 0 and legal:
+            out.append(legal.pop(0))
+        out.append(word)
+    return np.array(out + legal)
 
 
 PLANTS = ["change of control", "$88.2 million", "March 31, 2024", "Section 9.2",
@@ -58,7 +72,7 @@ PLANTS = ["change of control", "$88.2 million", "March 31, 2024", "Section 9.2",
 def _doc_text(rng: np.random.Generator, words: np.ndarray, p: np.ndarray, n_tokens: int,
               page_tokens: int = 500) -> tuple[list[str], int]:
     """Pages of sentences; returns the pages and the token count (words + punctuation)."""
-    n_words = max(20, int(n_tokens / 1.08))
+    n_words = max(20, int(n_tokens / 1.24))
     picked = words[rng.choice(len(words), size=n_words, p=p)].tolist()
     pages, tokens, i = [], 0, 0
     while i < n_words:
@@ -67,6 +81,10 @@ def _doc_text(rng: np.random.Generator, words: np.ndarray, p: np.ndarray, n_toke
             k = int(rng.integers(6, 21))
             sent = picked[i:i + k]
             i += k
+            for _ in range(k // 5):  # commas: legal prose is punctuation-heavy
+                j = int(rng.integers(0, len(sent)))
+                sent[j] += ","
+                tokens += 1
             if rng.random() < 0.02:
                 sent.insert(int(rng.integers(0, len(sent) + 1)), PLANTS[rng.integers(len(PLANTS))])
             lines.append(" ".join(sent).capitalize() + ".")

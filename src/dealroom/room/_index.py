@@ -263,6 +263,8 @@ def _write_all(room_dir: Path, out: Path, docs: list[DocumentRecord],
         "counts": counts,
         "tokenize": TOKENIZE,
     })
+    for path in [out, *out.iterdir()]:  # readable by a sandboxed worker's uid, like the room
+        path.chmod(0o755 if path.is_dir() else 0o644)
     if progress is not None:
         progress("index", 1, 1)
 

@@ -1,0 +1,257 @@
+"""The sandboxed worker: ``python -m dealroom.harness.sandbox._worker CONFIG_JSON``.
+
+Start-up (see :mod:`._confine`): keep the protocol on private copies of fds 0 and 1, unshare
+namespaces, fork into PID 1 of the new pid namespace, confine, then import the bootstrap and
+answer the host ``ready``. After that the main thread runs cells; a reader thread takes every
+host message off stdin, queueing ``exec``/``exit`` and handing each ``response`` to the thread
+waiting in ``host.request``. The message flow is drawn in :mod:`._base`.
+
+Inside a cell, ``print`` and ``sys.stderr`` go to a capped per-cell buffer; fd 1 (C code,
+subprocesses) goes to a memfd read back after the cell; fd 2 stays the host's diagnostics pipe
+(faulthandler writes crash tracebacks there).
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import builtins
+import faulthandler
+import importlib
+import inspect
+import io
+import json
+import linecache
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from dealroom.harness.sandbox import _confine, _host
+from dealroom.harness.sandbox._host import Host, _Channel
+
+
+class _Output(io.TextIOBase):
+    """A text sink keeping the first and last ``limit / 2`` characters written."""
+
+    def __init__(self, limit: int) -> None:
+        self.half = max(1, limit // 2)
+        self.head: list[str] = []
+        self.head_len = 0
+        self.tail = ""
+        self.dropped = 0
+        self.lock = threading.Lock()
+
+    encoding = "utf-8"
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        n = len(s)
+        with self.lock:
+            room = self.half - self.head_len
+            if room > 0:
+                self.head.append(s[:room])
+                self.head_len += min(len(s), room)
+                s = s[room:]
+            if s:
+                joined = self.tail + s
+                self.dropped += max(0, len(joined) - self.half)
+                self.tail = joined[-self.half:]
+        return n
+
+    def text(self) -> str:
+        middle = f"\n[... {self.dropped:,} characters of output dropped ...]\n"
+        return "".join(self.head) + (middle if self.dropped else "") + self.tail
+
+
+# -- running cells --------------------------------------------------------------------------
+class Repl:
+    """A notebook-like namespace: cells share globals, a last expression is echoed."""
+
+    def __init__(self, namespace: dict[str, Any], host: Host, limits: dict[str, Any],
+                 isolation: str) -> None:
+        self.ns = namespace
+        self.host = host
+        self.limits = limits
+        self.isolation = isolation
+        self.fd_out = _redirect_fd1()
+
+    def run(self, code: str, cell: int) -> dict[str, Any]:
+        """Run one cell; the ``done`` message's fields."""
+        out = _Output(self.limits["max_output_chars"])
+        saved = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = out
+        error, exit_code = None, None
+        try:
+            self._exec(code, f"<cell-{cell}>")
+        except SystemExit as exc:
+            exit_code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException as exc:  # noqa: BLE001 - everything the cell raises is its result
+            error = _format(exc, self.limits)
+            if isinstance(exc, KeyboardInterrupt) and self.isolation != "rlimits":
+                _kill_others()
+        finally:
+            sys.stdout, sys.stderr = saved
+        if os.getpid() != _host.MAIN_PID:  # the cell forked and this is the copy: vanish quietly
+            os._exit(0)
+        stdout = out.text() + _drain(self.fd_out, self.limits["max_output_chars"])
+        return {"op": "done", "cell": cell, "pid": _host.MAIN_PID, "stdout": stdout, "error": error,
+                "state": self._state(), "exit": exit_code}
+
+    def _exec(self, code: str, name: str) -> None:
+        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+        tree = ast.parse(code, name, "exec")
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+        _await(eval(compile(tree, name, "exec", flags=flags), self.ns))
+        if last is not None:
+            expr = ast.Expression(last.value)
+            value = _await(eval(compile(expr, name, "eval", flags=flags), self.ns))
+            if value is not None:
+                self.ns["_"] = value
+                print(repr(value))
+
+    def _state(self) -> dict[str, Any]:
+        if self.host.state_hook is None:
+            return {}
+        try:
+            state = self.host.state_hook()
+            json.dumps(state)
+            return state
+        except Exception as exc:  # noqa: BLE001 - reported, never fatal
+            return {"state_error": f"{type(exc).__name__}: {exc}"}
+
+
+def _await(value: Any) -> Any:
+    if inspect.iscoroutine(value):
+        return asyncio.run(value)
+    return value
+
+
+def _format(exc: BaseException, limits: dict[str, Any]) -> str:
+    """The traceback from the cell's first frame on (the worker's frames are noise)."""
+    if isinstance(exc, SyntaxError):
+        return "".join(traceback.format_exception_only(type(exc), exc)).rstrip()
+    tb = exc.__traceback__
+    while tb is not None and not tb.tb_frame.f_code.co_filename.startswith("<cell-"):
+        tb = tb.tb_next
+    text = "".join(traceback.format_exception(type(exc), exc, tb)).rstrip()
+    if isinstance(exc, MemoryError):
+        gib = limits["memory_bytes"] / 2**30
+        text += (f"\n(the cell went past the sandbox's {gib:.1f} GiB memory limit; "
+                 "the REPL and its variables are still there)")
+    return text
+
+
+def _kill_others() -> None:
+    """After an interrupted cell, stop every other process in the namespace (fork bombs)."""
+    if os.getpid() != 1:  # only PID 1 of a private pid namespace may do this safely
+        return
+    for _ in range(100):  # again until none is left: some may be mid-fork
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            break
+        _reap()
+        time.sleep(0.005)
+    _reap()
+
+
+def _reap() -> None:
+    """PID 1 inherits orphans: collect the finished ones."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _redirect_fd1() -> int:
+    """Point fd 1 at a memfd so C-level output is captured, not mixed into the protocol."""
+    fd = os.memfd_create("cell-output")
+    os.dup2(fd, 1)
+    return fd
+
+
+def _drain(fd: int, limit: int) -> str:
+    size = os.lseek(fd, 0, os.SEEK_END)
+    if not size:
+        return ""
+    data = os.pread(fd, min(size, limit), 0)
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+    more = f"\n[... {size - len(data):,} bytes dropped ...]" if size > len(data) else ""
+    return data.decode("utf-8", "replace") + more
+
+
+def _load_bootstrap(spec: str) -> Callable[[Host], dict[str, Any]]:
+    module, _, name = spec.partition(":")
+    if not name:
+        raise ValueError(f"bootstrap {spec!r} must look like 'package.module:function'")
+    return getattr(importlib.import_module(module), name)
+
+
+# -- start-up -------------------------------------------------------------------------------
+def main(argv: list[str]) -> None:
+    cfg = json.loads(argv[1])
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    faulthandler.enable(file=sys.__stderr__)
+    channel = _Channel(proto_in, proto_out)
+    stage, level = "confine", cfg["isolation"]
+    try:
+        base = _confine.user_tasks()
+        level = _confine.enter(cfg["isolation"])
+        if level != "rlimits":
+            child = os.fork()
+            if child:
+                _confine.keep(child, (proto_in, proto_out))
+            _confine.as_child()
+        _host.MAIN_PID = os.getpid()
+        _confine.confine(level, cfg, base)
+        stage = "bootstrap"
+        cfg["isolation"] = level
+        for path in reversed(cfg.get("pythonpath") or []):
+            sys.path.insert(0, path)
+        host = Host(channel, cfg)
+        names = _load_bootstrap(cfg["bootstrap"])(host)  # becomes the REPL's globals as is
+        hook = names.pop("__state__", None)
+        if hook is not None and host.state_hook is None:
+            host.set_state_hook(hook)
+        names.update({"__name__": "__main__", "__builtins__": builtins})
+        repl = Repl(names, host, cfg["limits"], level)
+    except BaseException as exc:  # noqa: BLE001 - reported to the host, then exit
+        channel.send({"op": "fatal", "stage": stage, "level": level,
+                      "error": "".join(traceback.format_exception(exc)).rstrip()})
+        os._exit(1)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversize writes fail with EFBIG instead
+    threading.Thread(target=channel.read_forever, name="host-reader", daemon=True).start()
+    channel.send({"op": "ready", "isolation": level, "pid": _host.MAIN_PID,
+                  "names": sorted(k for k in repl.ns if not k.startswith("__"))})
+    serve(channel, repl)
+
+
+def serve(channel: _Channel, repl: Repl) -> None:
+    while True:
+        msg = channel.commands.get()
+        if msg.get("op") != "exec":
+            os._exit(0)
+        done = repl.run(str(msg.get("code", "")), int(msg.get("cell", 0)))
+        channel.send(done)
+        if done["exit"] is not None:
+            os._exit(done["exit"] if 0 <= done["exit"] < 256 else 1)
+        if os.getpid() == 1:
+            _reap()
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,22 @@
+"""Bootstraps for the sandbox tests (imported inside the worker)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def with_host(host: Any) -> dict[str, Any]:
+    """``ask`` (host.request), ``host`` and a state hook reporting ``counter``."""
+    ns: dict[str, Any] = {"ask": host.request, "host": host, "counter": 0}
+    host.set_state_hook(lambda: {"counter": ns.get("counter"), "depth": host.depth,
+                                 "options": host.options})
+    return ns
+
+
+def legacy_state(host: Any) -> dict[str, Any]:
+    """The ``__state__`` key as a state hook (the RLM namespace's way)."""
+    return {"n": 1, "__state__": lambda: {"legacy": True}}
+
+
+def broken(host: Any) -> dict[str, Any]:
+    raise RuntimeError("bootstrap exploded on purpose")

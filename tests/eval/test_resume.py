@@ -1,0 +1,102 @@
+"""Killing `dealroom run` at random points (SIGKILL) and resuming loses and repeats nothing."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from dealroom.models.testing import MockOpenAIServer
+from dealroom.room import ingest
+
+CATEGORIES = ("01 Corporate", "03 Material Contracts", "05 Litigation", "07 Regulatory")
+
+
+def sub_reply(request):
+    """Deterministic sub-agent: one finding per slice, named after the document it read."""
+    content = request["messages"][-1]["content"]
+    doc = content.split("=== ", 1)[1].split(" |", 1)[0] if "=== " in content else "?"
+    return f"ISSUE: clause in {doc} | SEVERITY: medium | AMOUNT: none | PAGE: 1"
+
+
+@pytest.fixture(scope="module")
+def room_48(tmp_path_factory):
+    src = tmp_path_factory.mktemp("src48")
+    for i in range(48):
+        folder = src / CATEGORIES[i % 4] / "Documents"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"doc {i:02d}.md").write_text(f"Document {i}. " + "Clause text. " * 40)
+    room = tmp_path_factory.mktemp("rooms") / "r48"
+    ingest(src, room)
+    return room
+
+
+@pytest.fixture(scope="module")
+def server():
+    with MockOpenAIServer(sub_reply, latency=0.15) as srv:
+        yield srv
+
+
+def dealroom(*args, **kw):
+    return [sys.executable, "-m", "dealroom", *map(str, args)]
+
+
+def lines(path):
+    return path.read_text().count("\n") if path.exists() else 0
+
+
+def run_and_kill(cmd, trajectory, at_line, deadline=60):
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    end = time.monotonic() + deadline
+    while proc.poll() is None and lines(trajectory) < at_line and time.monotonic() < end:
+        time.sleep(0.005)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return proc.returncode
+
+
+def successful_call_ids(run):
+    events = [json.loads(x) for x in (run / "trajectory.jsonl").read_text().splitlines()]
+    return [e["call_id"] for e in events if e["type"] == "model_call" and e["error"] is None]
+
+
+def test_sigkill_at_random_points_then_resume_gives_the_same_memo(room_48, server, tmp_path):
+    sub = f"mock@{server.base_url}"
+    reference = tmp_path / "reference"
+    done = subprocess.run(dealroom("run", room_48, "--out", reference, "--sub", sub,
+                                   "--max-turns", "8"), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    expected = (reference / "output" / "memo.md").read_text()
+    total = lines(reference / "trajectory.jsonl")
+    assert expected.count("[D000") == 48
+
+    rng = random.Random(20261201)
+    for k, at in enumerate(sorted(rng.sample(range(2, total - 2), 3))):
+        run = tmp_path / f"killed-{k}"
+        code = run_and_kill(dealroom("run", room_48, "--out", run, "--sub", sub,
+                                     "--max-turns", "8"), run / "trajectory.jsonl", at)
+        assert code == -signal.SIGKILL, f"the run finished before line {at}"
+        calls_before = len(server.requests)
+        resumed = subprocess.run(dealroom("resume", run), capture_output=True, text=True,
+                                 timeout=120)
+        assert resumed.returncode == 0, resumed.stderr
+        assert (run / "output" / "memo.md").read_text() == expected
+        ids = successful_call_ids(run)
+        assert len(ids) == len(set(ids)), "a completed call was made again"
+        assert len(server.requests) - calls_before <= 48
+        assert sorted(ids) == sorted(successful_call_ids(reference))
+
+
+def test_resume_refuses_a_finished_run(room_48, server, tmp_path):
+    run = tmp_path / "done"
+    subprocess.run(dealroom("run", room_48, "--out", run, "--sub", f"mock@{server.base_url}"),
+                   check=True, capture_output=True, timeout=120)
+    again = subprocess.run(dealroom("resume", run), capture_output=True, text=True, timeout=60)
+    assert again.returncode == 1 and "already finished" in again.stderr

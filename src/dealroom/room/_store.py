@@ -151,9 +151,18 @@ def _size(tokens: int) -> str:
 class Room:
     """A data room opened for reading: documents, folder outline, regex grep, ranked search.
 
-    Attributes: ``name``, ``path`` (the room folder), ``docs`` (every :class:`Doc`, in folder
-    order), ``totals`` (docs, folders, categories, tokens, pages). Documents are named by id
-    (``D00042``) or path; pages are 1-based everywhere.
+        room.tree(depth=2)                  folder outline with document counts and tokens
+        room.docs                           every Doc: .id .path .title .category .folder
+                                            .format .tokens .pages .text .page(n)
+        room.doc("D00042")                  one document, by id or path
+        room.text("D00042", pages=(2, 4))   text of pages 2-4 (None: all, 3: page 3)
+        room.page_spans("D00042")           (start, end) char offsets of each page
+        room.grep(r"change of control", folder=None, max_hits=200)   regex, case-insensitive
+        room.search("consent assignment", k=20, folder=None)         ranked (bm25) pages
+
+    Hits have ``.doc .page .line .offset .snippet .match .score``; cite them as
+    ``[D00042 p.3]``. Attributes: ``name``, ``path``, ``docs`` (in folder order), ``totals``
+    (docs, folders, categories, tokens, pages). Pages are 1-based everywhere.
     """
 
     def __init__(self, path: Path, records: list[dict[str, Any]], layout: dict[str, Any],

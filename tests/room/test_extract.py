@@ -5,6 +5,7 @@ from __future__ import annotations
 import email.message
 import io
 import struct
+import zipfile
 from pathlib import Path
 
 import docx
@@ -256,6 +257,9 @@ def test_corrupt_files(tmp_path):
     (tmp_path / "bad.pdf").write_bytes(b"%PDF-1.4\nthis is not a pdf at all")
     (tmp_path / "bad.docx").write_bytes(b"PK\x03\x04 truncated zip")
     (tmp_path / "bad.xlsx").write_text("plain text, not a workbook")
+    with zipfile.ZipFile(tmp_path / "other.docx", "w") as package:
+        package.writestr("readme.txt", "a zip, but not a Word document")
+    assert reason_of(tmp_path / "other.docx") == "corrupt"
     assert reason_of(tmp_path / "bad.pdf") == "corrupt"
     assert reason_of(tmp_path / "bad.docx") == "corrupt"
     assert reason_of(tmp_path / "bad.xlsx") == "corrupt"

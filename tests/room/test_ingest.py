@@ -19,7 +19,7 @@ from pypdf import PdfReader, PdfWriter
 from typer.testing import CliRunner
 
 from dealroom.cli import app
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, RoomError
 from dealroom.room import IngestSettings, ingest, load_manifest, load_task
 from dealroom.room._ingest import POOL_MIN_FILES, REPORT, _Job, _Outcome, extract_job, run_jobs
 
@@ -248,6 +248,16 @@ def test_a_crashing_worker_costs_only_its_own_file(tmp_path):
     assert [o.reason for o in outcomes] == [""] * 4 + ["corrupt"] + [""] * 5
     assert "crashed" in outcomes[4].detail
     assert outcomes[9].pages == ["document 9"]
+
+
+def always_crash(job: _Job) -> _Outcome:
+    os._exit(3)
+
+
+def test_workers_that_cannot_run_at_all_raise_a_clear_error(tmp_path):
+    jobs = [_Job(str(tmp_path / f"{n}.txt"), "", f"{n}.txt", "txt") for n in range(POOL_MIN_FILES)]
+    with pytest.raises(RoomError, match="__main__"):
+        run_jobs(jobs, 2, fn=always_crash)
 
 
 def test_index_is_built_from_the_pages_already_extracted(source, tmp_path, monkeypatch):

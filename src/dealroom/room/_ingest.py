@@ -39,6 +39,12 @@ REPORT = "ingest_report.json"
 DEFAULT_MAX_BYTES = 100 * 1024 * 1024
 POOL_MIN_FILES = 8
 """Below this many files extraction runs in-process: starting workers would cost more."""
+MAX_CRASHES_IN_A_ROW = 3
+_WORKERS_DEAD = (
+    "extraction worker processes die as soon as they start. If you call ingest() from a "
+    "script, put the call under `if __name__ == '__main__':` (workers start with 'spawn' and "
+    "re-import the main module); otherwise ingest with workers=1 to see the error"
+)
 
 INGEST_REASONS: dict[str, str] = {
     "too_large": "the file is larger than the size limit (100 MB unless set)",
@@ -262,14 +268,22 @@ def _pooled(jobs: list[_Job], workers: int, fn: _JobFn, record: _Record) -> list
 
 
 def _one_by_one(jobs: list[_Job], indices: list[int], fn: _JobFn, record: _Record) -> None:
-    """Run jobs singly in a one-worker pool; the job that breaks it is the one that crashed."""
-    pending = list(indices)
+    """Run jobs singly in a one-worker pool; the job that breaks it is the one that crashed.
+
+    A fresh worker that dies on :data:`MAX_CRASHES_IN_A_ROW` jobs in a row means the workers
+    cannot run at all, not that the files are bad: that raises :class:`RoomError`.
+    """
+    pending, in_a_row = list(indices), 0
     while pending:
         with _pool(1) as pool:
             for k, i in enumerate(pending):
                 try:
                     record(i, pool.submit(fn, jobs[i]).result())
+                    in_a_row = 0
                 except BrokenProcessPool:
+                    in_a_row += 1
+                    if in_a_row >= MAX_CRASHES_IN_A_ROW:
+                        raise RoomError(_WORKERS_DEAD) from None
                     record(i, _crashed(jobs[i]))
                     pending = pending[k + 1 :]
                     break

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +23,7 @@ lab_app = typer.Typer(
 app.add_typer(lab_app, name="lab")
 
 SHOWN_ENTRIES = 25
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @contextmanager
@@ -44,6 +46,11 @@ def _progress_bar(label: str) -> Iterator[ProgressFn]:
         yield update
 
 
+def _printable(path: str) -> str:
+    """A path with control characters shown as escapes (``line\\nbreak.txt``)."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], path)
+
+
 def _render(report: IngestReport) -> None:
     counts = report.counts()
     totals = report.manifest.totals()
@@ -62,7 +69,7 @@ def _render(report: IngestReport) -> None:
     )
     table = Table("file", "reason", "action", "detail")
     for e in report.entries[:SHOWN_ENTRIES]:
-        table.add_row(repr(e.path)[1:-1], e.reason, e.action, e.detail)
+        table.add_row(_printable(e.path), e.reason, e.action, e.detail)
     console.print(table)
     if len(report.entries) > SHOWN_ENTRIES:
         console.print(f"... and {len(report.entries) - SHOWN_ENTRIES} more in {REPORT}")

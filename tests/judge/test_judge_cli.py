@@ -43,7 +43,7 @@ def _main(*args: str) -> subprocess.CompletedProcess[str]:
 def test_bad_invocations_are_one_line_errors(room: Path, tmp_path: Path) -> None:
     for args in ([], ["--room", str(room)], ["--memo", "x.md"], [str(tmp_path), "--memo", "m"]):
         done = _main("judge", *args)
-        assert done.returncode == 1 and "error:" in done.stdout, (args, done.stdout)
+        assert done.returncode == 1 and "error:" in done.stderr, (args, done.stderr)
         assert "Traceback" not in done.stderr
 
 
@@ -54,4 +54,4 @@ def test_reference_refuses_a_rubric_without_expect(room: Path, tmp_path: Path) -
         c.pop("expect")
     (copy / "task.json").write_text(json.dumps(task))
     done = _main("judge", "--room", str(copy), "--memo", str(room / "answer_key" / "gold_memo.md"))
-    assert done.returncode == 1 and "--judge MODEL" in done.stdout
+    assert done.returncode == 1 and "--judge MODEL" in done.stderr

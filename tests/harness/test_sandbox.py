@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
 import threading
 from collections.abc import Awaitable, Callable
@@ -241,6 +242,40 @@ def test_writes_outside_scratch_fail(small_room: Path, tmp_path: Path) -> None:
     assert {p: p.read_bytes() for p in targets if p.exists()} == before
     assert not Path("/tmp/dealroom-escape.txt").exists() and not (REPO / "escape.txt").exists()
     assert (tmp_path / "scratch/mine.txt").read_text() == "ok"
+
+
+def test_answer_key_rubric_and_home_are_hidden(small_room: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    room = tmp_path / "room"
+    shutil.copytree(small_room, room)
+    (room / "answer_key").mkdir(exist_ok=True)
+    (room / "answer_key/findings.json").write_text('{"secret": "planted"}')
+    (room / "task.json").write_text('{"criteria": ["rubric"]}')
+    home = tmp_path / "home"
+    (home / "runs").mkdir(parents=True)
+    (home / ".aws").mkdir()
+    (home / ".aws/credentials").write_text("aws_secret=abc")
+    monkeypatch.setenv("HOME", str(home))
+
+    async def go() -> None:
+        sb = ProcessSandbox(room, home / "runs/scratch", FAST)
+        await sb.start()
+        try:
+            if not isolated(sb):
+                pytest.skip(f"isolation is {sb.isolation}")
+            for path in (room / "answer_key/findings.json", home / ".aws/credentials"):
+                r = await sb.execute(f"open({str(path)!r}).read()")
+                assert r.error and "FileNotFoundError" in r.error, r
+            r = await sb.execute(f"open({str(room / 'task.json')!r}).read()")
+            assert r.stdout == "''\n"
+            r = await sb.execute(f"import os\nos.listdir({str(home)!r})")
+            assert r.stdout == "['runs']\n"
+            r = await sb.execute("len(room.grep('agreement')) > 0")
+            assert r.stdout == "True\n"
+        finally:
+            await sb.close()
+
+    run(go())
 
 
 def test_host_environment_is_not_visible(small_room: Path, tmp_path: Path,

@@ -114,6 +114,18 @@ def test_unreadable_document_names_itself(tmp_path: Path) -> None:
     assert not (path / ".index").exists()
 
 
+def test_pool_extraction_failure_names_the_document(tmp_path: Path) -> None:
+    path = make_room(tmp_path / "room")
+    manifest = json.loads((path / "room.json").read_text())
+    for i in (1, 2):
+        (path / f"documents/bad{i}.pdf").write_bytes(b"%PDF-1.4 truncated")
+        manifest["documents"].append({**manifest["documents"][0], "id": f"D0009{i}",
+                                      "path": f"documents/bad{i}.pdf", "format": "pdf"})
+    (path / "room.json").write_text(json.dumps(manifest))
+    with pytest.raises(RoomError, match=r"D00091 \(documents/bad1.pdf\)"):
+        build_index(path, workers=2)
+
+
 def test_reading_writes_nothing_into_the_index(room: Room) -> None:
     idx = room.path / ".index"
     before = {p.name: p.stat().st_mtime_ns for p in idx.iterdir()}

@@ -93,8 +93,12 @@ def index_status(room_dir: Path) -> str | None:
 
 
 # -- extraction -----------------------------------------------------------------------------
-def _extract_one(room_dir: str, path: str, fmt: str) -> list[str]:
-    return extract_pages(Path(room_dir) / path, fmt)
+def _extract_one(room_dir: str, path: str, fmt: str) -> tuple[bool, list[str] | str]:
+    """Pool task: ``(True, pages)`` or ``(False, reason)`` (exceptions may not pickle)."""
+    try:
+        return True, extract_pages(Path(room_dir) / path, fmt)
+    except Exception as exc:  # noqa: BLE001 - sent back as text, raised with the doc's name
+        return False, str(exc)
 
 
 def _named(doc: DocumentRecord, exc: Exception) -> RoomError:
@@ -108,7 +112,7 @@ def _iter_pages(room_dir: Path, docs: list[DocumentRecord],
     pool = None
     if workers > 1 and len(heavy) > 1:
         pool = ProcessPoolExecutor(min(workers, len(heavy)), mp_context=get_context("spawn"))
-    pending: dict[str, Future[list[str]]] = {}
+    pending: dict[str, Future[tuple[bool, list[str] | str]]] = {}
     queue = iter(heavy)
 
     def refill() -> None:
@@ -125,8 +129,11 @@ def _iter_pages(room_dir: Path, docs: list[DocumentRecord],
                 if doc.id in given:
                     pages = list(given[doc.id])
                 elif doc.id in pending:
-                    pages = pending.pop(doc.id).result()
+                    ok, got = pending.pop(doc.id).result()
                     refill()
+                    if not ok:
+                        raise RoomError(got)
+                    pages = list(got)
                 else:
                     pages = extract_pages(room_dir / doc.path, doc.format)
             except Exception as exc:  # noqa: BLE001 - every failure names the document

@@ -113,25 +113,37 @@ def _traversable(path: Path, uid: int, gid: int) -> bool:
     return bool(st.st_mode & 0o001)
 
 
-def _blocked_dirs(paths: Iterable[str], uid: int, gid: int) -> dict[Path, set[str]]:
-    """Directories ``uid`` cannot traverse on the way to ``paths``, with the child needed."""
-    blocked: dict[Path, set[str]] = {}
-    for raw in paths:
-        path = Path(os.path.realpath(raw))
-        if not path.exists():
-            continue
-        for parent, child in zip(list(path.parents)[::-1][1:], path.parts[2:], strict=False):
-            if not _traversable(parent, uid, gid):
-                blocked.setdefault(parent, set()).add(child)
-    return blocked
+def _reduced_dirs(paths: Iterable[str], masks: Iterable[str], uid: int,
+                  gid: int | None) -> dict[Path, set[str]]:
+    """Directories to show only in part, each with the children the worker needs.
 
-
-def _expose(paths: Iterable[str], uid: int, gid: int) -> None:
-    """Replace each blocked directory by a tmpfs holding bind mounts of the needed children.
-
-    The rest of such a directory (say ``/root``) disappears from the worker's view.
+    They are the directories on the way to a needed path that lie at or under a mask (the
+    host user's home), plus, when ``gid`` is given, those ``uid`` could not traverse.
     """
-    for parent, children in sorted(_blocked_dirs(paths, uid, gid).items(),
+    needed = [Path(os.path.realpath(p)) for p in paths if os.path.exists(p)]
+    roots = [Path(os.path.realpath(m)) for m in masks if os.path.isdir(m)]
+    reduced: dict[Path, set[str]] = {}
+    for mask in roots:
+        if not any(p == mask or mask in p.parents or p in mask.parents for p in needed):
+            reduced.setdefault(mask, set())  # nothing needed under it: hide it whole
+    def under(d: Path, tops: list[Path]) -> bool:
+        return any(d == t or t in d.parents for t in tops)
+
+    for path in needed:
+        for parent, child in zip(list(path.parents)[::-1][1:], path.parts[2:], strict=False):
+            masked = under(parent, roots) and not under(parent, needed)
+            if masked or (
+                    gid is not None and not _traversable(parent, uid, gid)):
+                reduced.setdefault(parent, set()).add(child)
+    return reduced
+
+
+def _expose(paths: Iterable[str], masks: Iterable[str], uid: int, gid: int | None) -> None:
+    """Replace each reduced directory by a tmpfs holding bind mounts of the needed children.
+
+    The rest of such a directory (``/root``, the host user's home) disappears from view.
+    """
+    for parent, children in sorted(_reduced_dirs(paths, masks, uid, gid).items(),
                                    key=lambda kv: len(kv[0].parts)):
         fds = {c: os.open(parent / c, O_PATH) for c in sorted(children)}
         try:
@@ -146,6 +158,15 @@ def _expose(paths: Iterable[str], uid: int, gid: int) -> None:
         finally:
             for fd in fds.values():
                 os.close(fd)
+
+
+def _hide(paths: Iterable[str]) -> None:
+    """Make files read as empty and directories look empty (the answer key, the rubric)."""
+    for path in paths:
+        if os.path.isdir(path):
+            _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=555,size=4k")
+        elif os.path.exists(path):
+            _mount("/dev/null", path, None, MS_BIND)
 
 
 def _mounts() -> list[tuple[str, set[str]]]:
@@ -181,8 +202,9 @@ def confine(level: str, cfg: dict[str, Any], base_tasks: int = 0) -> None:
     if level != "rlimits":
         _mount(None, "/", None, MS_REC | MS_PRIVATE)
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-        if level == "namespaces+uid":
-            _expose(cfg["expose"] + [scratch], uid, gid)
+        _expose(cfg["expose"] + [scratch], cfg.get("mask", []), uid,
+                gid if level == "namespaces+uid" else None)
+        _hide(cfg.get("hide", []))
         failed = _read_only_except(scratch)
         if failed:
             print("sandbox: could not make read-only: " + "; ".join(failed), file=sys.stderr)

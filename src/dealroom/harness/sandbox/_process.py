@@ -40,6 +40,8 @@ DEFAULT_BOOTSTRAP = "dealroom.harness.sandbox._host:room_bootstrap"
 MAX_LINE = 256 * 2**20
 """Largest protocol message (bytes)."""
 UID_BASE = 1_000_000_000
+HIDDEN = ("answer_key", "task.json")
+"""Room parts the agent must not read: the planted findings and the rubric."""
 _uids = itertools.count()
 
 
@@ -63,14 +65,17 @@ class ProcessSandbox(Sandbox):
     receives a :class:`~dealroom.harness.sandbox.Host` and returns the REPL's globals;
     ``options`` reaches it as ``host.options``. ``isolation``: ``auto`` (the strongest
     available; warns when it is only ``rlimits``) or one of :data:`ISOLATION_LEVELS`, which
-    then must be available.
+    then must be available. ``hide`` lists files and folders the REPL must not read (default:
+    the room's ``answer_key/`` and ``task.json``); the host user's home shows only what the
+    worker needs.
     """
 
     def __init__(self, room_dir: str | Path | None, scratch_dir: str | Path,
                  limits: SandboxLimits | None = None, *, bootstrap: str = DEFAULT_BOOTSTRAP,
                  options: dict[str, Any] | None = None, depth: int = 0,
                  isolation: str = "auto", uid: int | None = None,
-                 pythonpath: Sequence[str | Path] = ()) -> None:
+                 pythonpath: Sequence[str | Path] = (),
+                 hide: Sequence[str | Path] | None = None) -> None:
         if isolation != "auto" and isolation not in ISOLATION_LEVELS:
             raise ConfigError(f"isolation {isolation!r}: use auto or one of "
                               f"{', '.join(ISOLATION_LEVELS)}")
@@ -84,6 +89,9 @@ class ProcessSandbox(Sandbox):
         self.isolation = isolation
         self.uid = uid if uid is not None else fresh_uid()
         self.pythonpath = [str(Path(p).resolve()) for p in pythonpath]
+        if hide is None:
+            hide = [self.room_dir / n for n in HIDDEN] if self.room_dir else []
+        self.hide = [str(Path(p).resolve()) for p in hide]
         self.names: list[str] = []
         """The REPL's globals after the bootstrap (from the ``ready`` message)."""
         self._proc: asyncio.subprocess.Process | None = None
@@ -137,6 +145,7 @@ class ProcessSandbox(Sandbox):
             "options": self.options, "depth": self.depth, "isolation": level,
             "uid": self.uid, "gid": self.uid, "limits": self.limits.to_dict(),
             "expose": sorted(expose), "pythonpath": self.pythonpath,
+            "mask": _home_mask(), "hide": self.hide,
         }
 
     def _env(self) -> dict[str, str]:
@@ -226,7 +235,11 @@ class ProcessSandbox(Sandbox):
         interrupted = False
         deadline = t0 + timeout
         try:
-            await self._send({"op": "exec", "cell": cell, "code": code})
+            try:
+                await asyncio.wait_for(self._send({"op": "exec", "cell": cell, "code": code}),
+                                       timeout)
+            except TimeoutError:  # the worker does not even read its input
+                return await self._died(t0, timed_out=True, timeout=timeout)
             while True:
                 left = max(0.0, deadline - time.monotonic())
                 try:
@@ -359,6 +372,13 @@ class ProcessSandbox(Sandbox):
     def _stderr_tail(self, lines: int = 20) -> str:
         tail = b"".join(list(self._stderr)[-lines:]).decode("utf-8", "replace").strip()
         return f"\nworker stderr:\n{tail}" if tail else ""
+
+
+def _home_mask() -> list[str]:
+    """The host user's home, to be cut down to the paths the worker needs (secrets live there)."""
+    home = Path(os.path.expanduser("~")).resolve()
+    system = {"/", "/usr", "/etc", "/var", "/opt", "/tmp", "/bin", "/lib", "/srv"}
+    return [str(home)] if len(home.parts) >= 2 and str(home) not in system else []
 
 
 class _ProtocolError(Exception):

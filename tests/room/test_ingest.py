@@ -20,7 +20,15 @@ from typer.testing import CliRunner
 
 from dealroom.cli import app
 from dealroom.errors import ConfigError, RoomError
-from dealroom.room import IngestSettings, ingest, load_manifest, load_task
+from dealroom.room import (
+    INGEST_REASONS,
+    REASONS,
+    IngestSettings,
+    ingest,
+    load_manifest,
+    load_task,
+)
+from dealroom.room._extract import EXTRACTORS
 from dealroom.room._ingest import POOL_MIN_FILES, REPORT, _Job, _Outcome, extract_job, run_jobs
 
 
@@ -187,6 +195,7 @@ def test_report_lists_every_problem_with_its_reason(source, tmp_path):
         ("07 Odd names/line\nbreak.txt", "renamed", "renamed"),
         ("07 Odd names/caf\\xe9.txt", "renamed", "renamed"),
     }
+    assert {reason for _, reason, _ in reasons} <= set(REASONS) | set(INGEST_REASONS)
     counts = on_disk["counts"]
     assert counts["skipped"] == 10 and counts["warnings"] == 1
     assert counts["by_reason"]["symlink_loop"] == 2
@@ -248,6 +257,20 @@ def test_a_crashing_worker_costs_only_its_own_file(tmp_path):
     assert [o.reason for o in outcomes] == [""] * 4 + ["corrupt"] + [""] * 5
     assert "crashed" in outcomes[4].detail
     assert outcomes[9].pages == ["document 9"]
+
+
+def test_a_file_that_takes_too_long_is_reported_as_timeout(tmp_path, monkeypatch):
+    def slow(path):
+        while True:
+            pass
+
+    monkeypatch.setitem(EXTRACTORS, "md", slow)
+    write(tmp_path / "src" / "slow.md", "never read")
+    write(tmp_path / "src" / "fine.txt", "read")
+    settings = IngestSettings(workers=1, file_timeout=0.2)
+    report = ingest(tmp_path / "src", tmp_path / "room", settings)
+    assert [(e.path, e.reason) for e in report.entries] == [("slow.md", "timeout")]
+    assert [d.title for d in report.manifest.documents] == ["fine"]
 
 
 def always_crash(job: _Job) -> _Outcome:

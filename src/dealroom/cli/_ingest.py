@@ -98,6 +98,9 @@ def ingest(
     name: Annotated[str | None, typer.Option(help="Room name (default: the folder's).")] = None,
     max_mb: MaxMb = 100.0,
     workers: Workers = 2,
+    file_timeout: Annotated[
+        float, typer.Option(help="Seconds one file may take to extract (0: no limit).")
+    ] = 300.0,
     include_hidden: Annotated[
         bool, typer.Option(help="Ingest dot-files and system files.")
     ] = False,
@@ -114,6 +117,7 @@ def ingest(
         name=name,
         max_bytes=_bytes(max_mb),
         workers=workers,
+        file_timeout=file_timeout,
         include_hidden=include_hidden,
         follow_symlinks=follow_symlinks,
         copy_skipped=copy_skipped,

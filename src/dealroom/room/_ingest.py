@@ -19,11 +19,14 @@ import hashlib
 import multiprocessing
 import re
 import shutil
+import signal
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -54,6 +57,7 @@ INGEST_REASONS: dict[str, str] = {
     "hidden": "a hidden or system file (.DS_Store, ~$lock files, Thumbs.db, ...)",
     "unreadable": "the file could not be read (permissions, broken link, not a regular file)",
     "renamed": "a name with control characters or invalid bytes, ingested under a safe name",
+    "timeout": "extraction took longer than the per-file time limit (pathological file)",
 }
 """Reasons the walk adds to :data:`dealroom.room.REASONS` in the ingestion report."""
 
@@ -75,6 +79,8 @@ class IngestSettings:
     """Files larger than this are skipped as ``too_large``."""
     workers: int = 2
     """Extraction processes; 1 extracts in this process."""
+    file_timeout: float = 300.0
+    """Seconds one file's extraction may take before it is reported as ``timeout``; 0: none."""
     follow_symlinks: bool = True
     """Follow symlinked files and folders (loops are detected and reported)."""
     include_hidden: bool = False
@@ -91,6 +97,8 @@ class IngestSettings:
             raise ConfigError(f"max_bytes must be positive, got {self.max_bytes}")
         if self.workers < 1:
             raise ConfigError(f"workers must be at least 1, got {self.workers}")
+        if self.file_timeout < 0:
+            raise ConfigError(f"file_timeout must be 0 (none) or positive, got {self.file_timeout}")
 
 
 @dataclass(frozen=True)
@@ -176,6 +184,8 @@ class _Job:
     dest: str
     rel: str
     fmt: str
+    timeout: float = 0.0
+    """Seconds the extraction may take; 0 for no limit."""
 
 
 @dataclass
@@ -202,11 +212,38 @@ def _copy_hashing(source: str, dest: str) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
+class _Timeout(BaseException):
+    """Raised by SIGALRM inside :func:`_time_limit` (not an Exception: parsers must not eat it)."""
+
+
+@contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt the block after ``seconds`` (main thread on POSIX only; else no limit)."""
+    usable = seconds > 0 and hasattr(signal, "setitimer")
+    if not usable or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise _Timeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def extract_job(job: _Job) -> _Outcome:
     """Extract one file and copy it into the room; any failure becomes the outcome's reason."""
     try:
-        extraction = extract_document(Path(job.source), job.fmt)
+        with _time_limit(job.timeout):
+            extraction = extract_document(Path(job.source), job.fmt)
         sha, size = _copy_hashing(job.source, job.dest)
+    except _Timeout:
+        return _Outcome(job.rel, "timeout", f"extraction took more than {job.timeout:g} s")
     except ExtractionError as exc:
         return _Outcome(job.rel, exc.reason, str(exc))
     except OSError as exc:
@@ -257,13 +294,18 @@ def _pool(workers: int) -> ProcessPoolExecutor:
 def _pooled(jobs: list[_Job], workers: int, fn: _JobFn, record: _Record) -> list[int]:
     """Run all jobs in one pool; return the indices lost to a broken pool."""
     lost: list[int] = []
-    with _pool(workers) as pool:
+    pool = _pool(workers)
+    try:
         futures: dict[Future[_Outcome], int] = {pool.submit(fn, j): i for i, j in enumerate(jobs)}
         for future in as_completed(futures):
             try:
                 record(futures[future], future.result())
             except BrokenProcessPool:
                 lost.append(futures[future])
+    except BaseException:  # Ctrl-C or a failing callback: do not wait for the queue
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     return sorted(lost)
 
 
@@ -386,7 +428,13 @@ def ingest(
     found = walk(src, settings.follow_symlinks, settings.include_hidden)
     candidates, refused = _screen(found.files, settings)
     jobs = [
-        _Job(str(f.source), str(out / DOCUMENTS / f.dest), f.rel, format_of(f.dest))
+        _Job(
+            str(f.source),
+            str(out / DOCUMENTS / f.dest),
+            f.rel,
+            format_of(f.dest),
+            settings.file_timeout,
+        )
         for f in candidates
     ]
     outcomes = run_jobs(jobs, settings.workers, progress)

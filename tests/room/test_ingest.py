@@ -24,6 +24,8 @@ from dealroom.room import (
     INGEST_REASONS,
     REASONS,
     IngestSettings,
+    Room,
+    index_status,
     ingest,
     load_manifest,
     load_task,
@@ -304,11 +306,16 @@ def test_index_is_built_from_the_pages_already_extracted(source, tmp_path, monke
     assert pages[charter.id] == ["Certificate of incorporation", "Bylaws"]
 
 
-def test_the_real_index_is_current_after_ingest(source, tmp_path):
-    index = pytest.importorskip("dealroom.room._index")
+def test_ingested_room_opens_and_cites_by_page(source, tmp_path):
     report = ingest(source, tmp_path / "room", SETTINGS)
-    assert report.index == "built"
-    assert index.index_status(tmp_path / "room") is None
+    assert report.index == "built" and index_status(tmp_path / "room") is None
+    with Room.open(tmp_path / "room") as room:
+        charter = next(d for d in report.manifest.documents if d.title == "charter")
+        (hit,) = room.grep("Bylaws")
+        assert (hit.doc, hit.page) == (charter.id, 2)
+        (sheet,) = room.grep("Acme", folder="02 Finance")
+        assert sheet.page == 2  # the second sheet of revenue.xlsx
+        assert room.doc(charter.id).page(1) == "Certificate of incorporation"
 
 
 def test_without_a_rubric_the_task_is_a_minimal_lab_task(source, tmp_path):

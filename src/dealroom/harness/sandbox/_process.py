@@ -66,8 +66,8 @@ class ProcessSandbox(Sandbox):
     ``options`` reaches it as ``host.options``. ``isolation``: ``auto`` (the strongest
     available; warns when it is only ``rlimits``) or one of :data:`ISOLATION_LEVELS`, which
     then must be available. ``hide`` lists files and folders the REPL must not read (default:
-    the room's ``answer_key/`` and ``task.json``); the host user's home shows only what the
-    worker needs.
+    the room's ``answer_key/`` and ``task.json``); the host user's home, /run and /tmp show
+    only what the worker needs.
     """
 
     def __init__(self, room_dir: str | Path | None, scratch_dir: str | Path,
@@ -145,7 +145,7 @@ class ProcessSandbox(Sandbox):
             "options": self.options, "depth": self.depth, "isolation": level,
             "uid": self.uid, "gid": self.uid, "limits": self.limits.to_dict(),
             "expose": sorted(expose), "pythonpath": self.pythonpath,
-            "mask": _home_mask(), "hide": self.hide,
+            "mask": _masks(), "hide": self.hide,
         }
 
     def _env(self) -> dict[str, str]:
@@ -374,11 +374,13 @@ class ProcessSandbox(Sandbox):
         return f"\nworker stderr:\n{tail}" if tail else ""
 
 
-def _home_mask() -> list[str]:
-    """The host user's home, to be cut down to the paths the worker needs (secrets live there)."""
+def _masks() -> list[str]:
+    """Directories shown only in part (the paths the worker needs): where secrets and sockets
+    live — the host user's home, /run (sockets such as docker.sock), /tmp, /var/tmp, /dev/shm."""
     home = Path(os.path.expanduser("~")).resolve()
     system = {"/", "/usr", "/etc", "/var", "/opt", "/tmp", "/bin", "/lib", "/srv"}
-    return [str(home)] if len(home.parts) >= 2 and str(home) not in system else []
+    out = [str(home)] if len(home.parts) >= 2 and str(home) not in system else []
+    return out + ["/run", "/tmp", "/var/tmp", "/dev/shm"]
 
 
 class _ProtocolError(Exception):

@@ -235,13 +235,17 @@ def test_writes_outside_scratch_fail(small_room: Path, tmp_path: Path) -> None:
             assert r.error and ("Read-only" in r.error or "Permission" in r.error), target
         r = await sb.execute("open('mine.txt', 'w').write('ok')\nopen('mine.txt').read()")
         assert r.stdout == "'ok'\n"
+        sb.uid += 1  # a later worker with another uid can still change what this one left
+        await sb.restart()
+        r = await sb.execute("open('mine.txt', 'a').write('!')\nopen('mine.txt').read()")
+        assert r.stdout == "'ok!'\n"
         r = await sb.execute("import os\nos.listdir('/root'), os.listdir('/run')")
         assert ".ssh" not in r.stdout and r.stdout.endswith(", [])\n")  # no host sockets
 
     session(small_room, tmp_path, body)
     assert {p: p.read_bytes() for p in targets if p.exists()} == before
     assert not Path("/tmp/dealroom-escape.txt").exists() and not (REPO / "escape.txt").exists()
-    assert (tmp_path / "scratch/mine.txt").read_text() == "ok"
+    assert (tmp_path / "scratch/mine.txt").read_text() == "ok!"
 
 
 def test_answer_key_rubric_and_home_are_hidden(small_room: Path, tmp_path: Path,

@@ -114,8 +114,8 @@ class ProcessSandbox(Sandbox):
 
             await asyncio.to_thread(ensure_index, self.room_dir)
         self.scratch_dir.mkdir(parents=True, exist_ok=True)
-        if os.geteuid() == 0:
-            os.chown(self.scratch_dir, self.uid, self.uid)
+        if os.geteuid() == 0:  # files left by an earlier worker (another uid) stay usable
+            await asyncio.to_thread(_chown_tree, self.scratch_dir, self.uid)
         level = self.requested
         while True:
             try:
@@ -372,6 +372,13 @@ class ProcessSandbox(Sandbox):
     def _stderr_tail(self, lines: int = 20) -> str:
         tail = b"".join(list(self._stderr)[-lines:]).decode("utf-8", "replace").strip()
         return f"\nworker stderr:\n{tail}" if tail else ""
+
+
+def _chown_tree(root: Path, uid: int) -> None:
+    os.lchown(root, uid, uid)
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            os.lchown(os.path.join(folder, name), uid, uid)
 
 
 def _masks() -> list[str]:

@@ -69,14 +69,16 @@ if wave_no >= len(waves):
 
 PARSER = '''\
 ```python
+ECHO = re.compile(r"^(===|---)|^D\\d{5}( page \\d+)?\\W*$")
+
 def parse_findings(reply, ref):
     """Turn a sub-agent's reply into memo findings citing the slice it read."""
     doc_id, first, last = ref
     items = []
     for line in reply.splitlines():
         line = line.strip().lstrip("-*0123456789. ")
-        if not line or line.upper().startswith("NONE"):
-            continue
+        if len(line.split()) < 4 or line.upper().startswith("NONE") or ECHO.match(line):
+            continue  # page markers and headers echoed back are not findings
         fields = dict(
             (k.strip().upper(), v.strip())
             for k, _, v in (part.partition(":") for part in line.split("|")) if v.strip()

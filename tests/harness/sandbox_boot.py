@@ -20,3 +20,12 @@ def legacy_state(host: Any) -> dict[str, Any]:
 
 def broken(host: Any) -> dict[str, Any]:
     raise RuntimeError("bootstrap exploded on purpose")
+
+
+def asks_at_start(host: Any) -> dict[str, Any]:
+    """A bootstrap that asks the host while starting (the host refuses until ready)."""
+    try:
+        host.request("budget")
+    except Exception as exc:  # noqa: BLE001
+        return {"startup_error": f"{type(exc).__name__}: {exc}"}
+    return {"startup_error": None}

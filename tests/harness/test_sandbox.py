@@ -191,6 +191,12 @@ def test_state_key_and_bootstrap_failure(small_room: Path, tmp_path: Path) -> No
         assert (await sb.execute("n")).state == {"legacy": True}
 
     session(small_room, tmp_path, body, bootstrap="sandbox_boot:legacy_state")
+
+    async def early(sb: ProcessSandbox) -> None:
+        r = await sb.execute("startup_error")
+        assert "RemoteError: requests are not served during start-up" in r.stdout
+
+    session(small_room, tmp_path, early, bootstrap="sandbox_boot:asks_at_start")
     sb = make(small_room, tmp_path, bootstrap="sandbox_boot:broken")
     with pytest.raises(SandboxError, match="bootstrap exploded on purpose"):
         run(sb.start())

@@ -89,6 +89,7 @@ class Repl:
         sys.stdout = sys.stderr = out
         error, exit_code = None, None
         try:
+            _IN_CELL.set()
             self._exec(code, f"<cell-{cell}>")
         except SystemExit as exc:
             exit_code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -97,6 +98,7 @@ class Repl:
             if isinstance(exc, KeyboardInterrupt) and self.isolation != "rlimits":
                 _kill_others()
         finally:
+            _IN_CELL.clear()
             sys.stdout, sys.stderr = saved
         if os.getpid() != _host.MAIN_PID:  # the cell forked and this is the copy: vanish quietly
             os._exit(0)
@@ -220,6 +222,8 @@ def main(argv: list[str]) -> None:
         _confine.confine(level, cfg, base)
         stage = "bootstrap"
         cfg["isolation"] = level
+        signal.signal(signal.SIGINT, _on_sigint)
+        threading.Thread(target=channel.read_forever, name="host-reader", daemon=True).start()
         for path in reversed(cfg.get("pythonpath") or []):
             sys.path.insert(0, path)
         host = Host(channel, cfg)
@@ -234,10 +238,18 @@ def main(argv: list[str]) -> None:
                       "error": "".join(traceback.format_exception(exc)).rstrip()})
         os._exit(1)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversize writes fail with EFBIG instead
-    threading.Thread(target=channel.read_forever, name="host-reader", daemon=True).start()
     channel.send({"op": "ready", "isolation": level, "pid": _host.MAIN_PID,
                   "names": sorted(k for k in repl.ns if not k.startswith("__"))})
     serve(channel, repl)
+
+
+_IN_CELL = threading.Event()
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    """The host's timeout: interrupt the cell; between cells (a late signal) do nothing."""
+    if _IN_CELL.is_set():
+        raise KeyboardInterrupt
 
 
 def serve(channel: _Channel, repl: Repl) -> None:
@@ -245,7 +257,12 @@ def serve(channel: _Channel, repl: Repl) -> None:
         msg = channel.commands.get()
         if msg.get("op") != "exec":
             os._exit(0)
-        done = repl.run(str(msg.get("code", "")), int(msg.get("cell", 0)))
+        cell = int(msg.get("cell", 0))
+        try:
+            done = repl.run(str(msg.get("code", "")), cell)
+        except KeyboardInterrupt:  # the timeout's signal landed just after the cell's code
+            done = {"op": "done", "cell": cell, "pid": _host.MAIN_PID, "stdout": "",
+                    "error": "KeyboardInterrupt", "state": {}, "exit": None}
         channel.send(done)
         if done["exit"] is not None:
             os._exit(done["exit"] if 0 <= done["exit"] < 256 else 1)

@@ -69,6 +69,7 @@ if wave_no >= len(waves):
 
 PARSER = '''\
 ```python
+import re
 ECHO = re.compile(r"^(===|---)|^D\\d{5}( page \\d+)?\\W*$")
 
 def parse_findings(reply, ref):

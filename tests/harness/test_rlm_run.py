@@ -96,3 +96,14 @@ def test_a_dead_endpoint_fails_fast_with_what_to_set(small_room, tmp_path):
     assert done.returncode == 1
     assert "127.0.0.1:9" in done.stderr
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow
+def test_the_embedded_local_model_reads_the_room_for_real(small_room, tmp_path):
+    result = run_agent(small_room, tmp_path / "run", root="scripted", sub="local", max_turns=8)
+    assert result.status == "submitted"
+    subs = [e for e in events_of(tmp_path / "run")
+            if e["type"] == "model_call" and e["role"] == "sub"]
+    assert len(subs) == 4 and all(e["error"] is None and e["output"] for e in subs)
+    assert all(e["usage"]["output_tokens"] > 0 for e in subs)
+    assert "[D0000" in (tmp_path / "run" / "output" / "memo.md").read_text()

@@ -5,7 +5,9 @@ seconds (client and server share the machine's cores), then times
 
 1. dealroom: ``gather_bounded`` over ``OpenAICompatibleClient.chat`` (``--calls`` calls at
    ``--concurrency``);
-2. the official RLM package (``rlms``): ``LocalREPL``'s ``llm_query_batched`` routed through its
+2. the same fan-out as a root makes it: ``llm_batch`` in the sandboxed REPL, every call built,
+   budgeted and appended to a trajectory;
+3. the official RLM package (``rlms``): ``LocalREPL``'s ``llm_query_batched`` routed through its
    ``LMHandler`` to an ``OpenAIClient`` pointed at the same server, once at its default batch
    concurrency (16) and once with it raised to ``--concurrency``. Skipped if ``rlms`` is absent.
 
@@ -84,6 +86,35 @@ async def dealroom_fanout(base_url: str, calls: int, concurrency: int) -> tuple[
     return elapsed, sum(isinstance(r, Exception) for r in results)
 
 
+async def harness_fanout(base_url: str, calls: int, concurrency: int) -> tuple[float, int]:
+    """The same fan-out as the root makes it: ``llm_batch`` in the sandboxed REPL, recorded."""
+    import tempfile
+    from pathlib import Path
+
+    from dealroom.harness.rlm import ReplSession
+    from dealroom.room import ingest
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "src" / "01 Corporate"
+        src.mkdir(parents=True)
+        (src / "note.md").write_text("A one-page room for the fan-out benchmark.")
+        ingest(src.parent, Path(tmp) / "room")
+        spec = ModelSpec(name=f"mock@{base_url}", kind="openai", model="mock",
+                         base_url=base_url, concurrency=concurrency, timeout=120.0)
+        client = open_model(spec)
+        async with ReplSession(Path(tmp) / "room", client) as repl:
+            start = time.perf_counter()
+            out = await repl.run(
+                f"r = llm_batch([f'question {{i}}' for i in range({calls})])\n"
+                "print(sum(isinstance(x, SubcallError) for x in r))"
+            )
+            elapsed = time.perf_counter() - start
+        await client.aclose()
+    if out.error:
+        raise SystemExit(out.error)
+    return elapsed, int(out.text.split()[-1])
+
+
 def rlms_fanout(base_url: str, calls: int, concurrency: int | None) -> tuple[float, int]:
     from rlm.clients.openai import OpenAIClient
     from rlm.core.lm_handler import LMHandler
@@ -131,6 +162,10 @@ def main() -> None:
             elapsed,
             failed,
         )
+        print(f"  target <= 1.20x: {'met' if ratio <= 1.2 else 'NOT met'}")
+        elapsed, failed = asyncio.run(harness_fanout(base_url, args.calls, args.concurrency))
+        ratio = report("dealroom llm_batch (sandboxed REPL, recorded)", args.calls,
+                       args.concurrency, args.latency, elapsed, failed)
         print(f"  target <= 1.20x: {'met' if ratio <= 1.2 else 'NOT met'}")
         try:
             import rlm  # noqa: F401

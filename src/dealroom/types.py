@@ -38,7 +38,13 @@ class Usage:
         return self.input_tokens + self.output_tokens
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "input_tokens": self.input_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+            "calls": self.calls,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:

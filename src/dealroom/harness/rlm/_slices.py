@@ -8,6 +8,7 @@ text in full. When the slice does not fit, it is cut and the cut is reported.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,7 +67,8 @@ def build_sub_input(
 ) -> SubInput:
     """Assemble a sub-call's messages from ``call`` = {prompt, text, docs}, cut to fit."""
     prompt = str(call.get("prompt") or "")
-    budget = context_tokens - count_tokens(system) - count_tokens(prompt) - 16
+    system_tokens = _tokens_of_constant(system)
+    budget = context_tokens - system_tokens - count_tokens(prompt) - 16
     notes: list[str] = []
     parts: list[str] = []
     refs: list[dict[str, Any]] = []
@@ -91,7 +93,13 @@ def build_sub_input(
     content = prompt if not parts else f"{prompt}\n\n" + "\n\n".join(parts)
     record = {"prompt": prompt, "text": free or None, "docs": refs, "truncated": bool(notes)}
     messages = [{"role": "system", "content": system}, {"role": "user", "content": content}]
-    return SubInput(messages, record, notes, count_tokens(system) + count_tokens(content))
+    return SubInput(messages, record, notes, system_tokens + count_tokens(content))
+
+
+@functools.lru_cache(maxsize=32)
+def _tokens_of_constant(text: str) -> int:
+    """Token count of a prompt that is the same for every call (counted once)."""
+    return count_tokens(text)
 
 
 def _doc_slice(room: Any, raw: Any, budget: int) -> tuple[str, dict[str, Any], bool]:

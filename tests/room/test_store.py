@@ -126,6 +126,16 @@ def test_pool_extraction_failure_names_the_document(tmp_path: Path) -> None:
         build_index(path, workers=2)
 
 
+def test_index_is_readable_by_everyone(tmp_path: Path) -> None:
+    path = make_room(tmp_path / "room")
+    Room.open(path).close()
+    files = list((path / ".index").iterdir())
+    assert all(p.stat().st_mode & 0o444 == 0o444 for p in files)
+    (path / ".index/meta.json").chmod(0o600)  # as an older build left it
+    Room.open(path).close()
+    assert (path / ".index/meta.json").stat().st_mode & 0o777 == 0o644
+
+
 def test_reading_writes_nothing_into_the_index(room: Room) -> None:
     idx = room.path / ".index"
     before = {p.name: p.stat().st_mtime_ns for p in idx.iterdir()}

@@ -270,8 +270,7 @@ def _write_all(room_dir: Path, out: Path, docs: list[DocumentRecord],
         "counts": counts,
         "tokenize": TOKENIZE,
     })
-    for path in [out, *out.iterdir()]:  # readable by a sandboxed worker's uid, like the room
-        path.chmod(0o755 if path.is_dir() else 0o644)
+    _share(out)  # readable by a sandboxed worker's uid, like the room
     if progress is not None:
         progress("index", 1, 1)
 
@@ -306,6 +305,7 @@ def ensure_index(room_dir: Path, progress: Progress | None = None) -> Path:
     room_dir = Path(room_dir)
     reason = index_status(room_dir)
     if reason is None:
+        _share(index_dir(room_dir))
         return index_dir(room_dir)
     if not os.access(room_dir, os.W_OK):
         raise RoomError(
@@ -316,6 +316,16 @@ def ensure_index(room_dir: Path, progress: Progress | None = None) -> Path:
         if index_status(room_dir) is not None:  # not built meanwhile by another process
             _build(room_dir, {}, progress, None)
     return index_dir(room_dir)
+
+
+def _share(idx: Path) -> None:
+    """Make the index readable to every uid (a sandboxed worker's), where we may."""
+    for path in [idx, *idx.iterdir()]:
+        mode = path.stat().st_mode
+        want = mode | (0o555 if path.is_dir() else 0o444)
+        if mode != want:
+            with contextlib.suppress(OSError):
+                path.chmod(want)
 
 
 def read_layout(idx: Path, counts: Mapping[str, int]) -> dict[str, array[int]]:

@@ -17,6 +17,6 @@ def count_tokens(text: str) -> int:
     """Count ``dealroom-words-v1`` tokens in ``text``.
 
     >>> count_tokens("Consent is required (Section 4.2).")
-    9
+    10
     """
     return len(_TOKEN.findall(text))

@@ -136,6 +136,33 @@ def test_index_is_readable_by_everyone(tmp_path: Path) -> None:
     assert (path / ".index/meta.json").stat().st_mode & 0o777 == 0o644
 
 
+def test_broken_pool_falls_back_to_extracting_here(tmp_path: Path, monkeypatch) -> None:
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from dealroom.room import _index
+
+    class Broken:
+        def __init__(self, *a, **kw) -> None:
+            pass
+
+        def submit(self, *a, **kw) -> Future:
+            fut: Future = Future()
+            fut.set_exception(BrokenProcessPool("no __main__ to import"))
+            return fut
+
+        def shutdown(self, *a, **kw) -> None:
+            pass
+
+    docs = {f"D{i:05d}": ("01 A", f"d{i}.html", [f"<p>page of doc {i}</p>"]) for i in range(4)}
+    path = make_room(tmp_path / "room", docs)
+    monkeypatch.setattr(_index, "ProcessPoolExecutor", Broken)
+    monkeypatch.setattr(_index, "INLINE_FORMATS", frozenset())  # every document to the pool
+    build_index(path, workers=2)
+    with Room.open(path) as r:
+        assert r.text("D00003") == "page of doc 3"
+
+
 def test_reading_writes_nothing_into_the_index(room: Room) -> None:
     idx = room.path / ".index"
     before = {p.name: p.stat().st_mtime_ns for p in idx.iterdir()}

@@ -26,9 +26,11 @@ import json
 import os
 import shutil
 import sqlite3
+import threading
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict
 from multiprocessing import get_context
 from pathlib import Path
@@ -111,7 +113,9 @@ def _iter_pages(room_dir: Path, docs: list[DocumentRecord],
     heavy = [d for d in docs if d.id not in given and d.format not in INLINE_FORMATS]
     pool = None
     if workers > 1 and len(heavy) > 1:
-        pool = ProcessPoolExecutor(min(workers, len(heavy)), mp_context=get_context("spawn"))
+        # fork needs no importable __main__ (stdin scripts, notebooks); with threads, spawn
+        method = "fork" if threading.active_count() == 1 else "spawn"
+        pool = ProcessPoolExecutor(min(workers, len(heavy)), mp_context=get_context(method))
     pending: dict[str, Future[tuple[bool, list[str] | str]]] = {}
     queue = iter(heavy)
 
@@ -129,7 +133,12 @@ def _iter_pages(room_dir: Path, docs: list[DocumentRecord],
                 if doc.id in given:
                     pages = list(given[doc.id])
                 elif doc.id in pending:
-                    ok, got = pending.pop(doc.id).result()
+                    try:
+                        ok, got = pending.pop(doc.id).result()
+                    except BrokenProcessPool:  # the pool could not run: extract here instead
+                        pool.shutdown(wait=False, cancel_futures=True)  # type: ignore[union-attr]
+                        pool, ok, got = None, True, extract_pages(room_dir / doc.path, doc.format)
+                        pending.clear()
                     refill()
                     if not ok:
                         raise RoomError(got)

@@ -213,3 +213,33 @@ def test_scores_json_shape(room: Path, gold: str, task: dict) -> None:
     assert sum(row["n"] for row in by_type.values()) == len(task["criteria"])
     assert by_type["monetary"] == {"n": 2, "passed": 2, "errors": 0, "pass_rate": 1.0}
     json.dumps(data, allow_nan=False)
+
+
+def _c(cid: str, finding: str, cite: list[str], value: float | None = None) -> dict:
+    expect: dict = {"cite": cite, "terms": [["share"]]}
+    if value is not None:
+        expect["amounts"] = [{"value": value}]
+    return {"id": cid, "title": cid, "finding": finding, "type": "fact", "expect": expect}
+
+
+def test_a_finding_may_cite_its_own_documents_but_not_other_findings() -> None:
+    task = {
+        "criteria": [
+            _c("C-001", "F-1", ["D00001", "D00002", "D00003"]),
+            _c("C-002", "F-1", ["D00004"], 19_691_390),
+            _c("C-003", "F-2", ["D00005"], 1e6),
+            _c("C-004", "F-3", ["D00006"], 2e6),
+            _c("C-005", "F-4", ["D00007"], 3e6),
+        ]
+    }
+    own = (
+        "Share counts conflict: [D00001 p.2], [D00002 p.16] and [D00003 p.34]; at the price "
+        "in [D00004 p.1] the share spread is worth $19,691,390."
+    )
+    assert _verdicts(_score(task, own))["C-002"] == "pass"
+    dump = own + " See also [D00005], [D00006] and [D00007]."
+    assert _verdicts(_score(task, dump))["C-002"] == "fail"
+    amounts = own + " Other exposures: $1 million, $2 million, $3 million."
+    assert _verdicts(_score(task, amounts))["C-002"] == "fail"
+    two_others = own + " See also [D00005] and [D00006]; $1 million and $2 million."
+    assert _verdicts(_score(task, two_others))["C-002"] == "pass"

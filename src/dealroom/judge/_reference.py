@@ -12,12 +12,13 @@ item with its sub-items, or a table row; long paragraphs are read as windows of
 * ``severity``: the one label of the context (or, if it has none, of its nearest labelled
   heading) equals the expected one.
 
-A context is a list, not a finding, and satisfies nothing when it cites more than
-``max(LISTED_ANSWERS, 2 × cited)`` of the documents the rubric cites anywhere (or more than
-:data:`MAX_LISTED` documents in all), or states more than ``max(LISTED_ANSWERS, 2 × amounts)``
-of the amounts the rubric expects anywhere. So a memo that lists every document id, amount and
-party of the room scores as if it were empty. Sections headed like an index (*Documents
-reviewed*, *Appendix*, *Sources*, ...) hold no findings and are skipped.
+A context is a list, not a finding, and satisfies nothing when it cites :data:`LISTED` or more
+of the documents the rubric cites for *other* findings (or more than :data:`MAX_LISTED`
+documents in all), or states :data:`LISTED` or more of the amounts the rubric expects for other
+findings; a criterion's finding is its ``finding`` key, else the criterion itself. So a memo
+that lists every document id, amount and party of the room scores as if it were empty.
+Sections headed like an index (*Documents reviewed*, *Appendix*, *Sources*, ...) hold no
+findings and are skipped.
 
 ``sections``: every required heading is present. ``negative: true``: the criterion passes
 unless some context states the described claim (all its elements) with no qualifier such as
@@ -51,8 +52,11 @@ from dealroom.judge._scores import ERROR, FAIL, PASS, Judge, Scores, make_scores
 
 DEFAULT_TOLERANCE = 0.005
 """Relative tolerance for an amount whose ``tolerance`` is not given (0.5%)."""
-LISTED_ANSWERS = 3
+LISTED = 3
+"""A context citing this many documents, or stating this many amounts, of other findings is a
+list."""
 MAX_LISTED = 12
+"""A context citing more documents than this is a list."""
 WINDOW_SENTENCES = 5
 LONG_BLOCK_WORDS = 250
 ELEMENT_KEYS = ("cite", "amounts", "dates", "terms", "severity")
@@ -74,13 +78,15 @@ def reference_judge() -> Judge:
 
     async def judge(task: dict[str, Any], deliverables: dict[str, str]) -> Scores:
         memos: dict[tuple[str, ...], Memo] = {}
-        answers = Answers.of(task)
+        others = others_of(task)
         verdicts = {}
         for criterion in task.get("criteria", []):
             names = tuple(criterion.get("deliverables") or deliverables)
             if names not in memos:
                 memos[names] = parse_memo("\n\n".join(deliverables.get(n, "") for n in names))
-            verdicts[criterion["id"]] = judge_criterion(criterion, memos[names], answers)
+            verdicts[criterion["id"]] = judge_criterion(
+                criterion, memos[names], others[criterion["id"]]
+            )
         return make_scores(task, verdicts, {"name": "reference"})
 
     judge.name = "reference"  # type: ignore[attr-defined]
@@ -89,34 +95,53 @@ def reference_judge() -> Judge:
 
 
 @dataclass(frozen=True)
-class Answers:
-    """What the whole rubric points at: the documents it cites and the amounts it expects."""
+class Others:
+    """The documents and amounts the rubric expects for *other* findings than a criterion's.
 
-    docs: frozenset[str]
-    amounts: tuple[float, ...]
+    A criterion's finding is its ``finding`` key (generated rubrics group criteria by finding),
+    else the criterion alone.
+    """
 
-    @classmethod
-    def of(cls, task: dict[str, Any]) -> Answers:
-        expects = [c.get("expect") or {} for c in task.get("criteria", [])]
-        expects = [e for e in expects if isinstance(e, dict)]
-        docs = frozenset(str(d) for e in expects for d in e.get("cite") or [])
-        values = {float(a["value"]) for e in expects for a in e.get("amounts") or []}
-        return cls(docs, tuple(sorted(values)))
+    docs: frozenset[str] = frozenset()
+    amounts: tuple[float, ...] = ()
 
     def count_amounts(self, stated: list[float]) -> int:
-        """How many of the rubric's amounts ``stated`` holds (to the rubric's own tolerance)."""
+        """How many of these amounts ``stated`` holds (within the default tolerance)."""
         return sum(
             any(abs(abs(s) - v) <= abs(v) * DEFAULT_TOLERANCE for s in stated) for v in self.amounts
         )
 
 
+def others_of(task: dict[str, Any]) -> dict[str, Others]:
+    """:class:`Others` for every criterion of ``task``."""
+    docs: dict[str, set[str]] = {}
+    amounts: dict[str, set[float]] = {}
+    criteria = task.get("criteria", [])
+    for c in criteria:
+        expect = c.get("expect") if isinstance(c.get("expect"), dict) else {}
+        key = str(c.get("finding") or c["id"])
+        docs.setdefault(key, set()).update(str(d) for d in expect.get("cite") or [])
+        amounts.setdefault(key, set()).update(
+            float(a["value"]) for a in expect.get("amounts") or []
+        )
+    all_docs = set().union(*docs.values()) if docs else set()
+    all_amounts = set().union(*amounts.values()) if amounts else set()
+    out = {}
+    for c in criteria:
+        key = str(c.get("finding") or c["id"])
+        out[c["id"]] = Others(
+            frozenset(all_docs - docs[key]), tuple(sorted(all_amounts - amounts[key]))
+        )
+    return out
+
+
 def judge_criterion(
-    criterion: dict[str, Any], memo: Memo, answers: Answers | None = None
+    criterion: dict[str, Any], memo: Memo, others: Others | None = None
 ) -> tuple[str, str]:
     """``(verdict, reasoning)`` for one criterion against a parsed memo.
 
-    ``answers`` (from the whole task) sharpens list detection; without it only this
-    criterion's own documents and amounts are known.
+    ``others`` (from :func:`others_of` the whole task) lets lists of other findings' documents
+    and amounts be told from findings; without it only :data:`MAX_LISTED` applies.
     """
     expect = criterion.get("expect")
     if not isinstance(expect, dict) or not expect:
@@ -124,9 +149,9 @@ def judge_criterion(
     unknown = set(expect) - KNOWN_KEYS
     if unknown:
         return ERROR, f"unknown expect keys {sorted(unknown)}"
-    answers = answers or Answers.of({"criteria": [criterion]})
+    others = others or Others()
     if expect.get("negative"):
-        return _negative(expect, memo, answers)
+        return _negative(expect, memo, others)
     missing = [s for s in expect.get("sections") or [] if not _has_section(memo, s)]
     if missing:
         return FAIL, f"missing section(s): {', '.join(missing)}"
@@ -136,7 +161,7 @@ def judge_criterion(
         return ERROR, "the expect block names nothing to check"
     best: tuple[int, list[str], Block | None] = (-1, [], None)
     for block, context in _contexts(memo):
-        missing_here = _missing(expect, block, context, answers)
+        missing_here = _missing(expect, block, context, others)
         if not missing_here:
             return PASS, f"stated together at line {block.line}: {_quote(context)}"
         score = -len(missing_here)
@@ -162,19 +187,19 @@ def _contexts(memo: Memo) -> Iterator[tuple[Block, str]]:
             yield block, " ".join(parts[i : i + WINDOW_SENTENCES])
 
 
-def _missing(expect: dict[str, Any], block: Block, text: str, answers: Answers) -> list[str]:
+def _missing(expect: dict[str, Any], block: Block, text: str, others: Others) -> list[str]:
     """What of ``expect`` the context lacks (empty: it states everything)."""
     out: list[str] = []
     cited = citations(text)
     stated = amounts(text)
     want_cite = [str(d) for d in expect.get("cite") or []]
     want_amounts = expect.get("amounts") or []
-    listed_docs = len(cited & answers.docs)
-    if listed_docs > max(LISTED_ANSWERS, 2 * len(want_cite)) or len(cited) > MAX_LISTED:
-        return [f"it lists {len(cited)} documents: a list, not a finding"]
-    listed_amounts = answers.count_amounts(stated)
-    if listed_amounts > max(LISTED_ANSWERS, 2 * len(want_amounts)):
-        return [f"it lists {listed_amounts} of the rubric's amounts: a list, not a finding"]
+    foreign_docs = len(cited & others.docs)
+    if foreign_docs >= LISTED or len(cited) > MAX_LISTED:
+        return [f"it cites {len(cited)} documents, {foreign_docs} of other findings: a list"]
+    foreign_amounts = others.count_amounts(stated)
+    if foreign_amounts >= LISTED:
+        return [f"it states {foreign_amounts} amounts of other findings: a list"]
     out += [f"citation of {d}" for d in want_cite if d not in cited]
     out += [f"amount ${a['value']:,}" for a in want_amounts if not _amount_stated(a, stated)]
     found_dates = dates(text)
@@ -227,12 +252,12 @@ def _has_section(memo: Memo, section: str) -> bool:
     return any(want in normalize(h) for h in memo.headings)
 
 
-def _negative(expect: dict[str, Any], memo: Memo, answers: Answers) -> tuple[str, str]:
+def _negative(expect: dict[str, Any], memo: Memo, others: Others) -> tuple[str, str]:
     claim = {k: expect[k] for k in ("cite", "amounts", "dates", "terms") if expect.get(k)}
     if not claim:
         return ERROR, "a negative criterion needs the claim's cite, amounts, dates or terms"
     for block, context in _contexts(memo):
-        if _missing(claim, block, context, answers):
+        if _missing(claim, block, context, others):
             continue
         if not _qualified(context, _groups(claim)):
             return FAIL, f"states the claim at line {block.line}: {_quote(context)}"

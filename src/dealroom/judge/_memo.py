@@ -8,6 +8,7 @@ bracket), amounts in US dollars, dates and severity labels.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from datetime import date
@@ -138,26 +139,29 @@ def _heading(line: str) -> tuple[int, str | None]:
     return 0, None
 
 
-def citations(text: str) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def citations(text: str) -> frozenset[str]:
     """Document ids cited in ``text`` in brackets or parentheses."""
-    return {d for group in _CITE_GROUP.findall(text) for d in _DOC_ID.findall(group)}
+    return frozenset(d for group in _CITE_GROUP.findall(text) for d in _DOC_ID.findall(group))
 
 
-def amounts(text: str) -> list[float]:
+@functools.lru_cache(maxsize=4096)
+def amounts(text: str) -> tuple[float, ...]:
     """US-dollar amounts stated in ``text``.
 
     >>> amounts("fees of $88.2 million, USD 88.2m, $88,200,000 and 88.2M; 3 years")
-    [88200000.0, 88200000.0, 88200000.0, 88200000.0]
+    (88200000.0, 88200000.0, 88200000.0, 88200000.0)
     """
     out = []
     for m in _AMOUNT.finditer(text):
         num = m.group("n1") or m.group("n2") or m.group("n3")
         scale = (m.group("s1") or m.group("s2") or "").lower()
         out.append(round(float(num.replace(",", "")) * _SCALE_WORDS.get(scale, 1.0), 2))
-    return out
+    return tuple(out)
 
 
-def dates(text: str) -> set[tuple[int, int, int]]:
+@functools.lru_cache(maxsize=4096)
+def dates(text: str) -> frozenset[tuple[int, int, int]]:
     """Dates stated in ``text`` as ``(year, month, day)``; day 0 when only a month is named.
 
     >>> sorted(dates("on 15 March 2024, i.e. 2024-03-15; renewal March 2025"))
@@ -172,7 +176,7 @@ def dates(text: str) -> set[tuple[int, int, int]]:
             if _valid(int(parts["y"]), month, day):
                 found.add((int(parts["y"]), month, day))
     days = {(y, m) for y, m, d in found if d}
-    return {d for d in found if d[2] or (d[0], d[1]) not in days}
+    return frozenset(d for d in found if d[2] or (d[0], d[1]) not in days)
 
 
 def _valid(year: int, month: int, day: int) -> bool:
@@ -189,7 +193,7 @@ def parse_iso(value: str) -> tuple[int, int, int]:
     return parts[0], parts[1] if len(parts) > 1 else 0, parts[2] if len(parts) > 2 else 0
 
 
-def date_matches(expected: tuple[int, int, int], found: set[tuple[int, int, int]]) -> bool:
+def date_matches(expected: tuple[int, int, int], found: frozenset[tuple[int, int, int]]) -> bool:
     """A stated date matches an expected day exactly, or an expected month by any day in it."""
     y, m, d = expected
     if d:
@@ -197,7 +201,8 @@ def date_matches(expected: tuple[int, int, int], found: set[tuple[int, int, int]
     return any(fy == y and fm == m for fy, fm, _ in found)
 
 
-def severities(text: str) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def severities(text: str) -> frozenset[str]:
     """Severity labels stated in ``text`` (``critical`` counts as high, ``moderate`` as medium).
 
     >>> sorted(severities("Severity: **High**. Unlike the low-risk lease"))
@@ -205,23 +210,25 @@ def severities(text: str) -> set[str]:
     """
     found = [x for pattern in _SEVERITY for x in pattern.findall(text)]
     found += [x for pair in _SEVERITY_LIST.findall(text) for x in pair]  # "High / Low": both
-    return {_CANON.get(x.lower(), x.lower()) for x in found}
+    return frozenset(_CANON.get(x.lower(), x.lower()) for x in found)
 
 
-def heading_severity(heading: str) -> set[str]:
+def heading_severity(heading: str) -> frozenset[str]:
     """Severity named by a heading: a labelled phrase, or the bare label as the heading."""
     bare = re.fullmatch(rf"[\W\d]*{_LABEL}[\W]*", heading, re.I)
     if bare:
-        return {_CANON.get(bare.group(1).lower(), bare.group(1).lower())}
+        return frozenset({_CANON.get(bare.group(1).lower(), bare.group(1).lower())})
     return severities(heading)
 
 
+@functools.lru_cache(maxsize=4096)
 def normalize(text: str) -> str:
     """Lowercase, straight quotes, hyphens and slashes as spaces, single spaces."""
     text = text.lower().replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
     return " ".join(re.sub(r"[-‐‑–—_/]", " ", text).split())
 
 
+@functools.lru_cache(maxsize=4096)
 def term_pattern(term: str) -> re.Pattern[str]:
     """Whole-word (plural-tolerant) pattern of a normalised key phrase."""
     return re.compile(rf"(?<![a-z0-9]){re.escape(normalize(term))}(?:s|es)?(?![a-z0-9])")

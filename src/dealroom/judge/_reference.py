@@ -105,7 +105,7 @@ class Others:
     docs: frozenset[str] = frozenset()
     amounts: tuple[float, ...] = ()
 
-    def count_amounts(self, stated: list[float]) -> int:
+    def count_amounts(self, stated: tuple[float, ...]) -> int:
         """How many of these amounts ``stated`` holds (within the default tolerance)."""
         return sum(
             any(abs(abs(s) - v) <= abs(v) * DEFAULT_TOLERANCE for s in stated) for v in self.amounts
@@ -217,7 +217,7 @@ def _missing(expect: dict[str, Any], block: Block, text: str, others: Others) ->
     return out
 
 
-def _amount_stated(want: dict[str, Any], stated: list[float]) -> bool:
+def _amount_stated(want: dict[str, Any], stated: tuple[float, ...]) -> bool:
     value = float(want["value"])
     tol = want.get("tolerance")
     tol = float(tol) if tol is not None else abs(value) * DEFAULT_TOLERANCE

@@ -5,10 +5,12 @@ a token with punctuation such as ``4.2`` or ``change-of-control`` (a phrase of i
 Unquoted English stop words are dropped. Scoring every page that holds a very common term is
 what makes FTS5 slow (about 2 µs a page), so the planner
 
+0. drops units found on no page at all (they would only make the AND empty);
 1. sets aside units found on more than :data:`COMMON` of all pages (their bm25 weight is
    near zero anyway) and uses them only when the rarer units match nothing;
 2. asks for pages holding *all* kept units, best bm25 first;
-3. if that gives fewer than ``k`` pages, fills up with pages holding *any* of them.
+3. if that gives fewer than ``k`` pages, fills up with pages holding any of the rarest units
+   (on at most :data:`RARE` of pages: cheap to score), then with pages holding any unit.
 
 Results are ``(page_rowid, score)`` with higher scores better; rowid is the page index + 1.
 """
@@ -25,6 +27,7 @@ from urllib.parse import quote
 from dealroom.room._index import TOKENIZE
 
 COMMON = 0.25
+RARE = 0.02
 STOPWORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is",
     "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "were", "will", "with",
@@ -93,19 +96,33 @@ class SearchIndex:
             return []
         with self._lock:
             dfs = {u: self._df(u) for u in units}
+            units = [u for u in units if dfs[u] or self._exists(u)]  # absent words only cost
             rare = [u for u in units if dfs[u] <= COMMON * self.n_pages]
             common = sorted((u for u in units if u not in rare), key=dfs.__getitem__)[:3]
-            found = self._all_then_any(rare, k, ranges) if rare else []
+            found = self._all_then_any(rare, dfs, k, ranges) if rare else []
             if not found and common:  # nothing rarer matched: pay for the common terms
-                found = self._all_then_any(common, k, ranges)
+                found = self._all_then_any(common, dfs, k, ranges)
         return found
 
-    def _all_then_any(self, units: list[Unit], k: int,
+    def _exists(self, unit: Unit) -> bool:
+        try:
+            return self._db.execute("SELECT 1 FROM pages WHERE pages MATCH ? LIMIT 1",
+                                    (unit.fts(),)).fetchone() is not None
+        except sqlite3.OperationalError:
+            return False
+
+    def _all_then_any(self, units: list[Unit], dfs: dict[Unit, int], k: int,
                       ranges: list[tuple[int, int]] | None) -> list[tuple[int, float]]:
+        """Pages with all units; then pages with any of the rarest, then with any at all."""
         found = self._run(" AND ".join(u.fts() for u in units), k, ranges, ())
-        if len(found) < k and len(units) > 1:
+        if len(units) == 1:
+            return found
+        rarest = [u for u in units if dfs[u] <= RARE * self.n_pages]
+        for group in ([rarest] if 0 < len(rarest) < len(units) else []) + [units]:
+            if len(found) >= k:
+                break
             seen = tuple(rowid for rowid, _ in found)
-            found += self._run(" OR ".join(u.fts() for u in units), k - len(found), ranges, seen)
+            found += self._run(" OR ".join(u.fts() for u in group), k - len(found), ranges, seen)
         return found
 
     def _run(self, match: str, k: int, ranges: list[tuple[int, int]] | None,

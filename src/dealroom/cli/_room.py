@@ -1,5 +1,77 @@
-"""CLI commands (see dealroom.cli)."""
+"""Room commands: ``generate``, ``inspect`` and ``validate`` (see dealroom.cli)."""
 
 from __future__ import annotations
 
-from dealroom.cli import app  # noqa: F401
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dealroom.cli import app, display
+
+
+@app.command()
+def generate(
+    out: Annotated[Path, typer.Argument(help="New or empty folder to write the room to.")],
+    docs: Annotated[int, typer.Option("--docs", "-n", help="Number of documents.")] = 20,
+    seed: Annotated[int, typer.Option(help="Random seed; same arguments, same bytes.")] = 0,
+    profile: Annotated[str, typer.Option(help="bank, software or manufacturer.")] = "bank",
+    tokens: Annotated[
+        str | None, typer.Option(help="Total tokens, e.g. 31M or 500k (default 13,600 a doc).")
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Worker processes (default: CPUs, at most 4).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary.")] = False,
+) -> None:
+    """Generate a synthetic diligence data room with an expert-style rubric."""
+    from dealroom.room import inspect_room
+    from dealroom.room._generate import GenerateSettings, generate, parse_count
+
+    settings = GenerateSettings(docs=docs, seed=seed, profile=profile,
+                                tokens=parse_count(tokens) if tokens else None, workers=workers)
+    with display.generation_progress(settings.docs, quiet=as_json) as progress:
+        generate(out, settings, progress)
+    info = inspect_room(out)
+    if as_json:
+        print(json.dumps(info))
+    else:
+        display.render_room_summary(info, out)
+
+
+@app.command("inspect")
+def inspect_command(
+    room: Annotated[Path, typer.Argument(help="Room folder.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Documents, folders, categories, tokens, findings and criteria by type."""
+    from dealroom.room import inspect_room
+
+    info = inspect_room(room)
+    if as_json:
+        print(json.dumps(info))
+    else:
+        display.render_room_summary(info, room)
+
+
+@app.command()
+def validate(
+    room: Annotated[Path, typer.Argument(help="Room folder (generated or hand-made).")],
+    deep: Annotated[
+        bool, typer.Option(help="Also open every document: pages, tokens, evidence facts.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Check a room against the room format; exit status 1 if it is invalid."""
+    from dealroom.room import validate_room
+
+    problems = validate_room(room, deep=deep)
+    valid = not any(p.level == "error" for p in problems)
+    if as_json:
+        print(json.dumps({"room": str(room), "valid": valid,
+                          "problems": [p.to_dict() for p in problems]}))
+    else:
+        display.render_problems(problems, room)
+    if not valid:
+        raise typer.Exit(1)

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
 from rich.console import Console
 
 console = Console(stderr=False, highlight=False)
@@ -42,3 +47,61 @@ def render_demo(result) -> None:  # type: ignore[no-untyped-def]
         "[dim]The embedded 135M model proves the plumbing, not the diligence: point --sub "
         "at a real endpoint (MODEL@http://host:port/v1) for real findings.[/]"
     )
+
+
+# --- rooms: generate, inspect, validate ----------------------------------------------------
+
+
+@contextmanager
+def generation_progress(total: int, quiet: bool = False) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr fed by ``progress(done, total)``; refreshed only on updates,
+    so no display thread runs while the generator forks its workers."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if quiet or not err_console.is_terminal:
+        yield lambda done, total: None
+        return
+    bar = Progress(TextColumn("[bold]writing documents"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=err_console, auto_refresh=False, transient=True)
+    with bar:
+        task = bar.add_task("", total=total)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+            bar.refresh()
+
+        yield update
+
+
+def render_room_summary(info: dict[str, Any], path: Path | str) -> None:
+    """What ``dealroom inspect`` (and ``generate``) print: the room's counts."""
+    from rich.table import Table
+
+    table = Table(show_header=False, box=None, padding=(0, 2))
+    table.add_row("room", f"{info['name']}  ({path})")
+    table.add_row("documents", f"{info['docs']:,} in {info['folders']} folders, "
+                  f"{info['categories']} categories")
+    table.add_row("formats", ", ".join(f"{k} {v:,}" for k, v in info["formats"].items()))
+    table.add_row("size", f"{info['tokens']:,} tokens ({info['tokenizer']}), "
+                  f"{info['pages']:,} pages, {info['bytes'] / 1e6:,.1f} MB")
+    if info["findings"] is not None:
+        table.add_row("findings", f"{info['findings']} planted ({info['cured_findings']} cured "
+                      f"or look-alike, {info['multi_doc_findings']} multi-document, "
+                      f"{info['missing_documents']} missing documents)")
+    by_type = ", ".join(f"{k} {v}" for k, v in info["criteria_by_type"].items())
+    table.add_row("criteria", f"{info['criteria']} ({by_type}; "
+                  f"{info['negative_criteria']} negative)")
+    console.print(table)
+
+
+def render_problems(problems: list[Any], path: Path | str) -> None:
+    """Every problem ``dealroom validate`` found, then a one-line verdict."""
+    for p in problems:
+        style = "red" if p.level == "error" else "yellow"
+        console.print(f"[{style}]{p.level}[/] {p.where}: {p.message}", soft_wrap=True)
+    errors = sum(p.level == "error" for p in problems)
+    warnings = len(problems) - errors
+    if errors:
+        console.print(f"[bold red]invalid[/] {path}: {errors} error(s), {warnings} warning(s)")
+    else:
+        console.print(f"[bold green]valid[/] {path}: {warnings} warning(s)")

@@ -10,6 +10,7 @@ from dealroom.room._extract import (
     extract_pages,
     format_of,
 )
+from dealroom.room._generate import GenerateSettings, generate_room
 from dealroom.room._index import index_status
 from dealroom.room._ingest import (
     INGEST_REASONS,
@@ -19,6 +20,7 @@ from dealroom.room._ingest import (
     ReportEntry,
     ingest,
 )
+from dealroom.room._inspect import inspect_room
 from dealroom.room._lab import classify_criterion, export_lab, import_lab
 from dealroom.room._manifest import (
     DocumentRecord,
@@ -28,6 +30,7 @@ from dealroom.room._manifest import (
 )
 from dealroom.room._store import Doc, Hit, HitList, Room, RoomKeyError, build_index
 from dealroom.room._tokens import TOKENIZER, count_tokens
+from dealroom.room._validate import Problem, validate_room
 
 __all__ = [
     "INGEST_REASONS",
@@ -35,6 +38,7 @@ __all__ = [
     "TOKENIZER",
     "Doc",
     "DocumentRecord",
+    "GenerateSettings",
     "Extraction",
     "ExtractionError",
     "ExtractionWarning",
@@ -43,6 +47,7 @@ __all__ = [
     "IngestProgress",
     "IngestReport",
     "IngestSettings",
+    "Problem",
     "ReportEntry",
     "Room",
     "RoomKeyError",
@@ -55,9 +60,12 @@ __all__ = [
     "export_lab",
     "extract_pages",
     "format_of",
+    "generate_room",
     "import_lab",
     "index_status",
     "ingest",
+    "inspect_room",
     "load_manifest",
     "load_task",
+    "validate_room",
 ]

@@ -1,0 +1,67 @@
+"""A room at a glance: documents, folders, categories, tokens, findings and criteria by type."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from dealroom.errors import RoomError
+from dealroom.room._manifest import ANSWER_KEY, TASK, load_manifest
+
+TYPE_ORDER = ("fact", "conclusion", "citation", "severity", "recommendation", "timeline",
+              "monetary", "formatting")
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise RoomError(f"cannot read {path}: {exc}") from exc
+
+
+def inspect_room(path: Path | str) -> dict[str, Any]:
+    """Counts that describe the room at ``path``; raises :class:`RoomError` if it is not one.
+
+    Keys: ``name``, ``docs``, ``folders``, ``categories``, ``tokens``, ``pages``, ``bytes``,
+    ``tokenizer``, ``formats``, ``docs_by_category``, ``criteria``, ``criteria_by_type``,
+    ``negative_criteria``, ``findings`` (``None`` without an answer key), ``findings_by_kind``,
+    ``cured_findings``, ``multi_doc_findings``, ``missing_documents`` and ``meta``.
+    """
+    root = Path(path)
+    manifest = load_manifest(root)
+    totals = manifest.totals()
+    criteria: list[dict[str, Any]] = []
+    if (root / TASK).is_file():
+        task = _json(root / TASK)
+        criteria = [c for c in task.get("criteria", []) if isinstance(c, dict)]
+    types = Counter(str(c.get("type", "untyped")) for c in criteria)
+    by_type = {t: types[t] for t in TYPE_ORDER if types[t]}
+    by_type.update({t: n for t, n in sorted(types.items()) if t not in by_type})
+    info: dict[str, Any] = {
+        "name": manifest.name,
+        **totals,
+        "tokenizer": manifest.tokenizer,
+        "formats": dict(sorted(Counter(d.format for d in manifest.documents).items())),
+        "docs_by_category": dict(sorted(Counter(d.category for d in manifest.documents).items())),
+        "criteria": len(criteria),
+        "criteria_by_type": by_type,
+        "negative_criteria": sum(bool((c.get("expect") or {}).get("negative")) for c in criteria),
+        "findings": None,
+        "findings_by_kind": {},
+        "cured_findings": 0,
+        "multi_doc_findings": 0,
+        "missing_documents": 0,
+        "meta": manifest.meta,
+    }
+    key = root / ANSWER_KEY / "findings.json"
+    if key.is_file():
+        findings = [f for f in _json(key).get("findings", []) if isinstance(f, dict)]
+        info["findings"] = len(findings)
+        info["findings_by_kind"] = dict(sorted(Counter(str(f.get("kind")) for f in findings)
+                                               .items()))
+        info["cured_findings"] = sum(bool(f.get("cured")) for f in findings)
+        info["multi_doc_findings"] = sum(bool(f.get("multi_doc")) for f in findings)
+        info["missing_documents"] = sum(len(f.get("missing") or []) for f in findings)
+    return info

@@ -1,0 +1,356 @@
+"""Checking any room, generated or hand-made, against the room format.
+
+:func:`validate_room` never raises for a broken room: it returns every :class:`Problem` it
+finds, errors (the room is invalid) and warnings (it is valid but a judge or agent will miss
+something). ``deep=True`` also opens every document and checks its page and token counts and
+that every evidence fact of the answer key is on the page it names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from dealroom.errors import RoomError
+from dealroom.room._extract import extract_pages, format_of
+from dealroom.room._manifest import ANSWER_KEY, DOCUMENTS, FORMATS, MANIFEST, TASK
+from dealroom.room._tokens import TOKENIZER, count_tokens
+
+CRITERION_TYPES = ("fact", "conclusion", "citation", "severity", "recommendation", "timeline",
+                   "monetary", "formatting")
+EXPECT_KEYS = ("cite", "amounts", "dates", "terms", "severity", "negative", "sections")
+SEVERITIES = ("high", "medium", "low")
+_DOC_ID = re.compile(r"^D\d{5}$")
+_CRITERION_ID = re.compile(r"^C-\d{3,}$")
+_ISO = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
+_SHA = re.compile(r"^[0-9a-f]{64}$")
+_DOC_FIELDS = {"id": str, "path": str, "title": str, "category": str, "folder": str,
+               "format": str, "pages": int, "tokens": int, "sha256": str}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a room."""
+
+    level: str
+    """``error`` (the room is invalid) or ``warning``."""
+    where: str
+    """The file and, inside it, the record: ``task.json: C-012``."""
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.level}: {self.where}: {self.message}"
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+class _Report:
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def error(self, where: str, message: str) -> None:
+        self.problems.append(Problem("error", where, message))
+
+    def warn(self, where: str, message: str) -> None:
+        self.problems.append(Problem("warning", where, message))
+
+
+def _read_json(path: Path, report: _Report, required: bool = True) -> Any:
+    name = path.relative_to(path.parents[1] if path.parent.name == ANSWER_KEY else path.parent)
+    if not path.is_file():
+        if required:
+            report.error(str(name), "is missing")
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        report.error(str(name), f"is not valid JSON: {exc}")
+        return None
+
+
+def validate_room(path: Path | str, *, deep: bool = False, hashes: bool = True) -> list[Problem]:
+    """Every problem of the room at ``path`` (empty: the room is valid).
+
+    ``hashes`` re-hashes every file against ``room.json``; ``deep`` also extracts every
+    document (slow on large rooms).
+    """
+    root = Path(path)
+    report = _Report()
+    if not root.is_dir():
+        report.error(str(root), "is not a folder")
+        return report.problems
+    manifest = _read_json(root / MANIFEST, report)
+    docs = _check_manifest(root, manifest, report, hashes) if manifest is not None else {}
+    task = _read_json(root / TASK, report)
+    findings_ids: set[str] | None = None
+    key = root / ANSWER_KEY
+    findings = _read_json(key / "findings.json", report, required=False) if key.is_dir() else None
+    if findings is not None:
+        findings_ids = _check_findings(findings, docs, task, report)
+    if key.is_dir() and not (key / "gold_memo.md").is_file():
+        report.warn(f"{ANSWER_KEY}/", "has no gold_memo.md")
+    if task is not None:
+        _check_task(task, docs, findings_ids, report)
+    if deep and docs:
+        _check_deep(root, docs, findings, report)
+    return report.problems
+
+
+def _check_manifest(root: Path, data: Any, report: _Report,
+                    hashes: bool) -> dict[str, dict[str, Any]]:
+    if not isinstance(data, dict):
+        report.error(MANIFEST, "must be a JSON object")
+        return {}
+    for field, kind in (("name", str), ("documents", list)):
+        if not isinstance(data.get(field), kind):
+            report.error(MANIFEST, f"needs {field!r} ({kind.__name__})")
+    if data.get("tokenizer", TOKENIZER) != TOKENIZER:
+        report.warn(MANIFEST, f"tokenizer {data.get('tokenizer')!r} is not {TOKENIZER}: token "
+                    "counts will not match dealroom's")
+    docs: dict[str, dict[str, Any]] = {}
+    paths: set[str] = set()
+    for n, doc in enumerate(data.get("documents") or []):
+        where = f"{MANIFEST}: documents[{n}]"
+        if not isinstance(doc, dict):
+            report.error(where, "must be an object")
+            continue
+        if _check_record(root, doc, where, report, hashes):
+            if doc["id"] in docs:
+                report.error(where, f"duplicate id {doc['id']}")
+            if doc["path"] in paths:
+                report.error(where, f"duplicate path {doc['path']}")
+            docs[doc["id"]] = doc
+            paths.add(doc["path"])
+    _check_totals(data, list(docs.values()), report)
+    _check_unlisted(root, paths, report)
+    return docs
+
+
+def _check_record(root: Path, doc: dict[str, Any], where: str, report: _Report,
+                  hashes: bool) -> bool:
+    bad = [f for f, kind in _DOC_FIELDS.items()
+           if not isinstance(doc.get(f), kind) or isinstance(doc.get(f), bool)]
+    if bad:
+        report.error(where, f"missing or mistyped field(s): {', '.join(bad)}")
+        return False
+    where = doc["path"]
+    if not _DOC_ID.match(doc["id"]):
+        report.error(where, f"id {doc['id']!r} is not D followed by five digits")
+    parts = doc["path"].split("/")
+    if parts[0] != DOCUMENTS or ".." in parts or len(parts) < 3:
+        report.error(where, f"path must lie inside {DOCUMENTS}/ in a folder")
+        return True
+    if "/".join(parts[1:-1]) != doc["folder"]:
+        report.error(where, f"folder {doc['folder']!r} is not the file's folder")
+    if doc["folder"].split("/")[0] != doc["category"]:
+        report.error(where, f"category {doc['category']!r} is not the top folder")
+    if doc["format"] not in FORMATS:
+        report.error(where, f"format {doc['format']!r} is not one of {', '.join(FORMATS)}")
+    elif format_of(Path(doc["path"])) != doc["format"]:
+        report.error(where, f"format {doc['format']!r} does not match the file name")
+    if doc["pages"] < 1 or doc["tokens"] < 0:
+        report.error(where, "pages must be at least 1 and tokens at least 0")
+    file = root / doc["path"]
+    if not file.is_file():
+        report.error(where, "file is missing")
+        return True
+    size = file.stat().st_size
+    if isinstance(doc.get("bytes"), int) and doc["bytes"] and doc["bytes"] != size:
+        report.error(where, f"bytes {doc['bytes']} but the file has {size}")
+    if not _SHA.match(doc["sha256"]):
+        report.error(where, "sha256 is not 64 lowercase hex digits")
+    elif hashes and hashlib.sha256(file.read_bytes()).hexdigest() != doc["sha256"]:
+        report.error(where, "sha256 does not match the file (changed since room.json was written)")
+    return True
+
+
+def _check_totals(data: dict[str, Any], docs: list[dict[str, Any]], report: _Report) -> None:
+    totals = data.get("totals")
+    if totals is None:
+        return
+    actual = {"docs": len(docs), "folders": len({d["folder"] for d in docs}),
+              "categories": len({d["category"] for d in docs}),
+              "tokens": sum(d["tokens"] for d in docs), "pages": sum(d["pages"] for d in docs),
+              "bytes": sum(d.get("bytes") or 0 for d in docs)}
+    if not isinstance(totals, dict):
+        report.error(MANIFEST, "totals must be an object")
+        return
+    for key, value in actual.items():
+        if key in totals and totals[key] != value:
+            report.error(MANIFEST, f"totals.{key} is {totals[key]} but the documents add up to "
+                         f"{value}")
+
+
+def _check_unlisted(root: Path, paths: set[str], report: _Report) -> None:
+    folder = root / DOCUMENTS
+    if not folder.is_dir():
+        report.error(f"{DOCUMENTS}/", "is missing")
+        return
+    for file in sorted(folder.rglob("*")):
+        rel = file.relative_to(root).as_posix()
+        if file.is_file() and rel not in paths:
+            if file.name.startswith("."):
+                report.warn(rel, "hidden file not listed in room.json")
+            else:
+                report.error(rel, "is not listed in room.json")
+        if file.is_dir() and file.name == ANSWER_KEY:
+            report.error(rel, f"{ANSWER_KEY} must sit beside {DOCUMENTS}/, never inside it")
+
+
+def _check_task(task: Any, docs: dict[str, Any], findings: set[str] | None,
+                report: _Report) -> None:
+    if not isinstance(task, dict):
+        report.error(TASK, "must be a JSON object")
+        return
+    for field in ("title", "instructions"):
+        if not isinstance(task.get(field), str) or not task[field].strip():
+            report.error(TASK, f"needs a non-empty {field!r}")
+    deliverables = task.get("deliverables")
+    if not isinstance(deliverables, dict) or not deliverables or not all(
+            isinstance(v, str) for v in deliverables.values()):
+        report.error(TASK, "deliverables must map names to file names, e.g. "
+                     '{"memo": "memo.md"}')
+        deliverables = {}
+    criteria = task.get("criteria")
+    if not isinstance(criteria, list) or not criteria:
+        report.error(TASK, "needs a non-empty list of criteria")
+        return
+    seen: set[str] = set()
+    for n, criterion in enumerate(criteria):
+        _check_criterion(criterion, n, seen, docs, set(deliverables), findings, report)
+
+
+def _check_criterion(c: Any, n: int, seen: set[str], docs: dict[str, Any], names: set[str],
+                     findings: set[str] | None, report: _Report) -> None:
+    if not isinstance(c, dict):
+        report.error(f"{TASK}: criteria[{n}]", "must be an object")
+        return
+    cid = c.get("id")
+    where = f"{TASK}: {cid if isinstance(cid, str) else f'criteria[{n}]'}"
+    if not isinstance(cid, str) or not _CRITERION_ID.match(cid):
+        report.error(where, f"id {cid!r} is not like C-001")
+    elif cid in seen:
+        report.error(where, "duplicate id")
+    seen.add(str(cid))
+    for field in ("title", "match_criteria"):
+        if not isinstance(c.get(field), str) or not c[field].strip():
+            report.error(where, f"needs a non-empty {field!r}")
+    if isinstance(c.get("match_criteria"), str) and "PASS if" not in c["match_criteria"]:
+        report.error(where, "match_criteria must read 'PASS if ... [FAIL if ...]'")
+    graded = c.get("deliverables")
+    if not isinstance(graded, list) or not graded or not set(graded) <= names:
+        report.error(where, f"deliverables must list names from task deliverables "
+                     f"({', '.join(sorted(names)) or 'none'})")
+    if "type" not in c:
+        report.warn(where, "has no type: it cannot be counted by type")
+    elif c["type"] not in CRITERION_TYPES:
+        report.error(where, f"type {c['type']!r} is not one of {', '.join(CRITERION_TYPES)}")
+    if findings is not None and c.get("finding") is not None and c["finding"] not in findings:
+        report.error(where, f"finding {c['finding']!r} is not in answer_key/findings.json")
+    if "expect" not in c:
+        report.warn(where, "has no expect block: the reference judge cannot score it")
+    else:
+        _check_expect(c["expect"], where, docs, report)
+
+
+def _check_expect(expect: Any, where: str, docs: dict[str, Any], report: _Report) -> None:
+    if not isinstance(expect, dict) or not expect:
+        report.error(where, "expect must be a non-empty object")
+        return
+    unknown = sorted(set(expect) - set(EXPECT_KEYS))
+    if unknown:
+        report.error(where, f"unknown expect key(s) {', '.join(unknown)}; known: "
+                     f"{', '.join(EXPECT_KEYS)}")
+    for key in ("cite", "amounts", "dates", "terms", "sections"):
+        if not isinstance(expect.get(key, []), list):
+            report.error(where, f"expect.{key} must be a list")
+            return
+    for doc in expect.get("cite", []):
+        if doc not in docs:
+            report.error(where, f"expect.cite names {doc!r}, which is not in room.json")
+    for amount in expect.get("amounts", []):
+        if not (isinstance(amount, dict) and isinstance(amount.get("value"), int | float)
+                and isinstance(amount.get("tolerance", 0), int | float)
+                and amount.get("tolerance", 0) >= 0):
+            report.error(where, f"expect.amounts entry {amount!r} is not {{value, tolerance>=0}}")
+    for day in expect.get("dates", []):
+        if not (isinstance(day, str) and _ISO.match(day)):
+            report.error(where, f"expect.dates entry {day!r} is not an ISO date")
+    for group in expect.get("terms", []):
+        group = [group] if isinstance(group, str) else group
+        if not (isinstance(group, list) and group and all(isinstance(t, str) and t.strip()
+                                                          for t in group)):
+            report.error(where, f"expect.terms entry {group!r} is not a list of phrases")
+    if "severity" in expect and expect["severity"] not in SEVERITIES:
+        report.error(where, f"expect.severity must be one of {', '.join(SEVERITIES)}")
+    if expect.get("negative") and not (expect.get("terms") or expect.get("cite")):
+        report.error(where, "a negative criterion needs the claim's terms or cite")
+    if not all(isinstance(s, str) for s in expect.get("sections", [])):
+        report.error(where, "expect.sections must be a list of headings")
+
+
+def _check_findings(data: Any, docs: dict[str, Any], task: Any, report: _Report) -> set[str]:
+    where = f"{ANSWER_KEY}/findings.json"
+    items = data.get("findings") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        report.error(where, "needs a list 'findings'")
+        return set()
+    criteria = {c.get("id") for c in (task or {}).get("criteria", []) if isinstance(c, dict)}
+    ids: set[str] = set()
+    for n, f in enumerate(items):
+        fid = f.get("id") if isinstance(f, dict) else None
+        here = f"{where}: {fid or f'findings[{n}]'}"
+        if not isinstance(fid, str) or fid in ids:
+            report.error(here, "needs a unique string id")
+            continue
+        ids.add(fid)
+        if f.get("severity") not in SEVERITIES:
+            report.error(here, f"severity must be one of {', '.join(SEVERITIES)}")
+        for ev in f.get("evidence", []):
+            doc = docs.get(ev.get("doc")) if isinstance(ev, dict) else None
+            if doc is None:
+                report.error(here, f"evidence names {ev!r}, which is not in room.json")
+            elif not (isinstance(ev.get("page"), int) and 1 <= ev["page"] <= doc["pages"]):
+                report.error(here, f"evidence page {ev.get('page')!r} is outside {ev['doc']} "
+                             f"(1-{doc['pages']})")
+        for cid in f.get("criteria", []):
+            if task is not None and cid not in criteria:
+                report.error(here, f"criterion {cid!r} is not in task.json")
+    return ids
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _check_deep(root: Path, docs: dict[str, Any], findings: Any, report: _Report) -> None:
+    pages_of: dict[str, list[str]] = {}
+    for doc in docs.values():
+        if not (root / doc["path"]).is_file():
+            continue
+        try:
+            pages = extract_pages(root / doc["path"], doc["format"])
+        except RoomError as exc:
+            report.error(doc["path"], f"cannot be read: {exc}")
+            continue
+        pages_of[doc["id"]] = [_flat(p) for p in pages]
+        if len(pages) != doc["pages"]:
+            report.error(doc["path"], f"has {len(pages)} pages, room.json says {doc['pages']}")
+        tokens = sum(count_tokens(p) for p in pages)
+        if tokens != doc["tokens"]:
+            report.warn(doc["path"], f"has {tokens} tokens, room.json says {doc['tokens']}")
+    items = findings.get("findings", []) if isinstance(findings, dict) else []
+    for f in items:
+        for ev in f.get("evidence", []) if isinstance(f, dict) else []:
+            pages = pages_of.get(ev.get("doc")) if isinstance(ev, dict) else None
+            page = ev.get("page") if isinstance(ev, dict) else None
+            on_page = (pages and isinstance(page, int) and 1 <= page <= len(pages)
+                       and _flat(str(ev.get("fact", ""))) in pages[page - 1])
+            if pages and not on_page:
+                report.error(f"{ANSWER_KEY}/findings.json: {f.get('id')}",
+                             f"fact {ev.get('fact')!r} is not on {ev['doc']} p.{page}")

@@ -1,0 +1,77 @@
+"""``inspect_room`` and ``dealroom inspect`` / ``dealroom generate`` on the command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dealroom.cli import app
+from dealroom.errors import RoomError
+from dealroom.room import inspect_room, load_manifest
+
+KEYS = {"docs", "folders", "categories", "tokens", "criteria", "criteria_by_type"}
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("insp") / "room"
+    result = CliRunner().invoke(app, ["generate", str(out), "--docs", "40", "--seed", "5",
+                                      "--profile", "bank", "--tokens", "80k", "--workers", "1",
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["docs"] == 40  # --json prints one object, nothing else
+    return out
+
+
+def test_inspect_counts_match_the_files(room: Path) -> None:
+    info = inspect_room(room)
+    totals = load_manifest(room).totals()
+    assert set(info) >= KEYS
+    assert {k: info[k] for k in totals} == totals
+    task = json.loads((room / "task.json").read_text())
+    assert info["criteria"] == len(task["criteria"])
+    assert sum(info["criteria_by_type"].values()) == info["criteria"]
+    assert list(info["criteria_by_type"]) == [t for t in (
+        "fact", "conclusion", "citation", "severity", "recommendation", "timeline", "monetary",
+        "formatting") if t in info["criteria_by_type"]]
+    findings = json.loads((room / "answer_key/findings.json").read_text())["findings"]
+    assert info["findings"] == len(findings) and info["negative_criteria"] >= 1
+    assert sum(info["formats"].values()) == info["docs"] == sum(info["docs_by_category"].values())
+
+
+def test_inspect_without_answer_key_or_task(room: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "room.json").write_text((room / "room.json").read_text())
+    info = inspect_room(bare)
+    assert info["findings"] is None and info["criteria"] == 0 and info["docs"] == 40
+
+
+def test_inspect_refuses_what_is_not_a_room(tmp_path: Path) -> None:
+    with pytest.raises(RoomError, match="not a data room"):
+        inspect_room(tmp_path)
+
+
+def test_cli_inspect_json_is_one_object(room: Path) -> None:
+    result = CliRunner().invoke(app, ["inspect", str(room), "--json"])
+    assert result.exit_code == 0
+    assert json.loads(result.output) == json.loads(json.dumps(inspect_room(room)))
+    text = CliRunner().invoke(app, ["inspect", str(room)])
+    assert text.exit_code == 0 and "criteria" in text.output and "folders" in text.output
+
+
+def test_cli_generate_errors_are_one_line(room: Path, tmp_path: Path) -> None:
+    for args, message in (([str(room)], "already holds files"),
+                          ([str(tmp_path / "x"), "--docs", "0"], "between 1 and"),
+                          ([str(tmp_path / "y"), "--profile", "bakery"], "unknown profile"),
+                          ([str(tmp_path / "z"), "--tokens", "lots"], "cannot read 'lots'")):
+        done = subprocess.run([sys.executable, "-m", "dealroom", "generate", *args],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 1 and message in done.stderr, (args, done.stderr)
+        assert "Traceback" not in done.stderr
+    assert not any((tmp_path / n).exists() for n in "xyz")

@@ -6,12 +6,14 @@ import asyncio
 import json
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from dealroom.judge import Scores, agreement, judge_run, llm_judge, parse_verdicts
+from dealroom.judge._llm import prompt_tokens
 from dealroom.models import open_model
 from dealroom.models.testing import Fault, MockOpenAIServer, chat_completion_body
 
@@ -26,6 +28,10 @@ def _ids(request: dict[str, Any]) -> list[str]:
     return IDS.findall(last)
 
 
+def _is_retry(request: dict[str, Any]) -> bool:
+    return "could not be used" in request["messages"][-1]["content"]
+
+
 def _good(ids: list[str], verdict: str = "pass") -> str:
     return json.dumps(
         {"results": [{"id": i, "verdict": verdict, "reasoning": f"{i} ok"} for i in ids]}
@@ -33,11 +39,16 @@ def _good(ids: list[str], verdict: str = "pass") -> str:
 
 
 def _judge(
-    task: dict, reply: Callable[[dict], Any], memo: str = "memo", **kw: Any
+    task: dict,
+    reply: Callable[[dict], Any],
+    memo: str = "memo",
+    window: int | None = None,
+    **kw: Any,
 ) -> tuple[Scores, MockOpenAIServer]:
     async def go() -> tuple[Scores, MockOpenAIServer]:
         async with MockOpenAIServer(reply) as srv:
-            model = open_model(srv.spec)
+            spec = srv.spec if window is None else replace(srv.spec, context_window=window)
+            model = open_model(spec)
             try:
                 scores = await llm_judge(model, **kw)(task, {"memo": memo})
             finally:
@@ -82,7 +93,7 @@ def test_malformed_json_is_repaired(task: dict) -> None:
 def test_partial_replies_are_completed_by_asking_again(task: dict) -> None:
     def reply(req: dict) -> str:
         ids = _ids(req)
-        if len(req["messages"]) == 2:  # first ask: leave out the last criterion of the batch
+        if not _is_retry(req):  # first ask: leave out the last criterion of the batch
             return _good(ids[:-1])
         return _good(ids)
 
@@ -90,14 +101,18 @@ def test_partial_replies_are_completed_by_asking_again(task: dict) -> None:
     batches = -(-len(task["criteria"]) // 3)
     assert scores.n_passed == len(task["criteria"]) and scores.n_errors == 0
     assert srv.calls == 2 * batches
-    correction = next(r for r in srv.requests if len(r["messages"]) == 4)
-    assert "Give verdicts for" in correction["messages"][-1]["content"]
+    retries = [r for r in srv.requests if _is_retry(r)]
+    assert len(retries) == batches
+    for retry in retries:  # a fresh, bounded prompt for the missing criterion only
+        assert (
+            len(retry["messages"]) == 2 and len(IDS.findall(retry["messages"][-1]["content"])) == 1
+        )
 
 
 def test_reply_cut_off_keeps_its_whole_objects(task: dict) -> None:
     def reply(req: dict) -> Any:
         ids = _ids(req)
-        if len(req["messages"]) == 2:
+        if not _is_retry(req):
             text = _good(ids)
             return chat_completion_body(text[: text.index(ids[-1]) + 12], finish_reason="length")
         return _good(ids)
@@ -147,6 +162,24 @@ def test_endpoint_failure_is_an_error_for_its_criteria(task: dict) -> None:
     assert verdicts["C-002"].verdict == "error"
     assert "judge call failed" in verdicts["C-002"].reasoning
     assert scores.n_errors == 1
+
+
+def test_batches_are_halved_to_fit_the_context_window(task: dict) -> None:
+    memo = "The memo says a great deal. " * 300  # about 2,100 tokens
+    whole, srv = _judge(task, lambda req: _good(_ids(req)), memo=memo, batch=14, window=32_768)
+    assert srv.calls == 1 and whole.n_passed == 14
+    split, srv = _judge(task, lambda req: _good(_ids(req)), memo=memo, batch=14, window=4_600)
+    assert split.n_passed == 14 and srv.calls > 1
+    for request in srv.requests:  # every call fits: none kept the whole batch
+        assert len(_ids(request)) < 14
+        assert prompt_tokens(request["messages"]) + request["max_tokens"] <= 4_600
+
+
+def test_a_deliverable_too_long_for_the_judge_is_an_error_not_a_fail(task: dict) -> None:
+    memo = "The memo says a great deal. " * 2_000
+    scores, srv = _judge(task, lambda req: _good(_ids(req)), memo=memo, window=4_096)
+    assert srv.calls == 0 and scores.n_errors == 14
+    assert "context window" in scores.criteria_results[0].reasoning
 
 
 def test_judge_usage_is_summed(task: dict) -> None:

@@ -2,10 +2,12 @@
 
 Each criterion is judged at temperature 0 against the deliverables it grades plus the task's
 title and instructions, never the answer key. Criteria go ``batch`` per call (``batch=1`` is
-LAB's one call per criterion). A reply that cannot be parsed, or that leaves criteria out, is
-answered with a correction naming the missing ids, up to ``retries`` times; a criterion still
-without a verdict is a judge *error* (counted apart, never dropped, never passed), as is every
-criterion of a call whose endpoint failed for good.
+LAB's one call per criterion); a batch too long for the model's context window is halved. A
+reply that cannot be parsed, or that leaves criteria out, is followed by a fresh call for the
+missing criteria only, with a note on what was wrong, up to ``retries`` times; a criterion
+still without a verdict is a judge *error* (counted apart, never dropped, never passed), as is
+every criterion of a call whose endpoint failed for good, and one whose prompt cannot fit the
+judge's context window at all.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dealroom.errors import ConfigError, DealroomError
 from dealroom.judge._scores import ERROR, Judge, Scores, make_scores
 from dealroom.judge._verdicts import Verdicts, parse_verdicts
 from dealroom.models import gather_bounded
+from dealroom.room import count_tokens
 from dealroom.types import Usage
 
 if TYPE_CHECKING:
@@ -49,11 +52,11 @@ def llm_judge(
 
     async def judge(task: dict[str, Any], deliverables: dict[str, str]) -> Scores:
         chunks = batches(task.get("criteria", []), batch, list(deliverables))
+        chunks, verdicts = fit(model, task, deliverables, chunks, max_tokens)
         jobs = [
             partial(_judge_batch, model, task, deliverables, chunk, retries, max_tokens)
             for chunk in chunks
         ]
-        verdicts: Verdicts = {}
         usage = Usage()
         for chunk, result in zip(
             chunks, await gather_bounded(jobs, limit=concurrency), strict=True
@@ -83,9 +86,13 @@ def batches(
 
 
 def build_messages(
-    task: dict[str, Any], deliverables: dict[str, str], criteria: list[dict[str, Any]]
+    task: dict[str, Any],
+    deliverables: dict[str, str],
+    criteria: list[dict[str, Any]],
+    note: str = "",
 ) -> list[dict[str, str]]:
-    """The judge prompt: task, the graded deliverables and the criteria (no answer key)."""
+    """The judge prompt: task, the graded deliverables and the criteria (no answer key);
+    ``note`` (a correction after an unusable reply) goes last."""
     names = criteria[0].get("deliverables") or list(deliverables)
     parts = [f"# Task: {task.get('title', '')}\n{task.get('instructions', '')}"]
     for name in names:
@@ -96,8 +103,51 @@ def build_messages(
         for c in criteria
     ]
     parts.append("# Criteria\n" + json.dumps(rubric, indent=1, ensure_ascii=False))
-    parts.append(REPLY_FORMAT)
+    parts.append(note or REPLY_FORMAT)
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def reply_budget(n_criteria: int, max_tokens: int | None) -> int:
+    """Completion tokens asked for a call judging ``n_criteria`` criteria."""
+    return max_tokens or 200 + 200 * n_criteria
+
+
+def prompt_tokens(messages: list[dict[str, str]]) -> int:
+    """A generous estimate of the prompt's tokens (dealroom-words-v1 plus a quarter)."""
+    return int(1.25 * sum(count_tokens(m["content"]) for m in messages)) + 8 * len(messages)
+
+
+def fit(
+    model: ModelClient,
+    task: dict[str, Any],
+    deliverables: dict[str, str],
+    chunks: list[list[dict[str, Any]]],
+    max_tokens: int | None,
+) -> tuple[list[list[dict[str, Any]]], Verdicts]:
+    """Chunks halved until each call fits the model's context window; a lone criterion that
+    still does not fit is an error (the deliverable is too long for this judge)."""
+    window = getattr(model, "context_window", None)
+    if not window:
+        return chunks, {}
+    out: list[list[dict[str, Any]]] = []
+    errors: Verdicts = {}
+    todo = list(chunks)
+    while todo:
+        chunk = todo.pop(0)
+        need = prompt_tokens(build_messages(task, deliverables, chunk))
+        need += reply_budget(len(chunk), max_tokens)
+        if need <= window:
+            out.append(chunk)
+        elif len(chunk) > 1:
+            half = len(chunk) // 2
+            todo[:0] = [chunk[:half], chunk[half:]]
+        else:
+            errors[chunk[0]["id"]] = (
+                ERROR,
+                f"the prompt needs about {need:,} tokens, more than the judge's context window "
+                f"of {window:,}: use a judge model with a longer context",
+            )
+    return out, errors
 
 
 async def _judge_batch(
@@ -110,7 +160,8 @@ async def _judge_batch(
 ) -> tuple[Verdicts, Usage]:
     """Verdicts for one batch, asking again for what is missing; errors for the rest."""
     messages = build_messages(task, deliverables, criteria)
-    pending = [c["id"] for c in criteria]
+    by_id = {c["id"]: c for c in criteria}
+    pending = list(by_id)
     verdicts: Verdicts = {}
     usage = Usage()
     problem = "not judged"
@@ -118,7 +169,7 @@ async def _judge_batch(
     for tries in range(1, retries + 2):  # noqa: B007 - reported below
         try:
             reply = await model.chat(
-                messages, max_tokens=max_tokens or 200 + 200 * len(pending), temperature=0.0
+                messages, max_tokens=reply_budget(len(pending), max_tokens), temperature=0.0
             )
         except Exception as exc:  # noqa: BLE001 - a failed call is its criteria's result
             kind = "" if isinstance(exc, DealroomError) else f"{type(exc).__name__}: "
@@ -131,11 +182,9 @@ async def _judge_batch(
         if not pending:
             break
         problem = f"{problem} (finish_reason {reply.finish_reason})"
-        messages = [
-            *messages,
-            {"role": "assistant", "content": reply.text[:4000]},
-            {"role": "user", "content": _correction(problem, pending)},
-        ]
+        messages = build_messages(  # ask afresh for what is missing: the context stays bounded
+            task, deliverables, [by_id[i] for i in pending], _correction(problem, pending)
+        )
     for i in pending:
         verdicts[i] = (ERROR, f"judge error after {tries} attempt(s): {problem}")
     return verdicts, usage
@@ -143,6 +192,6 @@ async def _judge_batch(
 
 def _correction(problem: str, pending: list[str]) -> str:
     return (
-        f"Your reply could not be used: {problem}. Give verdicts for {', '.join(pending)} only. "
-        + REPLY_FORMAT
+        f"Your previous reply could not be used: {problem}. Give verdicts for "
+        f"{', '.join(pending)} only. " + REPLY_FORMAT
     )

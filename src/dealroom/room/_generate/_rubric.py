@@ -173,7 +173,8 @@ class Rubric:
                f"We reviewed the {docs:,} documents in the data room as of {ctx.as_of}. We "
                f"identified {len(live)} issues ({counts['high']} high, {counts['medium']} medium "
                f"and {counts['low']} low severity); later documents resolved {len(cured)} "
-               "further items. The most significant issues are:", ""]
+               f"further item{'' if len(cured) == 1 else 's'}. The most significant issues "
+               "are:", ""]
         out += [f"- {findings[i].title} {self._first_cite(i)} (Severity: "
                 f"{findings[i].severity.title()})" for i in live[:12]]
         out += ["", "## Key Findings", ""]

@@ -185,6 +185,22 @@ def test_request_round_trips(small_room: Path, tmp_path: Path) -> None:
             options={"k": "v"})
 
 
+def test_time_waiting_on_the_host_is_not_charged_to_the_cell(small_room: Path,
+                                                              tmp_path: Path) -> None:
+    async def slow_model(req: SubcallRequest) -> SubcallResult:
+        await asyncio.sleep(2.5)
+        return SubcallResult(ok=True, payload="answer")
+
+    async def body(sb: ProcessSandbox) -> None:
+        r = await sb.execute("print(ask('llm'), ask('llm'))", timeout=1, on_request=slow_model)
+        assert r.stdout == "answer answer\n" and not r.timed_out and r.seconds > 5
+        r = await sb.execute("ask('llm')\nwhile True:\n    pass", timeout=1,
+                             on_request=slow_model)
+        assert r.timed_out and "TimeoutError" in r.error  # its own work is still bounded
+
+    session(small_room, tmp_path, body, bootstrap="sandbox_boot:with_host")
+
+
 def test_state_key_and_bootstrap_failure(small_room: Path, tmp_path: Path) -> None:
     async def body(sb: ProcessSandbox) -> None:
         assert sb.names == ["n"]

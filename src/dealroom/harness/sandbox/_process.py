@@ -57,6 +57,29 @@ def _signal_name(code: int) -> str:
         return f"signal {code}"
 
 
+class _CellClock:
+    """A cell's deadline that stands still while the host is answering the cell's requests."""
+
+    def __init__(self, timeout: float) -> None:
+        self.deadline = time.monotonic() + timeout
+        self.paused_at: float | None = None
+
+    def waiting(self, on_host: bool) -> None:
+        now = time.monotonic()
+        if on_host and self.paused_at is None:
+            self.paused_at = now
+        elif not on_host and self.paused_at is not None:
+            self.deadline += now - self.paused_at
+            self.paused_at = None
+
+    def left(self) -> float | None:
+        return None if self.paused_at is not None else max(0.0, self.deadline - time.monotonic())
+
+    def grace(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+        self.paused_at = None
+
+
 class ProcessSandbox(Sandbox):
     """A REPL in a separate, confined worker process.
 
@@ -229,11 +252,14 @@ class ProcessSandbox(Sandbox):
 
     async def _execute(self, code: str, timeout: float,
                        on_request: RequestHandler | None) -> CellResult:
+        """Run a cell. Time spent while the host answers the cell's requests (sub-agent calls)
+        is not charged to ``timeout``: it bounds the cell's own work, not the models'."""
         cell = next(self._cells)
         t0 = time.monotonic()
         tasks: set[asyncio.Task[None]] = set()
         interrupted = False
-        deadline = t0 + timeout
+        clock = _CellClock(timeout)
+        reader: asyncio.Task[dict[str, Any] | None] | None = None
         try:
             try:
                 await asyncio.wait_for(self._send({"op": "exec", "cell": cell, "code": code}),
@@ -241,16 +267,20 @@ class ProcessSandbox(Sandbox):
             except TimeoutError:  # the worker does not even read its input
                 return await self._died(t0, timed_out=True, timeout=timeout)
             while True:
-                left = max(0.0, deadline - time.monotonic())
-                try:
-                    msg = await asyncio.wait_for(self._read(), left)
-                except TimeoutError:
+                clock.waiting(bool(tasks) and not interrupted)
+                reader = reader or asyncio.ensure_future(self._read())
+                done, _ = await asyncio.wait({reader, *tasks}, timeout=clock.left(),
+                                             return_when=asyncio.FIRST_COMPLETED)
+                if not done:
                     if interrupted:
                         return await self._died(t0, timed_out=True, timeout=timeout)
                     interrupted = True
                     self._interrupt()
-                    deadline = time.monotonic() + self.limits.interrupt_grace
+                    clock.grace(self.limits.interrupt_grace)
                     continue
+                if reader not in done:
+                    continue  # a request was answered: the cell's clock may run again
+                msg, reader = reader.result(), None
                 if msg is None:
                     return await self._died(t0, timed_out=interrupted, timeout=timeout)
                 if msg.get("op") == "request":
@@ -265,6 +295,8 @@ class ProcessSandbox(Sandbox):
             return CellResult(stdout="", error=f"SandboxError: {exc}; the worker was stopped",
                               crashed=True, seconds=time.monotonic() - t0)
         finally:
+            if reader is not None:
+                reader.cancel()
             for task in tasks:
                 task.cancel()
 

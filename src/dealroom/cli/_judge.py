@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from dealroom.cli import app
+from dealroom.cli._live import _si
 from dealroom.cli.display import console
 from dealroom.errors import ConfigError
 
@@ -186,10 +187,3 @@ def _tokens(row: dict[str, Any]) -> str:
 
 def _shares(row: dict[str, Any]) -> str:
     return f"{_pct(row['root_share_input'])} / {_pct(row['root_share_output'])}"
-
-
-def _si(n: float) -> str:
-    for unit, size in (("M", 1e6), ("k", 1e3)):
-        if n >= size:
-            return f"{n / size:.1f}{unit}"
-    return str(int(n))

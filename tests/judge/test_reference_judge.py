@@ -243,3 +243,11 @@ def test_a_finding_may_cite_its_own_documents_but_not_other_findings() -> None:
     assert _verdicts(_score(task, amounts))["C-002"] == "fail"
     two_others = own + " See also [D00005] and [D00006]; $1 million and $2 million."
     assert _verdicts(_score(task, two_others))["C-002"] == "pass"
+
+
+def test_judge_memo_takes_text_or_a_file(room: Path, gold: str, tmp_path: Path) -> None:
+    path = tmp_path / "memo.md"
+    path.write_text(gold)
+    assert judge_memo(room, path).to_dict() == judge_memo(room, gold).to_dict()
+    as_text = judge_memo(room, str(path))  # a str is memo text, not a path
+    assert as_text.n_passed == judge_memo(room, "").n_passed

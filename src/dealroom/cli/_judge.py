@@ -46,7 +46,7 @@ def judge(
             raise ConfigError("--compare works on run folders; judge the memo twice instead")
         if not memo.is_file():
             raise ConfigError(f"{memo} is not a file")
-        scores = judge_memo(room, memo.read_text(encoding="utf-8"), judge_, **options)
+        scores = judge_memo(room, memo, judge_, **options)
         written = out
         if out is not None:
             write_scores(out, scores)

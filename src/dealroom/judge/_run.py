@@ -67,10 +67,14 @@ def memo_deliverables(task: dict[str, Any], memo_text: str) -> dict[str, str]:
 
 
 async def ajudge_memo(
-    room: Path, memo_text: str, judge: Judge | str = "reference", **options: Any
+    room: Path, memo: str | Path, judge: Judge | str = "reference", **options: Any
 ) -> Scores:
-    """Score ``memo_text`` against the rubric of ``room``'s ``task.json``."""
+    """Score a memo against the rubric of ``room``'s ``task.json``.
+
+    ``memo`` is the memo's text, or a :class:`~pathlib.Path` to a memo file.
+    """
     task = load_rubric(room, judge)
+    memo_text = Path(memo).read_text(encoding="utf-8") if isinstance(memo, Path) else memo
     async with open_judge(judge, **options) as ready:
         scores = await ready(task, memo_deliverables(task, memo_text))
     scores.extra["room"] = str(room)
@@ -142,10 +146,10 @@ def write_scores(path: Path, scores: Scores) -> None:
 
 
 def judge_memo(
-    room: Path, memo_text: str, judge: Judge | str = "reference", **options: Any
+    room: Path, memo: str | Path, judge: Judge | str = "reference", **options: Any
 ) -> Scores:
     """Sync front door of :func:`ajudge_memo`."""
-    return asyncio.run(ajudge_memo(room, memo_text, judge, **options))
+    return asyncio.run(ajudge_memo(room, memo, judge, **options))
 
 
 def judge_run(run_dir: Path, judge: Judge | str = "reference", **options: Any) -> Scores:

@@ -251,3 +251,16 @@ def test_judge_memo_takes_text_or_a_file(room: Path, gold: str, tmp_path: Path) 
     assert judge_memo(room, path).to_dict() == judge_memo(room, gold).to_dict()
     as_text = judge_memo(room, str(path))  # a str is memo text, not a path
     assert as_text.n_passed == judge_memo(room, "").n_passed
+
+
+def test_scores_round_trip(task: dict, gold: str) -> None:
+    scores = _score(task, gold.replace("Severity: High.", "", 1))
+    scores.extra["run"] = "r1"
+    again = Scores.from_dict(json.loads(json.dumps(scores.to_dict())), task)
+    assert again.to_dict() == scores.to_dict()
+    assert (
+        Scores.from_dict({"criteria_results": [{"id": "C-1", "verdict": "maybe"}]})
+        .criteria_results[0]
+        .verdict
+        == "error"
+    )

@@ -256,12 +256,27 @@ The Executive shall not use or disclose any confidential information of ZZA exce
 The Executive acknowledges that the restrictions in this Section are reasonable and necessary to protect ZZA's legitimate business interests."""),
 ]
 
-IP: list[Topic] = [
+IP_ASSIGN: list[Topic] = [
     ("Assignment of Inventions", """\
 The employee hereby assigns to ZZA all right, title and interest in and to all inventions, works of authorship and developments conceived or reduced to practice during the period of employment that relate to ZZA's business.
 The employee shall promptly disclose each such invention to ZZA in writing and shall execute all documents reasonably requested to perfect ZZA's rights.
 The employee has listed on Exhibit A all inventions made before employment that the employee wishes to exclude from this assignment.
 This assignment does not apply to inventions that qualify fully for protection under the applicable provisions of the labor code."""),
+    ("Confidential Information", """\
+The employee shall hold in strict confidence, and shall not use except for the benefit of ZZA, any confidential information of ZZA, including source code, customer lists, pricing and business plans.
+The obligations in this Section continue during and after the period of employment for so long as the information remains confidential.
+The employee shall not bring to ZZA or use in the performance of the employee's duties any confidential information of a former employer or other third party."""),
+    ("Return of Company Property", """\
+Upon termination of employment, or earlier on request, the employee shall return to ZZA all documents, devices and materials containing confidential information of ZZA.
+The employee shall not retain any copies, notes or extracts of such materials and shall certify compliance in writing on request.
+ZZA may inspect any personal device used for work purposes to confirm that company information has been removed."""),
+    ("Prior Inventions", """\
+The employee represents that Exhibit A lists every invention made by the employee before the start of employment that relates to ZZA's business.
+If no list is attached, the employee represents that there are no such prior inventions.
+If the employee incorporates a prior invention into any product of ZZA, the employee grants ZZA a perpetual, royalty-free license to use it."""),
+]
+
+PATENT: list[Topic] = [
     ("Claims", """\
 A method comprising receiving a plurality of input records, normalizing each record according to a schema, and storing the normalized records in a partitioned index.
 The method of claim 1, wherein the partitioned index is distributed across a plurality of nodes according to a hash of a key field.
@@ -272,6 +287,14 @@ In one embodiment, the apparatus includes a housing, a control module and a sens
 Those skilled in the art will appreciate that the embodiments described herein are illustrative and that various modifications may be made without departing from the scope of the invention.
 The figures are not drawn to scale, and certain features may be exaggerated for clarity.
 Prior approaches suffered from excessive latency and were unable to scale beyond a single processing node."""),
+]
+
+TRADEMARK: list[Topic] = [
+    ("Registration", """\
+The mark shown in this certificate has been registered on the Principal Register in the name of the registrant identified above.
+The registration covers the goods and services listed in the stated international classes.
+Requirements for maintaining this registration include the filing of a declaration of use between the fifth and sixth years after the registration date.
+The registration shall remain in force for ten years, unless terminated earlier, and may be renewed for further ten-year periods."""),
 ]
 
 EQUITY: list[Topic] = [

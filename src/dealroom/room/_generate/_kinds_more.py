@@ -290,9 +290,8 @@ def permit_expired(k: Kit) -> Finding:
 
 def data_breach(k: Kit) -> Finding:
     ctx, rng = k.ctx, k.rng
-    incident = k.unique(lambda: f"INC-{ctx.fiscal_year - rng.randint(0, 1)}-"
-                                f"{rng.randint(100, 999)}")
     found = k.day(120, 500)
+    incident = k.unique(lambda: f"INC-{found[:4]}-{rng.randint(100, 999)}")
     notified = k.after(found, rng.randint(65, 110))
     late = k.days_between(found, notified)
     records = rng.randrange(4_000, 400_000, 2)

@@ -9,18 +9,22 @@ paragraphs, ``end`` ones in the closing schedules.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from random import Random
 
 from dealroom.room._generate._doctypes import DOCTYPES
+from dealroom.room._generate._grammar import DOCTYPE_GRAMMAR, LAYOUT_GRAMMAR
 from dealroom.room._generate._model import DocPlan, Insert
 from dealroom.room._generate._names import FIRST, LAST, long_date
 from dealroom.room._generate._text import Library, Pool
 
 Item = tuple[str, int, int]
 BREAK: Item = ("", 0, -2)
+BANK_VISITS = 2
+"""Visits per sentence-bank topic in one document before grammar topics take over."""
 
 
 def heading(fmt: str, level: int, text: str) -> str:
@@ -38,6 +42,12 @@ class Writer:
         self.items: list[Item] = []
         self.total = 0
         self.headers: list[tuple[str, str]] = []
+        self.anchor = 0
+        """Where ``end`` inserts go among this writer's items (when it is a document's end)."""
+
+    def extend(self, items: list[Item]) -> None:
+        self.items.extend(items)
+        self.total += sum(n for _, n, _ in items)
 
     def add(self, text: str, tokens: int | None = None, mark: int = -1) -> None:
         n = self.lib.tokens(text) if tokens is None else tokens
@@ -70,36 +80,64 @@ def _inserts(w: Writer, where: str) -> list[list[Item]]:
 def _sections(
     w: Writer, target: int, pools: list[Pool], numbered: str | None, clause: bool = True
 ) -> list[Item]:
-    """Whole sections of filler until ``target`` tokens: a heading and 1-6 paragraphs each.
+    """Filler sections until ``target`` tokens, one per topic, each heading used once.
 
-    ``numbered`` formats the heading from the section number and topic (``None``: no headings).
+    Topics are visited round-robin, one paragraph group per visit, so a long document gets
+    longer sections rather than repeated headings. When the layout has a grammar (see
+    :mod:`._grammar`), bank topics get at most :data:`BANK_VISITS` visits and the grammar's
+    topics take over. ``numbered`` formats a section heading from its number and topic
+    (``None``: no headings); ``clause`` numbers paragraphs ``3.1, 3.2``.
     """
-    rng, fmt, out, total, number = w.rng, w.fmt, [], 0, 0
+    rng, total, visit = w.rng, 0, 0
     order = list(range(len(pools)))
     rng.shuffle(order)
-    while total < target and pools:
-        number += 1
-        pool = pools[order[(number - 1) % len(order)]]
-        if numbered is not None:
-            text = heading(fmt, 2, numbered.format(n=number, h=pool.heading))
-            n = w.lib.tokens(text)
-            out.append((text, n, -1))
-            total += n
-        for sub, (text, n) in enumerate(rng.choice(pool.groups), 1):
-            if total + n // 2 > target and sub > 1:
+    kind = w.plan.doctype
+    name = DOCTYPE_GRAMMAR.get(kind) or LAYOUT_GRAMMAR.get(DOCTYPES[kind].layout, "")
+    extra = w.lib.grammars.get(name, [])
+    every = [*pools, *extra] if pools else []
+    sections: dict[int, list[Item]] = {}
+    while total < target and every:
+        if extra and visit >= BANK_VISITS * len(pools):
+            topic = len(pools) + (visit - BANK_VISITS * len(pools)) % len(extra)
+        else:
+            topic = order[visit % len(pools)]
+        visit += 1
+        section = sections.get(topic)
+        if section is None:
+            section = sections[topic] = []
+            if numbered is not None:
+                label = numbered.format(n=len(sections), h=every[topic].heading)
+                text = heading(w.fmt, 2, label)
+                section.append((text, w.lib.tokens(text), -1))
+                total += section[-1][1]
+        number, added = list(sections).index(topic) + 1, 0
+        for text, n in rng.choice(every[topic].groups):
+            if total + n // 2 > target and len(section) > 1:
                 break
             if clause:
-                text, n = f"{number}.{sub} {text}", n + 3
-            out.append((text, n, -1))
-            total += n
-    return out
+                text, n = f"{number}.{len(section) + (numbered is None)} {text}", n + 3
+            section.append((text, n, -1))
+            total, added = total + n, added + 1
+        if not added:  # the budget is within half a paragraph: stop here
+            break
+    return [item for section in sections.values() for item in section]
+
+
+_CLAUSE = re.compile(r"^(\d+\.\d+) ")
 
 
 def _place(rng: Random, middle: list[Item], groups: list[list[Item]]) -> list[Item]:
-    """Insert each group of items at a seeded position between the middle's paragraphs."""
+    """Insert each group of items at a seeded position between the middle's paragraphs.
+
+    A single planted paragraph that follows a numbered clause ``8.1`` becomes clause ``8.1A``.
+    """
     for group in groups:
         spots = [i for i in range(1, len(middle) + 1) if i == len(middle) or middle[i][2] != -2]
         at = rng.choice(spots) if spots else len(middle)
+        number = _CLAUSE.match(middle[at - 1][0]) if at and len(group) == 1 else None
+        if number:
+            text, n, mark = group[0]
+            group = [(f"{number.group(1)}A {text}", n + 3, mark)]
         middle[at:at] = group
     return middle
 
@@ -117,10 +155,25 @@ def _fill(
     middle = _sections(w, w.plan.budget - w.total - fixed, pools, numbered, clause)
     w.items.extend(_place(w.rng, middle, body))
     w.total += sum(n for _, n, _ in middle)
+    at = end.anchor
     for group in endins:
-        end.items[1:1] = group
+        end.items[at:at] = group
+        at += len(group)
     w.items.extend(end.items)
     w.total += end.total + sum(n for g in endins for _, n, _ in g)
+
+
+LONG = 10_000
+"""Documents longer than this (tokens) get schedules or appendices of tables."""
+
+
+def _tables(w: Writer, end: Writer, family: str) -> None:
+    """Append table schedules to ``end``: 10-35% of a long document's budget."""
+    from dealroom.room._generate._sheets import schedule_items  # (imports this module)
+
+    budget = w.plan.budget
+    if budget > LONG:
+        end.extend(schedule_items(w, int(budget * min(0.35, 0.1 + budget / 400_000)), family))
 
 
 def _pools(w: Writer) -> list[Pool]:
@@ -153,9 +206,14 @@ def contract(w: Writer) -> None:
         w.add(f'This {_label(plan)} (this "Agreement") is entered into as of '
               f'{long_date(plan.date)} (the "Effective Date") by and between {ctx.target}, '
               f'{_a(ctx.state)} corporation ("{ctx.short}"), and {plan.party} ("{plan.term}").')
-        w.add(f"WHEREAS, {ctx.short} and {plan.term} wish to set out the terms on which they will "
-              "do business with each other; and WHEREAS, each party has the authority to enter "
-              "into this Agreement;")
+        families = DOCTYPES[plan.doctype].families
+        if "employment" in families or "ip_assign" in families:
+            w.add(f"WHEREAS, {ctx.short} wishes to employ or engage {plan.term}, and {plan.term} "
+                  "wishes to accept on the terms and conditions set out in this Agreement;")
+        else:
+            w.add(f"WHEREAS, {ctx.short} and {plan.term} wish to set out the terms on which they "
+                  "will do business with each other; and WHEREAS, each party has the authority "
+                  "to enter into this Agreement;")
         w.add("NOW, THEREFORE, in consideration of the mutual covenants set out herein, the "
               "parties agree as follows:")
     else:
@@ -170,7 +228,28 @@ def contract(w: Writer) -> None:
                                                   "Key Terms", "Contacts")))
         end.add("The terms of this Schedule form part of the Agreement and prevail over the body "
                 "of the Agreement to the extent of any inconsistency.")
+        end.anchor = len(end.items)
+        _tables(w, end, DOCTYPES[plan.doctype].families[0])
     _fill(w, end, _pools(w), "Article {n}. {h}")
+
+
+def pleading(w: Writer) -> None:
+    ctx, plan, rng = w.lib.ctx, w.plan, w.rng
+    plaintiff = plan.party or "Plaintiff"
+    w.add(f"IN THE SUPERIOR COURT OF THE STATE OF {ctx.state.upper()}")
+    w.add(f"{plaintiff},\nPlaintiff,\nv.\n{ctx.target},\nDefendant.")
+    w.add(f"Case No. {plan.date[:4]}-CV-{rng.randint(1000, 99999)}")
+    w.head(1, "Complaint")
+    w.add(f"Plaintiff {plaintiff}, by its undersigned counsel, for its complaint against "
+          f"Defendant {ctx.target}, alleges as follows:")
+    end = Writer(plan, w.lib, rng)
+    end.head(2, "Prayer for Relief")
+    end.add("WHEREFORE, Plaintiff respectfully requests that the Court enter judgment in its "
+            "favor, award damages in an amount to be proven at trial, together with interest, "
+            "costs and attorneys' fees, and grant such further relief as the Court deems just.")
+    end.add(f"Dated: {long_date(plan.date)}\nRespectfully submitted,\n/s/ {w.person()}\n"
+            "Counsel for Plaintiff")
+    _fill(w, end, _pools(w), "{h}", clause=False)
 
 
 def minutes(w: Writer) -> None:
@@ -244,7 +323,9 @@ def financials(w: Writer) -> None:
     _statements(w)
     w.brk()
     w.head(2, "Notes to the Consolidated Financial Statements")
-    _fill(w, Writer(plan, w.lib, w.rng), _pools(w), "Note {n} - {h}", clause=False)
+    end = Writer(plan, w.lib, w.rng)
+    _tables(w, end, "fin_notes")
+    _fill(w, end, _pools(w), "Note {n} - {h}", clause=False)
 
 
 def report(w: Writer) -> None:
@@ -257,6 +338,7 @@ def report(w: Writer) -> None:
     end.head(2, "Appendix A - Documents Reviewed")
     end.add("Documents reviewed include policies, procedures, prior reports and correspondence "
             "provided by management through the virtual data room.")
+    _tables(w, end, "report")
     _fill(w, end, _pools(w), "{n}. {h}", clause=False)
 
 
@@ -276,7 +358,11 @@ def letter(w: Writer) -> None:
     w.add(f"{sender}\n{rng.randint(100, 9900)} {rng.choice(('Market', 'Main', 'Park'))} Street")
     w.add(long_date(plan.date))
     w.add(f"{ctx.officer('General Counsel')}\nGeneral Counsel\n{ctx.target}")
-    w.add(f"Re: {_label(plan)}")
+    subject = _label(plan)
+    if subject.startswith(("Letter from", "Letter to")):
+        subject = rng.choice(("Outstanding matters", "Request for information", "Annual review",
+                              "Follow-up to our recent meeting", "Notice under the Agreement"))
+    w.add(f"Re: {subject}")
     w.add(f"Dear {ctx.officer('General Counsel').split()[0]}:")
     end = Writer(plan, w.lib, rng)
     signer = w.person()
@@ -325,6 +411,7 @@ def form(w: Writer) -> None:
 
 LAYOUTS: dict[str, Callable[[Writer], None]] = {
     "contract": contract, "minutes": minutes, "financials": financials, "report": report,
+    "pleading": pleading,
     "policy": policy, "letter": letter, "email": email, "form": form,
 }
 """Flow layouts by name; ``sheet`` layouts live in :mod:`._sheets`."""

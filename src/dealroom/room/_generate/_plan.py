@@ -177,7 +177,8 @@ class _Titler:
         cp, _ = rng.choice(self.companies)
         values = {
             "cp": cp, "person": rng.choice(self.people), "date": long_date(when),
-            "year": when[:4], "n": str(rng.randint(1, 40)), "q": str(rng.randint(1, 4)),
+            "year": str(min(int(when[:4]), ctx.fiscal_year)), "n": str(rng.randint(1, 40)),
+            "q": str(rng.randint(1, 4)),
             "state": ctx.state, "permit": rng.choice(profile.permits),
             "regulator": rng.choice(profile.regulators).removeprefix("the ").title(),
             "site": rng.choice(profile.vocab["site"]).removeprefix("the ").title(),

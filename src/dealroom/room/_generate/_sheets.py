@@ -89,6 +89,84 @@ _STD: dict[str, list[tuple[str, Columns]]] = {
 }
 
 
+SCHEDULES: dict[str, list[tuple[str, Columns]]] = {
+    "finance": [
+        ("Commitments", (("Lender", "company"), ("Commitment (USD)", "money"),
+                         ("Applicable Percentage", "pct"))),
+        ("Subsidiaries", (("Subsidiary", "company"), ("Jurisdiction", "state"),
+                          ("Ownership", "choice:100%|100%|80%"), ("Guarantor", "choice:Yes|No"))),
+        ("Existing Liens", (("Lien", "id:UCC"), ("Secured Party", "company"), ("Collateral",
+                            "choice:Equipment|Vehicles|Deposit account|Real property"),
+                            ("Amount (USD)", "money"))),
+        ("Existing Indebtedness", (("Instrument", "id:NOTE"), ("Holder", "company"),
+                                   ("Principal (USD)", "money"), ("Maturity", "date"))),
+    ],
+    "lease": [
+        ("Rent Schedule", (("Lease year", "small"), ("Monthly rent (USD)", "money"),
+                           ("Annual rent (USD)", "money"))),
+        ("Tenant Improvements", (("Item", "choice:HVAC|Electrical|Flooring|Fit-out|Signage"),
+                                 ("Allowance (USD)", "money"), ("Completion", "date"))),
+    ],
+    "insurance": [
+        ("Schedule of Coverages", (("Coverage", "choice:Property|General liability|Cyber|"
+                                    "Crime|Auto|Umbrella"), ("Limit (USD)", "money"),
+                                   ("Retention (USD)", "money"))),
+        ("Scheduled Locations", (("Location", "id:LOC"), ("City", "choice:Columbus|Toledo|"
+                                 "Denver|Austin|Albany"), ("Insured value (USD)", "money"))),
+    ],
+    "report": [
+        ("Findings Log", (("Ref", "id:F"), ("Area", "choice:Access|Change management|"
+                          "Reconciliation|Vendor|Backup|Training"), ("Rating",
+                          "choice:Low|Low|Moderate|Elevated"), ("Owner", "person"),
+                          ("Due", "date"))),
+        ("Sample Tested", (("Item", "id:S"), ("Date", "date"), ("Amount (USD)", "money"),
+                           ("Exception", "choice:None|None|None|Documentation"))),
+    ],
+    "fin_notes": [
+        ("Debt Maturities", (("Year", "small"), ("Principal (USD thousands)", "money"))),
+        ("Segment Information", (("Segment", "choice:Commercial|Consumer|Enterprise|Services|"
+                                 "Industrial"), ("Revenue (USD thousands)", "money"),
+                                 ("Operating income (USD thousands)", "money"))),
+    ],
+    "default": [
+        ("Products and Pricing", (("Item", "choice:Standard|Premium|Enterprise|Support|"
+                                   "Implementation|Training"), ("Reference", "id:SKU"),
+                                  ("Unit price (USD)", "price"), ("Volume", "small"))),
+        ("Service Levels", (("Service", "choice:Availability|Response|Resolution|Reporting"),
+                            ("Target", "choice:99.9%|4 hours|2 business days|Monthly"),
+                            ("Credit", "pct"))),
+        ("Key Personnel and Contacts", (("Name", "person"), ("Role", "choice:Account lead|"
+                                        "Project manager|Escalation|Billing"),
+                                        ("Reference", "id:C"))),
+    ],
+}
+"""Tables for the schedules and appendices of long documents, by clause family."""
+
+
+def schedule_items(w: Writer, budget: int, family: str) -> list[Item]:
+    """Lettered schedules (tables of 25-row blocks, each on new pages) worth ~``budget`` tokens."""
+    specs = SCHEDULES.get(family, SCHEDULES["default"])
+    out: list[Item] = []
+    total, share, label = 0, budget / len(specs), "Appendix" if family == "report" else "Schedule"
+    for number, (title, cols) in enumerate(specs):
+        head = heading(w.fmt, 2, f"{label} {'BCDEFGH'[number]} - {title}")
+        out += [BREAK, (head, count_tokens(head), -1)]
+        total += out[-1][1]
+        while total < share * (number + 1):
+            rows = [[_cell(kind, w, w.rng) for _, kind in cols] for _ in range(25)]
+            text = _render_rows(w, [h for h, _ in cols], rows)
+            out.append((text, count_tokens(text), -1))
+            total += out[-1][1]
+    return out
+
+
+def _render_rows(w: Writer, head: list[str], rows: list[list[str]]) -> str:
+    if w.fmt == "md":
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+    return "\n".join("  ".join(r) for r in [head, *rows])
+
+
 @dataclass
 class Sheet:
     title: str

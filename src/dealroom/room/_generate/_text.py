@@ -10,16 +10,19 @@ whitespace and the ``ZZA``/``ZZB`` placeholders are swapped for one-word names.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from random import Random
 
 from dealroom.room._generate._doctypes import FAMILIES
+from dealroom.room._generate._grammar import GRAMMARS
 from dealroom.room._generate._model import RoomContext
 from dealroom.room._generate._names import AUDITORS, LAW_FIRMS
 from dealroom.room._generate._profiles import PROFILES
 from dealroom.room._tokens import count_tokens
 
 GROUPS_PER_TOPIC = 24
+GRAMMAR_GROUPS = 120
 _SLOT = re.compile(r"\{(\w+)\}")
 
 
@@ -48,6 +51,10 @@ class Library:
         self.families: dict[str, list[Pool]] = {}
         for name, topics in FAMILIES.items():
             self.families[name] = [self._pool(heading, body, rng) for heading, body in topics]
+        self.grammars: dict[str, list[Pool]] = {
+            name: [self._grammar_pool(heading, make, rng) for heading in headings]
+            for name, (make, headings) in GRAMMARS.items()
+        }
         self._token_cache: dict[str, int] = {}
 
     def _fill(self, sentence: str, rng: Random) -> str:
@@ -83,6 +90,16 @@ class Library:
                 text = " ".join(self._fill(x, rng) for x in order[:k])
                 group.append((text, count_tokens(text)))
                 del order[:k]
+            groups.append(group)
+        return Pool(heading, count_tokens(heading), groups)
+
+    def _grammar_pool(self, heading: str, make: Callable[[Random], str], rng: Random) -> Pool:
+        groups = []
+        for _ in range(GRAMMAR_GROUPS):
+            group = []
+            for _ in range(rng.randint(2, 4)):
+                text = " ".join(self._fill(make(rng), rng) for _ in range(rng.randint(1, 3)))
+                group.append((text, count_tokens(text)))
             groups.append(group)
         return Pool(heading, count_tokens(heading), groups)
 

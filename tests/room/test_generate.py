@@ -225,3 +225,21 @@ def test_large_room_is_fast_and_lean(tmp_path: Path) -> None:
     totals = manifest.totals()
     assert 74 <= totals["folders"] <= 86 and totals["categories"] == 14
     assert abs(totals["tokens"] - 31_000_000) < 0.02 * 31_000_000
+
+
+@pytest.mark.parametrize("budget", [300, 4000])
+def test_a_planted_cap_table_total_adds_up(budget: int) -> None:
+    from random import Random
+
+    from dealroom.room._generate._layouts import Writer
+    from dealroom.room._generate._model import DocPlan, Insert
+    from dealroom.room._generate._sheets import build_sheets
+    from dealroom.room._generate._text import Library
+
+    ctx = plan_room(GenerateSettings(docs=5, seed=1)).ctx
+    plan = DocPlan(0, "D00001", "documents/a/b/c.xlsx", "Cap table", "cap_table", "xlsx", budget,
+                   "2024-01-01", inserts=[Insert("Total shares outstanding\t\t12,000,000\t",
+                                                 ("12,000,000",), where="end")])
+    summary = build_sheets(Writer(plan, Library(ctx), Random(1)))[0]
+    assert summary.rows[-1][:3] == ["Total shares outstanding", "", "12,000,000"]
+    assert sum(int(r[2].replace(",", "")) for r in summary.rows[1:-1]) == 12_000_000

@@ -55,7 +55,7 @@ Revenue from {service} is recognized ratably over the contract term, beginning o
 Contract liabilities consist of billings in advance of revenue recognition and are recognized as revenue as performance obligations are satisfied.
 The Company applies the practical expedient not to disclose the value of unsatisfied performance obligations for contracts with an original term of one year or less."""),
     ("Leases", """\
-The Company leases office space and equipment under operating leases expiring at various dates through {year}.
+The Company leases office space and equipment under operating leases expiring at various dates through {future}.
 Right-of-use assets and lease liabilities are recognized at the commencement date based on the present value of lease payments over the lease term.
 The weighted-average remaining lease term was {n}.4 years and the weighted-average discount rate was 5.{n} percent.
 Operating lease expense for the year was USD {amount}."""),

@@ -151,14 +151,14 @@ _TYPES = (
     _d("dismissal", "form", "litigation", 0.08, "form", "Stipulation of Dismissal - {cp}"),
     _d("counsel_letter", "letter", "litigation correspondence", 0.3, "letter",
        "Audit Response Letter from {law_firm} ({year})"),
-    _d("tax_return", "form", "tax", 1.2, "form", "Federal Income Tax Return Form 1120 ({year})"),
-    _d("state_return", "form", "tax", 0.5, "form", "{state} Corporate Franchise Tax Return "
+    _d("tax_return", "form", "tax", 0.6, "form", "Federal Income Tax Return Form 1120 ({year})"),
+    _d("state_return", "form", "tax", 0.3, "form", "{state} Corporate Franchise Tax Return "
        "({year})"),
     _d("tax_notice", "letter", "tax", 0.25, "form", "Notice of Proposed Assessment ({date})"),
     _d("tax_advice", "letter", "tax correspondence", 0.45, "letter",
        "Tax Memorandum - {topic} ({year})"),
     _d("tp_study", "report", "tax report", 1.5, "text", "Transfer Pricing Study FY{year}"),
-    _d("permit", "form", "permit", 0.25, "form", "{permit} - Permit No. {n}"),
+    _d("permit", "form", "permit", 0.12, "form", "{permit} - Permit No. {n}"),
     _d("reg_letter", "letter", "regulatory", 0.2, "letter", "Letter from {regulator} ({date})"),
     _d("compliance_policy", "policy", "policy regulatory", 1.2, "text",
        "Compliance Management Program ({year})", "Complaint Management Policy"),

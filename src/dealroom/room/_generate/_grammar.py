@@ -236,6 +236,30 @@ def sampling(rng: Random) -> str:
             f"milligrams per kilogram, {verdict}.")
 
 
+_CONDITIONS = (
+    "keep a copy of this permit at the facility and make it available to inspectors",
+    "calibrate continuous monitoring equipment at least once every {n} months",
+    "submit a summary of monitoring results by the {n}th day of each month",
+    "notify the issuing authority within {days} days of any change in the operations "
+    "described in the application",
+    "maintain an operating log recording hours of operation and fuel consumption",
+    "limit operations to the hours stated in the permit application",
+    "conduct a stack test within {days} days after any modification of the emission unit",
+    "train operators annually on the requirements of this permit",
+    "report any spill or release above the reportable quantity within {n} hours",
+    "retain laboratory reports for at least {n} years",
+    "apply for renewal at least {days} days before the expiration date",
+    "pay the annual permit fee of USD {amount} by the due date",
+)
+
+
+def condition(rng: Random) -> str:
+    """One condition of a permit."""
+    lead = _pick(rng, ("The Permittee shall", "The Permittee must", "The Permittee shall at all "
+                       "times", "Unless otherwise approved in writing, the Permittee shall"))
+    return f"{lead} {_pick(rng, _CONDITIONS)}."
+
+
 def disclosure(rng: Random) -> str:
     """One sentence of a note to the financial statements."""
     item = _pick(rng, _BALANCES)
@@ -253,6 +277,8 @@ GRAMMARS = {
                                    "Follow-up of Prior Findings", "Other Matters")),
     "rules": (rule, ("Responsibilities", "Procedures", "Compliance Requirements",
                      "Specific Rules", "Employee Obligations")),
+    "conditions": (condition, ("Special Conditions", "Recordkeeping", "Reporting Requirements",
+                               "General Conditions")),
     "sampling": (sampling, ("Sampling Results", "Soil Quality", "Groundwater Quality",
                             "Vapor Assessment", "Data Validation")),
     "disclosures": (disclosure, ("Balance Sheet Components", "Accrued and Other Liabilities",
@@ -262,8 +288,9 @@ GRAMMARS = {
 """Grammar families: a sentence function and the section headings it fills."""
 
 LAYOUT_GRAMMAR = {"contract": "operative", "pleading": "operative", "minutes": "proceedings",
-                  "report": "observations", "financials": "disclosures", "form": "observations",
-                  "policy": "rules"}
+                  "report": "observations", "financials": "disclosures", "policy": "rules"}
 """Which grammar extends each layout's long documents."""
-DOCTYPE_GRAMMAR = {"esa_report": "sampling", "zoning_report": "observations"}
+DOCTYPE_GRAMMAR = {"esa_report": "sampling", "zoning_report": "observations",
+                   "permit": "conditions", "tax_return": "disclosures",
+                   "state_return": "disclosures"}
 """Document types whose grammar differs from their layout's."""

@@ -221,6 +221,7 @@ def build_sheets(w: Writer) -> list[Sheet]:
             sheet.rows.append(row)
             total += count_tokens("\t".join(row))
     first = sheets[0]
+    _balance(first, planted)
     for i, ins in planted:
         n = len(first.rows)
         at = {"front": min(1 + rng.randint(0, 2), n), "end": n}.get(ins.where,
@@ -229,6 +230,25 @@ def build_sheets(w: Writer) -> list[Sheet]:
         first.marks = {(r + 1 if r >= at else r): m for r, m in first.marks.items()}
         first.marks[at] = i
     return sheets
+
+
+def _balance(sheet: Sheet, planted: list) -> None:
+    """Make a cap table's holder rows add up to a planted "Total shares outstanding" row.
+
+    The holders listed are scaled down if needed and an "Other holders" row carries the rest,
+    so the planted total is consistent within its own document.
+    """
+    totals = [ins.text.split("\t") for _, ins in planted if ins.text.startswith("Total shares")]
+    if not totals or sheet.rows[0][:3] != ["Holder", "Class", "Shares"]:
+        return
+    total = int(totals[0][2].replace(",", ""))
+    listed = sum(int(r[2].replace(",", "")) for r in sheet.rows[1:])
+    if listed > total * 0.8:
+        factor = total * 0.8 / listed
+        for row in sheet.rows[1:]:
+            row[2] = f"{round(int(row[2].replace(',', '')) * factor, -2):,.0f}"
+        listed = sum(int(r[2].replace(",", "")) for r in sheet.rows[1:])
+    sheet.rows.append(["Other holders", "Common", f"{total - listed:,}", ""])
 
 
 def sheet_items(w: Writer, sheets: list[Sheet]) -> list[Item]:

@@ -73,7 +73,9 @@ class Library:
             if key == "uptime":
                 return rng.choice(("99.5%", "99.9%", "99.95%"))
             if key == "year":
-                return str(rng.randint(fy - 6, fy + 8))
+                return str(rng.randint(fy - 6, fy))
+            if key == "future":
+                return str(rng.randint(fy + 1, fy + 8))
             return rng.choice(self._values[key])
 
         text = _SLOT.sub(slot, sentence)

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 DEMO_DOCS = 12
-DEMO_TOKENS = 9_000
+DEMO_TOKENS = 4_000
+DEMO_SETTINGS = {"max_turns": 12, "slice_tokens": 900, "sub_max_output": 128}
 """Small enough that the embedded 135M model reads every slice in about a minute on 2 cores."""
 
 
@@ -33,7 +34,7 @@ def free_folder(base: Path) -> Path:
 
 async def run_demo_async(out: Path, *, sub: str | Any = "local", docs: int = DEMO_DOCS,
                          tokens: int = DEMO_TOKENS, seed: int = 7,
-                         listeners: tuple[Any, ...] = (), max_turns: int = 12) -> DemoResult:
+                         listeners: tuple[Any, ...] = ()) -> DemoResult:
     """Generate a room under ``out``, run the scripted root with ``sub``, judge with the key."""
     from dealroom.harness import run_agent_async
     from dealroom.judge import ajudge_run, reference_judge
@@ -44,7 +45,7 @@ async def run_demo_async(out: Path, *, sub: str | Any = "local", docs: int = DEM
     await asyncio.to_thread(generate_room, room, docs=docs, seed=seed, profile="bank",
                             tokens=tokens)
     run = await run_agent_async(room, folder / "run", harness="rlm", root="scripted", sub=sub,
-                                listeners=listeners, max_turns=max_turns)
+                                listeners=listeners, **DEMO_SETTINGS)
     scores = await ajudge_run(folder / "run", judge=reference_judge())
     return DemoResult(folder, room, run, scores)
 

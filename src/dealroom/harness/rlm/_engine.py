@@ -321,7 +321,8 @@ class Episode:
 
     def sub_context_tokens(self) -> int:
         """Tokens of text one sub-call can carry: the context less the prompts and answer."""
-        return max(64, self.ctx.sub.context_window - self._sub_max_output() - 600)
+        fits = max(64, self.ctx.sub.context_window - self._sub_max_output() - 600)
+        return min(fits, self.ctx.settings.slice_tokens or fits)
 
     def _sub_max_output(self) -> int:
         return min(self.ctx.settings.sub_max_output, self.ctx.sub.context_window // 4)

@@ -22,41 +22,50 @@ print(budget)
 
 PLAN = '''\
 ```python
-import math, re
+import math
 READ_PROMPT = (
-    "List every due-diligence issue in this excerpt (change of control, assignment, "
+    "List every due-diligence issue in these excerpts (change of control, assignment, "
     "exclusivity, indemnity, litigation, tax, permits, IP, data security, environment, "
     "severance, debt covenants, related parties, inconsistent figures, missing documents). "
     "One line per issue: ISSUE: <what, with parties and dates> | SEVERITY: high/medium/low | "
-    "AMOUNT: <amount or none> | PAGE: <page>. If there is none, reply NONE."
+    "AMOUNT: <amount or none> | DOC: <document id> | PAGE: <page>. If there is none, "
+    "reply NONE."
 )
-SLICE_TOKENS = max(256, int(llm.context_tokens * 0.6))
-slices = []
+SLICE_TOKENS = max(256, int(llm.context_tokens * 0.9))
+units = []  # (category, (doc, first page, last page), tokens): every page of every document
 for d in sorted(room.docs, key=lambda d: (d.folder, d.id)):
     per_page = max(1, d.tokens // max(1, d.pages))
     step = max(1, SLICE_TOKENS // per_page)
     for first in range(1, d.pages + 1, step):
-        slices.append((d.category, (d.id, first, min(d.pages, first + step - 1))))
+        last = min(d.pages, first + step - 1)
+        units.append((d.category, (d.id, first, last), per_page * (last - first + 1)))
+calls = []  # (category, [refs], tokens): small documents of a category share one call
+for category, ref, tokens in units:
+    if calls and calls[-1][0] == category and calls[-1][2] + tokens <= SLICE_TOKENS:
+        calls[-1][1].append(ref)
+        calls[-1][2] += tokens
+    else:
+        calls.append([category, [ref], tokens])
 turns_for_waves = max(1, (budget.turns_left or 30) - 3)
-WAVE = max(16, math.ceil(len(slices) / turns_for_waves))
-waves = [slices[i:i + WAVE] for i in range(0, len(slices), WAVE)]
+WAVE = max(16, math.ceil(len(calls) / turns_for_waves))
+waves = [calls[i:i + WAVE] for i in range(0, len(calls), WAVE)]
 findings, failed, wave_no = [], [], 0
 memo.section("Executive Summary", "Review in progress.")
-print(f"{len(room.docs)} documents -> {len(slices)} slices of <= {SLICE_TOKENS} tokens "
-      f"-> {len(waves)} waves of <= {WAVE} sub-agent calls")
+print(f"{len(room.docs)} documents -> {len(units)} slices -> {len(calls)} sub-agent calls of "
+      f"<= {SLICE_TOKENS} tokens -> {len(waves)} waves of <= {WAVE}")
 ```'''
 
 WAVE_CELL = '''\
 ```python
 if wave_no < len(waves):
     wave = waves[wave_no]
-    results = llm_batch([{"prompt": READ_PROMPT, "docs": [ref]} for _, ref in wave])
+    results = llm_batch([{"prompt": READ_PROMPT, "docs": refs} for _, refs, _ in wave])
     new = 0
-    for (category, ref), result in zip(wave, results):
+    for (category, refs, _), result in zip(wave, results):
         if isinstance(result, SubcallError):
-            failed.append((ref, result.error))
+            failed.extend((ref, result.error) for ref in refs)
             continue
-        for item in parse_findings(result, ref):
+        for item in parse_findings(result, refs):
             findings.append((category, item))
             memo.finding(category, **item)
             new += 1
@@ -70,11 +79,11 @@ if wave_no >= len(waves):
 PARSER = '''\
 ```python
 import re
-ECHO = re.compile(r"^(===|---)|^D\\d{5}( page \\d+)?\\W*$")
+ECHO = re.compile(r"^(===|---|\\||#)|^D\\d{5}( page \\d+)?\\W*$")
 
-def parse_findings(reply, ref):
-    """Turn a sub-agent's reply into memo findings citing the slice it read."""
-    doc_id, first, last = ref
+def parse_findings(reply, refs):
+    \"\"\"Turn a sub-agent's reply into memo findings citing the document and page read.\"\"\"
+    ranges = {doc: (first, last) for doc, first, last in refs}
     items = []
     for line in reply.splitlines():
         line = line.strip().lstrip("-*0123456789. ")
@@ -85,17 +94,20 @@ def parse_findings(reply, ref):
             for k, _, v in (part.partition(":") for part in line.split("|")) if v.strip()
         )
         what = fields.get("ISSUE") or line
+        named = re.search(r"D\\d{5}", fields.get("DOC", "") + " " + what)
+        doc = named.group() if named and named.group() in ranges else refs[0][0]
+        first, last = ranges[doc]
         page = re.search(r"\\d+", fields.get("PAGE", ""))
         page = int(page.group()) if page and first <= int(page.group()) <= last else first
         amount = fields.get("AMOUNT", "")
         items.append(dict(
             title=" ".join(what.split()[:8]).rstrip(",.;:"),
             text=what[:500],
-            cites=[(doc_id, page)],
+            cites=[(doc, page)],
             severity=(fields.get("SEVERITY", "").lower().split() or [None])[0],
             amount=None if amount.lower() in ("", "none", "n/a") else amount[:80],
         ))
-    return items[:5]
+    return items[:4 * len(refs)]
 print("parser ready")
 ```'''
 
@@ -104,8 +116,8 @@ FINISH = '''\
 cats = sorted({c for c, _ in findings})
 high = sum(1 for _, f in findings if f["severity"] == "high")
 memo.section("Executive Summary", (
-    f"We reviewed all {len(room.docs)} documents of the data room in {len(slices)} bounded "
-    f"slices read by sub-agents in {len(waves)} parallel waves. {len(findings)} findings in "
+    f"We reviewed all {len(room.docs)} documents of the data room in {len(calls)} bounded "
+    f"reading tasks sent to sub-agents in {len(waves)} parallel waves. {len(findings)} findings in "
     f"{len(cats)} categories are set out below, {high} rated high severity, each with the "
     f"document and page it rests on. {len(failed)} slices could not be read."
 ))

@@ -28,6 +28,9 @@ class RLMSettings:
     """Characters of printed output the root sees per cell (head and tail kept)."""
     sub_max_output: int = 512
     """Completion tokens a sub-agent may write per call."""
+    slice_tokens: int | None = None
+    """Most tokens of room text the root should put in one sub-call (``llm.context_tokens`` in
+    the REPL); default: all that the sub-agent's context window leaves room for."""
     temperature: float = 0.0
     """Sampling temperature of the root and sub-agents."""
 
@@ -40,6 +43,8 @@ class RLMSettings:
             raise ConfigError("cell_timeout must be between 0 and 3600 seconds")
         if self.output_limit < 200:
             raise ConfigError("output_limit below 200 characters leaves the root blind")
+        if self.slice_tokens is not None and self.slice_tokens < 64:
+            raise ConfigError("slice_tokens must be at least 64 (or omitted)")
         if self.sub_max_output < 16:
             raise ConfigError("sub_max_output must be at least 16 tokens")
         for name in ("max_tokens", "max_cost_usd", "max_seconds"):

@@ -1,6 +1,7 @@
 """The RLM harness end to end: real sandboxed worker, real room, a scripted model on loopback."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -107,3 +108,37 @@ def test_the_embedded_local_model_reads_the_room_for_real(small_room, tmp_path):
     assert len(subs) == 4 and all(e["error"] is None and e["output"] for e in subs)
     assert all(e["usage"]["output_tokens"] > 0 for e in subs)
     assert "[D0000" in (tmp_path / "run" / "output" / "memo.md").read_text()
+
+
+def keyword_reader(request):
+    """A deterministic sub-agent that reports the sentences holding diligence keywords."""
+    import re
+
+    content = request["messages"][-1]["content"]
+    found, doc, page = [], None, 1
+    for line in content.splitlines():
+        if m := re.match(r"--- (D\d{5}) page (\d+) ---", line):
+            doc, page = m.group(1), int(m.group(2))
+        elif doc and re.search(r"change of control|terminat|indemnif|litigation|claim|"
+                               r"audit|expired|breach|remediation|default", line, re.I):
+            found.append(f"ISSUE: {line.strip()[:300]} | SEVERITY: high | AMOUNT: none | "
+                         f"DOC: {doc} | PAGE: {page}")
+    return "\n".join(found[:6]) or "NONE"
+
+
+def test_scripted_root_on_a_generated_room_writes_a_memo_citing_documents(tmp_path):
+    from dealroom.judge import judge_run
+    from dealroom.room import generate_room
+
+    room = tmp_path / "room"
+    generate_room(room, docs=24, seed=3, profile="software", tokens=30_000)
+    with MockOpenAIServer(keyword_reader) as srv:
+        result = run_agent(room, tmp_path / "run", root="scripted",
+                           sub=f"reader@{srv.base_url}", max_turns=10)
+    assert result.status == "submitted"
+    assert result.metrics["coverage"]["coverage"] == pytest.approx(1.0)
+    memo = (tmp_path / "run" / "output" / "memo.md").read_text()
+    cited = set(re.findall(r"\[(D\d{5}) p\.\d+\]", memo))
+    assert len(cited) >= 5
+    scores = judge_run(tmp_path / "run")
+    assert scores.n_criteria > 0 and (tmp_path / "run" / "scores.json").is_file()

@@ -25,18 +25,22 @@ def run(
     max_turns: int = typer.Option(None, "--max-turns", help="Root turn budget."),
     max_cost: float = typer.Option(None, "--max-cost", help="Budget in USD, children included."),
     max_tokens: int = typer.Option(None, "--max-tokens", help="Token budget over all calls."),
+    max_seconds: float = typer.Option(None, "--max-seconds", help="Wall-clock budget."),
     concurrency: int = typer.Option(None, help="Parallel calls per endpoint (default 64)."),
     cell_timeout: float = typer.Option(None, "--cell-timeout", help="Seconds per REPL cell."),
     slice_tokens: int = typer.Option(
         None, "--slice-tokens", help="Most room tokens per sub-call (default: what fits)."),
+    output_limit: int = typer.Option(
+        None, "--output-limit", help="Characters of printed output the root sees per cell."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP),
 ) -> None:
     """Run an agent on a data room; records go to the run folder as it works."""
     from dealroom.harness import run_agent_async
 
     options = {"depth": depth, "max_turns": max_turns, "max_cost_usd": max_cost,
-               "max_tokens": max_tokens, "cell_timeout": cell_timeout,
-               "slice_tokens": slice_tokens}
+               "max_tokens": max_tokens, "max_seconds": max_seconds,
+               "cell_timeout": cell_timeout,
+               "slice_tokens": slice_tokens, "output_limit": output_limit}
     with RunDisplay(console, max_turns=max_turns) as display:
         result = asyncio.run(run_agent_async(
             room, out, harness=harness, root=root, sub=sub, models_file=models,

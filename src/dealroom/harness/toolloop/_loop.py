@@ -46,6 +46,8 @@ class ToolLoopSettings:
     """Tokens over every model call of the episode."""
     max_cost_usd: float | None = None
     """Dollars over every model call of the episode."""
+    max_seconds: float | None = None
+    """Wall-clock seconds for the episode."""
     temperature: float = 0.0
     """Sampling temperature."""
 
@@ -94,7 +96,7 @@ async def run_toolloop(
 
     emit("run_start", room=room.name, docs=room.totals["docs"], tokens=room.totals["tokens"])
     tracker = BudgetTracker(Budget(settings.max_turns, settings.max_tokens,
-                                   settings.max_cost_usd))
+                                   settings.max_cost_usd, settings.max_seconds))
     box = ToolBox(room)
     status, reason = await _loop(model, box, tracker, settings, emit, recorder,
                                  instructions_of(room_dir))

@@ -74,6 +74,7 @@ class CoverageProbe:
         self.partial: dict[int, list[tuple[int, int]]] = {}
         self._slices: list[tuple[int, int, int]] = []
         self.counts = {"slices": 0, "texts": 0, "lines_matched": 0, "unknown_docs": 0}
+        self._seen: set[int] = set()
 
     # -- evidence -------------------------------------------------------------------------
 
@@ -104,6 +105,10 @@ class CoverageProbe:
 
     def observe_text(self, text: str) -> None:
         """Raw text that reached a model; the room lines it contains are covered."""
+        key = hash(text)
+        if key in self._seen:  # the same instructions sent again cover nothing new
+            return
+        self._seen.add(key)
         norms = [n for n in map(normalize_line, text.replace("\f", "\n").split("\n")) if n]
         if not norms:
             return

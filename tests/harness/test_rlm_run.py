@@ -142,3 +142,10 @@ def test_scripted_root_on_a_generated_room_writes_a_memo_citing_documents(tmp_pa
     assert len(cited) >= 5
     scores = judge_run(tmp_path / "run")
     assert scores.n_criteria > 0 and (tmp_path / "run" / "scores.json").is_file()
+
+
+def test_a_folder_that_is_not_a_room_is_named_as_such(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "dealroom", "run", str(tmp_path / "nope"),
+                           "--out", str(tmp_path / "r")], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1 and "is not a data room" in done.stderr

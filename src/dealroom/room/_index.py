@@ -312,6 +312,7 @@ def _build_lock(room_dir: Path) -> Iterator[None]:
 def ensure_index(room_dir: Path, progress: Progress | None = None) -> Path:
     """Build the index if it is missing or stale (waiting for a concurrent builder)."""
     room_dir = Path(room_dir)
+    load_manifest(room_dir)  # "not a data room" beats any complaint about its index
     reason = index_status(room_dir)
     if reason is None:
         _share(index_dir(room_dir))

@@ -94,6 +94,10 @@ class Memo:
         self.section(section).findings.append(found)
         return found
 
+    def move_to_end(self, title: str) -> None:
+        """Put the section ``title`` after all others (e.g. next steps last)."""
+        self._sections[title] = self._sections.pop(title)
+
     def write(self, markdown: str) -> None:
         """Replace the whole memo with ``markdown`` (sections are then ignored)."""
         self._free_text = markdown

@@ -67,7 +67,7 @@ if wave_no < len(waves):
             continue
         for item in parse_findings(result, refs):
             findings.append((category, item))
-            memo.finding(category, **item)
+            memo.finding(section_for(category, item), **item)
             new += 1
     wave_no += 1
     print(f"wave {wave_no}/{len(waves)}: {len(wave)} calls, {new} findings, "
@@ -108,6 +108,16 @@ def parse_findings(reply, refs):
             amount=None if amount.lower() in ("", "none", "n/a") else amount[:80],
         ))
     return items[:4 * len(refs)]
+RESOLVED = re.compile(r"waive|cured|resolved|settled|renewed|amended|released", re.I)
+MISSING = re.compile(r"missing|not (been )?provided|not in the (data )?room|referenced but", re.I)
+
+def section_for(category, item):
+    """Where a finding goes in the memo the instructions ask for."""
+    if MISSING.search(item["text"]):
+        return "Missing Documents"
+    if RESOLVED.search(item["text"]):
+        return "Resolved Items"
+    return f"Key Findings: {category}"
 print("parser ready")
 ```'''
 
@@ -121,6 +131,10 @@ memo.section("Executive Summary", (
     f"{len(cats)} categories are set out below, {high} rated high severity, each with the "
     f"document and page it rests on. {len(failed)} slices could not be read."
 ))
+for title in ("Resolved Items", "Missing Documents"):
+    if title not in memo.sections:
+        memo.section(title, "None identified in the documents reviewed.")
+    memo.move_to_end(title)
 memo.section("Recommended Next Steps", "\\n".join([
     "1. Confirm each high-severity finding against the cited document before signing.",
     "2. Obtain required counterparty consents and waivers ahead of closing.",
@@ -130,6 +144,7 @@ memo.section("Recommended Next Steps", "\\n".join([
 if failed:
     memo.section("Open Items", "Slices not reviewed: " + ", ".join(
         f"{d} pp.{a}-{b}" for (d, a, b), _ in failed[:50]))
+memo.move_to_end("Recommended Next Steps")
 submit()
 ```'''
 

@@ -26,6 +26,17 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
+def read_json(path: Path, error: type[Exception], missing: str) -> Any:
+    """Parse the JSON file ``path``; raise ``error(missing)`` if absent, ``error`` if invalid."""
+    path = Path(path)
+    if not path.is_file():
+        raise error(missing)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise error(f"{path} is not valid JSON: {exc}") from exc
+
+
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:
     """Append one record as a JSON line and flush it to disk."""
     with open(path, "a", encoding="utf-8") as fh:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dealroom._util.files import read_jsonl, write_json_atomic
+from dealroom._util.files import read_json, read_jsonl, write_json_atomic
 from dealroom.errors import ConfigError
 
 RUNLOG_VERSION = 1
@@ -40,9 +40,8 @@ class RunLog:
     @classmethod
     def read(cls, path: Path) -> RunLog:
         path = Path(path)
-        if not (path / CONFIG).is_file():
-            raise ConfigError(f"{path} is not a run folder: {CONFIG} is missing")
-        config = json.loads((path / CONFIG).read_text(encoding="utf-8"))
+        missing = f"{path} is not a run folder: {CONFIG} is missing"
+        config = read_json(path / CONFIG, ConfigError, missing)
         traj = path / TRAJECTORY
         events = list(read_jsonl(traj)) if traj.is_file() else []
         return cls(path, config, events, config.get("version", RUNLOG_VERSION))

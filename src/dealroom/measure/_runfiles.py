@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
-from dealroom._util.files import read_jsonl
+from dealroom._util.files import read_json, read_jsonl
 from dealroom.errors import ConfigError
 
 CONFIG = "config.json"
@@ -18,13 +17,8 @@ SCORES = "scores.json"
 
 def read_config(run_dir: Path) -> dict[str, Any]:
     """The run's ``config.json``; raise :class:`ConfigError` if ``run_dir`` is not a run folder."""
-    path = Path(run_dir) / CONFIG
-    if not path.is_file():
-        raise ConfigError(f"{run_dir} is not a run folder: {CONFIG} is missing")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
+    missing = f"{run_dir} is not a run folder: {CONFIG} is missing"
+    return read_json(Path(run_dir) / CONFIG, ConfigError, missing)
 
 
 def read_events(run_dir: Path) -> list[dict[str, Any]]:
@@ -39,13 +33,7 @@ def read_events(run_dir: Path) -> list[dict[str, Any]]:
 
 def read_json_if_exists(path: Path) -> dict[str, Any] | None:
     """A JSON file's content, or ``None`` when the file does not exist."""
-    path = Path(path)
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
+    return read_json(path, ConfigError, "") if Path(path).is_file() else None
 
 
 def ratio(num: float, den: float) -> float:

@@ -12,11 +12,11 @@ A room is a folder::
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dealroom._util.files import read_json
 from dealroom.errors import RoomError
 
 MANIFEST = "room.json"
@@ -95,21 +95,10 @@ class RoomManifest:
 
 def load_manifest(room: Path) -> RoomManifest:
     """Read ``ROOM/room.json``; raise :class:`RoomError` with the reason if it cannot."""
-    path = Path(room) / MANIFEST
-    if not path.is_file():
-        raise RoomError(f"{room} is not a data room: {MANIFEST} is missing")
-    try:
-        return RoomManifest.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except json.JSONDecodeError as exc:
-        raise RoomError(f"{path} is not valid JSON: {exc}") from exc
+    missing = f"{room} is not a data room: {MANIFEST} is missing"
+    return RoomManifest.from_dict(read_json(Path(room) / MANIFEST, RoomError, missing))
 
 
 def load_task(room: Path) -> dict[str, Any]:
     """Read ``ROOM/task.json`` (LAB task format)."""
-    path = Path(room) / TASK
-    if not path.is_file():
-        raise RoomError(f"{room} has no {TASK}")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise RoomError(f"{path} is not valid JSON: {exc}") from exc
+    return read_json(Path(room) / TASK, RoomError, f"{room} has no {TASK}")

@@ -40,6 +40,8 @@ from dealroom.measure._coverindex import (
 from dealroom.measure._roomtext import room_documents
 from dealroom.measure._runfiles import ratio, read_events, room_of_run
 
+TEXT_BATCH = 512
+"""Raw texts are matched in batches of this many (and whenever a summary is asked for)."""
 MIN_ANCHOR_TOKENS = 4
 """Lines with fewer tokens are only credited as part of a run of matched lines."""
 
@@ -75,6 +77,7 @@ class CoverageProbe:
         self._slices: list[tuple[int, int, int]] = []
         self.counts = {"slices": 0, "texts": 0, "lines_matched": 0, "unknown_docs": 0}
         self._seen: set[int] = set()
+        self._texts: list[list[str]] = []
 
     # -- evidence -------------------------------------------------------------------------
 
@@ -110,8 +113,33 @@ class CoverageProbe:
             return
         self._seen.add(key)
         norms = [n for n in map(normalize_line, text.replace("\f", "\n").split("\n")) if n]
-        if not norms:
+        if norms:
+            self._texts.append(norms)
+        if len(self._texts) >= TEXT_BATCH:
+            self._flush_texts()
+
+    def _flush_texts(self) -> None:
+        """Match pending texts; one vectorised look-up first rules out texts that hold no
+        room line, no line long enough to be a cut room line, and no labelled line."""
+        batch, self._texts = self._texts, []
+        if not batch:
             return
+        flat = [n for norms in batch for n in norms]
+        h = line_hashes(flat)
+        lo = np.searchsorted(self.index.hash_sorted, h, "left")
+        known = (np.searchsorted(self.index.hash_sorted, h, "right") > lo).tolist()
+        start = 0
+        for norms in batch:
+            end = start + len(norms)
+            if any(known[start:end]) or any(
+                len(n) >= PREFIX_CHARS or _LABEL.match(n) for n in norms
+            ):
+                self._match_text(norms)
+            else:
+                self.counts["texts"] += 1
+            start = end
+
+    def _match_text(self, norms: list[str]) -> None:
         self.counts["texts"] += 1
         chosen = self._observe_lines(norms)
         labelled = [norms[i] for i in np.flatnonzero(chosen < 0) if _LABEL.match(norms[i])]
@@ -182,7 +210,8 @@ class CoverageProbe:
         return out
 
     def _flush(self) -> None:
-        """Fold pending slices into ``hit`` (whole lines) and ``partial`` (cut lines)."""
+        """Fold pending texts and slices into ``hit`` (whole lines) and ``partial`` (cut lines)."""
+        self._flush_texts()
         if not self._slices:
             return
         ix = self.index

@@ -245,6 +245,16 @@ def test_a_finding_may_cite_its_own_documents_but_not_other_findings() -> None:
     assert _verdicts(_score(task, two_others))["C-002"] == "pass"
 
 
+def test_the_closest_context_named_is_a_finding_not_a_list(task: dict) -> None:
+    listing = "- Other matters: [D00004], [D00006] and [D00007]; Beta."
+    finding = "- Beta may terminate the MSA on a change of control [D00002 p.2]."
+    reasoning = {
+        r.id: r.reasoning for r in _score(task, f"{listing}\n{finding}\n").criteria_results
+    }
+    assert "a list" not in reasoning["C-003"] and "severity high" in reasoning["C-003"]
+    assert "line 2" in reasoning["C-003"]
+
+
 def test_judge_memo_takes_text_or_a_file(room: Path, gold: str, tmp_path: Path) -> None:
     path = tmp_path / "memo.md"
     path.write_text(gold)

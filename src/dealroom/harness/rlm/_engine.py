@@ -149,7 +149,7 @@ class Episode:
         s = self.ctx.settings
         rlm_line = RLM_LINE if self.depth + 1 < s.depth else ""
         system = ROOT_SYSTEM.format(
-            output_limit=s.output_limit, sub_context=self.ctx.sub.context_window,
+            output_limit=s.output_limit, sub_context=self.sub_context_tokens(),
             rlm_line=rlm_line,
         )
         turns = self.tracker.budget.max_turns or "unlimited"

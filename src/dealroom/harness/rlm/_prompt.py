@@ -21,7 +21,7 @@ room                      the data room (read-only)
   room.search(query, k=20, folder=None)  ranked full-text search -> hits
 llm(prompt, text=None, docs=None)     one sub-agent call on a bounded slice -> str. docs is a list
                           of ids, or (id, first_page, last_page) tuples; the text is cut to the
-                          sub-agent's context of {sub_context} tokens, with a note when cut.
+                          sub-agent's share of {sub_context} tokens, with a note when cut.
 llm_batch(calls)          many sub-agent calls in parallel; each call is a prompt string or a dict
                           with llm's arguments; results in order; a failed call gives an
                           SubcallError object in its place (check isinstance(r, SubcallError)).

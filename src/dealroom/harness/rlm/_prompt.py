@@ -20,8 +20,9 @@ room                      the data room (read-only)
   room.grep(pattern, folder=None)     regex over every document -> hits (.doc .page .snippet)
   room.search(query, k=20, folder=None)  ranked full-text search -> hits
 llm(prompt, text=None, docs=None)     one sub-agent call on a bounded slice -> str. docs is a list
-                          of ids, or (id, first_page, last_page) tuples; the text is cut to the
-                          sub-agent's share of {sub_context} tokens, with a note when cut.
+                          of ids, or (id, first_page, last_page) tuples. Keep one call within
+                          {sub_context} tokens of text (llm.context_tokens); more is cut to fit
+                          the sub-agent's context, with a note.
 llm_batch(calls)          many sub-agent calls in parallel; each call is a prompt string or a dict
                           with llm's arguments; results in order; a failed call gives an
                           SubcallError object in its place (check isinstance(r, SubcallError)).

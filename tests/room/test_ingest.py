@@ -370,3 +370,15 @@ def test_cli_ingest_renders_a_summary(source, tmp_path):
     assert result.exit_code == 0, result.output
     assert "encrypted" in result.output and "too_large" in result.output
     assert (tmp_path / "room" / "room.json").is_file()
+
+
+def test_an_ingested_room_without_a_rubric_is_valid_with_a_warning(tmp_path):
+    from dealroom.room import validate_room
+
+    src = tmp_path / "src" / "01 Corporate"
+    src.mkdir(parents=True)
+    (src / "minutes.md").write_text("Board minutes approving the budget.")
+    ingest(src.parent, tmp_path / "room")
+    problems = validate_room(tmp_path / "room")
+    assert [p.level for p in problems] == ["warning"]
+    assert "no criteria" in problems[0].message

@@ -217,8 +217,12 @@ def _check_task(task: Any, docs: dict[str, Any], findings: set[str] | None,
                      '{"memo": "memo.md"}')
         deliverables = {}
     criteria = task.get("criteria")
-    if not isinstance(criteria, list) or not criteria:
-        report.error(TASK, "needs a non-empty list of criteria")
+    if not isinstance(criteria, list):
+        report.error(TASK, "criteria must be a list")
+        return
+    if not criteria:  # an ingested room before anyone wrote its rubric
+        report.warn(TASK, "has no criteria: agents can review the room, but there is nothing "
+                    "to judge a memo against (add a rubric, e.g. dealroom ingest --task)")
         return
     seen: set[str] = set()
     for n, criterion in enumerate(criteria):

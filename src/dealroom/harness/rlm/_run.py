@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -68,7 +69,7 @@ async def _episode(room: Any, recorder: RunRecorder, root: Any, sub: Any,
                    listeners: tuple[Listener, ...], previous: list[dict] = ()) -> RunResult:
     from dealroom.measure import CoverageProbe
 
-    probe = CoverageProbe(room)
+    probe = await asyncio.to_thread(CoverageProbe, room)  # seconds on a large room
     probe.observe_events(previous)
     scratch = Path(tempfile.mkdtemp(prefix="dealroom-scratch-"))
     ctx = RunContext(

@@ -7,8 +7,9 @@ import pytest
 
 import dealroom
 
-PACKAGES = ["dealroom.harness", "dealroom.harness.rlm", "dealroom.harness.toolloop",
-            "dealroom.eval"]
+PACKAGES = ["dealroom.room", "dealroom.models", "dealroom.harness", "dealroom.harness.rlm",
+            "dealroom.harness.sandbox", "dealroom.harness.toolloop", "dealroom.judge",
+            "dealroom.measure", "dealroom.eval"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

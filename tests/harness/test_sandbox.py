@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-import dealroom.harness.sandbox as sandbox_pkg
 from dealroom.errors import ConfigError, SandboxError
 from dealroom.harness.sandbox import (
     ProcessSandbox,
@@ -68,11 +67,6 @@ def uid_processes(uid: int) -> list[int]:
         if int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith("Z"):
             pids.append(int(status.parent.name))
     return pids
-
-
-def test_public_names() -> None:
-    assert set(sandbox_pkg.__all__) == {n for n in dir(sandbox_pkg) if not n.startswith("_")} - {
-        "annotations"}
 
 
 def test_message_pair_round_trips() -> None:

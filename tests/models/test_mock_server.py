@@ -86,3 +86,10 @@ def test_runs_as_a_separate_process():
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_mock_server_lives_in_the_testing_module():
+    from dealroom.models.testing import Fault, MockOpenAIServer, chat_completion_body
+
+    assert callable(MockOpenAIServer) and callable(Fault.rate_limit)
+    assert chat_completion_body("x")["choices"][0]["message"]["content"] == "x"

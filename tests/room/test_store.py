@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-import dealroom.room as room_pkg
 from dealroom.errors import RoomError
 from dealroom.room import Room, RoomKeyError, build_index, index_status
 from dealroom.room import _grep as grep_mod
@@ -65,12 +64,6 @@ def room(tmp_path: Path) -> Room:
     r.close()
 
 
-def test_public_names_are_exported() -> None:
-    for name in ("Room", "Doc", "Hit", "HitList", "RoomKeyError", "build_index", "index_status"):
-        assert name in room_pkg.__all__ and hasattr(room_pkg, name)
-
-
-# -- index --------------------------------------------------------------------------------
 def test_open_builds_once_and_reports_progress(tmp_path: Path) -> None:
     path = make_room(tmp_path / "room")
     calls: list[tuple[str, int, int]] = []

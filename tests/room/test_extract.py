@@ -14,6 +14,7 @@ import pytest
 from docx.enum.section import WD_SECTION
 from docx.enum.text import WD_BREAK
 from docx.oxml import OxmlElement
+from pdfs import pdf_bytes
 from pptx import Presentation
 from pptx.util import Inches
 from pypdf import PdfReader, PdfWriter
@@ -29,39 +30,6 @@ from dealroom.room import (
 )
 
 # --- builders --------------------------------------------------------------------------------
-
-
-def pdf_bytes(pages: list[str | None]) -> bytes:
-    """A minimal PDF: one line of Helvetica text per page; ``None`` makes an image-only page."""
-    n = len(pages)
-    objs = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [%s] /Count %d >>"
-        % (b" ".join(b"%d 0 R" % (5 + 2 * i) for i in range(n)), n),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"<< /Type /XObject /Subtype /Image /Width 1 /Height 1 /ColorSpace /DeviceGray"
-        b" /BitsPerComponent 8 /Length 1 >>\nstream\n\xff\nendstream",
-    ]
-    for i, text in enumerate(pages):
-        if text is None:
-            content, res = b"q 200 0 0 200 50 50 cm /Im0 Do Q", b"/XObject << /Im0 4 0 R >>"
-        else:
-            escaped = text.encode("latin-1").replace(b"(", rb"\(").replace(b")", rb"\)")
-            content, res = b"BT /F1 12 Tf 72 720 Td (%s) Tj ET" % escaped, b""
-        objs.append(
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font"
-            b" << /F1 3 0 R >> %s >> /Contents %d 0 R >>" % (res, 6 + 2 * i)
-        )
-        objs.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content))
-    out, offsets = b"%PDF-1.4\n", []
-    for number, body in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
-    return out
 
 
 def encrypted_pdf(path: Path, user: str, owner: str = "owner") -> Path:

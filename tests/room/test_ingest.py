@@ -14,6 +14,7 @@ import docx
 import openpyxl
 import pytest
 from docx.enum.text import WD_BREAK
+from pdfs import pdf_bytes
 from pptx import Presentation
 from pypdf import PdfReader, PdfWriter
 from typer.testing import CliRunner
@@ -32,41 +33,6 @@ from dealroom.room import (
 )
 from dealroom.room._extract import EXTRACTORS
 from dealroom.room._ingest import POOL_MIN_FILES, REPORT, _Job, _Outcome, extract_job, run_jobs
-
-
-def pdf_bytes(pages: list[str | None]) -> bytes:
-    """A minimal PDF, one text line per page; ``None`` is an image-only (scanned) page."""
-    objs = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"<< /Type /XObject /Subtype /Image /Width 1 /Height 1"
-        b" /ColorSpace /DeviceGray /BitsPerComponent 8 /Length 1 >>\nstream\n\xff\nendstream",
-    ]
-    kids = []
-    for text in pages:
-        kids.append(b"%d 0 R" % (len(objs) + 1))
-        if text is None:
-            content, res = b"q 9 0 0 9 0 0 cm /Im0 Do Q", b"/XObject << /Im0 4 0 R >>"
-        else:
-            content, res = b"BT /F1 12 Tf 72 720 Td (%s) Tj ET" % text.encode(), b""
-        objs.append(
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources"
-            b" << /Font << /F1 3 0 R >> %s >> /Contents %d 0 R >>" % (res, len(objs) + 2)
-        )
-        objs.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content))
-    objs[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(kids), len(pages))
-    out, offsets = b"%PDF-1.4\n", []
-    for number, body in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objs) + 1,
-        xref,
-    )
 
 
 def write(path: Path, data: bytes | str) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,3 +57,17 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)
             except json.JSONDecodeError:
                 return
+
+
+def clear_output_dir(out: Path, *, marker: str, kind: str, overwrite: bool) -> None:
+    """Make ``out`` an empty folder; replace an existing one only with ``overwrite`` and only if
+    it holds ``marker`` (so it is a ``kind`` dealroom wrote, not someone's other files)."""
+    from dealroom.errors import ConfigError
+
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        if not overwrite:
+            raise ConfigError(f"{out} already exists: choose another path or pass --force")
+        if not (out / marker).is_file():
+            raise ConfigError(f"{out} exists and is not a {kind}: refusing to replace it")
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from dealroom._util.files import write_json_atomic
+from dealroom._util.files import clear_output_dir, write_json_atomic
 from dealroom.errors import ConfigError, RoomError
 from dealroom.room._extract import EXTRACTORS, ExtractionError, extract_document, format_of
 from dealroom.room._manifest import DOCUMENTS, MANIFEST, TASK, DocumentRecord, RoomManifest
@@ -362,13 +362,8 @@ def _prepare_out(src: Path, out: Path, overwrite: bool) -> None:
     s, o = src.resolve(), out.resolve()
     if o == s or s in o.parents or o in s.parents:
         raise ConfigError(f"the room {out} and the source {src} must not contain each other")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        if not overwrite:
-            raise ConfigError(f"{out} already exists: choose another path or pass --force")
-        if not (out / MANIFEST).is_file():
-            raise ConfigError(f"{out} exists and is not a dealroom room: refusing to replace it")
-        shutil.rmtree(out)
-    (out / DOCUMENTS).mkdir(parents=True, exist_ok=True)
+    clear_output_dir(out, marker=MANIFEST, kind="dealroom room", overwrite=overwrite)
+    (out / DOCUMENTS).mkdir()
 
 
 def _record(doc_id: str, found: Found, outcome: _Outcome) -> DocumentRecord:

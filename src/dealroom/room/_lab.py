@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from dealroom._util.files import write_json_atomic
+from dealroom._util.files import clear_output_dir, write_json_atomic
 from dealroom.errors import ConfigError, RoomError
 from dealroom.room._ingest import IngestReport, IngestSettings, ProgressFn, ingest
 from dealroom.room._manifest import DOCUMENTS, TASK, load_manifest, load_task
@@ -198,17 +198,9 @@ def export_lab(room: Path, out: Path, *, overwrite: bool = False) -> Path:
     added = load_manifest(room).meta.get("lab", {}).get("added_source", [])
     if not (room / DOCUMENTS).is_dir():
         raise RoomError(f"{room} has no {DOCUMENTS}/ folder")
-    _prepare_task_dir(out, overwrite)
+    clear_output_dir(out, marker=TASK, kind="LAB task", overwrite=overwrite)
     shutil.copytree(room / DOCUMENTS, out / DOCUMENTS, symlinks=False)
     write_json_atomic(out / TASK, to_lab_task(task, added))
     return out / TASK
 
 
-def _prepare_task_dir(out: Path, overwrite: bool) -> None:
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        if not overwrite:
-            raise ConfigError(f"{out} already exists: choose another path or pass --force")
-        if not (out / TASK).is_file():
-            raise ConfigError(f"{out} exists and is not a LAB task: refusing to replace it")
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)

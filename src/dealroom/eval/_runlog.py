@@ -65,11 +65,7 @@ class RunRecorder:
     def create(cls, path: Path, config: dict[str, Any]) -> RunRecorder:
         """Start a new run folder; refuse one that already holds files."""
         path = Path(path)
-        if path.exists() and any(path.iterdir()):
-            raise ConfigError(
-                f"{path} already holds files: choose a new --out folder, "
-                f"or continue that run with `dealroom resume {path}`"
-            )
+        refuse_used_run_dir(path)
         (path / "output").mkdir(parents=True, exist_ok=True)
         write_json_atomic(path / CONFIG, {"version": RUNLOG_VERSION, **config})
         return cls(path)
@@ -110,6 +106,15 @@ class RunRecorder:
 
     def write_metrics(self, metrics: dict[str, Any]) -> None:
         write_json_atomic(self.path / METRICS, metrics)
+
+
+def refuse_used_run_dir(path: Path) -> None:
+    """Raise :class:`ConfigError` when ``path`` already holds files (a run is never overwritten)."""
+    if path.exists() and any(path.iterdir()):
+        raise ConfigError(
+            f"{path} already holds files: choose a new --out folder, "
+            f"or continue that run with `dealroom resume {path}`"
+        )
 
 
 def _drop_torn_tail(path: Path) -> None:

@@ -76,9 +76,11 @@ async def run_agent_async(room: Path, out: Path, *, harness: str = "rlm",
                           models_file: Path | None = None, concurrency: int | None = None,
                           listeners: tuple[Listener, ...] = (), **options: Any) -> RunResult:
     """Run ``harness`` on ``room`` into the new run folder ``out`` (see :func:`run_agent`)."""
+    from dealroom.eval._runlog import refuse_used_run_dir
+
     impl = get_harness(harness)
     settings = _settings(impl, options)
-    _check_out(Path(out))
+    refuse_used_run_dir(Path(out))  # before any model is opened
     async with open_models(impl, root, sub, models_file=models_file,
                            concurrency=concurrency) as (root_client, sub_client):
         return await impl.run(Path(room), Path(out), root=root_client, sub=sub_client,
@@ -126,11 +128,3 @@ def _settings(impl: Any, options: dict[str, Any]) -> Any:
             f"(its settings: {', '.join(known)})"
         )
     return impl.settings(**given)
-
-
-def _check_out(out: Path) -> None:
-    if out.exists() and any(out.iterdir()):
-        raise ConfigError(
-            f"{out} already holds files: choose a new --out folder, "
-            f"or continue that run with `dealroom resume {out}`"
-        )

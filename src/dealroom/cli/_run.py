@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from dealroom._demo import DEMO_DOCS
 from dealroom.cli import app
 from dealroom.cli._live import RunDisplay
 from dealroom.cli.display import console, render_run_result
@@ -88,7 +89,7 @@ def repl(
 def demo(
     out: Path = typer.Option(Path("dealroom-demo"), "--out", help="Folder for room and run."),
     sub: str = typer.Option("local", help="Sub-agent model (default: the embedded one)."),
-    docs: int = typer.Option(12, help="Documents in the generated room."),
+    docs: int = typer.Option(DEMO_DOCS, help="Documents in the generated room."),
 ) -> None:
     """The main job end to end, offline: generate a room, review it, judge the memo."""
     from dealroom._demo import run_demo_async

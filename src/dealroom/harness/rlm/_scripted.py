@@ -10,6 +10,7 @@ said the waves are done, so a run with it is deterministic when the sub-agent is
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from dealroom.models import ScriptedModel
@@ -163,8 +164,6 @@ def scripted_policy(messages: list[dict[str, Any]]) -> str:
 
 def _turns_left(observation: str) -> int:
     """Turns left after this one, read from the harness's "Turn k of T" line (large if unknown)."""
-    import re
-
     match = re.match(r"Turn (\d+) of (\d+)", observation)
     return int(match.group(2)) - int(match.group(1)) if match else 1_000
 

@@ -23,7 +23,6 @@ app = typer.Typer(
 )
 
 
-
 def _show_version(value: bool) -> None:
     if value:
         from dealroom import __version__
@@ -58,13 +57,9 @@ def main() -> None:
         sys.exit(1)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
-            sys.exit(130)
-        raise
+    except typer.Abort:
+        sys.exit(130)
+    except typer.TyperException as exc:  # usage errors: bad or missing flags
+        exc.show()
+        sys.exit(getattr(exc, "exit_code", 2))
     sys.exit(code if isinstance(code, int) else 0)

@@ -7,7 +7,7 @@ import pytest
 from inprocess import InProcessSandbox
 
 from dealroom.errors import ModelError
-from dealroom.eval import RunLog, RunRecorder
+from dealroom.harness import RunEvents
 from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import Episode, RunContext
 from dealroom.harness.rlm._replay import Replay
@@ -15,6 +15,7 @@ from dealroom.harness.rlm._scripted import scripted_root
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.measure import CoverageProbe, DocText
 from dealroom.models import ScriptedModel
+from dealroom.runs import RunFolder, RunRecorder
 from dealroom.types import Budget
 
 PAGES = {
@@ -58,19 +59,20 @@ def make_ctx(tmp_path, root, sub, replay=None, **settings):
     room = FakeRoom()
     probe = CoverageProbe([DocText(d, "01 Contracts", "01 Contracts", "\f".join(p))
                            for d, p in PAGES.items()])
-    recorder = RunRecorder.create(tmp_path / "run", {"harness": "rlm"})
+    recorder = RunRecorder(RunFolder.create(tmp_path / "run", {"harness": "rlm"}))
     return RunContext(
         room=room, room_dir=tmp_path, root=root, sub=sub, settings=RLMSettings(**settings),
-        recorder=recorder, replay=replay or Replay(), scratch=tmp_path, instructions="Review.",
-        sandbox_factory=InProcessSandbox, probe=probe,
+        events=RunEvents(recorder, probe), replay=replay or Replay(), scratch=tmp_path,
+        instructions="Review.", sandbox_factory=InProcessSandbox,
     )
 
 
 def run_episode(ctx, budget=None):
     tracker = BudgetTracker(budget or ctx.settings.budget())
     result = asyncio.run(Episode(ctx, agent="root", depth=0, tracker=tracker).run())
-    ctx.recorder.close()
-    return result, RunLog.read(ctx.recorder.path).events, tracker
+    recorder = ctx.events.recorder
+    recorder.close()
+    return result, RunFolder.open(recorder.path).events(), tracker
 
 
 def finding_sub(messages):
@@ -90,7 +92,7 @@ def test_scripted_root_reviews_every_document_and_writes_a_cited_memo(tmp_path):
     assert "## Executive Summary" in result.memo and "## Recommended Next Steps" in result.memo
     subs = [e for e in events if e["type"] == "model_call" and e["role"] == "sub"]
     assert {r["id"] for e in subs for r in e["input"]["docs"]} == set(PAGES)
-    assert ctx.probe.summary()["coverage"] == pytest.approx(1.0)
+    assert ctx.events.probe.summary()["coverage"] == pytest.approx(1.0)
     assert (tmp_path / "run" / "output" / "memo.md").read_text() == result.memo
     assert [e["seq"] for e in events] == list(range(len(events)))
 

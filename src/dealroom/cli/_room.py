@@ -26,13 +26,13 @@ def generate(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary.")] = False,
 ) -> None:
     """Generate a synthetic diligence data room with an expert-style rubric."""
-    from dealroom.room import inspect_room
-    from dealroom.room._generate import GenerateSettings, generate, parse_count
+    from dealroom.room import GenerateSettings, generate_room, inspect_room, parse_count
 
     settings = GenerateSettings(docs=docs, seed=seed, profile=profile,
                                 tokens=parse_count(tokens) if tokens else None, workers=workers)
     with display.generation_progress(settings.docs, quiet=as_json) as progress:
-        generate(out, settings, progress)
+        generate_room(out, settings.docs, settings.seed, settings.profile, settings.tokens,
+                      workers=settings.workers, progress=progress)
     info = inspect_room(out)
     if as_json:
         print(json.dumps(info))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,6 +12,14 @@ from rich.console import Console
 
 console = Console(stderr=False, highlight=False)
 err_console = Console(stderr=True, highlight=False)
+
+
+def render_error(exc: BaseException) -> None:
+    """One red line: ``error: <message>``, the message escaped so that ``[local]`` in
+    ``pip install "dealroom[local]"`` or ``[models.NAME]`` is printed, not taken for markup."""
+    from rich.markup import escape
+
+    err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
 
 
 def render_run_result(result) -> None:  # type: ignore[no-untyped-def]
@@ -47,6 +56,24 @@ def render_demo(result) -> None:  # type: ignore[no-untyped-def]
         "[dim]The embedded 135M model proves the plumbing, not the diligence: point --sub "
         "at a real endpoint (MODEL@http://host:port/v1) for real findings.[/]"
     )
+
+
+# --- the REPL --------------------------------------------------------------------------------
+
+REPL_BANNER = """dealroom REPL over {room} (sandbox: {isolation}).
+Names: room, llm, llm_batch, rlm, memo, budget, submit. Ctrl-D to leave."""
+
+
+def render_repl_banner(room: Path, isolation: str) -> None:
+    print(REPL_BANNER.format(room=room, isolation=isolation))
+
+
+def render_cell(out: Any) -> None:
+    """A cell's printed output on stdout and its traceback on stderr, as Python's REPL does."""
+    if out.text:
+        sys.stdout.write(out.text if out.text.endswith("\n") else out.text + "\n")
+    if out.error:
+        sys.stderr.write(out.error if out.error.endswith("\n") else out.error + "\n")
 
 
 # --- rooms: generate, inspect, validate ----------------------------------------------------

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,22 +71,16 @@ class RunContext:
     root: Any
     sub: Any
     settings: RLMSettings
-    recorder: Any
+    events: Any
+    """The run's :class:`~dealroom.harness.RunEvents`: recorder, coverage probe, listeners."""
     replay: Replay
     scratch: Path
     instructions: str
     sandbox_factory: Any
-    probe: Any
-    """The run's live CoverageProbe; it sees every event before the listeners do."""
-    listeners: list[Any] = field(default_factory=list)
-    """Callables ``(event, probe)`` told of every event, e.g. the CLI's live display."""
     waves: int = 0
 
     def emit(self, type: str, agent: str, depth: int, **fields: Any) -> None:
-        event = self.recorder.event(type, agent=agent, depth=depth, **fields)
-        self.probe.observe_event(event)
-        for listener in self.listeners:
-            listener(event, self.probe)
+        self.events.emit(type, agent, depth, **fields)
 
 
 class Episode:
@@ -240,7 +234,7 @@ class Episode:
             return
         self._memo = markdown
         if self.depth == 0:
-            self.ctx.recorder.write_memo(markdown)
+            self.ctx.events.recorder.write_memo(markdown)
         if record:
             self.ctx.emit("memo", self.agent, self.depth,
                           sections=len(state.get("sections", [])), chars=len(markdown))

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dealroom.eval import RunRecorder
+from dealroom.harness._common import RunEvents, run_config
 from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import Episode, RunContext
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
+from dealroom.runs import RunFolder, RunRecorder
 
 
 @dataclass
@@ -47,12 +50,13 @@ class ReplSession:
         room = Room.open(self.room_dir)
         self._tmp = Path(tempfile.mkdtemp(prefix="dealroom-repl-"))
         out = self.out or self._tmp / "run"
-        recorder = RunRecorder.create(out, {"harness": "repl", "room": str(self.room_dir),
-                                            "sub": self.sub.name})
+        folder = RunFolder.create(out, run_config("repl", self.room_dir, self.settings,
+                                                  sub=self.sub))
+        events = RunEvents(RunRecorder(folder), CoverageProbe(room))
         ctx = RunContext(
             room=room, room_dir=self.room_dir, root=self.sub, sub=self.sub,
-            settings=self.settings, recorder=recorder, replay=Replay(), scratch=self._tmp,
-            instructions="", sandbox_factory=_factory, probe=CoverageProbe(room),
+            settings=self.settings, events=events, replay=Replay(), scratch=self._tmp,
+            instructions="", sandbox_factory=_factory,
         )
         tracker = BudgetTracker(self.settings.budget())
         self.episode = Episode(ctx, agent="repl", depth=0, tracker=tracker)
@@ -73,9 +77,27 @@ class ReplSession:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.sandbox.close()
-        self.episode.ctx.recorder.close()
+        self.episode.ctx.events.recorder.close()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+@contextlib.asynccontextmanager
+async def open_repl(room_dir: Path, sub: str | Any, *, settings: RLMSettings | None = None,
+                    models_file: Path | None = None, concurrency: int | None = None,
+                    out: Path | None = None) -> AsyncIterator[ReplSession]:
+    """A :class:`ReplSession` whose sub-agent (a spec, or an open client) starts on the first
+    ``llm``/``llm_batch``/``rlm`` call, never before: a session that calls none needs none."""
+    from dealroom.models import lazy_model
+
+    client = lazy_model(sub, models_file=models_file, concurrency=concurrency) \
+        if isinstance(sub, str) else sub
+    try:
+        async with ReplSession(room_dir, client, settings, out) as session:
+            yield session
+    finally:
+        if isinstance(sub, str):
+            await client.aclose()
 
 
 def _factory(episode: Episode) -> Any:

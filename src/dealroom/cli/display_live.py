@@ -64,12 +64,13 @@ class RunDisplay:
             ("● ", "cyan"), f"turn {turns}  ",
             f"waves {self.waves}  sub-calls {self.ok} ok",
             (f" / {self.failed} failed" if self.failed else ""),
-            f"  tokens {_si(self.tokens_in)} in / {_si(self.tokens_out)} out",
+            f"  tokens {si(self.tokens_in)} in / {si(self.tokens_out)} out",
             f"  ${self.cost:.4f}  coverage {self.coverage:.1%}  memo {self.memo_chars:,} chars",
         )
 
 
-def _si(n: float) -> str:
+def si(n: float) -> str:
+    """A count with a k or M suffix: ``12.3k``."""
     for unit, size in (("M", 1e6), ("k", 1e3)):
         if n >= size:
             return f"{n / size:.1f}{unit}"

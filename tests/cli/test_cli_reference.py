@@ -4,7 +4,7 @@ from pathlib import Path
 
 from dealroom.cli._reference import reference
 
-DOC = Path(__file__).parents[1] / "docs" / "cli.md"
+DOC = Path(__file__).parents[2] / "docs" / "cli.md"
 
 
 def test_cli_reference_is_current():

@@ -1,6 +1,5 @@
 """The tool-loop baseline on a real (ingested) room."""
 
-import asyncio
 import json
 
 from dealroom.harness import run_agent
@@ -50,4 +49,6 @@ def test_the_loop_stops_at_the_turn_cap(small_room, tmp_path):
     model = ScriptedModel(['```tool\n{"name": "list", "arguments": {}}\n```'], cycle=True)
     result = run_agent(small_room, tmp_path / "r", harness="toolloop", root=model, max_turns=3)
     assert (result.status, result.turns) == ("max_turns", 3)
-    assert asyncio.iscoroutinefunction(model.chat)
+    assert len(model.calls) == 3
+    tools = [json.loads(x) for x in (tmp_path / "r" / "trajectory.jsonl").read_text().splitlines()]
+    assert [e["turn"] for e in tools if e["type"] == "tool"] == [1, 2, 3]

@@ -21,7 +21,7 @@ def test_a_registry_lists_its_names_and_says_what_failed() -> None:
                         "widget")
     assert registry.names() == ["gone", "json"] and "json" in registry
     assert registry.load("json")([1]) == "[1]"
-    with pytest.raises(ConfigError, match=r"unknown widget 'x': known widgets are gone, json; "
+    with pytest.raises(ConfigError, match=r"unknown widget 'x': choose one of gone, json; "
                                           r"install it"):
         registry.load("x", unknown="install it")
     with pytest.raises(ConfigError, match=r"widget 'gone' \(no_such:x\) could not be imported"):

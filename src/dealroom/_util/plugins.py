@@ -43,8 +43,7 @@ class Registry:
         if entry is None:
             hint = f"; {unknown}" if unknown else ""
             raise ConfigError(
-                f"unknown {self.kind} {name!r}: known {self.kind}s are "
-                f"{', '.join(self.names())}{hint}"
+                f"unknown {self.kind} {name!r}: choose one of {', '.join(self.names())}{hint}"
             )
         try:
             return entry.load()

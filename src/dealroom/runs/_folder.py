@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -88,8 +89,11 @@ class RunFolder:
         if path.exists():
             raise ConfigError(f"{path} is a file: give --out a new folder")
         parent = next(p for p in path.parents if p.exists())
-        if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-            raise ConfigError(f"cannot create the run folder {path}: {parent} is not writable")
+        try:  # a real probe: permissions alone do not tell (/proc is "writable" for root)
+            os.rmdir(tempfile.mkdtemp(prefix=".dealroom-probe-", dir=parent))
+        except OSError as exc:
+            raise ConfigError(f"cannot create the run folder {path}: {parent} is not a "
+                              f"writable folder ({exc.strerror or exc})") from None
 
     @classmethod
     def create(cls, path: Path, config: dict[str, Any]) -> RunFolder:

@@ -52,3 +52,32 @@ def test_the_loop_stops_at_the_turn_cap(small_room, tmp_path):
     assert len(model.calls) == 3
     tools = [json.loads(x) for x in (tmp_path / "r" / "trajectory.jsonl").read_text().splitlines()]
     assert [e["turn"] for e in tools if e["type"] == "tool"] == [1, 2, 3]
+
+
+def test_an_interrupted_toolloop_run_resumes_without_repeating_a_call(small_room, tmp_path):
+    from dealroom.harness import resume_run
+    from dealroom.harness.toolloop._scripted import scripted_toolloop
+
+    reference = tmp_path / "reference"
+    run_agent(small_room, reference, harness="toolloop", root="scripted", max_turns=20)
+    lines = (reference / "trajectory.jsonl").read_text().splitlines()
+    events = [json.loads(x) for x in lines]
+    expected = (reference / "output" / "memo.md").read_text()
+    calls = [e["call_id"] for e in events if e["type"] == "model_call"]
+    first_tool_of_turn_3 = next(i for i, e in enumerate(events)
+                                if e["type"] == "tool" and e["turn"] == 3)
+    for cut in (2, first_tool_of_turn_3, first_tool_of_turn_3 + 1, len(lines) - 1):
+        run = tmp_path / f"cut-{cut}"
+        run.mkdir()
+        (run / "config.json").write_text((reference / "config.json").read_text())
+        (run / "trajectory.jsonl").write_text("\n".join(lines[:cut]) + "\n")
+        model = scripted_toolloop()
+        result = resume_run(run, root=model)
+        assert result.status == "finished"
+        assert (run / "output" / "memo.md").read_text() == expected
+        resumed = [json.loads(x) for x in (run / "trajectory.jsonl").read_text().splitlines()]
+        assert [e["call_id"] for e in resumed if e["type"] == "model_call"] == calls
+        assert len(model.calls) == sum(e["type"] == "model_call" for e in events[cut:])
+        strip = [{k: v for k, v in e.items() if k not in ("seq", "t")} for e in resumed
+                 if e["type"] != "resumed"]
+        assert strip == [{k: v for k, v in e.items() if k not in ("seq", "t")} for e in events]

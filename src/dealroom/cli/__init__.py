@@ -27,8 +27,9 @@ app = typer.Typer(
 def _show_version(value: bool) -> None:
     if value:
         from dealroom import __version__
+        from dealroom.cli.display import render_version
 
-        print(f"dealroom {__version__}")
+        render_version(__version__)
         raise typer.Exit()
 
 
@@ -46,12 +47,12 @@ from dealroom.cli import _ingest, _judge, _room, _run  # noqa: E402,F401  (regis
 
 def main() -> None:
     """Entry point of the ``dealroom`` script."""
-    from dealroom.cli.display import err_console, render_error
+    from dealroom.cli.display import render_error, render_interrupted
 
     try:
         code = app(standalone_mode=False)  # returns typer.Exit's code in this mode
     except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted[/]")
+        render_interrupted()
         sys.exit(130)
     except DealroomError as exc:
         render_error(exc)

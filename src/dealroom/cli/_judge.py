@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
 from dealroom.cli import app
-from dealroom.cli.display import console
-from dealroom.cli.display_scores import render_scores, render_summary
+from dealroom.cli.display import render_json
+from dealroom.cli.display_scores import render_scores, render_scores_json, render_summary
 
 MODELS_HELP = "Models file (TOML) naming models; default ./models.toml or ~/.config/dealroom."
 
@@ -35,7 +34,7 @@ def judge(
     judged = judge_files(run, room=room, memo=memo, judge=judge_, compare=compare, out=out,
                          batch=batch, retries=retries, models_file=models)
     if as_json:
-        console.print_json(json.dumps(judged.to_dict()))
+        render_scores_json(judged.to_dict())
         return
     render_scores(judged.to_dict(), judged.written)
 
@@ -52,6 +51,6 @@ def summary(
 
     result = summarize_runs(find_runs(runs))
     if as_json:
-        print(json.dumps(result, indent=2))
+        render_json(result, indent=2)
         return
     render_summary(result)

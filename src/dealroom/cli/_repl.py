@@ -6,7 +6,7 @@ import asyncio
 import codeop
 from pathlib import Path
 
-from dealroom.cli.display import render_cell, render_repl_banner
+from dealroom.cli.display import render_cell, render_repl_banner, render_repl_exit
 from dealroom.harness.rlm import RLMSettings, open_repl
 
 
@@ -37,7 +37,7 @@ async def _read_cell() -> str | None:
         try:
             line = await asyncio.to_thread(input, "... " if lines else ">>> ")
         except EOFError:
-            print()
+            render_repl_exit()
             return None
         lines.append(line)
         source = "\n".join(lines)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -35,7 +34,7 @@ def generate(
                       workers=settings.workers, progress=progress)
     info = inspect_room(out)
     if as_json:
-        print(json.dumps(info))
+        display.render_json(info)
     else:
         display.render_room_summary(info, out)
 
@@ -50,7 +49,7 @@ def inspect_command(
 
     info = inspect_room(room)
     if as_json:
-        print(json.dumps(info))
+        display.render_json(info)
     else:
         display.render_room_summary(info, room)
 
@@ -69,8 +68,8 @@ def validate(
     problems = validate_room(room, deep=deep)
     valid = not any(p.level == "error" for p in problems)
     if as_json:
-        print(json.dumps({"room": str(room), "valid": valid,
-                          "problems": [p.to_dict() for p in problems]}))
+        display.render_json({"room": str(room), "valid": valid,
+                             "problems": [p.to_dict() for p in problems]})
     else:
         display.render_problems(problems, room)
     if not valid:

@@ -9,7 +9,7 @@ import typer
 
 from dealroom import DEMO_DOCS
 from dealroom.cli import app
-from dealroom.cli.display import console, render_demo, render_run_result
+from dealroom.cli.display import render_demo, render_run_result
 from dealroom.cli.display_live import RunDisplay
 
 MODELS_HELP = "Models file (TOML) naming models; default ./models.toml or ~/.config/dealroom."
@@ -50,7 +50,7 @@ def run(
              "output_limit": output_limit, "sub_max_output": sub_max_output,
              "temperature": temperature}
     options = {SETTING_OF_FLAG.get(flag, flag): value for flag, value in flags.items()}
-    with RunDisplay(console, max_turns=max_turns) as display:
+    with RunDisplay(max_turns=max_turns) as display:
         result = asyncio.run(run_agent_async(
             room, out, harness=harness, root=root, sub=sub, models_file=models,
             concurrency=concurrency, listeners=(display,), **options,
@@ -66,7 +66,7 @@ def resume(
     """Finish an interrupted run; completed model calls are replayed, not repeated."""
     from dealroom.harness import resume_run_async
 
-    with RunDisplay(console) as display:
+    with RunDisplay() as display:
         result = asyncio.run(resume_run_async(run_dir, models_file=models, listeners=(display,)))
     render_run_result(result)
 
@@ -102,6 +102,6 @@ def demo(
     """The main job end to end, offline: generate a room, review it, judge the memo."""
     from dealroom import run_demo_async
 
-    with RunDisplay(console, max_turns=12) as display:
+    with RunDisplay(max_turns=12) as display:
         result = asyncio.run(run_demo_async(out, sub=sub, docs=docs, listeners=(display,)))
     render_demo(result)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -12,6 +13,19 @@ from rich.console import Console
 
 console = Console(stderr=False, highlight=False)
 err_console = Console(stderr=True, highlight=False)
+
+
+def render_json(data: Any, indent: int | None = None) -> None:
+    """``--json`` output: one JSON document on stdout."""
+    print(json.dumps(data, indent=indent))
+
+
+def render_version(version: str) -> None:
+    print(f"dealroom {version}")
+
+
+def render_interrupted() -> None:
+    err_console.print("[yellow]interrupted[/]")
 
 
 def render_error(exc: BaseException) -> None:
@@ -66,6 +80,11 @@ Names: room, llm, llm_batch, rlm, memo, budget, submit. Ctrl-D to leave."""
 
 def render_repl_banner(room: Path, isolation: str) -> None:
     print(REPL_BANNER.format(room=room, isolation=isolation))
+
+
+def render_repl_exit() -> None:
+    """The newline Python's REPL prints on Ctrl-D."""
+    print()
 
 
 def render_cell(out: Any) -> None:

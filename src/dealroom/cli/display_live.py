@@ -9,12 +9,14 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from dealroom.cli.display import console as default_console
+
 
 class RunDisplay:
     """A listener ``(event, probe)`` that keeps one status line up to date."""
 
-    def __init__(self, console: Console, max_turns: int | None = None) -> None:
-        self.console = console
+    def __init__(self, max_turns: int | None = None, console: Console | None = None) -> None:
+        self.console = console or default_console
         self.max_turns = max_turns
         self.turn = 0
         self.waves = 0
@@ -27,7 +29,8 @@ class RunDisplay:
         self.coverage = 0.0
         self._probe: Any = None
         self._last = 0.0
-        self._live = Live(self._render(), console=console, refresh_per_second=4, transient=True)
+        self._live = Live(self._render(), console=self.console, refresh_per_second=4,
+                          transient=True)
 
     def __enter__(self) -> RunDisplay:
         self._live.__enter__()

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
 
 from dealroom.cli.display import console
 from dealroom.cli.display_live import si
+
+
+def render_scores_json(data: dict[str, Any]) -> None:
+    """``dealroom judge --json``: scores.json, pretty-printed."""
+    console.print_json(json.dumps(data))
 
 
 def render_scores(data: dict[str, Any], written: Path | None) -> None:

@@ -42,3 +42,19 @@ def test_metrics_written_at_the_end_are_those_of_the_records(small_room, tmp_pat
     stored = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert stored == result.metrics == metrics_from_run(tmp_path / "run")
     assert stored["behaviour"]["sub_calls"] == 4 and stored["status"] == "submitted"
+
+
+def test_resume_refuses_settings_it_does_not_know(small_room, tmp_path):
+    from dealroom.errors import ConfigError
+    from dealroom.harness import resume_run
+
+    run = tmp_path / "run"
+    run_agent(small_room, run, harness="toolloop", root="scripted", max_turns=2)
+    config = json.loads((run / "config.json").read_text())
+    config["settings"]["warp_speed"] = 9
+    (run / "config.json").write_text(json.dumps(config))
+    lines = (run / "trajectory.jsonl").read_text().splitlines()
+    (run / "trajectory.jsonl").write_text("\n".join(lines[:2]) + "\n")
+    with pytest.raises(ConfigError, match=r"records settings this dealroom does not know "
+                                          r"\(warp_speed\)"):
+        resume_run(run)

@@ -57,9 +57,15 @@ class OpenRun:
     previous: list[dict[str, Any]] = field(default_factory=list)
     """The events of the interrupted attempt(s) a resumed run continues."""
 
-    @property
-    def config(self) -> dict[str, Any]:
-        return dict(self.folder.config)
+    def settings(self, cls: type) -> Any:
+        """The harness settings ``cls`` recorded in ``config.json``."""
+        recorded = self.folder.config.get("settings", {})
+        unknown = sorted(set(recorded) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise ConfigError(f"{self.folder.path} records settings this dealroom does not "
+                              f"know ({', '.join(unknown)}): resume it with the version that "
+                              "started it")
+        return cls(**recorded)
 
     def finish(self, status: str, reason: str, turns: int) -> RunResult:
         """Close the trajectory and write ``metrics.json`` from the events in memory."""

@@ -37,7 +37,7 @@ async def resume_rlm(
 ) -> RunResult:
     """Finish an interrupted run, replaying every completed model call from its records."""
     run = await reopen_run(run_dir, listeners=listeners)
-    settings = RLMSettings(**run.folder.config.get("settings", {}))
+    settings = run.settings(RLMSettings)
     return await _episode(run, root, sub, settings, Replay.from_events(run.previous))
 
 

@@ -91,7 +91,7 @@ async def resume_toolloop(run_dir: Path, *, model: Any,
     """Finish an interrupted tool-loop run: the model's recorded replies are replayed (no call
     is repeated), the tools run again over the room, and the loop goes on from there."""
     run = await reopen_run(run_dir, listeners=listeners)
-    settings = ToolLoopSettings(**run.folder.config.get("settings", {}))
+    settings = run.settings(ToolLoopSettings)
     return await _episode(run, model, settings, _replies(run.previous))
 
 
@@ -115,7 +115,7 @@ async def _episode(run: OpenRun, model: Any, settings: ToolLoopSettings,
     tracker = BudgetTracker(Budget(settings.max_turns, settings.max_tokens,
                                    settings.max_cost_usd, settings.max_seconds))
     loop = _Loop(model, ToolBox(run.room), tracker, settings, run, replies)
-    status, reason = await loop.run()
+    status, reason = await loop.play()
     run.events.emit("run_end", status=status, reason=reason, turns=tracker.turns)
     return run.finish(status, reason, tracker.turns)
 
@@ -127,7 +127,7 @@ class _Loop:
                  settings: ToolLoopSettings, run: OpenRun,
                  replies: dict[int, tuple[str, int]]) -> None:
         self.model, self.box, self.tracker, self.settings = model, box, tracker, settings
-        self.run_ = run
+        self.run = run
         self.replies = replies
         self.failure = ""
         self.recorded = 0
@@ -137,13 +137,14 @@ class _Loop:
         if type in ("tool", "memo") and self.recorded:
             self.recorded -= 1
             return
-        self.run_.events.emit(type, **fields)
+        self.run.events.emit(type, **fields)
 
-    async def run(self) -> tuple[str, str]:
+    async def play(self) -> tuple[str, str]:
+        """Turns until the model stops calling tools, fails, or a budget runs out."""
         settings, tracker = self.settings, self.tracker
         messages = [
             {"role": "system", "content": SYSTEM.format(tools=tools_prompt())},
-            {"role": "user", "content": f"{self.run_.instructions.text}\n\n"
+            {"role": "user", "content": f"{self.run.instructions.text}\n\n"
                                         f"Turn 1 of {settings.max_turns}."},
         ]
         sent = 0
@@ -161,7 +162,7 @@ class _Loop:
             outputs = [_run_tool(self.box, call, turn, self.emit) for call in calls]
             self.recorded = 0
             if self.box.memo:
-                self.run_.events.recorder.write_memo(self.box.memo)
+                self.run.events.recorder.write_memo(self.box.memo)
             messages.append({"role": "assistant", "content": reply})
             body = "\n\n".join(outputs)
             messages.append({"role": "user",

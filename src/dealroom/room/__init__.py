@@ -28,6 +28,7 @@ from dealroom.room._manifest import (
     load_manifest,
     load_task,
 )
+from dealroom.room._normalize import normalize_text
 from dealroom.room._store import Doc, Hit, HitList, Room, RoomKeyError, build_index
 from dealroom.room._tokens import TOKENIZER, count_tokens
 from dealroom.room._validate import Problem, validate_room
@@ -67,5 +68,6 @@ __all__ = [
     "inspect_room",
     "load_manifest",
     "load_task",
+    "normalize_text",
     "validate_room",
 ]

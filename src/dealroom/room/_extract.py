@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.errors import RoomError
+from dealroom.room._normalize import normalize_pages
 
 PAGE_BREAK = "\f"
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -529,9 +530,9 @@ EXTRACTORS: dict[str, Callable[[Path], list[str] | Extraction]] = {
 def extract_document(path: Path, fmt: str | None = None) -> Extraction:
     """Extract ``path`` page by page, with warnings; raise :class:`ExtractionError` on failure.
 
-    Zero-byte files and documents without any text fail with reason ``empty``, except PDFs, which
-    come back with a ``scanned_no_text_layer`` warning (their pages exist, only the text is
-    missing).
+    Every page is normalized (:func:`dealroom.room.normalize_text`). Zero-byte files and
+    documents without any text fail with reason ``empty``, except PDFs, which come back with a
+    ``scanned_no_text_layer`` warning (their pages exist, only the text is missing).
     """
     path = Path(path)
     fmt = fmt or format_of(path)
@@ -549,8 +550,7 @@ def extract_document(path: Path, fmt: str | None = None) -> Extraction:
             "corrupt", f"cannot read {path.name} as {fmt}: {type(exc).__name__}: {exc}"
         ) from exc
     extraction = result if isinstance(result, Extraction) else Extraction(result)
-    if not extraction.pages:
-        extraction.pages = [""]
+    extraction.pages = normalize_pages(extraction.pages) or [""]
     if fmt != "pdf" and not any(p.strip() for p in extraction.pages):
         raise ExtractionError("empty", f"{path.name} holds no text")
     return extraction

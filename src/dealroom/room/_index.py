@@ -40,9 +40,11 @@ from dealroom._util.files import write_json_atomic
 from dealroom.errors import RoomError
 from dealroom.room._extract import PAGE_BREAK, extract_pages
 from dealroom.room._manifest import MANIFEST, DocumentRecord, load_manifest
+from dealroom.room._normalize import normalize_pages
 
 INDEX_DIR = ".index"
-INDEX_VERSION = 1
+INDEX_VERSION = 2
+"""2: pages normalized (:mod:`dealroom.room._normalize`)."""
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 COMMON_SHARE = 0.02
 """Terms on more than this share of pages get a row in ``common`` (used to plan queries)."""
@@ -131,7 +133,7 @@ def _iter_pages(room_dir: Path, docs: list[DocumentRecord],
         for doc in docs:
             try:
                 if doc.id in given:
-                    pages = list(given[doc.id])
+                    pages = normalize_pages(given[doc.id])
                 elif doc.id in pending:
                     try:
                         ok, got = pending.pop(doc.id).result()
@@ -227,7 +229,8 @@ def build_index(room_dir: Path, pages_by_doc: Mapping[str, list[str]] | None = N
     """Build ``ROOM/.index/`` from scratch and return its path.
 
     ``pages_by_doc`` maps document ids to their page texts (a generator or an ingester that
-    already has them); every other document is read with :func:`dealroom.room.extract_pages`.
+    already has them; they are normalized like extracted ones); every other document is read
+    with :func:`dealroom.room.extract_pages`.
     A document that cannot be read raises :class:`RoomError` naming it. ``progress(stage, done,
     total)`` is called as documents are indexed. The new index replaces the old one at the end.
     """

@@ -348,3 +348,35 @@ def test_an_ingested_room_without_a_rubric_is_valid_with_a_warning(tmp_path):
     problems = validate_room(tmp_path / "room")
     assert [p.level for p in problems] == ["warning"]
     assert "no criteria" in problems[0].message
+
+
+def top_level_files(src: Path) -> None:
+    """Files straight in the source folder, as a common export has them."""
+    msg = email.message.EmailMessage()
+    msg["Subject"], msg["From"] = "Data room index", "banker@advisor.example"
+    msg.set_content("The index of the data room is attached.")
+    write(src / "mail.eml", msg.as_bytes())
+    write(src / "README.txt", "Read me first")
+    write(src / "logo.png", b"\x89PNG\r\n\x1a\n")
+
+
+@pytest.mark.parametrize("copy_skipped", [False, True])
+def test_a_room_fresh_from_ingest_validates_with_top_level_files(source, tmp_path, copy_skipped):
+    from dealroom.room import validate_room
+
+    top_level_files(source)
+    settings = IngestSettings(max_bytes=100_000, workers=1, copy_skipped=copy_skipped)
+    report = ingest(source, tmp_path / "room", settings)
+    by_path = {d.path: d for d in report.manifest.documents}
+    mail = by_path["documents/mail.eml"]
+    assert (mail.category, mail.folder) == ("", "")
+    problems = validate_room(tmp_path / "room", deep=True)
+    assert [str(p) for p in problems if p.level == "error"] == []
+    copied = report.manifest.meta.get("copied", {})
+    assert ("documents/logo.png" in copied) == copy_skipped
+    result = CliRunner().invoke(app, ["validate", str(tmp_path / "room")])
+    assert result.exit_code == 0, result.output
+    with Room.open(tmp_path / "room") as room:
+        assert "(top)/" in room.tree() and room.grep("Read me first").docs() == [
+            by_path["documents/README.txt"].id
+        ]

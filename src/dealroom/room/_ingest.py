@@ -34,7 +34,14 @@ from typing import Any
 from dealroom._util.files import clear_output_dir, write_json_atomic
 from dealroom.errors import ConfigError, RoomError
 from dealroom.room._extract import EXTRACTORS, ExtractionError, extract_document, format_of
-from dealroom.room._manifest import DOCUMENTS, MANIFEST, TASK, DocumentRecord, RoomManifest
+from dealroom.room._manifest import (
+    COPIED,
+    DOCUMENTS,
+    MANIFEST,
+    TASK,
+    DocumentRecord,
+    RoomManifest,
+)
 from dealroom.room._tokens import count_tokens
 from dealroom.room._walk import Found, Problem, walk
 
@@ -435,9 +442,9 @@ def ingest(
     outcomes = run_jobs(jobs, settings.workers, progress)
     docs, pages_by_doc, entries = _assemble(candidates, outcomes)
     entries += [_entry(p) for p in found.problems + refused]
-    if settings.copy_skipped:
-        _copy_skipped(entries, found.files, out)
+    copied = _copy_skipped(entries, found.files, out) if settings.copy_skipped else {}
     name = settings.name or src.resolve().name
+    meta = {**(meta or {}), **({COPIED: copied} if copied else {})}
     manifest = RoomManifest(name=name, documents=docs, meta=_meta(src, settings, meta))
     write_json_atomic(out / TASK, task if task is not None else default_task(name))
     write_json_atomic(out / MANIFEST, manifest.to_dict())
@@ -475,9 +482,13 @@ def _entry(problem: Problem) -> ReportEntry:
     )
 
 
-def _copy_skipped(entries: list[ReportEntry], files: list[Found], out: Path) -> None:
-    """Copy refused files into documents/ (outside the manifest) and mark them ``copied``."""
+def _copy_skipped(entries: list[ReportEntry], files: list[Found], out: Path) -> dict[str, str]:
+    """Copy refused files into documents/ (outside the manifest) and mark them ``copied``.
+
+    Returns ``{room path: reason}`` of the files copied, for ``room.json``'s ``meta.copied``.
+    """
     by_rel = {f.rel: f for f in files}
+    copied = {}
     for i, e in enumerate(entries):
         f = by_rel.get(e.path)
         if e.action == "skipped" and f is not None:
@@ -486,6 +497,8 @@ def _copy_skipped(entries: list[ReportEntry], files: list[Found], out: Path) -> 
             except OSError:
                 continue
             entries[i] = ReportEntry(e.path, e.reason, "copied", e.detail)
+            copied[f"{DOCUMENTS}/{f.dest.as_posix()}"] = e.reason
+    return dict(sorted(copied.items()))
 
 
 def _meta(src: Path, settings: IngestSettings, extra: dict[str, Any] | None) -> dict[str, Any]:

@@ -5,7 +5,8 @@ A room is a folder::
     ROOM/
       room.json        this manifest
       task.json        the task in Harvey LAB's format, with dealroom's criterion extensions
-      documents/       the files, in numbered category folders
+      documents/       the files, in category folders (a file directly in documents/ is in the
+                       root category: category and folder "")
       answer_key/      planted findings and gold_memo.md (never shown to an agent; optional)
       .index/          text layer and search index, built once and kept beside the room
 """
@@ -23,6 +24,8 @@ MANIFEST = "room.json"
 TASK = "task.json"
 DOCUMENTS = "documents"
 ANSWER_KEY = "answer_key"
+COPIED = "copied"
+"""``meta`` key: files ingest copied into documents/ that are not documents (path → reason)."""
 FORMATS = ("md", "txt", "pdf", "docx", "xlsx", "csv", "pptx", "eml", "msg", "html")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -17,7 +18,15 @@ from typing import Any
 
 from dealroom.errors import RoomError
 from dealroom.room._extract import extract_pages, format_of
-from dealroom.room._manifest import ANSWER_KEY, COPIED, DOCUMENTS, FORMATS, MANIFEST, TASK
+from dealroom.room._manifest import (
+    ANSWER_KEY,
+    COPIED,
+    DOCUMENTS,
+    FORMATS,
+    MANIFEST,
+    TASK,
+    document_path,
+)
 from dealroom.room._tokens import TOKENIZER, count_tokens
 
 CRITERION_TYPES = ("fact", "conclusion", "citation", "severity", "recommendation", "timeline",
@@ -156,9 +165,13 @@ def _check_record(root: Path, doc: dict[str, Any], where: str, report: _Report,
         report.error(where, f"format {doc['format']!r} does not match the file name")
     if doc["pages"] < 1 or doc["tokens"] < 0:
         report.error(where, "pages must be at least 1 and tokens at least 0")
-    file = root / doc["path"]
-    if not file.is_file():
+    if not os.path.lexists(root / doc["path"]):
         report.error(where, "file is missing")
+        return True
+    try:
+        file = document_path(root, doc["path"])
+    except RoomError as exc:
+        report.error(where, f"{exc}: it is never read")
         return True
     size = file.stat().st_size
     if isinstance(doc.get("bytes"), int) and doc["bytes"] and doc["bytes"] != size:
@@ -345,10 +358,12 @@ def _flat(text: str) -> str:
 def _check_deep(root: Path, docs: dict[str, Any], findings: Any, report: _Report) -> None:
     pages_of: dict[str, list[str]] = {}
     for doc in docs.values():
-        if not (root / doc["path"]).is_file():
+        try:
+            path = document_path(root, doc["path"])
+        except RoomError:  # missing or unsafe: already reported, never read
             continue
         try:
-            pages = extract_pages(root / doc["path"], doc["format"])
+            pages = extract_pages(path, doc["format"])
         except RoomError as exc:
             report.error(doc["path"], f"cannot be read: {exc}")
             continue

@@ -28,6 +28,7 @@ from dealroom.room import (
     extract_pages,
     format_of,
 )
+from dealroom.room import _xlsx as xlsx_mod
 
 # --- builders --------------------------------------------------------------------------------
 
@@ -298,3 +299,65 @@ def test_partly_scanned_pdf_names_the_image_pages(tmp_path):
     assert len(result.pages) == 4
     (note,) = result.warnings
     assert note.reason == "scanned_no_text_layer" and note.pages == (2,)  # page 3 is just blank
+
+
+# --- pathological files ----------------------------------------------------------------------
+
+
+def far_cell_workbook(path: Path, rows: int = 1) -> Path:
+    """A workbook declaring A1:XFD1048576, with values at A1 and at the last cell(s)."""
+    book = openpyxl.Workbook()
+    book.active["A1"] = "near"
+    for n in range(rows):
+        book.active.cell(row=1_048_576 - n, column=16_384, value=f"far {n}")
+    book.save(path)
+    return path
+
+
+def test_a_sheet_is_read_by_its_cells_not_its_declared_dimension(tmp_path):
+    path = far_cell_workbook(tmp_path / "far.xlsx")
+    assert path.stat().st_size < 6000
+    with zipfile.ZipFile(path) as package:
+        assert b'<dimension ref="A1:XFD1048576"/>' in package.read("xl/worksheets/sheet1.xml")
+    (page,) = extract_pages(path)  # today: minutes (17 billion padded cells)
+    assert page == "# Sheet\nnear\n" + "\t" * 64 + "far 0"
+
+
+def test_many_far_cells_stay_small(tmp_path):
+    (page,) = extract_pages(far_cell_workbook(tmp_path / "far.xlsx", rows=2000))
+    assert len(page) < 2000 * 80 and page.count("far ") == 2000
+
+
+def test_gaps_between_cells_keep_their_columns(tmp_path):
+    book = openpyxl.Workbook()
+    book.active["A1"], book.active["C1"], book.active["B2"] = "a", "c", 2.0
+    book.save(tmp_path / "gaps.xlsx")
+    assert extract_pages(tmp_path / "gaps.xlsx") == ["# Sheet\na\t\tc\n\t2"]
+
+
+def test_a_zip_bomb_workbook_is_refused_before_parsing(tmp_path, monkeypatch):
+    monkeypatch.setattr(xlsx_mod, "MAX_UNPACKED", 16 << 20)  # 1 GiB in use; 16 MiB here
+    path = tmp_path / "bomb.xlsx"
+    openpyxl.Workbook().save(path)
+    with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as package:
+        package.writestr("xl/media/zeros.bin", bytes(20 << 20))
+    assert path.stat().st_size < 100_000
+    with pytest.raises(ExtractionError, match="unpack to 0.0 GiB") as info:
+        extract_document(path)
+    assert info.value.reason == "corrupt"
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (bytes(range(256)) * 20, "corrupt"),  # binary junk, no header
+        (b"Hello world\nthis is a note, not an e-mail\n" * 100, "corrupt"),
+        (b"From: a@b.example\nSubject: x\n\n" + bytes(range(1, 256)) * 16, "binary"),
+    ],
+    ids=["binary-junk", "text-without-headers", "binary-body"],
+)
+def test_junk_eml_is_reported_not_ingested(tmp_path, raw, reason):
+    path = tmp_path / "junk.eml"
+    path.write_bytes(raw)
+    assert 4000 < len(raw) < 6000
+    assert reason_of(path) == reason

@@ -420,3 +420,17 @@ def test_a_room_fresh_from_ingest_validates_with_top_level_files(source, tmp_pat
         assert "(top)/" in room.tree() and room.grep("Read me first").docs() == [
             by_path["documents/README.txt"].id
         ]
+
+
+def test_a_far_cell_sheet_is_ingested_quickly_and_junk_email_is_reported(tmp_path):
+    from test_extract import far_cell_workbook
+
+    src = tmp_path / "src"
+    src.mkdir()
+    far_cell_workbook(src / "far.xlsx")
+    write(src / "junk.eml", bytes(range(256)) * 20)
+    report = ingest(src, tmp_path / "room", IngestSettings(workers=1, file_timeout=20))
+    assert [d.path for d in report.manifest.documents] == ["documents/far.xlsx"]
+    assert [(e.path, e.reason) for e in report.entries] == [("junk.eml", "corrupt")]
+    assert "not an e-mail message" in report.entries[0].detail
+    assert report.seconds < 20

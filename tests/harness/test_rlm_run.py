@@ -131,7 +131,7 @@ def test_scripted_root_on_a_generated_room_writes_a_memo_citing_documents(tmp_pa
     from dealroom.room import generate_room
 
     room = tmp_path / "room"
-    generate_room(room, docs=24, seed=3, profile="software", tokens=30_000)
+    generate_room(room, docs=24, secret="tests", seed=3, profile="software", tokens=30_000)
     with MockOpenAIServer(keyword_reader) as srv:
         result = run_agent(room, tmp_path / "run", root="scripted",
                            sub=f"reader@{srv.base_url}", max_turns=10)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import email.message
-import io
-import struct
 import zipfile
 from pathlib import Path
 
@@ -14,10 +12,10 @@ import pytest
 from docx.enum.section import WD_SECTION
 from docx.enum.text import WD_BREAK
 from docx.oxml import OxmlElement
+from malformed import encrypted_pdf, ole_with_encrypted_package
 from pdfs import pdf_bytes
 from pptx import Presentation
 from pptx.util import Inches
-from pypdf import PdfReader, PdfWriter
 
 from dealroom.errors import RoomError
 from dealroom.room import (
@@ -31,41 +29,6 @@ from dealroom.room import (
 from dealroom.room import _xlsx as xlsx_mod
 
 # --- builders --------------------------------------------------------------------------------
-
-
-def encrypted_pdf(path: Path, user: str, owner: str = "owner") -> Path:
-    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_bytes(["Secret terms"]))))
-    writer.encrypt(user_password=user, owner_password=owner)
-    with open(path, "wb") as fh:
-        writer.write(fh)
-    return path
-
-
-def ole_with_encrypted_package(path: Path) -> Path:
-    """The smallest compound file holding an ``EncryptedPackage`` stream, as Office writes."""
-    end, free, nostream = 0xFFFFFFFE, 0xFFFFFFFF, 0xFFFFFFFF
-    header = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(16)
-    header += struct.pack(
-        "<HHHHH6xIIIIIIIII", 0x3E, 3, 0xFFFE, 9, 6, 0, 1, 1, 0, 4096, end, 0, end, 0
-    )
-    header += struct.pack("<I", 0) + struct.pack("<I", free) * 108
-    fat = struct.pack("<II", 0xFFFFFFFD, end) + struct.pack("<I", free) * 126
-
-    def entry(name: str, kind: int, child: int) -> bytes:
-        raw = (name + "\0").encode("utf-16-le")
-        return (
-            raw.ljust(64, b"\0")
-            + struct.pack("<HBB", len(raw), kind, 1)
-            + struct.pack("<III", nostream, nostream, child)
-            + bytes(36)
-            + struct.pack("<IQ", end, 0)
-        )
-
-    unused = bytes(64) + struct.pack("<HBB", 0, 0, 0) + struct.pack("<III", *[nostream] * 3)
-    unused += bytes(36) + struct.pack("<IQ", 0, 0)
-    directory = entry("Root Entry", 5, 1) + entry("EncryptedPackage", 2, nostream) + unused * 2
-    path.write_bytes(header + fat + directory)
-    return path
 
 
 def docx_file(path: Path, build) -> Path:

@@ -24,7 +24,7 @@ from dealroom.harness.sandbox import (
 )
 
 HERE = Path(__file__).parent
-REPO = HERE.parent.parent
+REPO = HERE.parents[2]
 FAST = SandboxLimits(cell_timeout=10, interrupt_grace=0.5, max_processes=24,
                      memory_bytes=2 * 2**30, start_timeout=30)
 

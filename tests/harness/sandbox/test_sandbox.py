@@ -1,19 +1,12 @@
-"""The process sandbox end to end: REPL semantics, requests, and hostile cells contained."""
+"""The process sandbox's REPL: notebook semantics, requests to the host, clocks, crashes."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import threading
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
+from sandbox_kit import make, run, session
 
 from dealroom.errors import ConfigError, SandboxError
 from dealroom.harness.sandbox import (
@@ -22,53 +15,6 @@ from dealroom.harness.sandbox import (
     SubcallRequest,
     SubcallResult,
 )
-
-HERE = Path(__file__).parent
-REPO = HERE.parents[2]
-FAST = SandboxLimits(cell_timeout=10, interrupt_grace=0.5, max_processes=24,
-                     memory_bytes=2 * 2**30, start_timeout=30)
-
-
-def run(coro: Awaitable[Any]) -> Any:
-    return asyncio.run(coro)  # type: ignore[arg-type]
-
-
-def make(small_room: Path, tmp_path: Path, **kw: Any) -> ProcessSandbox:
-    kw.setdefault("limits", FAST)
-    if "bootstrap" in kw:
-        kw.setdefault("pythonpath", [HERE])
-    return ProcessSandbox(small_room, tmp_path / "scratch", **kw)
-
-
-def session(small_room: Path, tmp_path: Path,
-            body: Callable[[ProcessSandbox], Awaitable[Any]], **kw: Any) -> Any:
-    async def go() -> Any:
-        sb = make(small_room, tmp_path, **kw)
-        await sb.start()
-        try:
-            return await body(sb)
-        finally:
-            await sb.close()
-
-    return run(go())
-
-
-def isolated(sb: ProcessSandbox) -> bool:
-    return sb.isolation in ("namespaces+uid", "userns")
-
-
-def uid_processes(uid: int) -> list[int]:
-    """Pids of live (non-zombie) processes owned by ``uid``."""
-    pids = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            fields = dict(line.split(":", 1) for line in status.read_text().splitlines()
-                          if ":" in line)
-        except OSError:
-            continue
-        if int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith("Z"):
-            pids.append(int(status.parent.name))
-    return pids
 
 
 def test_message_pair_round_trips() -> None:
@@ -181,6 +127,11 @@ def test_request_round_trips(small_room: Path, tmp_path: Path) -> None:
             options={"k": "v"})
 
 
+PATIENT = SandboxLimits(cell_timeout=10, interrupt_grace=0.5, start_timeout=30,
+                        cell_wall_timeout=60)
+"""A wall-clock ceiling far enough not to be what stops a cell."""
+
+
 def test_time_waiting_on_the_host_is_not_charged_to_the_cell(small_room: Path,
                                                               tmp_path: Path) -> None:
     async def slow_model(req: SubcallRequest) -> SubcallResult:
@@ -192,7 +143,47 @@ def test_time_waiting_on_the_host_is_not_charged_to_the_cell(small_room: Path,
         assert r.stdout == "answer answer\n" and not r.timed_out and r.seconds > 5
         r = await sb.execute("ask('llm')\nwhile True:\n    pass", timeout=1,
                              on_request=slow_model)
-        assert r.timed_out and "TimeoutError" in r.error  # its own work is still bounded
+        assert r.timed_out and "its 1 s limit" in r.error  # its own work is still bounded
+
+    session(small_room, tmp_path, body, bootstrap="sandbox_boot:with_host", limits=PATIENT)
+
+
+SPINNERS = ("import threading\n"
+            "def spin():\n    while True:\n        try:\n            ask('llm', {'p': 'x'})\n"
+            "        except Exception:\n            pass\n"
+            "threads = [threading.Thread(target=spin, daemon=True) for _ in range(4)]\n"
+            "for t in threads:\n    t.start()\n"
+            "for t in threads:\n    t.join()\n")
+"""Four threads asking the host without end (issue 9 item 4): some request is always out."""
+
+
+def test_threads_spinning_on_requests_are_charged_their_cpu(small_room: Path,
+                                                            tmp_path: Path) -> None:
+    calls = []
+
+    async def instant(req: SubcallRequest) -> SubcallResult:
+        calls.append(1)
+        return SubcallResult(ok=False, error="budget exhausted")  # what a spent budget says
+
+    async def body(sb: ProcessSandbox) -> None:
+        r = await sb.execute(SPINNERS, timeout=2, on_request=instant)
+        assert r.timed_out and "its 2 s limit" in r.error and r.seconds < 20, r
+        assert len(calls) > 100  # requests kept coming in, and the cell was stopped anyway
+
+    session(small_room, tmp_path, body, bootstrap="sandbox_boot:with_host", limits=PATIENT)
+
+
+def test_a_cell_has_a_wall_clock_ceiling(small_room: Path, tmp_path: Path) -> None:
+    async def slow(req: SubcallRequest) -> SubcallResult:
+        await asyncio.sleep(0.3)
+        return SubcallResult(ok=True, payload="answer")
+
+    async def body(sb: ProcessSandbox) -> None:
+        r = await sb.execute(SPINNERS, timeout=1, on_request=slow)  # ceiling: 4 x 1 s
+        assert r.timed_out and "its 4 s wall-clock limit" in r.error, r
+        assert 4 <= r.seconds < 8
+        r = await sb.execute(SPINNERS, timeout=30, wall_timeout=1.5, on_request=slow)
+        assert r.timed_out and "its 1.5 s wall-clock limit" in r.error and r.seconds < 5
 
     session(small_room, tmp_path, body, bootstrap="sandbox_boot:with_host")
 
@@ -216,173 +207,6 @@ def test_state_key_and_bootstrap_failure(small_room: Path, tmp_path: Path) -> No
         run(sb.execute("1"))
 
 
-# -- hostile cells --------------------------------------------------------------------------
-def test_network_is_unreachable(small_room: Path, tmp_path: Path) -> None:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    port = server.getsockname()[1]
-
-    async def body(sb: ProcessSandbox) -> None:
-        if not isolated(sb):
-            pytest.skip(f"isolation is {sb.isolation}")
-        for addr in (("1.1.1.1", 53), ("127.0.0.1", port)):
-            code = (f"import socket\ns = socket.socket()\ns.settimeout(2)\n"
-                    f"s.connect({addr!r})")
-            r = await sb.execute(code)
-            assert r.error and ("OSError" in r.error or "Error" in r.error), r
-        r = await sb.execute("import socket\nsocket.getaddrinfo('example.com', 80)")
-        assert "gaierror" in r.error
-
-    try:
-        session(small_room, tmp_path, body)
-    finally:
-        server.close()
-
-
-def test_writes_outside_scratch_fail(small_room: Path, tmp_path: Path) -> None:
-    targets = [small_room / "room.json", small_room / "new.txt", Path("/tmp/dealroom-escape.txt"),
-               REPO / "escape.txt", REPO / "src/dealroom/__init__.py", small_room / ".index/x"]
-    before = {p: p.read_bytes() for p in targets if p.exists()}
-
-    async def body(sb: ProcessSandbox) -> None:
-        if not isolated(sb):
-            pytest.skip(f"isolation is {sb.isolation}")
-        for target in targets:
-            r = await sb.execute(f"open({str(target)!r}, 'a').write('pwned')")
-            assert r.error and ("Read-only" in r.error or "Permission" in r.error), target
-        r = await sb.execute("open('mine.txt', 'w').write('ok')\nopen('mine.txt').read()")
-        assert r.stdout == "'ok'\n"
-        sb.uid += 1  # a later worker with another uid can still change what this one left
-        await sb.restart()
-        r = await sb.execute("open('mine.txt', 'a').write('!')\nopen('mine.txt').read()")
-        assert r.stdout == "'ok!'\n"
-        r = await sb.execute("import os\nos.listdir('/root'), os.listdir('/run')")
-        assert ".ssh" not in r.stdout and r.stdout.endswith(", [])\n")  # no host sockets
-
-    session(small_room, tmp_path, body)
-    assert {p: p.read_bytes() for p in targets if p.exists()} == before
-    assert not Path("/tmp/dealroom-escape.txt").exists() and not (REPO / "escape.txt").exists()
-    assert (tmp_path / "scratch/mine.txt").read_text() == "ok!"
-
-
-def test_answer_key_rubric_and_home_are_hidden(small_room: Path, tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    room = tmp_path / "room"
-    shutil.copytree(small_room, room)
-    (room / "answer_key").mkdir(exist_ok=True)
-    (room / "answer_key/findings.json").write_text('{"secret": "planted"}')
-    (room / "task.json").write_text('{"criteria": ["rubric"]}')
-    home = tmp_path / "home"
-    (home / "runs").mkdir(parents=True)
-    (home / ".aws").mkdir()
-    (home / ".aws/credentials").write_text("aws_secret=abc")
-    monkeypatch.setenv("HOME", str(home))
-
-    async def go() -> None:
-        sb = ProcessSandbox(room, home / "runs/scratch", FAST)
-        await sb.start()
-        try:
-            if not isolated(sb):
-                pytest.skip(f"isolation is {sb.isolation}")
-            for path in (room / "answer_key/findings.json", home / ".aws/credentials"):
-                r = await sb.execute(f"open({str(path)!r}).read()")
-                assert r.error and "FileNotFoundError" in r.error, r
-            r = await sb.execute(f"open({str(room / 'task.json')!r}).read()")
-            assert r.stdout == "''\n"
-            r = await sb.execute(f"import os\nos.listdir({str(home)!r})")
-            assert r.stdout == "['runs']\n"
-            r = await sb.execute("len(room.grep('agreement')) > 0")
-            assert r.stdout == "True\n"
-        finally:
-            await sb.close()
-
-    run(go())
-
-
-def test_host_environment_is_not_visible(small_room: Path, tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DEALROOM_FAKE_SECRET", "sk-live-123")
-
-    async def body(sb: ProcessSandbox) -> None:
-        r = await sb.execute("import os\nsorted(os.environ)")
-        assert "DEALROOM_FAKE_SECRET" not in r.stdout and "'HOME'" in r.stdout
-        if isolated(sb):
-            code = f"open('/proc/{os.getpid()}/environ', 'rb').read()"
-            r = await sb.execute(code)
-            assert r.error and "sk-live-123" not in (r.stdout + r.error)
-
-    session(small_room, tmp_path, body)
-
-
-def test_fork_bomb_is_bounded(small_room: Path, tmp_path: Path) -> None:
-    bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
-
-    async def body(sb: ProcessSandbox) -> list[int]:
-        if sb.isolation != "namespaces+uid":
-            pytest.skip("needs the fresh-uid process limit")
-        r = await sb.execute(bomb, timeout=1)
-        assert r.timed_out
-        if r.crashed:
-            await sb.restart()
-        r = await sb.execute("print('alive')\nroom.grep('permit')[0].doc")
-        assert r.stdout.startswith("alive") and not r.error
-        return uid_processes(sb.uid)
-
-    assert len(session(small_room, tmp_path, body)) == 1  # the worker itself, bomb gone
-
-
-def test_infinite_loops_time_out(small_room: Path, tmp_path: Path) -> None:
-    stubborn = ("while True:\n    try:\n        while True:\n            pass\n"
-                "    except KeyboardInterrupt:\n        pass")
-
-    async def body(sb: ProcessSandbox) -> None:
-        await sb.execute("kept = 'yes'")
-        r = await sb.execute("while True:\n    pass", timeout=1)
-        assert r.timed_out and not r.crashed and "TimeoutError" in r.error
-        assert (await sb.execute("kept")).stdout == "'yes'\n"
-        r = await sb.execute(stubborn, timeout=1)
-        assert r.timed_out and r.crashed and "was killed" in r.error and r.seconds < 8
-        with pytest.raises(SandboxError, match="not running"):
-            await sb.execute("1")
-        await sb.restart()
-        assert (await sb.execute("'kept' in globals()")).stdout == "False\n"
-
-    session(small_room, tmp_path, body)
-
-
-def test_memory_limit(small_room: Path, tmp_path: Path) -> None:
-    async def body(sb: ProcessSandbox) -> None:
-        await sb.execute("keep = list(range(10))")
-        r = await sb.execute("x = bytearray(10 * 2**30)")
-        assert "MemoryError" in r.error and "memory limit" in r.error and not r.crashed
-        r = await sb.execute("chunks = []\nwhile True:\n    chunks.append(bytearray(2**26))")
-        assert "MemoryError" in r.error
-        assert (await sb.execute("del chunks\nlen(keep)")).stdout == "10\n"
-
-    session(small_room, tmp_path, body,
-            limits=SandboxLimits(memory_bytes=768 * 2**20, start_timeout=30))
-
-
-def test_signalling_the_host_fails(small_room: Path, tmp_path: Path) -> None:
-    host_pid = os.getpid()
-
-    async def body(sb: ProcessSandbox) -> None:
-        if not isolated(sb):
-            pytest.skip("kill(-1) without a pid namespace would hit the test run itself")
-        tricks = ["import os\nos.kill(os.getppid(), 9)", "import os\nos.killpg(os.getpgid(0), 9)",
-                  "import os\nos.kill(-1, 9)", f"import os\nos.kill({host_pid}, 9)",
-                  f"import os\nos.killpg({os.getpgid(0)}, 9)"]
-        for code in tricks:
-            r = await sb.execute(code)
-            if r.crashed:
-                await sb.restart()
-        assert (await sb.execute("'fine'")).stdout == "'fine'\n"
-
-    session(small_room, tmp_path, body)
-    assert threading.main_thread().is_alive()  # and this process is still here
-
-
 @pytest.mark.parametrize("code, why", [
     ("exit(3)", "called exit(3)"),
     ("import os\nos._exit(0)", "exit status 0"),
@@ -396,60 +220,3 @@ def test_crashes_are_reported(small_room: Path, tmp_path: Path, code: str, why: 
         assert (await sb.execute("6 * 7")).stdout == "42\n"
 
     session(small_room, tmp_path, body)
-
-
-def test_no_orphans_after_close(small_room: Path, tmp_path: Path) -> None:
-    code = ("import subprocess, os\n"
-            "subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
-            "if os.fork() == 0:\n    os.setsid()\n    import time\n    time.sleep(300)\n")
-
-    async def body(sb: ProcessSandbox) -> int:
-        if sb.isolation != "namespaces+uid":
-            pytest.skip("orphans are only guaranteed gone with a pid namespace")
-        r = await sb.execute(code)
-        assert r.error is None
-        assert len(uid_processes(sb.uid)) >= 3
-        return sb.uid
-
-    uid = session(small_room, tmp_path, body)
-    assert uid_processes(uid) == []
-
-
-def machine_has_user_namespaces() -> bool:
-    done = subprocess.run(["unshare", "--user", "--map-root-user", "true"], capture_output=True)
-    return done.returncode == 0
-
-
-def test_the_worker_starts_single_threaded() -> None:
-    # unshare(CLONE_NEWUSER) fails in a multi-threaded process: nothing the worker imports
-    # before it confines itself may start threads (numpy's BLAS does).
-    code = "import sys, dealroom.harness.sandbox._worker; print('numpy' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.stdout.strip() == "False", out.stderr
-
-
-@pytest.mark.parametrize("level", ["userns", "rlimits"])
-def test_weaker_isolation_levels(small_room: Path, tmp_path: Path, level: str) -> None:
-    probe = ("import socket\ntry:\n    socket.create_connection(('1.1.1.1', 53), 1)\n"
-             "except OSError as e:\n    print('blocked')\nprint(1 + 1)")
-
-    async def go() -> None:
-        sb = make(small_room, tmp_path, isolation=level)
-        try:
-            await sb.start()
-        except SandboxError as exc:
-            if level == "userns" and not machine_has_user_namespaces():
-                pytest.skip(f"no user namespaces on this machine: {exc}")
-            raise
-        try:
-            assert sb.isolation == level
-            r = await sb.execute(probe)
-            assert r.stdout.endswith("2\n")
-            if level == "userns":
-                assert r.stdout.startswith("blocked")
-                r = await sb.execute(f"open({str(small_room / 'x.txt')!r}, 'w')")
-                assert "Read-only" in r.error
-        finally:
-            await sb.close()
-
-    run(go())

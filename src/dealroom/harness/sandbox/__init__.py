@@ -16,6 +16,7 @@ from dealroom.harness.sandbox._base import (
 )
 from dealroom.harness.sandbox._host import Host, room_bootstrap
 from dealroom.harness.sandbox._process import DEFAULT_BOOTSTRAP, ProcessSandbox
+from dealroom.harness.sandbox._scratch import make_scratch
 
 __all__ = [
     "DEFAULT_BOOTSTRAP",
@@ -29,5 +30,6 @@ __all__ = [
     "SandboxLimits",
     "SubcallRequest",
     "SubcallResult",
+    "make_scratch",
     "room_bootstrap",
 ]

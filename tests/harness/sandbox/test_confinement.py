@@ -284,3 +284,32 @@ def test_weaker_isolation_levels(small_room: Path, tmp_path: Path, level: str) -
             assert "Read-only" in r.error
 
     session(small_room, tmp_path, body, isolation=level)
+
+
+def test_doctor_shows_what_is_in_force_and_what_is_weaker() -> None:
+    def doctor(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "dealroom", "doctor", *args],
+                              capture_output=True, text=True, timeout=120)
+
+    done = doctor()
+    assert done.returncode == 0, done.stderr
+    for part in ("isolation", "memory", "scratch", "seccomp"):
+        assert part in done.stdout
+    if not machine().missing:
+        assert "the strongest confinement is in force" in done.stdout
+    weak = doctor("--isolation", "rlimits")
+    assert weak.returncode == 0 and "strongest" not in weak.stdout
+    assert "sandbox weaker than it should be: isolation rlimits" in weak.stdout
+
+
+def test_the_run_display_warns_of_a_weaker_sandbox() -> None:
+    from rich.console import Console
+
+    from dealroom.cli._live import RunDisplay
+
+    console = Console(record=True, width=200)
+    with RunDisplay(console) as display:
+        event = {"type": "sandbox", "agent": "root", "depth": 0, "isolation": "rlimits",
+                 "degraded": ["isolation rlimits: no network, filesystem or process isolation"]}
+        display(event, type("Probe", (), {"summary": lambda self: {"coverage": 0.0}})())
+    assert "sandbox weaker than it should be: isolation rlimits" in console.export_text()

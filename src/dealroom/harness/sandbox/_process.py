@@ -499,3 +499,17 @@ class _ConfineFailed(Exception):
     def __init__(self, level: str, error: str) -> None:
         super().__init__(error.strip().splitlines()[-1] if error.strip() else "unknown error")
         self.level = level
+
+
+async def check_confinement(isolation: str = "auto") -> tuple[dict[str, str], list[str]]:
+    """Start a throwaway sandbox and report what confines it here: ``(confinement, degraded)``
+    as :attr:`ProcessSandbox.confinement` and :attr:`~ProcessSandbox.degraded` give them."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="dealroom-check-") as tmp:
+        sandbox = ProcessSandbox(None, Path(tmp) / "scratch", isolation=isolation)
+        await sandbox.start()
+        try:
+            return dict(sandbox.confinement), list(sandbox.degraded)
+        finally:
+            await sandbox.close()

@@ -65,8 +65,8 @@ _SHARED = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 42
            "fspick": 433, "clone3": 435, "mount_setattr": 442, "memfd_secret": 447}
 ARCHES = {"x86_64": (0xC000003E, {**_X86_64, **_SHARED}),
           "aarch64": (0xC00000B7, {**_GENERIC, **_SHARED})}
-SUMMARY = ("namespaces, ptrace, bpf, mounts, memfd and SysV shm, io_uring, keyrings, "
-           "kernel modules, sockets but inet/netlink denied")
+SUMMARY = ("denies namespaces, ptrace, bpf, mounts, memfd and SysV shm, io_uring, keyrings, "
+           "kernel modules, and sockets other than inet and netlink")
 
 
 class _Insn(ctypes.Structure):

@@ -7,7 +7,8 @@ to a per-cell buffer, C-level writes to fd 1 to a memfd, fd 2 to the host's diag
     host (ProcessSandbox)                                     worker (_worker.py, sandboxed)
     ─────────────────────                                     ──────────────────────────────
     spawn python -m dealroom.harness.sandbox._worker CONFIG
-                                                   ◀─ ready    {isolation, pid, names}
+                                                   ◀─ ready    {isolation, pid, names,
+                                                                confinement, weak}
                                                       (or fatal {error}: bootstrap failed)
     execute(code) ─ exec     {cell, code} ────────▶
                                                       the cell runs; REPL code may call

@@ -1,8 +1,9 @@
 """The sandboxed worker: ``python -m dealroom.harness.sandbox._worker CONFIG_JSON``.
 
-Start-up (see :mod:`._confine`): keep the protocol on private copies of fds 0 and 1, unshare
-namespaces, fork into PID 1 of the new pid namespace, confine, then import the bootstrap and
-answer the host ``ready``. After that the main thread runs cells; a reader thread takes every
+Start-up (see :mod:`._confine`): join the cgroup the host made, keep the protocol on private
+copies of fds 0 and 1, unshare namespaces, fork into PID 1 of the new pid namespace, point fd 1
+at a memfd, confine (the seccomp filter last), then import the bootstrap and answer the host
+``ready`` with what is in force. After that the main thread runs cells; a reader thread takes every
 host message off stdin, queueing ``exec``/``exit`` and handing each ``response`` to the thread
 waiting in ``host.request``. The message flow is drawn in :mod:`._base`.
 

@@ -59,7 +59,7 @@ def test_timeouts_and_hostile_cells_are_survived_and_state_is_rebuilt(small_room
                        max_turns=10, cell_timeout=2)
     assert result.status == "submitted"
     seen = [m[-1]["content"] for m in root.messages[1:]]
-    assert "timed out after 2 s" in seen[1] and "state rebuilt" in seen[1]
+    assert "its 2 s limit" in seen[1] and "state rebuilt by re-running the cell" in seen[1]
     assert "Error" in seen[3] or "error" in seen[3]
     assert "[]" in seen[4]
     cells = [e for e in events_of(tmp_path / "run") if e["type"] == "cell"]

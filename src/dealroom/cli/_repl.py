@@ -6,7 +6,12 @@ import asyncio
 import codeop
 from pathlib import Path
 
-from dealroom.cli.display import render_cell, render_repl_banner, render_repl_exit
+from dealroom.cli.display import (
+    render_cell,
+    render_degraded,
+    render_repl_banner,
+    render_repl_exit,
+)
 from dealroom.harness.rlm import RLMSettings, open_repl
 
 
@@ -15,6 +20,7 @@ async def one_cell(room: Path, sub: str, code: str, settings: RLMSettings,
     """Run ``code`` as one cell; True when it did not raise."""
     async with open_repl(room, sub, settings=settings, models_file=models,
                          concurrency=concurrency) as session:
+        render_degraded(session.sandbox.degraded)
         out = await session.run(code)
     render_cell(out)
     return out.error is None
@@ -26,6 +32,7 @@ async def interact(room: Path, sub: str, settings: RLMSettings, models: Path | N
     async with open_repl(room, sub, settings=settings, models_file=models,
                          concurrency=concurrency) as session:
         render_repl_banner(room, session.sandbox.isolation)
+        render_degraded(session.sandbox.degraded)
         while (code := await _read_cell()) is not None:
             if code.strip():
                 render_cell(await session.run(code))

@@ -10,12 +10,13 @@ from rich.live import Live
 from rich.text import Text
 
 from dealroom.cli.display import console as default_console
+from dealroom.cli.display import render_degraded
 
 
 class RunDisplay:
     """A listener ``(event, probe)`` that keeps one status line up to date."""
 
-    def __init__(self, max_turns: int | None = None, console: Console | None = None) -> None:
+    def __init__(self, console: Console | None = None, max_turns: int | None = None) -> None:
         self.console = console or default_console
         self.max_turns = max_turns
         self.turn = 0
@@ -55,6 +56,8 @@ class RunDisplay:
             self.failed += event.get("failed", 0)
         elif kind == "memo" and event.get("agent", "root") == "root":
             self.memo_chars = event.get("chars", 0)
+        elif kind == "sandbox" and event.get("depth") == 0:
+            render_degraded(event.get("degraded") or [], self.console)
         now = time.monotonic()
         if now - self._last > 1.0:
             self._last = now

@@ -6,6 +6,7 @@ from dealroom.room._extract import (
     ExtractionError,
     ExtractionWarning,
     decode_text,
+    deliverable_text,
     extract_document,
     extract_pages,
     format_of,
@@ -37,6 +38,7 @@ from dealroom.room._manifest import (
     load_manifest,
     load_task,
 )
+from dealroom.room._normalize import normalize_text
 from dealroom.room._store import Doc, Hit, HitList, Room, RoomKeyError, build_index
 from dealroom.room._task import (
     DEFAULT_DELIVERABLES,
@@ -75,6 +77,7 @@ __all__ = [
     "classify_criterion",
     "count_tokens",
     "decode_text",
+    "deliverable_text",
     "extract_document",
     "export_lab",
     "extract_pages",
@@ -88,6 +91,7 @@ __all__ = [
     "load_lab_task_file",
     "load_manifest",
     "load_task",
+    "normalize_text",
     "parse_count",
     "to_room_task",
     "validate_room",

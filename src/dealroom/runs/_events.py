@@ -80,6 +80,19 @@ class ModelCall(Event):
     """Seconds the call took; None when it failed."""
 
 
+class SandboxStarted(Event):
+    """An agent's REPL started (see docs/sandbox.md)."""
+
+    type: Literal["sandbox"]
+    isolation: str
+    """The isolation level in force."""
+    confinement: dict[str, str]
+    """What confines the worker, by part (``isolation``, ``memory``, ``scratch``,
+    ``seccomp``), in words."""
+    degraded: list[str]
+    """One line per part weaker than the strongest, with the reason (empty: none)."""
+
+
 class Cell(Event):
     """One REPL cell the root ran."""
 
@@ -182,6 +195,7 @@ EVENT_TYPES: dict[str, type] = {
     "run_start": RunStart,
     "run_end": RunEnd,
     "model_call": ModelCall,
+    "sandbox": SandboxStarted,
     "cell": Cell,
     "wave": Wave,
     "child_start": ChildStart,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import Episode, EpisodeResult, RunContext
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
+from dealroom.harness.sandbox import make_scratch
 
 
 async def run_rlm(
@@ -43,7 +43,7 @@ async def resume_rlm(
 
 async def _episode(run: OpenRun, root: Any, sub: Any, settings: RLMSettings,
                    replay: Replay) -> RunResult:
-    scratch = Path(tempfile.mkdtemp(prefix="dealroom-scratch-"))
+    scratch = make_scratch("scratch")
     ctx = RunContext(
         room=run.room, room_dir=Path(run.room.path), root=root, sub=sub, settings=settings,
         events=run.events, replay=replay, scratch=scratch, instructions=run.instructions.text,

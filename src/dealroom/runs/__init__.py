@@ -1,6 +1,6 @@
 """Run folders: the one definition of their format, read and written only through here.
 
-:class:`RunFolder` (open, create, config, events, deliverables, metrics, scores, room),
+:class:`RunFolder` (open, create, config, events, deliverables by name, metrics, scores, room),
 :class:`RunRecorder` (events appended as the run goes), the typed records of ``config.json``
 (:class:`RunConfig`) and of every trajectory event (:data:`EVENT_TYPES`), and
 :func:`find_runs`. This package imports nothing of dealroom but ``_util`` and ``errors``, so
@@ -34,6 +34,8 @@ from dealroom.runs._folder import (
     SCORES,
     TRAJECTORY,
     RunFolder,
+    deliverable_key,
+    primary_deliverable,
 )
 from dealroom.runs._jsonl import read_jsonl
 from dealroom.runs._recorder import RunRecorder
@@ -63,7 +65,9 @@ __all__ = [
     "SandboxStarted",
     "Tool",
     "Wave",
+    "deliverable_key",
     "event_fields",
     "find_runs",
+    "primary_deliverable",
     "read_jsonl",
 ]

@@ -117,6 +117,20 @@ def test_text_a_model_may_write_never_breaks_the_document(tmp_path):
     assert [b.kind for b in parse_blocks("- [ ]\n\n```\nx\n```\n")] == ["item", "code"]
 
 
+@pytest.mark.parametrize("text", [
+    MEMO,
+    MEMO.replace("## Next Steps", "```\n\n## not a heading\n```\n\n## Next Steps"),
+    "1. one\n\n# H\n\n1. two\n2. three\n\n## I\n\n5. four\n",
+    "<pre>\n\n# inside pre\n</pre>\n\n# after\n",
+    "See [the MSA][msa].\n\n# H\n\n[msa]: https://example.com\n",
+    "> quote\n\n# H\n- item\n# I\n~~~\n# fenced\n~~~\n",
+])
+def test_parsing_section_by_section_gives_what_parsing_the_whole_gives(text):
+    whole = markdown._Walker().walk(markdown._parser().parse(text))
+    assert parse_blocks(text) == whole
+    assert parse_blocks(text) == whole  # from the cache
+
+
 def test_the_module_examples_hold():
     assert doctest.testmod(markdown).failed == 0
 

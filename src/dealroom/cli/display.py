@@ -54,7 +54,7 @@ def render_run_result(result) -> None:  # type: ignore[no-untyped-def]
     table.add_row("coverage", "n/a" if cov is None else f"{cov:.1%}")
     if beh.get("docs_read") is not None:
         table.add_row("docs read", f"{beh['docs_read']}/{beh.get('room_docs') or '?'}")
-    paths = list(getattr(result, "deliverables", {}).values()) or [result.memo_path]
+    paths = list(result.deliverables.values()) or [result.memo_path]
     table.add_row("deliverables" if len(paths) > 1 else "memo", "\n".join(map(str, paths)))
     table.add_row("records", str(result.run_dir))
     console.print(table)

@@ -18,13 +18,19 @@ Citations such as ``[D00042 p.3]`` are plain text to Markdown and stay exactly a
 
 from __future__ import annotations
 
+import functools
 import io
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 """Characters XML cannot hold (a model's reply may contain them)."""
+_HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_WHOLE = re.compile(r"^ {0,3}\[[^\]]+\]:|<(?:pre|script|style|textarea)\b", re.I | re.M)
+"""What a section cannot be parsed alone with: link definitions, HTML blocks across blank
+lines."""
 _XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
 _MONO = "Courier New"
 
@@ -62,11 +68,61 @@ class Block:
 
 
 def parse_blocks(markdown: str) -> list[Block]:
-    """The blocks of ``markdown``, in order."""
+    """The blocks of ``markdown``, in order.
+
+    The memo is parsed section by section (:func:`sections`), each section's blocks kept in a
+    cache: a memo that grows turn by turn is re-parsed only where it changed.
+    """
+    markdown = _CONTROL.sub("", markdown)
+    pieces = sections(markdown) if not _WHOLE.search(markdown) else [markdown]
+    blocks: list[Block] = []
+    lists = 0
+    for piece in pieces:
+        parsed = _parse(piece)
+        blocks += [replace(b, list_id=b.list_id + lists) if b.list_id else b for b in parsed]
+        lists += max((b.list_id for b in parsed), default=0)
+    return blocks
+
+
+def sections(markdown: str) -> list[str]:
+    r"""``markdown`` cut before every heading that starts a line after a blank line, outside
+    fenced code: CommonMark parses the pieces alone as it parses them together (a paragraph,
+    list, quote, table or HTML block ends at the blank line; a heading there is top level).
+
+    >>> sections("# A\n\ntext\n## B\n\n```\n\n# not a heading\n```\n\n# C\n")
+    ['# A\n\ntext\n## B\n\n```\n\n# not a heading\n```\n\n', '# C\n']
+    """
+    out: list[str] = []
+    start = 0
+    fence: str | None = None
+    blank = True
+    position = 0
+    for line in markdown.splitlines(keepends=True):
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if line.strip() and set(line.strip()) == {fence[0]} and len(line.strip()) >= len(fence):
+                fence = None
+        elif opened:
+            fence = opened.group(1)
+        elif blank and position and _HEADING.match(line):
+            out.append(markdown[start:position])
+            start = position
+        blank = not line.strip()
+        position += len(line)
+    out.append(markdown[start:])
+    return [piece for piece in out if piece]
+
+
+@functools.lru_cache(maxsize=2048)
+def _parse(markdown: str) -> tuple[Block, ...]:
+    return tuple(_Walker().walk(_parser().parse(markdown)))
+
+
+@functools.cache
+def _parser() -> Any:
     from markdown_it import MarkdownIt
 
-    tokens = MarkdownIt("commonmark").enable("table").parse(_CONTROL.sub("", markdown))
-    return _Walker().walk(tokens)
+    return MarkdownIt("commonmark").enable("table")
 
 
 @dataclass

@@ -7,10 +7,11 @@ Target (issue 8): rendering the .docx on every memo change must not cost seconds
 memo. The memo is the scripted root's (sections of bullet findings, each bold-titled with a
 severity, an amount and a citation), with a table and a numbered list. For each size it prints
 the time of one write of ``output/memo.md``, ``output/memo.txt`` and ``output/memo.docx``
-(through :class:`dealroom.harness.Deliverables`: render + atomic write), the Word render built
-with python-docx's public ``add_paragraph(style=...)``/``add_run`` API as the peer, and the
-total a run spends rendering the .docx when its memo grows to that size over ``--turns`` cell
-changes.
+(through :class:`dealroom.harness.Deliverables`: render + atomic write; each write changes the
+memo's last section, as a growing memo does), the same Word document built with python-docx's
+public ``add_paragraph(style=...)``/``add_run`` API as the peer (from the cached parse, so the
+ratio compares building and saving the document), and the total a run spends rendering the
+.docx when its memo grows to that size over ``--turns`` cell changes.
 """
 
 from __future__ import annotations

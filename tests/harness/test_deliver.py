@@ -232,3 +232,26 @@ def test_the_rlm_memo_is_written_to_each_deliverable_or_its_own_text(small_room,
                                       "issues": "issues.md"}
     assert sorted(p.name for p in (tmp_path / "run" / "output").iterdir()) == [
         "antitrust-risk-memo.docx", "issues.md"]
+
+
+def test_an_interrupted_run_resumes_into_the_files_it_started_with(small_room, tmp_path):
+    from dealroom.harness import resume_run
+
+    room = room_with(small_room, tmp_path, {"report": "report.docx"})
+    cells = ["```python\nmemo.section('Findings', '- Acme may terminate [D00002 p.2]')\n```",
+             "```python\nmemo.section('Next Steps', '1. Obtain consent [D00002]')\n```",
+             "```python\nsubmit()\n```"]
+    reference = tmp_path / "reference"
+    run_agent(room, reference, root=ScriptedModel(cells), sub=ScriptedModel(["x"]))
+    task = json.loads((room / "task.json").read_text())  # the task changes after the start
+    (room / "task.json").write_text(json.dumps({**task, "deliverables": {"memo": "memo.md"}}))
+    cut = shutil.copytree(reference, tmp_path / "cut")
+    lines = (cut / "trajectory.jsonl").read_text().splitlines()
+    (cut / "trajectory.jsonl").write_text("\n".join(lines[:4]) + "\n")
+    (cut / "output" / "report.docx").unlink()
+    result = resume_run(cut, root=ScriptedModel(cells), sub=ScriptedModel(["x"]))
+    assert result.status == "submitted" and result.memo_path.name == "report.docx"
+    assert sorted(p.name for p in (cut / "output").iterdir()) == ["report.docx"]
+    assert deliverable_text(cut / "output" / "report.docx") == \
+        deliverable_text(reference / "output" / "report.docx")
+    assert "Obtain consent [D00002]" in deliverable_text(cut / "output" / "report.docx")

@@ -78,8 +78,9 @@ def with_deliverables(instructions: str, deliverables: dict[str, str]) -> str:
     <BLANKLINE>
     Deliverable: output/memo.md (Markdown), written from the `memo` variable.
     """
-    files = [f"output/{f} ({_KINDS.get(f.rsplit('.', 1)[-1].lower(), 'Markdown')})"
-             for f in deliverables.values()]
+    from dealroom.harness._deliver import deliverable_format
+
+    files = [f"output/{f} ({_KINDS[deliverable_format(f)]})" for f in deliverables.values()]
     if len(files) == 1:
         return f"{instructions}\n\nDeliverable: {files[0]}, written from the `memo` variable."
     other = list(deliverables.values())[-1]

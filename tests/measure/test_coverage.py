@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from dealroom.measure import CoverageIndex, CoverageProbe, DocText, coverage_from_run
-from dealroom.room import count_tokens
+from dealroom.room import Room, count_tokens, generate_room
+from dealroom.room._tables import line_hashes
 
 
 def _docs(mini_docs: dict) -> list[DocText]:
@@ -266,3 +270,44 @@ def test_labelled_lines_such_as_search_hits(index: CoverageIndex, mini_docs: dic
     probe = CoverageProbe(index)
     probe.observe_text(f"[grep] 2 hits\nD00001 p.1: {line}\nD00002 p.2: Section 9.2 Change of")
     assert probe.summary()["tokens_covered"] == _tok(line)
+
+
+ODD_DOCS = {
+    "D00001": ("01 Odd", "nbsp.txt", "Consent\u00a0is\u00a0required.\nzero\u200bwidth\u00ad "
+               "line\n\f  \t \n\fSociété Générale — €5 millions\u2028next ١٢٣\n"),
+    "D00002": ("01 Odd", "long.txt", "word " * 20_000 + "\f" + "\n\n\n"),
+}
+
+
+@pytest.mark.parametrize("kind", ["mini", "odd", "generated"])
+def test_the_index_line_table_equals_the_lines_cut_in_memory(
+    kind: str, tmp_path: Path, mini_docs: dict, room_writer
+) -> None:
+    root = tmp_path / "room"
+    if kind == "generated":
+        generate_room(root, docs=20, seed=4, tokens=40_000, workers=1)
+    else:
+        room_writer(root, ODD_DOCS if kind == "odd" else mini_docs)
+    with Room.open(root) as room:
+        stored = CoverageIndex.from_room(room)
+        memory = CoverageIndex([DocText(d.id, d.folder, d.category, room.text(d))
+                                for d in room.docs])
+        for name in ("unit_start", "unit_end", "unit_tok", "unit_doc", "unit_hash",
+                     "hash_sorted", "hash_unit", "pfx_sorted", "pfx_unit", "doc_len",
+                     "doc_off", "doc_tokens"):
+            np.testing.assert_array_equal(getattr(stored, name), getattr(memory, name), name)
+        for a, b in zip(stored.page_starts, memory.page_starts, strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert [stored.unit_text(u) for u in range(stored.n_units)] == [
+            memory.unit_text(u) for u in range(memory.n_units)]
+        assert stored.total_tokens == sum(map(count_tokens, map(room.text, room.docs)))
+
+
+def test_line_hashes_are_the_same_in_every_process() -> None:
+    lines = ["Section 9.2 Change of Control.", "Société — ١٢٣", "x" * 500]
+    code = ("import sys; from dealroom.room._tables import line_hashes; "
+            f"print(line_hashes({lines!r}).tolist())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONHASHSEED": "123"})
+    assert out.stdout.strip() == str(line_hashes(lines).tolist())
+    assert len(set(line_hashes(lines).tolist())) == 3

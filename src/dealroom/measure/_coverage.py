@@ -30,15 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from dealroom.measure._coverindex import (
-    PREFIX_CHARS,
-    CoverageIndex,
-    line_hashes,
-    normalize_line,
-    token_starts,
-)
-from dealroom.measure._roomtext import room_documents
+from dealroom.measure._coverindex import CoverageIndex, token_starts
 from dealroom.measure._runfiles import ratio, read_events, room_of_run
+from dealroom.room._tables import PREFIX_CHARS, line_hashes, normalize_line
 
 TEXT_BATCH = 512
 """Raw texts are matched in batches of this many (and whenever a summary is asked for)."""
@@ -50,9 +44,13 @@ _LABEL = re.compile(r"^[^\s:]{1,24}(?: [^\s:]{1,12}){0,2}: ")
 
 
 def build_index(room: Any) -> CoverageIndex:
-    """Build the :class:`CoverageIndex` of ``room`` (a room folder or an open ``Room``)."""
-    docs, text_of = room_documents(room)
-    return CoverageIndex(docs, text_of)
+    """The :class:`CoverageIndex` of ``room`` (a room folder or an open ``Room``), read from the
+    line table of its index."""
+    if hasattr(room, "line_table"):
+        return CoverageIndex.from_room(room)
+    from dealroom.room import Room
+
+    return CoverageIndex.from_room(Room.open(Path(room)))  # open while the index is used
 
 
 class CoverageProbe:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from dealroom.errors import RoomError
 from dealroom.room._grep import (
     PARALLEL_BYTES,
@@ -280,9 +282,13 @@ class Room:
         return token_end(self.text(d, page) if text is None else text, n, ticks)
 
     def line_table(self) -> dict[str, Any]:
-        """The coverage probe's line table (see :mod:`dealroom.room._tables`), read from the
-        index: numpy arrays by name."""
-        return read_tables(self.path / ".index" / "lines.bin", LINE_ARRAYS, self._counts)
+        """The coverage probe's line table (see :mod:`dealroom.room._tables`) read from the
+        index, with the pages' char ranges (``doc_page0``, ``page_cstart``, ``page_cend``):
+        numpy arrays by name."""
+        out = read_tables(self.path / ".index" / "lines.bin", LINE_ARRAYS, self._counts)
+        for name in ("doc_page0", "page_cstart", "page_cend"):
+            out[name] = np.frombuffer(self._a[name], dtype=np.int64)
+        return out
 
     def text(self, doc: str | Doc, pages: int | tuple[int, int] | None = None) -> str:
         """The document's full text, one page (``pages=3``) or a page range (``(2, 4)``).

@@ -311,3 +311,28 @@ def test_line_hashes_are_the_same_in_every_process() -> None:
                          check=True, env={**os.environ, "PYTHONHASHSEED": "123"})
     assert out.stdout.strip() == str(line_hashes(lines).tolist())
     assert len(set(line_hashes(lines).tolist())) == 3
+
+
+def test_union_of_cut_ranges_equals_a_naive_union() -> None:
+    from dealroom.measure._coverage import _union_sizes
+
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        rows = []
+        for _ in range(int(rng.integers(1, 60))):
+            lo = int(rng.integers(0, 40))
+            rows.append((int(rng.integers(0, 8)), lo, lo + int(rng.integers(0, 15))))
+        units, sizes = _union_sizes(np.array(rows, dtype=np.int64))
+        naive = {u: len({t for v, lo, hi in rows if v == u for t in range(lo, hi)})
+                 for u, _, _ in rows}
+        assert dict(zip(units.tolist(), sizes.tolist(), strict=True)) == naive
+
+
+def test_coverage_is_the_summary_figure_and_the_index_loads_on_first_use(
+    room_dir: Path, mini_docs: dict
+) -> None:
+    probe = CoverageProbe(room_dir)
+    assert probe._index is None  # nothing read yet
+    probe.observe_slice("D00002", 10, 200)
+    probe.observe_text("Article 1. The name of the corporation is Acme Holdings Inc.")
+    assert probe.coverage() == probe.summary()["coverage"] > 0

@@ -1,8 +1,10 @@
-"""Live progress of a run: turn, sub-call waves, tokens, cost, coverage and memo size."""
+"""Live progress of a run: turn, sub-call waves, tokens, cost, coverage and memo size.
+
+Tokens and cost move with every call; coverage is recomputed once per wave or root turn.
+"""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from rich.console import Console
@@ -25,8 +27,6 @@ class RunDisplay:
         self.cost = 0.0
         self.memo_chars = 0
         self.coverage = 0.0
-        self._probe: Any = None
-        self._last = 0.0
         self._live = Live(self._render(), console=console, refresh_per_second=4, transient=True)
 
     def __enter__(self) -> RunDisplay:
@@ -37,7 +37,6 @@ class RunDisplay:
         self._live.__exit__(*exc)
 
     def __call__(self, event: dict[str, Any], probe: Any) -> None:
-        self._probe = probe
         kind = event.get("type")
         if kind == "model_call":
             usage = event.get("usage") or {}
@@ -52,10 +51,8 @@ class RunDisplay:
             self.failed += event.get("failed", 0)
         elif kind == "memo" and event.get("agent", "root") == "root":
             self.memo_chars = event.get("chars", 0)
-        now = time.monotonic()
-        if now - self._last > 1.0:
-            self._last = now
-            self.coverage = probe.summary()["coverage"]
+        if kind in ("wave", "run_end") or (kind == "model_call" and event.get("role") != "sub"):
+            self.coverage = probe.coverage()  # per wave or turn, not per sub-call
         self._live.update(self._render())
 
     def _render(self) -> Text:

@@ -19,6 +19,7 @@ For a room these arrays are read from the line table its index already holds
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -34,13 +35,14 @@ from dealroom.room._tables import (
     token_bounds,
 )
 
+_TOKEN = re.compile(r"\w+|[^\w\s]")
 LineText = Callable[[int, int, int], str]
 """``line_text(doc, start, end)``: characters ``[start, end)`` of a document's full text."""
 
 
 def token_starts(line: str) -> list[int]:
     """Offsets where the dealroom-words-v1 tokens of ``line`` start."""
-    return token_bounds(char_classes(char_codes(line)))[0].tolist()
+    return [m.start() for m in _TOKEN.finditer(line)]
 
 
 class CoverageIndex:

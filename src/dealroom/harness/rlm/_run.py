@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -69,8 +70,11 @@ async def _episode(room: Any, recorder: RunRecorder, root: Any, sub: Any,
                    listeners: tuple[Listener, ...], previous: list[dict] = ()) -> RunResult:
     from dealroom.measure import CoverageProbe
 
-    probe = await asyncio.to_thread(CoverageProbe, room)  # seconds on a large room
-    probe.observe_events(previous)
+    probe = CoverageProbe(room)
+    loading = asyncio.ensure_future(_load(probe))  # read while the sandbox starts
+    if previous:
+        await loading
+        probe.observe_events(previous)
     scratch = Path(tempfile.mkdtemp(prefix="dealroom-scratch-"))
     ctx = RunContext(
         room=room, room_dir=Path(room.path), root=root, sub=sub, settings=settings,
@@ -84,7 +88,15 @@ async def _episode(room: Any, recorder: RunRecorder, root: Any, sub: Any,
                  turns=result.turns)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+        await loading
     return finish_run(recorder, probe, result.status, result.reason, result.turns)
+
+
+async def _load(probe: Any) -> None:
+    """Read the probe's coverage index in a thread; a failure is raised again where the probe
+    is first used."""
+    with contextlib.suppress(Exception):
+        await asyncio.to_thread(probe.load)
 
 
 def _sandbox_factory(episode: Episode) -> Any:

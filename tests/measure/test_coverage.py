@@ -336,3 +336,13 @@ def test_coverage_is_the_summary_figure_and_the_index_loads_on_first_use(
     probe.observe_slice("D00002", 10, 200)
     probe.observe_text("Article 1. The name of the corporation is Acme Holdings Inc.")
     assert probe.coverage() == probe.summary()["coverage"] > 0
+    rng = np.random.default_rng(2)
+    for _ in range(40):  # many overlapping slices, cut anywhere, folded in between
+        doc = str(rng.choice(list(mini_docs)))
+        a = int(rng.integers(0, len(mini_docs[doc][2])))
+        probe.observe_slice(doc, a, a + int(rng.integers(0, 120)))
+        if rng.random() < 0.3:
+            assert probe.coverage() == probe.summary()["coverage"]
+    per_unit = probe.covered_by_unit()
+    assert probe.coverage() == per_unit.sum() / probe.index.total_tokens
+    assert (per_unit <= probe.index.unit_tok).all()

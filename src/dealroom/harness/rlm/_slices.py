@@ -38,13 +38,18 @@ class SubInput:
 
 @dataclass(frozen=True)
 class _Piece:
-    """Pages ``first..last`` of a document, the last one kept up to char ``keep``."""
+    """Pages ``first..last`` of a document (their char ``spans``), the last one kept up to
+    char ``keep``."""
 
-    doc: Any
+    doc_id: str
     header: str
     first: int
-    last: int
+    spans: list[tuple[int, int]]
     keep: int
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.spans) - 1
 
 
 @dataclass
@@ -177,7 +182,7 @@ def _plan_slice(room: Any, raw: Any, budget: int) -> tuple[_Piece, dict[str, Any
     header = f"=== {doc.id} | {doc.title} | {doc.path} ==="
     marker = _marker_tokens(doc.id)
     page_tokens = room.page_tokens(doc.id)
-    left = budget - count_tokens(header)
+    left = budget - _header_tokens(header)
     kept_last, keep, cut = first, 0, False
     for page in range(first, last + 1):
         lo, hi = spans[page - 1]
@@ -190,7 +195,8 @@ def _plan_slice(room: Any, raw: Any, budget: int) -> tuple[_Piece, dict[str, Any
             break
     start, end = spans[first - 1][0], spans[kept_last - 1][0] + keep
     ref = {"id": doc.id, "pages": [first, kept_last], "chars": [start, end]}
-    return _Piece(doc, header, first, kept_last, keep), ref, budget - left, cut
+    piece = _Piece(doc.id, header, first, spans[first - 1:kept_last], keep)
+    return piece, ref, budget - left, cut
 
 
 def _fit_page(room: Any, doc_id: str, page: int, length: int, tokens: int, limit: int
@@ -209,15 +215,17 @@ def _marker_tokens(doc_id: str) -> int:
     return count_tokens(f"--- {doc_id} page 1 ---")
 
 
+@functools.lru_cache(maxsize=8192)
+def _header_tokens(header: str) -> int:
+    return count_tokens(header)
+
+
 def _piece_text(room: Any, piece: _Piece) -> str:
-    doc = piece.doc
-    spans = room.page_spans(doc.id)
-    base = spans[piece.first - 1][0]
-    text = room.text(doc.id, (piece.first, piece.last))
+    base = piece.spans[0][0]
+    text = room.text(piece.doc_id, (piece.first, piece.last))
     out = [piece.header]
-    for page in range(piece.first, piece.last + 1):
-        lo, hi = spans[page - 1]
+    for page, (lo, hi) in enumerate(piece.spans, start=piece.first):
         if page == piece.last:
             hi = lo + piece.keep
-        out += [f"--- {doc.id} page {page} ---", text[lo - base:hi - base]]
+        out += [f"--- {piece.doc_id} page {page} ---", text[lo - base:hi - base]]
     return "\n".join(out)

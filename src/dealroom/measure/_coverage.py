@@ -69,7 +69,6 @@ class CoverageProbe:
         self._index: CoverageIndex | None = room if isinstance(room, CoverageIndex) else None
         self._lock = threading.Lock()
         self._hit: np.ndarray | None = None
-        self._hit_tokens = 0
         self._partial: list[tuple[int, int, int]] = []
         self._slices: list[tuple[int, int, int]] = []
         self.counts = {"slices": 0, "texts": 0, "lines_matched": 0, "unknown_docs": 0}
@@ -96,12 +95,6 @@ class CoverageProbe:
         if self._hit is None:
             self._hit = np.zeros(self.index.n_units, dtype=bool)
         return self._hit
-
-    def _cover(self, units: np.ndarray) -> None:
-        """Mark ``units`` wholly covered, keeping the running total of their tokens."""
-        new = np.unique(units[~self.hit[units]])
-        self._hit_tokens += int(self.index.unit_tok[new].sum())
-        self.hit[new] = True
 
     # -- evidence -------------------------------------------------------------------------
 
@@ -173,7 +166,7 @@ class CoverageProbe:
     def _observe_lines(self, norms: list[str]) -> np.ndarray:
         chosen = _match_lines(self.index, norms)
         matched = chosen[chosen >= 0]
-        self._cover(matched)
+        self.hit[matched] = True
         self.counts["lines_matched"] += len(matched)
         self._partial.extend(_partial_lines(self.index, norms, chosen))
         return chosen
@@ -213,7 +206,7 @@ class CoverageProbe:
     def coverage(self) -> float:
         """The covered share of the room's tokens (``summary()["coverage"]``), cheaply."""
         self._flush()
-        covered = self._hit_tokens
+        covered = int(self.index.unit_tok.sum(where=self.hit, dtype=np.int64))
         if self._partial:
             units, tokens = _union_sizes(np.array(self._partial, dtype=np.int64))
             covered += int(tokens[~self.hit[units]].sum())
@@ -254,13 +247,9 @@ class CoverageProbe:
         g1 = ix.doc_off[arr[:, 0]] + arr[:, 2]
         first = np.searchsorted(ix.unit_start, g0, "left")
         stop = np.searchsorted(ix.unit_end, g1, "right")
-        ok = stop > first
-        if ok.any():  # the units of every slice, without a pass over the whole room
-            lengths = stop[ok] - first[ok]
-            steps = np.ones(int(lengths.sum()), dtype=np.int64)
-            steps[np.cumsum(lengths)[:-1]] = first[ok][1:] - stop[ok][:-1] + 1
-            steps[0] = first[ok][0]
-            self._cover(np.cumsum(steps))
+        hit = self.hit
+        for a, b in zip(first.tolist(), stop.tolist(), strict=True):
+            hit[a:b] = True  # a few slices per call: no pass over the whole room
         for a, b in zip(g0.tolist(), g1.tolist(), strict=True):
             for unit in _cut_units(ix, a, b):
                 lo, hi = _token_range(ix, unit, a, b)

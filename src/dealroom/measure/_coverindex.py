@@ -131,8 +131,9 @@ class CoverageIndex:
             pfx_hash, pfx_unit = pfx_hash[pfx_order], pfx_unit[pfx_order]
         self.pfx_sorted, self.pfx_unit = pfx_hash, pfx_unit
         self.page_starts = page_starts
-        self.doc_tokens = np.bincount(
-            self.unit_doc, weights=self.unit_tok, minlength=len(ids)).astype(np.int64)
+        running = np.concatenate(([0], np.cumsum(toks, dtype=np.int64)))
+        bounds = np.concatenate(([0], np.cumsum(per_doc)))
+        self.doc_tokens = running[bounds[1:]] - running[bounds[:-1]]
         self._line_text = line_text
 
     @property

@@ -37,7 +37,6 @@ from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.rlm._slices import SubPlan, plan_sub_input, prompt_tokens
 from dealroom.models import gather_bounded
-from dealroom.room import count_tokens
 from dealroom.types import Budget, Usage
 
 ROOT_OUTPUT_RESERVE = 1024
@@ -189,7 +188,7 @@ class Episode:
         if cached is not None:
             self._sent = len(messages)
             return cached
-        prompt = sum(count_tokens(m["content"]) for m in messages)
+        prompt = sum(prompt_tokens(m["content"]) for m in messages)  # each counted once
         worst = prompt + ROOT_OUTPUT_RESERVE
         reservation = self.tracker.reserve(worst, self.model.prices.cost(prompt, 0, worst))
         if reservation is None:

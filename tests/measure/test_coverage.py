@@ -346,3 +346,13 @@ def test_coverage_is_the_summary_figure_and_the_index_loads_on_first_use(
     per_unit = probe.covered_by_unit()
     assert probe.coverage() == per_unit.sum() / probe.index.total_tokens
     assert (per_unit <= probe.index.unit_tok).all()
+
+
+def test_runs_of_one_room_share_its_index_until_it_is_rebuilt(room_dir: Path) -> None:
+    from dealroom.measure import build_index
+    from dealroom.room import build_index as build_room_index
+
+    first = build_index(room_dir)
+    assert build_index(room_dir) is first  # dealroom summary over many runs reads it once
+    build_room_index(room_dir)
+    assert build_index(room_dir) is not first

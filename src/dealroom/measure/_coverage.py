@@ -23,6 +23,7 @@ Coverage = covered tokens / room tokens, by document, folder and category.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Iterable
@@ -46,12 +47,23 @@ _LABEL = re.compile(r"^[^\s:]{1,24}(?: [^\s:]{1,12}){0,2}: ")
 
 def build_index(room: Any) -> CoverageIndex:
     """The :class:`CoverageIndex` of ``room`` (a room folder or an open ``Room``), read from the
-    line table of its index."""
+    line table of its index; for a folder, shared by the calls that name the same build."""
     if hasattr(room, "line_table"):
         return CoverageIndex.from_room(room)
+    from dealroom.room import Room, index_status
+
+    path = Path(room).resolve()
+    if index_status(path) is not None:
+        Room.open(path).close()  # builds it, or says why it cannot
+    return _room_index(path, (path / ".index" / "meta.json").stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=2)
+def _room_index(path: Path, built: int) -> CoverageIndex:
+    """One index per room folder and build (many runs of a room share it)."""
     from dealroom.room import Room
 
-    return CoverageIndex.from_room(Room.open(Path(room)))  # open while the index is used
+    return CoverageIndex.from_room(Room.open(path))  # open while the index is used
 
 
 class CoverageProbe:

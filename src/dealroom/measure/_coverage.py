@@ -55,11 +55,12 @@ def build_index(room: Any) -> CoverageIndex:
     path = Path(room).resolve()
     if index_status(path) is not None:
         Room.open(path).close()  # builds it, or says why it cannot
-    return _room_index(path, (path / ".index" / "meta.json").stat().st_mtime_ns)
+    meta = (path / ".index" / "meta.json").stat()
+    return _room_index(path, (meta.st_mtime_ns, meta.st_ino))
 
 
 @functools.lru_cache(maxsize=2)
-def _room_index(path: Path, built: int) -> CoverageIndex:
+def _room_index(path: Path, built: tuple[int, int]) -> CoverageIndex:
     """One index per room folder and build (many runs of a room share it)."""
     from dealroom.room import Room
 

@@ -1,6 +1,7 @@
 """Live progress of a run: turn, sub-call waves, tokens, cost, coverage and memo size.
 
-Tokens and cost move with every call; coverage is recomputed once per wave or root turn.
+Events only update counters (tokens and cost move with every call; coverage is recomputed
+once per wave or root turn); the line is drawn when the display refreshes.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ class RunDisplay:
         self.cost = 0.0
         self.memo_chars = 0
         self.coverage = 0.0
-        self._live = Live(self._render(), console=console, refresh_per_second=4, transient=True)
+        # Live renders this object (``__rich__``) 4 times a second: an event only counts
+        self._live = Live(self, console=console, refresh_per_second=4, transient=True)
 
     def __enter__(self) -> RunDisplay:
         self._live.__enter__()
@@ -53,9 +55,8 @@ class RunDisplay:
             self.memo_chars = event.get("chars", 0)
         if kind in ("wave", "run_end") or (kind == "model_call" and event.get("role") != "sub"):
             self.coverage = probe.coverage()  # per wave or turn, not per sub-call
-        self._live.update(self._render())
 
-    def _render(self) -> Text:
+    def __rich__(self) -> Text:
         turns = f"{self.turn}/{self.max_turns}" if self.max_turns else str(self.turn)
         return Text.assemble(
             ("● ", "cyan"), f"turn {turns}  ",

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import functools
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import accumulate, repeat
+from operator import add
 from typing import Any
 
 from dealroom.errors import ConfigError
@@ -183,16 +186,20 @@ def _plan_slice(room: Any, raw: Any, budget: int) -> tuple[_Piece, dict[str, Any
     marker = _marker_tokens(doc.id)
     page_tokens = room.page_tokens(doc.id)
     left = budget - _header_tokens(header)
-    kept_last, keep, cut = first, 0, False
-    for page in range(first, last + 1):
-        lo, hi = spans[page - 1]
-        keep, kept, cut = _fit_page(room, doc.id, page, hi - lo, page_tokens[page - 1],
-                                    left - marker)
+    # page k is sent whole while its marker and text, with those before it, stay below `left`
+    costs = list(accumulate(map(add, page_tokens[first - 1:last], repeat(marker))))
+    whole = bisect_left(costs, left)
+    if whole == len(costs):
+        kept_last, keep, cut = last, spans[last - 1][1] - spans[last - 1][0], False
+        left -= costs[-1]
+    else:  # the page where the context fills: cut (or an exact fit), and nothing after it
+        kept_last = first + whole
+        lo, hi = spans[kept_last - 1]
+        left -= costs[whole - 1] if whole else 0
+        keep, kept, cut = _fit_page(room, doc.id, kept_last, hi - lo,
+                                    page_tokens[kept_last - 1], left - marker)
         left -= marker + kept
-        kept_last = page
-        if cut or left <= 0:
-            cut = cut or page < last
-            break
+        cut = cut or kept_last < last
     start, end = spans[first - 1][0], spans[kept_last - 1][0] + keep
     ref = {"id": doc.id, "pages": [first, kept_last], "chars": [start, end]}
     piece = _Piece(doc.id, header, first, spans[first - 1:kept_last], keep)
@@ -224,8 +231,8 @@ def _piece_text(room: Any, piece: _Piece) -> str:
     base = piece.spans[0][0]
     text = room.text(piece.doc_id, (piece.first, piece.last))
     out = [piece.header]
-    for page, (lo, hi) in enumerate(piece.spans, start=piece.first):
-        if page == piece.last:
-            hi = lo + piece.keep
+    for page, (lo, hi) in enumerate(piece.spans[:-1], start=piece.first):
         out += [f"--- {piece.doc_id} page {page} ---", text[lo - base:hi - base]]
+    lo = piece.spans[-1][0] - base
+    out += [f"--- {piece.doc_id} page {piece.last} ---", text[lo:lo + piece.keep]]
     return "\n".join(out)

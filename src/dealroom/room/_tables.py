@@ -18,8 +18,8 @@ sub-call is a look-up:
                    pfx_hash[Q], pfx_line[Q]    hash of the first PREFIX_CHARS characters of
                                                longer lines, sorted, and the line of each
 
-Hashes are stable across processes (a polynomial hash of the UTF-8 bytes, mixed), so the
-table is written once and read by every process that measures coverage.
+Hashes are stable across processes (see :func:`line_hashes`), so the table is written once
+and read by every process that measures coverage.
 """
 
 from __future__ import annotations
@@ -44,9 +44,7 @@ _ASCII_CLASS = np.array(
      for i in range(128)], dtype=np.uint8)
 """dealroom-words-v1 classes of the ASCII characters (``\\s`` is ``isspace``, ``\\w`` is
 ``isalnum`` or ``_``, for every code point)."""
-_BASE = np.uint64(0x9E3779B97F4A7C15)
-_MIX = np.uint64(0xFF51AFD7ED558CCD)
-_POWERS = np.ones(1, dtype=np.uint64)
+_from_bytes = int.from_bytes
 
 
 def char_codes(text: str) -> np.ndarray:
@@ -107,35 +105,15 @@ def normalize_line(line: str) -> str:
     return " ".join(line.split())
 
 
-def _powers(n: int) -> np.ndarray:
-    global _POWERS
-    if len(_POWERS) < n:
-        grown = np.full(max(n, 2 * len(_POWERS)), _BASE, dtype=np.uint64)
-        grown[0] = 1
-        _POWERS = np.cumprod(grown, dtype=np.uint64)
-    return _POWERS
-
-
 def line_hashes(lines: list[str]) -> np.ndarray:
-    """A stable 64-bit hash (``uint64``) of each line (lines hold no ``"\\n"``).
+    """A stable 64-bit hash (``uint64``) of each line, the same in every process.
 
-    The same in every process: a polynomial hash of the line's UTF-8 bytes, mixed with its
-    length and finished with splitmix64.
+    The hash of the line's UTF-8 bytes read as one integer (Python reduces it modulo the
+    Mersenne prime 2**61 - 1) and of its length, combined as a tuple: neither is salted.
     """
-    if not lines:
-        return np.zeros(0, dtype=np.uint64)
-    buf = np.frombuffer("\n".join(lines).encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    seps = np.flatnonzero(buf == 10)
-    starts = np.concatenate(([0], seps + 1))
-    lengths = np.concatenate((seps, [len(buf)])) - starts
-    rel = np.arange(len(buf) + 1) - np.repeat(starts, lengths + 1)
-    with np.errstate(over="ignore"):
-        vals = np.append(buf, 0).astype(np.uint64) * _powers(int(lengths.max()) + 1)[rel]
-        vals[seps] = 0
-        h = np.add.reduceat(vals, starts) ^ (lengths.astype(np.uint64) * _MIX)
-        h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return h ^ (h >> np.uint64(31))
+    return np.fromiter(
+        (hash((_from_bytes(line.encode("utf-8", "surrogatepass"), "little"), len(line)))
+         for line in lines), dtype=np.int64, count=len(lines)).view(np.uint64)
 
 
 def line_units(text: str, codes: np.ndarray, starts: np.ndarray

@@ -94,7 +94,7 @@ def episode(room: str, out: str, base_url: str, concurrency: int) -> None:
 
     from rich.console import Console
 
-    from dealroom.cli._live import RunDisplay
+    from dealroom.cli.display_live import RunDisplay
     from dealroom.harness import run_agent_async
     from dealroom.harness.rlm._scripted import scripted_root
     from dealroom.models import open_model
@@ -138,7 +138,7 @@ def prepare_room(rooms: Path, docs: int, tokens: int, seed: int) -> Path:
     if not (room / "room.json").is_file():
         shutil.rmtree(room, ignore_errors=True)
         start = time.monotonic()
-        generate_room(room, docs=docs, seed=seed, tokens=tokens)
+        generate_room(room, docs=docs, seed=seed, tokens=tokens, secret=f"bench-{seed}")
         print(f"generated {room} in {time.monotonic() - start:.1f} s", flush=True)
     if index_status(room) is not None:
         start = time.monotonic()

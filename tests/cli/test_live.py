@@ -5,7 +5,7 @@ import time
 
 from rich.console import Console
 
-from dealroom.cli._live import RunDisplay
+from dealroom.cli.display_live import RunDisplay
 
 
 class CountingProbe:

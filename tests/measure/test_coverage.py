@@ -285,7 +285,7 @@ def test_the_index_line_table_equals_the_lines_cut_in_memory(
 ) -> None:
     root = tmp_path / "room"
     if kind == "generated":
-        generate_room(root, docs=20, seed=4, tokens=40_000, workers=1)
+        generate_room(root, docs=20, seed=4, tokens=40_000, workers=1, secret="lines")
     else:
         room_writer(root, ODD_DOCS if kind == "odd" else mini_docs)
     with Room.open(root) as room:

@@ -3,11 +3,13 @@ and the ``ScriptedModel`` fake, behind one :class:`ModelClient` protocol.
 
 Open a client with :func:`open_model` (spec strings: a models-file name, ``local``,
 ``scripted`` for the root, or ``MODEL@BASE_URL``), fail fast with :func:`check`, and fan out
-with :func:`gather_bounded`. ``dealroom.models.testing`` holds ``MockOpenAIServer``.
+with :func:`gather_bounded`; :func:`lazy_model` opens its model on the first call.
+``dealroom.models.testing`` holds ``MockOpenAIServer``.
 """
 
 from dealroom.models._client import ChatResult, ModelClient, OpenAICompatibleClient, check
 from dealroom.models._fanout import gather_bounded
+from dealroom.models._lazy import LazyModel, lazy_model
 from dealroom.models._local import LocalServer, local_server
 from dealroom.models._registry import open_model, provider_names
 from dealroom.models._scripted import ScriptedCall, ScriptedModel
@@ -21,6 +23,7 @@ from dealroom.models._spec import (
 
 __all__ = [
     "ChatResult",
+    "LazyModel",
     "LocalServer",
     "ModelClient",
     "ModelSpec",
@@ -31,6 +34,7 @@ __all__ = [
     "check",
     "default_models_file",
     "gather_bounded",
+    "lazy_model",
     "load_models_file",
     "local_server",
     "open_model",

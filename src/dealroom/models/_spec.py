@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.errors import ConfigError
+from dealroom.types import ROLES
 
 DEFAULT_CONCURRENCY = 64
 DEFAULT_TIMEOUT_S = 300.0
@@ -269,8 +270,6 @@ def _spec_from_table(name: str, table: Any, path: Path) -> ModelSpec:
 
 # -- spec strings -------------------------------------------------------------------------------
 
-_ROLES = ("root", "sub", "child_root", "judge")
-
 
 def resolve_model_spec(
     spec: str, *, models_file: Path | None = None, role: str = "sub"
@@ -280,8 +279,8 @@ def resolve_model_spec(
     ``models_file`` defaults to ``./models.toml``, else ``~/.config/dealroom/models.toml``; it
     is read only when ``spec`` is a name.
     """
-    if role not in _ROLES:
-        raise ConfigError(f"unknown role {role!r}; expected one of {', '.join(_ROLES)}")
+    if role not in ROLES:
+        raise ConfigError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
     text = spec.strip() if isinstance(spec, str) else ""
     if not text:
         raise ConfigError("empty model spec: give a models-file name, `local`, or MODEL@BASE_URL")

@@ -129,8 +129,27 @@ def line_units(text: str, codes: np.ndarray, starts: np.ndarray
     toks = np.searchsorted(starts, hi) - np.searchsorted(starts, lo)
     keep = np.flatnonzero(toks > 0)
     lo, hi = lo[keep], hi[keep]
-    norms = [normalize_line(text[a:b]) for a, b in zip(lo.tolist(), hi.tolist(), strict=True)]
+    norms = [text[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True)]
+    dirty = _dirty(codes, lo, hi) if codes.dtype == np.uint8 else range(len(norms))
+    for i in dirty:
+        norms[i] = normalize_line(norms[i])
     return lo, hi, toks[keep], norms
+
+
+def _dirty(codes: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[int]:
+    """The ASCII lines (``[lo, hi)``, each holding a token) that :func:`normalize_line`
+    changes: with a tab or other non-space blank, two spaces, or a space at either end."""
+    if not len(lo):
+        return []
+    space = codes == 32
+    odd = (_ASCII_CLASS[codes] == _SPACE) & ~space
+    pos = np.flatnonzero(odd | (space & np.append(space[1:], False)))
+    line = np.searchsorted(lo, pos, "right") - 1
+    inside = (line >= 0) & (pos < hi[np.maximum(line, 0)])
+    marked = np.zeros(len(lo), dtype=bool)
+    marked[line[inside]] = True
+    marked |= space[lo] | space[hi - 1]
+    return np.flatnonzero(marked).tolist()
 
 
 def prefix_hashes(norms: list[str]) -> tuple[np.ndarray, np.ndarray]:

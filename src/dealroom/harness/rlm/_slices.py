@@ -17,7 +17,7 @@ import functools
 import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import accumulate, repeat
+from itertools import accumulate, chain, repeat
 from operator import add
 from typing import Any
 
@@ -230,9 +230,8 @@ def _header_tokens(header: str) -> int:
 def _piece_text(room: Any, piece: _Piece) -> str:
     base = piece.spans[0][0]
     text = room.text(piece.doc_id, (piece.first, piece.last))
-    out = [piece.header]
-    for page, (lo, hi) in enumerate(piece.spans[:-1], start=piece.first):
-        out += [f"--- {piece.doc_id} page {page} ---", text[lo - base:hi - base]]
+    pages = [text[lo - base:hi - base] for lo, hi in piece.spans]
     lo = piece.spans[-1][0] - base
-    out += [f"--- {piece.doc_id} page {piece.last} ---", text[lo:lo + piece.keep]]
-    return "\n".join(out)
+    pages[-1] = text[lo:lo + piece.keep]
+    markers = [f"--- {piece.doc_id} page {n} ---" for n in range(piece.first, piece.last + 1)]
+    return "\n".join([piece.header, *chain.from_iterable(zip(markers, pages, strict=True))])

@@ -9,7 +9,7 @@ import dealroom
 
 PACKAGES = ["dealroom.room", "dealroom.models", "dealroom.harness", "dealroom.harness.rlm",
             "dealroom.harness.sandbox", "dealroom.harness.toolloop", "dealroom.judge",
-            "dealroom.measure", "dealroom.eval"]
+            "dealroom.measure", "dealroom.eval", "dealroom.train"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

@@ -111,7 +111,7 @@ def test_greedy_length_limit_and_context_overflow(tiny_model_dir):
         async with open_model(f"hf:{tiny_model_dir},device=cpu") as m:
             greedy = [await m.chat(CHAT, temperature=0, max_tokens=5) for _ in range(2)]
             with pytest.raises(ModelError, match="context window"):
-                await m.chat([{"role": "user", "content": "x" * 5000}], max_tokens=5)
+                await m.chat([{"role": "user", "content": "x" * 9000}], max_tokens=5)
             return greedy
 
     a, b = asyncio.run(go())

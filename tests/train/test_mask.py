@@ -119,13 +119,12 @@ def test_recorded_sampled_ids_are_used_as_they_are(tiny_model_dir, tiny_tokenize
     last = records[-1]
     assert row.input_ids == last.prompt_ids + last.completion_ids
     sampled = [i for i, b in enumerate(row.assistant_masks) if b]
-    spans = [(r.prompt_reused if k else len(r.prompt_ids), len(r.completion_ids))
-             for k, r in enumerate(records)]
     expected = []
-    for k, r in enumerate(records):
-        start = len(r.prompt_ids)
-        expected += list(range(start, start + len(r.completion_ids)))
-    assert sampled == expected and spans
+    for r in records:  # each reply sits right after the prompt it was sampled from
+        expected += list(range(len(r.prompt_ids), len(r.prompt_ids) + len(r.completion_ids)))
+    assert sampled == expected
+    assert all(later.prompt_reused == len(r.prompt_ids) + len(r.completion_ids)
+               for r, later in zip(records, records[1:], strict=False))
     wrong = [records[0], records[0], records[2]]
     with pytest.raises(ConfigError, match="do not decode to its content"):
         tokenize_conversation(msgs, tiny_tokenizer, sampled=wrong)

@@ -22,6 +22,7 @@ import importlib.metadata
 import importlib.util
 import json
 import threading
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,9 +147,11 @@ def load(path: str, adapter: str | None, device: str, dtype: str, *,
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
     try:
-        model, tokenizer = _load_any(path, getattr(torch, dtype))
-        if adapter:
-            model = merge_adapter(model, Path(adapter))
+        with warnings.catch_warnings():  # the pinned libraries' deprecation notices
+            warnings.simplefilter("ignore", FutureWarning)
+            model, tokenizer = _load_any(path, getattr(torch, dtype))
+            if adapter:
+                model = merge_adapter(model, Path(adapter))
     finally:
         hf_logging.set_verbosity(verbosity)
         if bars:

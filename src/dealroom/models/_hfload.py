@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from dealroom.errors import ConfigError, MissingDependency
 from dealroom.models._spec import ModelSpec, resolve_model_spec
@@ -167,10 +168,14 @@ def _load_any(path: str, dtype: Any) -> tuple[Any, Any]:
         if not gguf.is_file():
             raise ConfigError(f"hf:{path}: no such GGUF file")
         require("gguf", feature="GGUF models")
+        from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
         where, name = str(gguf.parent), gguf.name
         tokenizer = AutoTokenizer.from_pretrained(where, gguf_file=name, local_files_only=True)
-        model = AutoModelForCausalLM.from_pretrained(where, gguf_file=name, dtype=dtype,
-                                                     local_files_only=True)
+        # its dequantizing loop draws a plain tqdm bar that ignores disable_progress_bar()
+        with mock.patch.object(gguf_utils, "tqdm", lambda items, **_: items):
+            model = AutoModelForCausalLM.from_pretrained(where, gguf_file=name, dtype=dtype,
+                                                         local_files_only=True)
         return model, tokenizer
     folder = Path(path)
     if (folder / ADAPTER_CONFIG).is_file():

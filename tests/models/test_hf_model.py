@@ -181,3 +181,19 @@ def test_hf_local_is_the_shipped_gguf_loaded_by_transformers_and_generates():
     assert decode(loaded.tokenizer, kept) == result.text
     if "```python" in result.text and result.finish_reason == "stop" and not record.eos:
         assert code_closed(result.text), "it stopped where its code block ended"
+
+
+def test_a_models_file_names_an_hf_model(tiny_model_dir, tmp_path):
+    models = tmp_path / "models.toml"
+    models.write_text(f'[models.tiny]\nprovider = "hf"\nmodel = "{tiny_model_dir}"\n'
+                      'max_output_tokens = 3\n[models.tiny.options]\ndevice = "cpu"\n'
+                      '[models.odd]\nprovider = "hf"\nmodel = "x"\n'
+                      '[models.odd.options]\ncolour = "red"\n')
+
+    async def go():
+        async with open_model("tiny", models_file=models) as m:
+            return await m.chat(CHAT, temperature=0)
+
+    assert asyncio.run(go()).usage.output_tokens == 3
+    with pytest.raises(ConfigError, match="unknown option 'colour'"):
+        open_model("odd", models_file=models)

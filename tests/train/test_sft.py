@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -72,6 +73,8 @@ def test_every_setting_is_a_documented_flag_of_train_sft():
     for name, field in fields.items():
         assert helps[name] and params[name].help == helps[name]
         assert params[name].default == field.default
+    doc = (Path(__file__).parents[2] / "docs" / "training.md").read_text()
+    assert all(f"| `{name}` |" in doc for name in fields), "docs/training.md lists every field"
 
 
 def test_two_steps_give_a_finite_loss_that_moves_lora_and_not_the_base(trained, tiny_model_dir):
@@ -189,6 +192,7 @@ def test_bad_input_is_refused_before_training(dataset, tiny_model_dir, tmp_path)
     bad.write_text(json.dumps({"input_ids": [1, 99999], "assistant_masks": [0, 1]}) + "\n")
     with pytest.raises(ConfigError, match="beyond .* vocabulary"):
         train_sft(bad, model, tmp_path / "b", SFTSettings(max_steps=1))
+    assert not (tmp_path / "b" / "train.json").exists(), "a refused training leaves no record"
 
 
 def test_the_cli_trains_and_says_where_the_adapter_is(dataset, tiny_model_dir, tmp_path):

@@ -37,6 +37,8 @@ from dealroom.models._tokens import TokenRecord
 from dealroom.types import Usage
 
 DEFAULT_MAX_TOKENS = 1024
+UNLOADED_CONTEXT = 2048
+"""``context_window`` reported before the weights are loaded (``check()`` loads them)."""
 HISTORY = 64
 """Conversations whose last call is kept for the next turn's prompt (per client)."""
 _OPEN_CODE = re.compile(r"```(?:python|py|repl)?[ \t]*\n")
@@ -93,7 +95,7 @@ class HFModelClient:
 
     @property
     def context_window(self) -> int:
-        return self._loaded.context_window if self._loaded else 2048
+        return self._loaded.context_window if self._loaded else UNLOADED_CONTEXT
 
     async def _ready(self) -> LoadedModel:
         if self._loaded is None:

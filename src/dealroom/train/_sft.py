@@ -84,7 +84,8 @@ def _record(model: str, dataset: Path, settings: SFTSettings) -> dict[str, Any]:
 
 def _prepare_out(out: Path, model: str, dataset: Path, settings: SFTSettings,
                  resume: bool) -> str | None:
-    """Check the output folder; return the checkpoint to resume from, if any."""
+    """Refuse a used folder (or a resume that does not match); return the checkpoint to
+    resume from, if any."""
     from transformers.trainer_utils import get_last_checkpoint
 
     from dealroom.models import TRAIN_RECORD
@@ -94,8 +95,6 @@ def _prepare_out(out: Path, model: str, dataset: Path, settings: SFTSettings,
         if out.exists() and any(out.iterdir()):
             raise ConfigError(f"{out} already holds files: choose a new --out folder, or "
                               f"continue that training with --resume")
-        out.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(out / TRAIN_RECORD, {**wanted, "status": "running"})
         return None
     try:
         stored = json.loads((out / TRAIN_RECORD).read_text(encoding="utf-8"))
@@ -149,6 +148,10 @@ def train_sft(dataset: Path, model: str, out: Path, settings: SFTSettings | None
     with warnings.catch_warnings():  # the pinned libraries' deprecation notices, not the user's
         warnings.simplefilter("ignore", FutureWarning)
         trainer = _trainer(spec, rows, out, settings, progress)
+        if last is None:  # the model loaded and fits the data: the folder becomes a training
+            out.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(out / TRAIN_RECORD,
+                              {**_record(model, dataset, settings), "status": "running"})
         trainer.train(resume_from_checkpoint=last)
         trainer.save_model(str(out))
     steps = trainer.state.global_step

@@ -19,6 +19,8 @@ from dealroom.harness.rlm._repl_api import build_namespace
 
 class InProcessSandbox:
     isolation = "none (test double)"
+    confinement = {"isolation": "none (test double)"}
+    degraded = ["isolation: none (test double)"]
 
     def __init__(self, episode: Any) -> None:
         self.episode = episode
@@ -35,7 +37,8 @@ class InProcessSandbox:
     async def close(self) -> None:
         self.ns = {}
 
-    async def execute(self, code: str, *, timeout: float | None = None, on_request=None):
+    async def execute(self, code: str, *, timeout: float | None = None,
+                      wall_timeout: float | None = None, on_request=None):
         loop = asyncio.get_running_loop()
         self._on_request = on_request
 

@@ -59,7 +59,7 @@ def test_timeouts_and_hostile_cells_are_survived_and_state_is_rebuilt(small_room
                        max_turns=10, cell_timeout=2)
     assert result.status == "submitted"
     seen = [m[-1]["content"] for m in root.messages[1:]]
-    assert "timed out after 2 s" in seen[1] and "state rebuilt" in seen[1]
+    assert "its 2 s limit" in seen[1] and "state rebuilt by re-running the cell" in seen[1]
     assert "Error" in seen[3] or "error" in seen[3]
     assert "[]" in seen[4]
     cells = [e for e in events_of(tmp_path / "run") if e["type"] == "cell"]
@@ -131,7 +131,7 @@ def test_scripted_root_on_a_generated_room_writes_a_memo_citing_documents(tmp_pa
     from dealroom.room import generate_room
 
     room = tmp_path / "room"
-    generate_room(room, docs=24, seed=3, profile="software", tokens=30_000)
+    generate_room(room, docs=24, secret="tests", seed=3, profile="software", tokens=30_000)
     with MockOpenAIServer(keyword_reader) as srv:
         result = run_agent(room, tmp_path / "run", root="scripted",
                            sub=f"reader@{srv.base_url}", max_turns=10)

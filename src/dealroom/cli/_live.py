@@ -52,6 +52,10 @@ class RunDisplay:
             self.failed += event.get("failed", 0)
         elif kind == "memo" and event.get("agent", "root") == "root":
             self.memo_chars = event.get("chars", 0)
+        elif kind == "sandbox" and event.get("depth") == 0:
+            from dealroom.cli.display import render_degraded
+
+            render_degraded(event.get("degraded") or [], self.console)
         now = time.monotonic()
         if now - self._last > 1.0:
             self._last = now

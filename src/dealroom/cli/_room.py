@@ -15,13 +15,21 @@ from dealroom.cli import app, display
 def generate(
     out: Annotated[Path, typer.Argument(help="New or empty folder to write the room to.")],
     docs: Annotated[int, typer.Option("--docs", "-n", help="Number of documents.")] = 20,
-    seed: Annotated[int, typer.Option(help="Random seed; same arguments, same bytes.")] = 0,
+    seed: Annotated[
+        int, typer.Option(help="Random seed; same arguments and --secret, same bytes.")
+    ] = 0,
     profile: Annotated[str, typer.Option(help="bank, software or manufacturer.")] = "bank",
     tokens: Annotated[
         str | None, typer.Option(help="Total tokens, e.g. 31M or 500k (default 13,600 a doc).")
     ] = None,
     workers: Annotated[
         int | None, typer.Option(help="Worker processes (default: CPUs, at most 4).")
+    ] = None,
+    secret: Annotated[
+        str | None,
+        typer.Option(envvar="DEALROOM_ROOM_SECRET", show_envvar=True,
+                     help="The room's secret (default: a fresh one, kept in "
+                     "answer_key/generation.json); give it back to regenerate the same bytes."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary.")] = False,
 ) -> None:
@@ -30,7 +38,8 @@ def generate(
     from dealroom.room._generate import GenerateSettings, generate, parse_count
 
     settings = GenerateSettings(docs=docs, seed=seed, profile=profile,
-                                tokens=parse_count(tokens) if tokens else None, workers=workers)
+                                tokens=parse_count(tokens) if tokens else None, workers=workers,
+                                secret=secret)
     with display.generation_progress(settings.docs, quiet=as_json) as progress:
         generate(out, settings, progress)
     info = inspect_room(out)

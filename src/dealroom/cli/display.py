@@ -105,3 +105,22 @@ def render_problems(problems: list[Any], path: Path | str) -> None:
         console.print(f"[bold red]invalid[/] {path}: {errors} error(s), {warnings} warning(s)")
     else:
         console.print(f"[bold green]valid[/] {path}: {warnings} warning(s)")
+
+
+def render_confinement(confinement: dict[str, str], degraded: list[str]) -> None:
+    """``dealroom doctor``: each part of the sandbox's confinement, then what is weaker."""
+    from rich.table import Table
+
+    table = Table(show_header=False, box=None, padding=(0, 2))
+    for part, value in confinement.items():
+        table.add_row(part, value)
+    console.print(table)
+    render_degraded(degraded, console)
+    if not degraded:
+        console.print("[bold green]the strongest confinement is in force[/]")
+
+
+def render_degraded(degraded: list[str], where: Console = err_console) -> None:
+    """A warning line per part of the sandbox weaker than the strongest confinement."""
+    for weak in degraded:
+        where.print(f"[yellow]sandbox weaker than it should be:[/] {weak}", soft_wrap=True)

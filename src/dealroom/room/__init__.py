@@ -6,6 +6,7 @@ from dealroom.room._extract import (
     ExtractionError,
     ExtractionWarning,
     decode_text,
+    deliverable_text,
     extract_document,
     extract_pages,
     format_of,
@@ -28,6 +29,7 @@ from dealroom.room._manifest import (
     load_manifest,
     load_task,
 )
+from dealroom.room._normalize import normalize_text
 from dealroom.room._store import Doc, Hit, HitList, Room, RoomKeyError, build_index
 from dealroom.room._tokens import TOKENIZER, count_tokens
 from dealroom.room._validate import Problem, validate_room
@@ -56,6 +58,7 @@ __all__ = [
     "classify_criterion",
     "count_tokens",
     "decode_text",
+    "deliverable_text",
     "extract_document",
     "export_lab",
     "extract_pages",
@@ -67,5 +70,6 @@ __all__ = [
     "inspect_room",
     "load_manifest",
     "load_task",
+    "normalize_text",
     "validate_room",
 ]

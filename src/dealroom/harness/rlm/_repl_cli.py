@@ -18,6 +18,11 @@ BANNER = """dealroom REPL over {room} (sandbox: {isolation}).
 Names: room, llm, llm_batch, rlm, memo, budget, submit. Ctrl-D to leave."""
 
 
+def _warn(session: ReplSession) -> None:
+    for weak in session.sandbox.degraded:
+        sys.stderr.write(f"sandbox weaker than it should be: {weak}\n")
+
+
 def _show(out: CellOutput) -> None:
     if out.text:
         sys.stdout.write(out.text if out.text.endswith("\n") else out.text + "\n")
@@ -40,6 +45,7 @@ async def one_cell(room: Path, sub: str, code: str, settings: RLMSettings,
                    models: Path | None, concurrency: int | None) -> bool:
     """Run ``code`` as one cell; True when it did not raise."""
     async with _session(room, sub, settings, models, concurrency) as session:
+        _warn(session)
         out = await session.run(code)
     _show(out)
     return out.error is None
@@ -50,6 +56,7 @@ async def interact(room: Path, sub: str, settings: RLMSettings, models: Path | N
     """A read-eval-print loop with continuation lines, like Python's own."""
     async with _session(room, sub, settings, models, concurrency) as session:
         print(BANNER.format(room=room, isolation=session.sandbox.isolation))
+        _warn(session)
         while (code := await _read_cell()) is not None:
             if code.strip():
                 _show(await session.run(code))

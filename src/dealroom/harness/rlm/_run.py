@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import Episode, EpisodeResult, RunContext
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
+from dealroom.harness.sandbox import make_scratch
 
 Listener = Callable[[dict[str, Any], Any], None]
 """Told of every event with the run's live CoverageProbe: ``listener(event, probe)``."""
@@ -71,7 +71,7 @@ async def _episode(room: Any, recorder: RunRecorder, root: Any, sub: Any,
 
     probe = await asyncio.to_thread(CoverageProbe, room)  # seconds on a large room
     probe.observe_events(previous)
-    scratch = Path(tempfile.mkdtemp(prefix="dealroom-scratch-"))
+    scratch = make_scratch("scratch")
     ctx = RunContext(
         room=room, room_dir=Path(room.path), root=root, sub=sub, settings=settings,
         recorder=recorder, replay=replay, scratch=scratch, instructions=instructions,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import Episode, RunContext
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
+from dealroom.harness.sandbox import make_scratch
 
 
 @dataclass
@@ -45,7 +45,7 @@ class ReplSession:
         from dealroom.room import Room
 
         room = Room.open(self.room_dir)
-        self._tmp = Path(tempfile.mkdtemp(prefix="dealroom-repl-"))
+        self._tmp = make_scratch("repl")
         out = self.out or self._tmp / "run"
         recorder = RunRecorder.create(out, {"harness": "repl", "room": str(self.room_dir),
                                             "sub": self.sub.name})
@@ -56,20 +56,16 @@ class ReplSession:
         )
         tracker = BudgetTracker(self.settings.budget())
         self.episode = Episode(ctx, agent="repl", depth=0, tracker=tracker)
-        self.sandbox = _factory(self.episode)
-        await self.sandbox.start()
+        self.sandbox = await self.episode.open_sandbox()
         return self
 
     async def run(self, code: str) -> CellOutput:
-        """Run one cell; a cell that times out or crashes restarts the worker."""
+        """Run one cell. After a timeout or a crash the worker restarts and the cells that
+        succeeded run again, so what they defined is back; the error ends with a note saying so."""
         self._turn += 1
-        result = await self.sandbox.execute(
-            code, timeout=self.settings.cell_timeout,
-            on_request=self.episode.request_handler(self._turn),
-        )
-        if result.timed_out or result.crashed:
-            await self.sandbox.restart()
-        return CellOutput(result.stdout, result.error, result.timed_out)
+        result, note = await self.episode.execute_cell(self.sandbox, self._turn, code)
+        error = "\n".join(x for x in (result.error, note) if x) or None
+        return CellOutput(result.stdout, error, result.timed_out)
 
     async def __aexit__(self, *exc: object) -> None:
         await self.sandbox.close()

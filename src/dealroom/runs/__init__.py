@@ -35,7 +35,7 @@ from dealroom.runs._folder import (
     TRAJECTORY,
     RunFolder,
 )
-from dealroom.runs._jsonl import read_jsonl
+from dealroom.runs._jsonl import append_jsonl, read_jsonl
 from dealroom.runs._recorder import RunRecorder
 
 __all__ = [
@@ -63,6 +63,7 @@ __all__ = [
     "SandboxStarted",
     "Tool",
     "Wave",
+    "append_jsonl",
     "event_fields",
     "find_runs",
     "read_jsonl",

@@ -37,7 +37,7 @@ from dealroom.runs._folder import (
     deliverable_key,
     primary_deliverable,
 )
-from dealroom.runs._jsonl import read_jsonl
+from dealroom.runs._jsonl import append_jsonl, read_jsonl
 from dealroom.runs._recorder import RunRecorder
 
 __all__ = [
@@ -65,6 +65,7 @@ __all__ = [
     "SandboxStarted",
     "Tool",
     "Wave",
+    "append_jsonl",
     "deliverable_key",
     "event_fields",
     "find_runs",

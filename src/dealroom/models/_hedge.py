@@ -1,0 +1,153 @@
+"""Hedged requests: in a wave of parallel calls, a straggler is sent again and the first
+answer wins, so one dead connection costs seconds instead of a whole time-out.
+
+    wave of N calls ──▶ answers come back; once a quarter of them (at least 2) have
+                         answered, the wave's median latency m is known
+    a call whose HTTP attempt has shown no progress for max(1 s, hedge · m)
+        ──▶ the same request is sent again (at most a quarter of the wave's calls)
+        ──▶ the first good answer is taken, the other attempt is cancelled; both are recorded
+
+The wave is a context variable: whoever fans a wave out opens one with :func:`hedging`, and
+clients that support hedging (the OpenAI-compatible client) read it; others ignore it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import math
+import statistics
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+HEDGE_FLOOR_S = 1.0
+"""No call is re-sent sooner than this."""
+QUORUM = 0.25
+"""Share of a wave's calls that must have answered before its median is trusted."""
+MAX_HEDGED = 0.25
+"""Share of a wave's calls that may be re-sent."""
+
+_WAVE: contextvars.ContextVar[HedgeWave | None] = contextvars.ContextVar("dealroom_wave",
+                                                                          default=None)
+
+
+class HedgeWave:
+    """The calls of one wave: how many there are, how fast they answered, how many were re-sent."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.latencies: list[float] = []
+        self.hedged = 0
+
+    def joined(self) -> None:
+        self.calls += 1
+
+    def answered(self, latency: float) -> None:
+        self.latencies.append(latency)
+
+    def delay(self, multiple: float) -> float | None:
+        """Seconds without progress after which a call is re-sent; None before the quorum."""
+        if len(self.latencies) < max(2, math.ceil(QUORUM * self.calls)):
+            return None
+        return max(HEDGE_FLOOR_S, multiple * statistics.median(self.latencies))
+
+    def may_hedge(self) -> bool:
+        return self.hedged < max(1, math.floor(MAX_HEDGED * self.calls))
+
+
+@contextlib.contextmanager
+def hedging(wave: HedgeWave | None = None) -> Iterator[HedgeWave]:
+    """Calls made inside the block (and tasks started there) belong to one wave."""
+    wave = wave or HedgeWave()
+    token = _WAVE.set(wave)
+    try:
+        yield wave
+    finally:
+        _WAVE.reset(token)
+
+
+def current_wave() -> HedgeWave | None:
+    return _WAVE.get()
+
+
+class Progress:
+    """When one HTTP attempt got its connection slot and when it last received anything."""
+
+    def __init__(self) -> None:
+        self.started: float | None = None
+        self.last: float | None = None
+
+    def start(self) -> None:
+        self.started = self.last = time.monotonic()
+
+    def tick(self) -> None:
+        self.last = time.monotonic()
+
+    def idle(self) -> float:
+        return 0.0 if self.last is None else time.monotonic() - self.last
+
+
+async def race(wave: HedgeWave, multiple: float,
+               attempt: Callable[[Progress], Awaitable[T]]) -> tuple[T, dict[str, Any] | None]:
+    """Run ``attempt``; re-send it once if it stalls past the wave's hedge delay.
+
+    Returns the first good result and, when a hedge was sent, its record. When both fail
+    the first failure is raised (the caller's retry loop takes it from there).
+    """
+    first_progress = Progress()
+    first = asyncio.ensure_future(attempt(first_progress))
+    try:
+        delay = await _stall(wave, multiple, first, first_progress)
+        if delay is None:
+            return await first, None
+        wave.hedged += 1
+        second = asyncio.ensure_future(attempt(Progress()))
+        return await _first_good(first, second, delay)
+    finally:
+        if not first.done():
+            first.cancel()
+
+
+async def _stall(wave: HedgeWave, multiple: float, task: asyncio.Future[Any],
+                 progress: Progress) -> float | None:
+    """Wait until ``task`` is done (None) or has stalled past the hedge delay (the delay)."""
+    while not task.done():
+        delay = wave.delay(multiple)
+        if delay is None or progress.started is None:
+            wait = HEDGE_FLOOR_S
+        elif progress.idle() >= delay and wave.may_hedge():
+            return delay
+        else:
+            wait = max(delay - progress.idle(), 0.05) if wave.may_hedge() else HEDGE_FLOOR_S
+        await asyncio.wait({task}, timeout=wait)
+    return None
+
+
+async def _first_good(first: asyncio.Future[T], second: asyncio.Future[T],
+                      delay: float) -> tuple[T, dict[str, Any]]:
+    started = time.monotonic()
+    pending = {first, second}
+    failures: dict[asyncio.Future[T], BaseException] = {}
+    try:
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if task.exception() is None:
+                    other = second if task is first else first
+                    loser = f"failed: {failures[other]}" if other in failures else "cancelled"
+                    return task.result(), {
+                        "after_s": round(delay, 3),
+                        "winner": "primary" if task is first else "hedge",
+                        "loser": loser,
+                        "won_after_s": round(time.monotonic() - started, 3),
+                    }
+                failures[task] = task.exception()  # type: ignore[assignment]
+        raise failures[first]
+    finally:
+        for task in (first, second):
+            if not task.done():
+                task.cancel()

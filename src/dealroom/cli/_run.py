@@ -13,6 +13,14 @@ from dealroom.cli._live import RunDisplay
 from dealroom.cli.display import console, render_run_result
 
 MODELS_HELP = "Models file (TOML) naming models; default ./models.toml or ~/.config/dealroom."
+EXIT_CODES = {"error": 1, "degraded": 3}
+"""Exit status of ``run``/``resume``/``demo`` by the run's status; any other status exits 0."""
+
+
+def _exit_for(result) -> None:  # type: ignore[no-untyped-def]
+    code = EXIT_CODES.get(result.status, 0)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()
@@ -35,7 +43,11 @@ def run(
         None, "--output-limit", help="Characters of printed output the root sees per cell."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP),
 ) -> None:
-    """Run an agent on a data room; records go to the run folder as it works."""
+    """Run an agent on a data room; records go to the run folder as it works.
+
+    Exits 0 when the run ended (submitted, out of turns or budget), 1 on an error, and 3 when
+    it is degraded: more than 10% of its sub-calls failed at the provider.
+    """
     from dealroom.harness import run_agent_async
 
     options = {"depth": depth, "max_turns": max_turns, "max_cost_usd": max_cost,
@@ -48,6 +60,7 @@ def run(
             concurrency=concurrency, listeners=(display,), **options,
         ))
     render_run_result(result)
+    _exit_for(result)
 
 
 @app.command()
@@ -55,12 +68,16 @@ def resume(
     run_dir: Path = typer.Argument(..., help="An interrupted run folder."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP),
 ) -> None:
-    """Finish an interrupted run; completed model calls are replayed, not repeated."""
+    """Finish an interrupted run; completed model calls are replayed, not repeated.
+
+    Exits as run does: 0 ended, 1 error, 3 degraded.
+    """
     from dealroom.harness import resume_run_async
 
     with RunDisplay(console) as display:
         result = asyncio.run(resume_run_async(run_dir, models_file=models, listeners=(display,)))
     render_run_result(result)
+    _exit_for(result)
 
 
 @app.command()
@@ -98,3 +115,4 @@ def demo(
     with RunDisplay(console, max_turns=12) as display:
         result = asyncio.run(run_demo_async(out, sub=sub, docs=docs, listeners=(display,)))
     render_demo(result)
+    _exit_for(result.run)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 console = Console(stderr=False, highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -22,9 +23,13 @@ def render_run_result(result) -> None:  # type: ignore[no-untyped-def]
     beh = m.get("behaviour", {})
     cov = (m.get("coverage") or {}).get("coverage")
     table = Table(show_header=False, box=None, padding=(0, 2))
-    table.add_row("status", f"{result.status} ({result.reason})")
+    style = {"degraded": "yellow", "error": "red"}.get(result.status, "")
+    status = f"[{style}]{result.status}[/]" if style else result.status
+    table.add_row("status", f"{status} ({escape(result.reason)})")
     table.add_row("turns", str(result.turns))
-    table.add_row("sub-calls", str(beh.get("sub_calls", 0)))
+    failed = beh.get("sub_calls_failed", 0)
+    table.add_row("sub-calls", f"{beh.get('sub_calls', 0)}"
+                  + (f" ([red]{failed} failed at the provider[/])" if failed else ""))
     table.add_row("tokens", f"{usage.get('input_tokens', 0):,} in / "
                   f"{usage.get('output_tokens', 0):,} out")
     table.add_row("cost", f"${usage.get('cost_usd', 0.0):.4f}")

@@ -36,11 +36,14 @@ from dealroom.harness.rlm._prompt import (
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.rlm._slices import build_sub_input
+from dealroom.models import HedgeWave, ProviderError, hedging
 from dealroom.room import count_tokens
 from dealroom.types import Budget, Usage
 
 ROOT_OUTPUT_RESERVE = 1024
 """Completion tokens held back for each root call when a token or cost budget is set."""
+DEGRADED_SHARE = 0.10
+"""A run whose sub-calls failed for more than this share ends ``degraded``."""
 _NO_BUDGET = "\x00no budget"
 
 CHILD_FIRST = """\
@@ -55,7 +58,8 @@ class EpisodeResult:
     """How an episode ended and what it delivered."""
 
     status: str
-    """submitted | budget_exhausted | max_turns | error"""
+    """submitted | budget_exhausted | max_turns | error | degraded (more than
+    :data:`DEGRADED_SHARE` of the sub-calls failed; the reason says how it ended)"""
     reason: str
     memo: str
     answer: str | None
@@ -81,6 +85,19 @@ class RunContext:
     listeners: list[Any] = field(default_factory=list)
     """Callables ``(event, probe)`` told of every event, e.g. the CLI's live display."""
     waves: int = 0
+    hedges: dict[int, HedgeWave] = field(default_factory=dict)
+    """Per wave number: the latencies its stragglers are hedged against."""
+    sub_failed: set[str] = field(default_factory=set)
+    """Call ids of sub-calls whose provider failed (a later success in ``replay`` wins)."""
+
+    def final_status(self, status: str, reason: str) -> tuple[str, str]:
+        """``degraded`` when more than :data:`DEGRADED_SHARE` of the sub-calls failed."""
+        failed = len(self.sub_failed - self.replay.subs.keys())
+        total = failed + len(self.replay.subs)
+        if status == "error" or not total or failed / total <= DEGRADED_SHARE:
+            return status, reason
+        return "degraded", (f"{reason}; {failed} of {total} sub-calls failed "
+                            f"({failed / total:.0%}, above the {DEGRADED_SHARE:.0%} threshold)")
 
     def emit(self, type: str, agent: str, depth: int, **fields: Any) -> None:
         event = self.recorder.event(type, agent=agent, depth=depth, **fields)
@@ -143,6 +160,8 @@ class Episode:
                 messages.append({"role": "user", "content": self._next(turn, output)})
         finally:
             await sandbox.close()
+        if self.depth == 0:
+            status, reason = self.ctx.final_status(status, reason)
         return EpisodeResult(status, reason, self._memo, state.get("answer"), self.tracker.turns)
 
     def _opening(self) -> list[dict[str, str]]:
@@ -187,14 +206,17 @@ class Episode:
                                   "input": {"messages": new}}
         try:
             result = await self.model.chat(messages, temperature=self.ctx.settings.temperature)
-        except (TimeoutError, DealroomError, OSError) as exc:
-            self.tracker.settle(reservation, Usage())
+        except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
+            charged = failed_call_usage(exc, reservation, prompt)
+            self.tracker.settle(reservation, charged)
             self.ctx.emit("model_call", self.agent, self.depth, **fields, output=None,
-                          usage=Usage().to_dict(), error=str(exc), latency_s=None)
+                          usage=charged.to_dict(), error=error_text(exc), latency_s=None,
+                          provider=provider_record(exc))
             return None
         self.tracker.settle(reservation, result.usage)
         self.ctx.emit("model_call", self.agent, self.depth, **fields, output=result.text,
-                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s)
+                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s,
+                      provider=provider_record(result))
         return result.text
 
     # -- cells ------------------------------------------------------------------------------
@@ -305,17 +327,23 @@ class Episode:
             error = f"budget exhausted: {self.tracker.exhausted() or 'not enough left'}"
             return {"ok": False, "error": error, "notes": built.notes}
         try:
-            result = await sub.chat(built.messages, max_tokens=self._sub_max_output(),
-                                    temperature=self.ctx.settings.temperature)
-        except (TimeoutError, DealroomError, OSError) as exc:
-            self.tracker.settle(reservation, Usage())
+            with hedging(self.ctx.hedges.setdefault(wave, HedgeWave())):
+                result = await sub.chat(built.messages, max_tokens=self._sub_max_output(),
+                                        temperature=self.ctx.settings.temperature)
+        except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
+            charged = failed_call_usage(exc, reservation, built.tokens)
+            self.tracker.settle(reservation, charged)
+            self.ctx.sub_failed.add(call_id)
             self.ctx.emit("model_call", self.agent, self.depth + 1, **fields, output=None,
-                          usage=Usage().to_dict(), error=str(exc), latency_s=None)
-            return {"ok": False, "error": str(exc), "notes": built.notes}
+                          usage=charged.to_dict(), error=error_text(exc), latency_s=None,
+                          provider=provider_record(exc))
+            return {"ok": False, "error": error_text(exc), "notes": built.notes}
         self.tracker.settle(reservation, result.usage)
         self.ctx.emit("model_call", self.agent, self.depth + 1, **fields, output=result.text,
-                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s)
-        answer = {"ok": True, "text": result.text, "notes": built.notes}
+                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s,
+                      provider=provider_record(result))
+        notes = built.notes + cut_note(result)
+        answer = {"ok": True, "text": result.text, "notes": notes}
         self.ctx.replay.subs[call_id] = answer  # a worker rebuild replays it, never re-asks
         return answer
 
@@ -355,3 +383,43 @@ class Episode:
         answer = {"ok": True, "text": text}
         self.ctx.replay.children[call_id] = answer
         return answer
+
+
+# -- failed and cut model calls ----------------------------------------------------------------
+
+
+def error_text(exc: BaseException) -> str:
+    """One line for a failed call: the error's message, its type when it is not ours."""
+    if isinstance(exc, DealroomError | TimeoutError | OSError):
+        return str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {exc}"
+
+
+def provider_record(outcome: Any) -> dict[str, Any]:
+    """How the provider answered (a ChatResult) or failed (any exception), for the event."""
+    if isinstance(outcome, ProviderError):
+        return outcome.record()
+    if isinstance(outcome, BaseException):
+        return {"kind": type(outcome).__name__, "status": getattr(outcome, "status", None),
+                "attempts": None, "served": False}
+    record = getattr(outcome, "record", None)
+    return record() if callable(record) else {}
+
+
+def failed_call_usage(exc: BaseException, reservation: Any, prompt: int) -> Usage:
+    """What a failed call is charged: nothing, unless the endpoint served it (e.g. with
+    impossible usage), when its worst-case reservation stands."""
+    if not isinstance(exc, ProviderError) or not exc.served or reservation is None:
+        return Usage()
+    prompt = min(prompt, reservation.tokens)
+    return Usage(input_tokens=prompt, output_tokens=reservation.tokens - prompt,
+                 cost_usd=reservation.cost_usd, calls=1)
+
+
+def cut_note(result: Any) -> list[str]:
+    """The note the REPL prints when a reply was cut to its byte cap."""
+    cut = getattr(result, "cut_bytes", 0)
+    if not cut:
+        return []
+    kept = len(result.text.encode("utf-8", "replace"))
+    return [f"the reply was cut to {kept:,} bytes ({cut:,} more bytes dropped)"]

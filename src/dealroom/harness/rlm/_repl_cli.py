@@ -13,16 +13,18 @@ from dealroom.harness._api import open_models
 from dealroom.harness.rlm._run import HARNESS
 from dealroom.harness.rlm._session import CellOutput, ReplSession
 from dealroom.harness.rlm._settings import RLMSettings
+from dealroom.models import visible_controls
 
 BANNER = """dealroom REPL over {room} (sandbox: {isolation}).
 Names: room, llm, llm_batch, rlm, memo, budget, submit. Ctrl-D to leave."""
 
 
 def _show(out: CellOutput) -> None:
-    if out.text:
-        sys.stdout.write(out.text if out.text.endswith("\n") else out.text + "\n")
-    if out.error:
-        sys.stderr.write(out.error if out.error.endswith("\n") else out.error + "\n")
+    """Print a cell's output; control characters are shown escaped, never sent raw."""
+    for text, stream in ((out.text, sys.stdout), (out.error, sys.stderr)):
+        if text:
+            text = visible_controls(text)
+            stream.write(text if text.endswith("\n") else text + "\n")
 
 
 @contextlib.asynccontextmanager

@@ -50,7 +50,7 @@ for category, ref, tokens in units:
 turns_for_waves = max(1, (budget.turns_left or 30) - 3)
 WAVE = max(16, math.ceil(len(calls) / turns_for_waves))
 waves = [calls[i:i + WAVE] for i in range(0, len(calls), WAVE)]
-findings, failed, wave_no = [], [], 0
+findings, failed, read, read_calls, wave_no = [], [], [], 0, 0  # read: (doc, first, last) read
 memo.section("Executive Summary", "Review in progress.")
 print(f"{len(room.docs)} documents -> {len(units)} slices -> {len(calls)} sub-agent calls of "
       f"<= {SLICE_TOKENS} tokens -> {len(waves)} waves of <= {WAVE}")
@@ -66,6 +66,8 @@ if wave_no < len(waves):
         if isinstance(result, SubcallError):
             failed.extend((ref, result.error) for ref in refs)
             continue
+        read.extend(refs)
+        read_calls += 1
         for item in parse_findings(result, refs):
             findings.append((category, item))
             memo.finding(section_for(category, item), **item)
@@ -126,11 +128,23 @@ FINISH = '''\
 ```python
 cats = sorted({c for c, _ in findings})
 high = sum(1 for _, f in findings if f["severity"] == "high")
+why = {ref: error for ref, error in failed}
+done = set(read)
+unread = [ref for _, refs, _ in calls for ref in refs if ref not in done]
+touched = {doc for doc, _, _ in read}
+missed = sorted({doc for doc, _, _ in unread})
+part = [doc for doc in missed if doc in touched]
+scope = f"all {len(room.docs)} documents" if not unread else (
+    f"{len(room.docs) - len(missed)} of the {len(room.docs)} documents in full"
+    + (f" and {len(part)} in part" if part else ""))
 memo.section("Executive Summary", (
-    f"We reviewed all {len(room.docs)} documents of the data room in {len(calls)} bounded "
-    f"reading tasks sent to sub-agents in {len(waves)} parallel waves. {len(findings)} findings in "
-    f"{len(cats)} categories are set out below, {high} rated high severity, each with the "
-    f"document and page it rests on. {len(failed)} slices could not be read."
+    f"We reviewed {scope} of the data room in {read_calls} bounded reading tasks sent to "
+    f"sub-agents in {wave_no} parallel waves."
+    + (f" {len(missed)} documents were not fully reviewed (their reading tasks failed or "
+       f"were never sent): they are listed under Documents Not Reviewed, and nothing in this "
+       f"memo rests on the pages not read." if unread else "")
+    + f" {len(findings)} findings in {len(cats)} categories are set out below, {high} rated "
+    f"high severity, each with the document and page it rests on."
 ))
 for title in ("Resolved Items", "Missing Documents"):
     if title not in memo.sections:
@@ -141,10 +155,15 @@ memo.section("Recommended Next Steps", "\\n".join([
     "2. Obtain required counterparty consents and waivers ahead of closing.",
     "3. Quantify the listed exposures in the purchase price, escrow or specific indemnities.",
     "4. Request any document referenced in the room but not provided.",
-]))
-if failed:
-    memo.section("Open Items", "Slices not reviewed: " + ", ".join(
-        f"{d} pp.{a}-{b}" for (d, a, b), _ in failed[:50]))
+] + (["5. Review the documents listed under Documents Not Reviewed."] if unread else [])))
+if unread:
+    titles = {d.id: d.title for d in room.docs}
+    lines = [f"- {doc} {titles.get(doc, '')}: pp.{a}-{b} not read "
+             f"({' '.join(why.get((doc, a, b), 'never sent: the turns ran out').split())[:120]})"
+             for doc, a, b in unread[:50]]
+    if len(unread) > 50:
+        lines.append(f"- ... and {len(unread) - 50} more slices")
+    memo.section("Documents Not Reviewed", "\\n".join(lines))
 memo.move_to_end("Recommended Next Steps")
 submit()
 ```'''

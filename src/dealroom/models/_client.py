@@ -34,7 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 import aiohttp
 
 from dealroom.errors import ConfigError
-from dealroom.models._hedge import Progress, current_wave, race
+from dealroom.models._hedge import BothStalled, Progress, current_wave, race
 from dealroom.models._spec import ModelSpec, Prices
 from dealroom.models._text import strip_controls
 from dealroom.models._wire import (
@@ -323,12 +323,13 @@ class OpenAICompatibleClient:
         if wave is not None:
             wave.joined()
         attempt = 0
+        sent = [0]  # HTTP requests made, hedges included
         while True:
             payload = self._payload(messages, limit, temperature, stop, response_format)
             data = json.dumps(payload).encode()
             attempt += 1
             try:
-                reply, latency, hedge, sent = await self._send(endpoint, payload, data, cap, wave)
+                reply, latency, hedge = await self._send(endpoint, payload, data, cap, wave, sent)
             except _Refused as exc:
                 self.refused.add(exc.feature)
                 attempt -= 1  # the endpoint only turned down an option: ask again at once
@@ -337,15 +338,15 @@ class OpenAICompatibleClient:
                 if attempt > self.spec.max_retries:
                     raise ProviderError(
                         f"{exc} (gave up after {attempt} attempts)",
-                        model=self.name, status=exc.status, kind=exc.kind, attempts=attempt,
+                        model=self.name, status=exc.status, kind=exc.kind, attempts=sent[0],
                     ) from None
                 await asyncio.sleep(exc.wait if exc.wait is not None else self._backoff(attempt))
                 continue
             except ProviderError as exc:
-                exc.attempts = attempt
+                exc.attempts = sent[0]
                 raise
-            return self._result(reply, messages, payload, len(data), limit, latency,
-                                attempt + sent - 1, hedge)
+            return self._result(reply, messages, payload, len(data), limit, latency, sent[0],
+                                hedge)
 
     def _result(self, reply: Reply, messages: list[dict[str, Any]], payload: dict[str, Any],
                 request_bytes: int, limit: int | None, latency: float, attempts: int,
@@ -374,11 +375,12 @@ class OpenAICompatibleClient:
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
     async def _send(self, endpoint: _Endpoint, payload: dict[str, Any], data: bytes, cap: int,
-                    wave: Any) -> tuple[Reply, float, dict[str, Any] | None, int]:
-        """One attempt, hedged when it belongs to a wave: (reply, latency, hedge, requests)."""
+                    wave: Any, sent: list[int]) -> tuple[Reply, float, dict[str, Any] | None]:
+        """One attempt, hedged when it belongs to a wave: (reply, latency, hedge record)."""
         streaming = bool(payload.get("stream"))
 
         async def attempt(progress: Progress) -> tuple[Reply, float]:
+            sent[0] += 1
             reply, latency = await self._attempt(endpoint, payload, data, cap, streaming,
                                                  progress)
             if wave is not None:
@@ -387,9 +389,12 @@ class OpenAICompatibleClient:
 
         if wave is None:
             reply, latency = await attempt(Progress())
-            return reply, latency, None, 1
-        (reply, latency), hedge = await race(wave, self.spec.hedge, attempt)
-        return reply, latency, hedge, 1 if hedge is None else 2
+            return reply, latency, None
+        try:
+            (reply, latency), hedge = await race(wave, self.spec.hedge, attempt)
+        except BothStalled as exc:
+            raise _Retryable(str(exc), kind="timeout") from None
+        return reply, latency, hedge
 
     def _timeouts(self, streaming: bool) -> aiohttp.ClientTimeout:
         spec = self.spec

@@ -4,8 +4,9 @@ answer wins, so one dead connection costs seconds instead of a whole time-out.
     wave of N calls ──▶ answers come back; once a quarter of them (at least 2) have
                          answered, the wave's median latency m is known
     a call whose HTTP attempt has shown no progress for max(1 s, hedge · m)
-        ──▶ the same request is sent again (at most a quarter of the wave's calls)
+        ──▶ the same request is sent again (re-sends in flight: at most half the wave's calls)
         ──▶ the first good answer is taken, the other attempt is cancelled; both are recorded
+        ──▶ if the re-send fails, or stalls as long too, both are given up and the call retries
 
 The wave is a context variable: whoever fans a wave out opens one with :func:`hedging`, and
 clients that support hedging (the OpenAI-compatible client) read it; others ignore it.
@@ -28,11 +29,15 @@ HEDGE_FLOOR_S = 1.0
 """No call is re-sent sooner than this."""
 QUORUM = 0.25
 """Share of a wave's calls that must have answered before its median is trusted."""
-MAX_HEDGED = 0.25
-"""Share of a wave's calls that may be re-sent."""
+MAX_HEDGED = 0.5
+"""Share of a wave's calls that may have a re-send in flight at once."""
 
 _WAVE: contextvars.ContextVar[HedgeWave | None] = contextvars.ContextVar("dealroom_wave",
                                                                           default=None)
+
+
+class BothStalled(TimeoutError):
+    """An attempt and its re-send both went silent past the hedge delay."""
 
 
 class HedgeWave:
@@ -42,6 +47,11 @@ class HedgeWave:
         self.calls = 0
         self.latencies: list[float] = []
         self.hedged = 0
+        """Re-sends made."""
+        self.in_flight = 0
+        """Re-sends not yet finished."""
+        self.peak = 0
+        """Most re-sends in flight at once."""
 
     def joined(self) -> None:
         self.calls += 1
@@ -56,7 +66,7 @@ class HedgeWave:
         return max(HEDGE_FLOOR_S, multiple * statistics.median(self.latencies))
 
     def may_hedge(self) -> bool:
-        return self.hedged < max(1, math.floor(MAX_HEDGED * self.calls))
+        return self.in_flight < max(1, math.floor(MAX_HEDGED * self.calls))
 
 
 @contextlib.contextmanager
@@ -105,8 +115,14 @@ async def race(wave: HedgeWave, multiple: float,
         if delay is None:
             return await first, None
         wave.hedged += 1
-        second = asyncio.ensure_future(attempt(Progress()))
-        return await _first_good(first, second, delay)
+        wave.in_flight += 1
+        wave.peak = max(wave.peak, wave.in_flight)
+        try:
+            second_progress = Progress()
+            second = asyncio.ensure_future(attempt(second_progress))
+            return await _first_good(first, second, second_progress, delay)
+        finally:
+            wave.in_flight -= 1
     finally:
         if not first.done():
             first.cancel()
@@ -128,25 +144,33 @@ async def _stall(wave: HedgeWave, multiple: float, task: asyncio.Future[Any],
 
 
 async def _first_good(first: asyncio.Future[T], second: asyncio.Future[T],
-                      delay: float) -> tuple[T, dict[str, Any]]:
+                      progress: Progress, delay: float) -> tuple[T, dict[str, Any]]:
+    """The first good answer of the two. A re-send that fails, or goes silent for ``delay``
+    too, gives the stalled attempt up as well (the retry loop takes over); a failed stalled
+    attempt leaves the re-send running."""
     started = time.monotonic()
-    pending = {first, second}
-    failures: dict[asyncio.Future[T], BaseException] = {}
+    pending: set[asyncio.Future[T]] = {first, second}
+    failed: BaseException | None = None
     try:
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                if task.exception() is None:
-                    other = second if task is first else first
-                    loser = f"failed: {failures[other]}" if other in failures else "cancelled"
-                    return task.result(), {
-                        "after_s": round(delay, 3),
-                        "winner": "primary" if task is first else "hedge",
-                        "loser": loser,
-                        "won_after_s": round(time.monotonic() - started, 3),
-                    }
-                failures[task] = task.exception()  # type: ignore[assignment]
-        raise failures[first]
+        while True:
+            wait = max(delay - progress.idle(), 0.05) if progress.started else delay
+            done, pending = await asyncio.wait(pending, timeout=wait,
+                                               return_when=asyncio.FIRST_COMPLETED)
+            if not done:
+                if progress.started is not None and progress.idle() >= delay:
+                    raise BothStalled(f"an attempt and its re-send both stalled for {delay:.1f}s")
+                continue
+            good = [t for t in (second, first) if t in done and t.exception() is None]
+            if good:
+                return good[0].result(), {
+                    "after_s": round(delay, 3),
+                    "winner": "hedge" if good[0] is second else "primary",
+                    "loser": f"failed: {failed}" if failed else "cancelled",
+                    "won_after_s": round(time.monotonic() - started, 3),
+                }
+            if second in done:
+                raise second.exception()  # type: ignore[misc]
+            failed = first.exception()
     finally:
         for task in (first, second):
             if not task.done():

@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import inspect
 import json
 import random
 import threading
@@ -38,7 +39,8 @@ from aiohttp import web
 from dealroom.models._spec import ModelSpec
 from dealroom.types import Usage
 
-Reply = Callable[[dict[str, Any]], "str | dict[str, Any] | Fault"]
+Reply = Callable[[dict[str, Any]], Any]
+"""A function of the request JSON (sync or async) giving the text, a body or a Fault."""
 
 
 @dataclass(frozen=True)
@@ -318,6 +320,10 @@ class MockOpenAIServer:
                     status=self.refuse_status)
         return None
 
+    async def _reply(self, body: dict[str, Any]) -> str | dict[str, Any] | Fault:
+        result = self.reply(body)
+        return await result if inspect.isawaitable(result) else result
+
     async def _answer(self, request: web.Request) -> web.StreamResponse:
         if denied := self._deny(request):
             return denied
@@ -331,7 +337,7 @@ class MockOpenAIServer:
             await asyncio.sleep(self.latency)
         result: str | dict[str, Any] | Fault | None = None
         if fault is None:
-            result = self.reply(body)
+            result = await self._reply(body)
             if isinstance(result, Fault):
                 fault, result = result, None
         if fault is not None and fault.kind not in _ANSWERED:
@@ -339,7 +345,7 @@ class MockOpenAIServer:
         if fault is not None and fault.kind == "hang":
             await asyncio.sleep(fault.seconds)
         if result is None:
-            result = self.reply(body)
+            result = await self._reply(body)
         if isinstance(result, Fault):
             result = echo(body)
         if isinstance(result, dict):

@@ -189,3 +189,65 @@ def test_a_json_body_with_an_error_object_is_malformed():
 
     asyncio.run(go())
     assert chat_completion_body("x")["choices"][0]["message"]["content"] == "x"
+
+
+def _sse(*events, done=True):
+    import json
+
+    lines = [b"data: " + json.dumps(e).encode() for e in events]
+    return b"\n\n".join(lines + ([b"data: [DONE]"] if done else [])) + b"\n\n"
+
+
+def _read(raw, cap=4096, size=7):
+    from dealroom.models._wire import read_stream
+
+    async def chunks():
+        for i in range(0, len(raw), size):  # split anywhere, even inside a line
+            yield raw[i : i + size]
+
+    return asyncio.run(read_stream(chunks(), cap, lambda: None))
+
+
+def _chunk(content=None, finish=None, **extra):
+    delta = {} if content is None else {"content": content}
+    return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+
+
+def test_streams_in_the_shapes_servers_send():
+    usage = {"prompt_tokens": 3, "completion_tokens": 2}
+    first = {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "He"},
+                          "finish_reason": None}], "model": "served-name"}
+    raw = _sse(first, _chunk("llo", usage=None), _chunk(" world", "stop"),
+               {"choices": [], "usage": usage})
+    reply = _read(raw)
+    assert reply.text == "Hello world" and reply.finish_reason == "stop"
+    assert reply.usage == usage and reply.model == "served-name" and reply.streamed
+    no_done = _read(_sse(_chunk("a"), _chunk(None, "length"), done=False))
+    assert no_done.text == "a" and no_done.finish_reason == "length"
+
+
+@pytest.mark.parametrize(
+    "raw, kind",
+    [
+        (_sse(_chunk("partial"), done=False), "malformed"),
+        (_sse(_chunk("x"), {"error": {"message": "overloaded"}}), "stream"),
+        (_sse(_chunk(None, "stop")), "no_content"),
+        (b"data: {not json\n\ndata: [DONE]\n\n", "malformed"),
+        (b"data: [1, 2]\n\ndata: [DONE]\n\n", "malformed"),
+    ],
+)
+def test_broken_streams_are_bad_replies(raw, kind):
+    from dealroom.models._wire import BadReply
+
+    with pytest.raises(BadReply) as err:
+        _read(raw)
+    assert err.value.kind == kind
+
+
+def test_a_runaway_stream_stops_being_read():
+    from dealroom.models._wire import STREAM_OVERHEAD
+
+    raw = _sse(*[_chunk("x" * 1000) for _ in range(400)], _chunk(None, "stop"))
+    reply = _read(raw, cap=4096, size=65536)
+    assert len(reply.text) == 4096 and reply.cut_bytes > 0
+    assert len(raw) > STREAM_OVERHEAD * 4096 + 65536, "more was sent than was read"

@@ -15,10 +15,10 @@ clients that support hedging (the OpenAI-compatible client) read it; others igno
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import contextvars
 import math
-import statistics
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
@@ -46,24 +46,41 @@ class HedgeWave:
     def __init__(self) -> None:
         self.calls = 0
         self.latencies: list[float] = []
+        """Answer latencies so far, sorted."""
         self.hedged = 0
         """Re-sends made."""
         self.in_flight = 0
         """Re-sends not yet finished."""
         self.peak = 0
         """Most re-sends in flight at once."""
+        self._quorum: asyncio.Future[None] | None = None
 
     def joined(self) -> None:
         self.calls += 1
 
     def answered(self, latency: float) -> None:
-        self.latencies.append(latency)
+        bisect.insort(self.latencies, latency)
+        if self._quorum is not None and not self._quorum.done() and self._has_quorum():
+            self._quorum.set_result(None)
+
+    def _has_quorum(self) -> bool:
+        return len(self.latencies) >= max(2, math.ceil(QUORUM * self.calls))
+
+    def quorum(self) -> asyncio.Future[None]:
+        """Done once enough calls have answered for the median to be trusted."""
+        if self._quorum is None:
+            self._quorum = asyncio.get_running_loop().create_future()
+        if self._has_quorum() and not self._quorum.done():
+            self._quorum.set_result(None)
+        return self._quorum
 
     def delay(self, multiple: float) -> float | None:
         """Seconds without progress after which a call is re-sent; None before the quorum."""
-        if len(self.latencies) < max(2, math.ceil(QUORUM * self.calls)):
+        if not self._has_quorum():
             return None
-        return max(HEDGE_FLOOR_S, multiple * statistics.median(self.latencies))
+        n = len(self.latencies)
+        median = (self.latencies[(n - 1) // 2] + self.latencies[n // 2]) / 2
+        return max(HEDGE_FLOOR_S, multiple * median)
 
     def may_hedge(self) -> bool:
         return self.in_flight < max(1, math.floor(MAX_HEDGED * self.calls))
@@ -90,9 +107,20 @@ class Progress:
     def __init__(self) -> None:
         self.started: float | None = None
         self.last: float | None = None
+        self._waiter: asyncio.Future[None] | None = None
 
     def start(self) -> None:
         self.started = self.last = time.monotonic()
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def begun(self) -> asyncio.Future[None]:
+        """Done once the attempt has its connection slot."""
+        if self._waiter is None:
+            self._waiter = asyncio.get_running_loop().create_future()
+            if self.started is not None:
+                self._waiter.set_result(None)
+        return self._waiter
 
     def tick(self) -> None:
         self.last = time.monotonic()
@@ -130,15 +158,21 @@ async def race(wave: HedgeWave, multiple: float,
 
 async def _stall(wave: HedgeWave, multiple: float, task: asyncio.Future[Any],
                  progress: Progress) -> float | None:
-    """Wait until ``task`` is done (None) or has stalled past the hedge delay (the delay)."""
+    """Wait until ``task`` is done (None) or has stalled past the hedge delay (the delay).
+
+    Nothing polls: a queued attempt waits for its slot, a wave without a quorum for it."""
     while not task.done():
         delay = wave.delay(multiple)
-        if delay is None or progress.started is None:
+        if progress.started is None or delay is None:
+            event = progress.begun() if progress.started is None else wave.quorum()
+            await asyncio.wait({task, event}, return_when=asyncio.FIRST_COMPLETED)
+            continue
+        if not wave.may_hedge():
             wait = HEDGE_FLOOR_S
-        elif progress.idle() >= delay and wave.may_hedge():
+        elif progress.idle() >= delay:
             return delay
         else:
-            wait = max(delay - progress.idle(), 0.05) if wave.may_hedge() else HEDGE_FLOOR_S
+            wait = max(delay - progress.idle(), 0.05)
         await asyncio.wait({task}, timeout=wait)
     return None
 

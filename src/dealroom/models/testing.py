@@ -362,27 +362,31 @@ class MockOpenAIServer:
 
     async def _stream(self, request: web.Request, text: str, usage: dict[str, Any] | None,
                       stall: float) -> web.StreamResponse:
+        """The reply as server-sent events: a role chunk, the text in pieces, the finish, the
+        usage when asked for, ``[DONE]``; sent as one body unless the fault stalls it."""
+
+        def event(choices: list[dict[str, Any]], **extra: Any) -> bytes:
+            chunk = {"id": "chatcmpl-mock", "object": "chat.completion.chunk",
+                     "model": self.model, "choices": choices, **extra}
+            return f"data: {json.dumps(chunk)}\n\n".encode()
+
+        def delta(content: dict[str, Any], finish: str | None = None) -> bytes:
+            return event([{"index": 0, "delta": content, "finish_reason": finish}])
+
+        step = max(1, len(text) // 8) if len(text) < 65536 else 65536
+        parts = [delta({"content": text[i : i + step]}) for i in range(0, len(text), step)]
+        parts.append(delta({}, "stop"))
+        if usage is not None:
+            parts.append(event([], usage=usage))
+        parts.append(b"data: [DONE]\n\n")
+        first = delta({"role": "assistant"})
+        if not stall:
+            return web.Response(body=first + b"".join(parts), content_type="text/event-stream")
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
-
-        async def send(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> None:
-            chunk = {"id": "chatcmpl-mock", "object": "chat.completion.chunk",
-                     "model": self.model, "choices": [
-                         {"index": 0, "delta": delta, "finish_reason": finish}], **extra}
-            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
-
-        await send({"role": "assistant"})
-        if stall:
-            await asyncio.sleep(stall)
-        step = max(1, len(text) // 8) if len(text) < 65536 else 65536
-        for i in range(0, len(text), step):
-            await send({"content": text[i : i + step]})
-        await send({}, "stop")
-        if usage is not None:
-            chunk = {"id": "chatcmpl-mock", "object": "chat.completion.chunk", "choices": [],
-                     "usage": usage}
-            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        await resp.write(b"data: [DONE]\n\n")
+        await resp.write(first)
+        await asyncio.sleep(stall)
+        await resp.write(b"".join(parts))
         await resp.write_eof()
         return resp
 

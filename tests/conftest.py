@@ -1,1 +1,167 @@
-"""Shared fixtures."""
+"""Shared fixtures: a small ingested room, and run folders built by hand (on the judge's
+fixture room and on tiny rooms)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dealroom.room import ingest
+
+JUDGE_ROOM = Path(__file__).parent / "judge" / "fixtures" / "room"
+"""The hand-made fixture room with a full rubric (tests/judge/fixtures/room)."""
+
+
+def make_run(run_dir: Path, memo: str | None, room: Path = JUDGE_ROOM) -> Path:
+    """A run folder with ``config.json`` and (unless ``memo`` is None) ``output/memo.md``."""
+    run_dir.mkdir(parents=True)
+    (run_dir / "config.json").write_text(json.dumps({"room": str(room), "harness": "rlm"}))
+    (run_dir / "trajectory.jsonl").write_text("")
+    if memo is not None:
+        (run_dir / "output").mkdir()
+        (run_dir / "output" / "memo.md").write_text(memo)
+    return run_dir
+
+
+@pytest.fixture(scope="session")
+def run_maker():
+    """:func:`make_run`, to build run folders on the fixture room."""
+    return make_run
+
+
+def _room(path: Path, tokens: int) -> Path:
+    path.mkdir(parents=True)
+    doc = {
+        "id": "D00001",
+        "path": "documents/a.txt",
+        "title": "a",
+        "category": "c",
+        "folder": "c/f",
+        "format": "txt",
+        "pages": 1,
+        "tokens": tokens,
+        "sha256": "",
+        "bytes": 0,
+    }
+    (path / "room.json").write_text(json.dumps({"name": path.name, "documents": [doc]}))
+    return path
+
+
+def _call(role: str, inp: int, out: int, cost: float) -> dict:
+    return {
+        "type": "model_call",
+        "role": role,
+        "model": "m",
+        "agent": "root",
+        "depth": 0,
+        "turn": 1,
+        "usage": {"input_tokens": inp, "output_tokens": out, "cost_usd": cost},
+    }
+
+
+def _run(path: Path, room: Path, calls: list[dict], scores: dict | None = None) -> Path:
+    path.mkdir(parents=True)
+    (path / "config.json").write_text(json.dumps({"room": str(room), "harness": "rlm"}))
+    events = [{"type": "run_start"}, *calls, {"type": "run_end", "status": "submitted"}]
+    lines = [json.dumps({"seq": i, "t": float(i), **e}) for i, e in enumerate(events)]
+    (path / "trajectory.jsonl").write_text("\n".join(lines) + "\n")
+    if scores is not None:
+        (path / "scores.json").write_text(json.dumps(scores))
+    return path
+
+
+@pytest.fixture
+def summary_runs(tmp_path: Path) -> list[Path]:
+    """Three run folders on two rooms, with known usage, scores and one stored metrics.json."""
+    small, big = _room(tmp_path / "small", 1_000), _room(tmp_path / "big", 9_000)
+    a = _run(
+        tmp_path / "runs" / "a",
+        small,
+        [_call("root", 100, 10, 0.5), _call("sub", 900, 90, 1.0)],
+        {
+            "pass_rate": 0.5,
+            "n_criteria": 4,
+            "n_passed": 2,
+            "n_errors": 0,
+            "judge": {"name": "llm"},
+            "usage": {"cost_usd": 0.25, "input_tokens": 40, "output_tokens": 4},
+        },
+    )
+    b = _run(
+        tmp_path / "runs" / "b",
+        big,
+        [_call("root", 300, 30, 1.0)] + [_call("sub", 100, 10, 0.1)] * 7,
+        {
+            "pass_rate": 1.0,
+            "n_criteria": 4,
+            "n_passed": 4,
+            "n_errors": 0,
+            "judge": {"name": "reference"},
+        },
+    )
+    c = _run(tmp_path / "runs" / "c", small, [_call("root", 50, 5, 0.0)])
+    (c / "metrics.json").write_text(
+        json.dumps(
+            {  # a stored metrics.json is taken as written
+                "status": "max_turns",
+                "usage": {
+                    "total": {"input_tokens": 50, "output_tokens": 5, "cost_usd": 0.0},
+                    "by_role": {"root": {"input_tokens": 50, "output_tokens": 5}},
+                    "root_share": {"input": 1.0, "output": 1.0},
+                },
+                "behaviour": {"sub_calls": 0, "turns": 3},
+                "coverage": {"coverage": 0.1, "tokens_total": 1_000},
+            }
+        )
+    )
+    return [a, b, c]
+
+
+SMALL_ROOM_FILES = {
+    "01 Corporate/1.1 Charter/Certificate of Incorporation.md":
+        "Certificate of Incorporation of Falcon Bank Inc.\n\nAuthorised shares: 10,000,000.",
+    "03 Material Contracts/3.2 Customer Agreements/Acme MSA.md":
+        "Master Services Agreement between Falcon Bank Inc. and Acme Corp.\n\f"
+        "Section 14.2 Change of Control. Acme may terminate this Agreement upon a change of "
+        "control of the Company without Acme's prior written consent.\n\f"
+        "Schedule 4. Termination fee payable to Acme: $2,500,000.",
+    "05 Litigation/5.1 Pending/Demand letter.md":
+        "Demand letter from Borealis LLP claiming damages of $1,200,000 for breach of the "
+        "Services Agreement dated 2023-04-01.",
+    "07 Regulatory/7.3 Permits/Permit register.md":
+        "Permit register. Environmental permit EP-220 expired on 2024-01-31; renewal pending.",
+}
+
+
+@pytest.fixture(scope="session")
+def small_room(tmp_path_factory):
+    """Four Markdown documents in four categories, ingested as a room."""
+    src = tmp_path_factory.mktemp("src")
+    for rel, text in SMALL_ROOM_FILES.items():
+        path = src / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    room = tmp_path_factory.mktemp("rooms") / "falcon"
+    ingest(src, room)
+    return room
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory):
+    """A tiny chat model written to disk (dealroom.train.testing): ``hf:PATH`` loads it."""
+    pytest.importorskip("torch")
+    import torch
+
+    from dealroom.train.testing import tiny_model
+
+    torch.set_num_threads(2)
+    return tiny_model(tmp_path_factory.mktemp("models") / "tiny")
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer(tiny_model_dir):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tiny_model_dir, local_files_only=True)

@@ -10,6 +10,7 @@ The public API, imported lazily so ``import dealroom`` stays fast:
     judge_memo      score any memo file against a room's rubric   (dealroom.judge)
     metrics_from_run  coverage, accounting, behaviour of a run    (dealroom.measure)
     run_demo        the main job end to end, offline              (dealroom._demo)
+    run_demo_async  its async core; DEMO_DOCS its room's size     (dealroom._demo)
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ _EXPORTS = {
     "judge_memo": "dealroom.judge",
     "metrics_from_run": "dealroom.measure",
     "run_demo": "dealroom._demo",
+    "run_demo_async": "dealroom._demo",
+    "DEMO_DOCS": "dealroom._demo",
 }
 
 __all__ = sorted(_EXPORTS)

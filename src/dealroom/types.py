@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 ROLES = ("root", "sub", "child_root", "judge")
@@ -63,7 +63,6 @@ class Budget:
     """Dollars over every model call of the episode, children included."""
     max_seconds: float | None = None
     """Wall-clock seconds for the episode."""
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

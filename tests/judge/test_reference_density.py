@@ -170,7 +170,7 @@ def _stuffing(room: Path, task: dict) -> dict[str, str]:
 @pytest.mark.parametrize("seed", [5, 6])
 def test_five_thousand_document_room(tmp_path: Path, seed: int) -> None:
     room = tmp_path / f"r5k-{seed}"
-    generate_room(room, docs=5000, seed=seed, tokens=6_000_000, workers=2)
+    generate_room(room, docs=5000, secret="tests", seed=seed, tokens=6_000_000, workers=2)
     task = json.loads((room / "task.json").read_text())
     assert len(task["criteria"]) >= 1200
     gold = (room / "answer_key" / "gold_memo.md").read_text()

@@ -11,7 +11,6 @@ import pytest
 import dealroom.measure._accounting
 import dealroom.measure._behaviour
 import dealroom.measure._coverage
-import dealroom.measure._runfiles
 from dealroom.measure import behaviour, correlation, memo_incremental, metrics_from_run
 from dealroom.room import count_tokens
 
@@ -130,7 +129,6 @@ def test_metrics_from_run(room_dir: Path, tmp_path: Path, mini_docs: dict, run_w
         dealroom.measure._accounting,
         dealroom.measure._behaviour,
         dealroom.measure._coverage,
-        dealroom.measure._runfiles,
     ],
 )
 def test_docstring_examples(module) -> None:

@@ -91,5 +91,6 @@ def test_runs_as_a_separate_process():
 def test_mock_server_lives_in_the_testing_module():
     from dealroom.models.testing import Fault, MockOpenAIServer, chat_completion_body
 
-    assert callable(MockOpenAIServer) and callable(Fault.rate_limit)
+    assert MockOpenAIServer.__module__ == Fault.__module__ == "dealroom.models.testing"
+    assert Fault.rate_limit(retry_after=2) == Fault("status", 429, "rate limited", 2)
     assert chat_completion_body("x")["choices"][0]["message"]["content"] == "x"

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import email.message
-import io
-import struct
 import zipfile
 from pathlib import Path
 
@@ -14,10 +12,10 @@ import pytest
 from docx.enum.section import WD_SECTION
 from docx.enum.text import WD_BREAK
 from docx.oxml import OxmlElement
+from malformed import encrypted_pdf, ole_with_encrypted_package
 from pdfs import pdf_bytes
 from pptx import Presentation
 from pptx.util import Inches
-from pypdf import PdfReader, PdfWriter
 
 from dealroom.errors import RoomError
 from dealroom.room import (
@@ -28,43 +26,9 @@ from dealroom.room import (
     extract_pages,
     format_of,
 )
+from dealroom.room import _xlsx as xlsx_mod
 
 # --- builders --------------------------------------------------------------------------------
-
-
-def encrypted_pdf(path: Path, user: str, owner: str = "owner") -> Path:
-    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_bytes(["Secret terms"]))))
-    writer.encrypt(user_password=user, owner_password=owner)
-    with open(path, "wb") as fh:
-        writer.write(fh)
-    return path
-
-
-def ole_with_encrypted_package(path: Path) -> Path:
-    """The smallest compound file holding an ``EncryptedPackage`` stream, as Office writes."""
-    end, free, nostream = 0xFFFFFFFE, 0xFFFFFFFF, 0xFFFFFFFF
-    header = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(16)
-    header += struct.pack(
-        "<HHHHH6xIIIIIIIII", 0x3E, 3, 0xFFFE, 9, 6, 0, 1, 1, 0, 4096, end, 0, end, 0
-    )
-    header += struct.pack("<I", 0) + struct.pack("<I", free) * 108
-    fat = struct.pack("<II", 0xFFFFFFFD, end) + struct.pack("<I", free) * 126
-
-    def entry(name: str, kind: int, child: int) -> bytes:
-        raw = (name + "\0").encode("utf-16-le")
-        return (
-            raw.ljust(64, b"\0")
-            + struct.pack("<HBB", len(raw), kind, 1)
-            + struct.pack("<III", nostream, nostream, child)
-            + bytes(36)
-            + struct.pack("<IQ", end, 0)
-        )
-
-    unused = bytes(64) + struct.pack("<HBB", 0, 0, 0) + struct.pack("<III", *[nostream] * 3)
-    unused += bytes(36) + struct.pack("<IQ", 0, 0)
-    directory = entry("Root Entry", 5, 1) + entry("EncryptedPackage", 2, nostream) + unused * 2
-    path.write_bytes(header + fat + directory)
-    return path
 
 
 def docx_file(path: Path, build) -> Path:
@@ -298,3 +262,65 @@ def test_partly_scanned_pdf_names_the_image_pages(tmp_path):
     assert len(result.pages) == 4
     (note,) = result.warnings
     assert note.reason == "scanned_no_text_layer" and note.pages == (2,)  # page 3 is just blank
+
+
+# --- pathological files ----------------------------------------------------------------------
+
+
+def far_cell_workbook(path: Path, rows: int = 1) -> Path:
+    """A workbook declaring A1:XFD1048576, with values at A1 and at the last cell(s)."""
+    book = openpyxl.Workbook()
+    book.active["A1"] = "near"
+    for n in range(rows):
+        book.active.cell(row=1_048_576 - n, column=16_384, value=f"far {n}")
+    book.save(path)
+    return path
+
+
+def test_a_sheet_is_read_by_its_cells_not_its_declared_dimension(tmp_path):
+    path = far_cell_workbook(tmp_path / "far.xlsx")
+    assert path.stat().st_size < 6000
+    with zipfile.ZipFile(path) as package:
+        assert b'<dimension ref="A1:XFD1048576"/>' in package.read("xl/worksheets/sheet1.xml")
+    (page,) = extract_pages(path)  # today: minutes (17 billion padded cells)
+    assert page == "# Sheet\nnear\n" + "\t" * 64 + "far 0"
+
+
+def test_many_far_cells_stay_small(tmp_path):
+    (page,) = extract_pages(far_cell_workbook(tmp_path / "far.xlsx", rows=2000))
+    assert len(page) < 2000 * 80 and page.count("far ") == 2000
+
+
+def test_gaps_between_cells_keep_their_columns(tmp_path):
+    book = openpyxl.Workbook()
+    book.active["A1"], book.active["C1"], book.active["B2"] = "a", "c", 2.0
+    book.save(tmp_path / "gaps.xlsx")
+    assert extract_pages(tmp_path / "gaps.xlsx") == ["# Sheet\na\t\tc\n\t2"]
+
+
+def test_a_zip_bomb_workbook_is_refused_before_parsing(tmp_path, monkeypatch):
+    monkeypatch.setattr(xlsx_mod, "MAX_UNPACKED", 16 << 20)  # 1 GiB in use; 16 MiB here
+    path = tmp_path / "bomb.xlsx"
+    openpyxl.Workbook().save(path)
+    with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as package:
+        package.writestr("xl/media/zeros.bin", bytes(20 << 20))
+    assert path.stat().st_size < 100_000
+    with pytest.raises(ExtractionError, match="unpack to 0.0 GiB") as info:
+        extract_document(path)
+    assert info.value.reason == "corrupt"
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (bytes(range(256)) * 20, "corrupt"),  # binary junk, no header
+        (b"Hello world\nthis is a note, not an e-mail\n" * 100, "corrupt"),
+        (b"From: a@b.example\nSubject: x\n\n" + bytes(range(1, 256)) * 16, "binary"),
+    ],
+    ids=["binary-junk", "text-without-headers", "binary-body"],
+)
+def test_junk_eml_is_reported_not_ingested(tmp_path, raw, reason):
+    path = tmp_path / "junk.eml"
+    path.write_bytes(raw)
+    assert 4000 < len(raw) < 6000
+    assert reason_of(path) == reason

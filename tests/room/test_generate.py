@@ -24,7 +24,8 @@ from dealroom.room._generate import (
 from dealroom.room._generate._formats import wrap
 
 FORMATS = {"md", "txt", "pdf", "docx", "xlsx", "eml"}
-SMALL = {"docs": 120, "seed": 1, "profile": "manufacturer", "tokens": 180_000, "workers": 1}
+SMALL = {"docs": 120, "secret": "tests", "seed": 1, "profile": "manufacturer", "tokens": 180_000,
+         "workers": 1}
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +43,7 @@ def test_room_layout(small: Path) -> None:
     assert sorted(p.name for p in small.iterdir()) == [
         "answer_key", "documents", "room.json", "task.json"]
     assert sorted(p.name for p in (small / "answer_key").iterdir()) == [
-        "findings.json", "gold_memo.md"]
+        "findings.json", "generation.json", "gold_memo.md"]
     manifest = load_manifest(small)
     assert manifest.totals()["docs"] == 120
     ids = [d.id for d in manifest.documents]
@@ -68,8 +69,8 @@ def test_same_arguments_give_byte_identical_rooms(small: Path, tmp_path: Path) -
 
 
 def test_another_seed_gives_another_room(tmp_path: Path) -> None:
-    a = generate_room(tmp_path / "a", docs=20, seed=1, tokens=40_000, workers=1)
-    b = generate_room(tmp_path / "b", docs=20, seed=2, tokens=40_000, workers=1)
+    a = generate_room(tmp_path / "a", docs=20, secret="tests", seed=1, tokens=40_000, workers=1)
+    b = generate_room(tmp_path / "b", docs=20, secret="tests", seed=2, tokens=40_000, workers=1)
     assert a.name != b.name or [d.sha256 for d in a.documents] != [d.sha256 for d in b.documents]
 
 
@@ -123,7 +124,7 @@ def test_binary_files_open_with_real_parsers(small: Path) -> None:
 
 def test_scaling_of_folders_categories_and_criteria() -> None:
     sizes = (20, 100, 300, 2270)
-    plans = {n: plan_room(GenerateSettings(docs=n, seed=4)) for n in sizes}
+    plans = {n: plan_room(GenerateSettings(docs=n, secret="tests", seed=4)) for n in sizes}
     folders = [len({p.folder for p in plans[n].plans}) for n in sizes]
     categories = [len({p.category for p in plans[n].plans}) for n in sizes]
     criteria = [sum(len(f.points) for f in plans[n].findings) + 3 for n in sizes]
@@ -138,7 +139,7 @@ def test_scaling_of_folders_categories_and_criteria() -> None:
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_profiles_differ_in_vocabulary_and_folders(profile: str) -> None:
-    plan = plan_room(GenerateSettings(docs=400, seed=1, profile=profile))
+    plan = plan_room(GenerateSettings(docs=400, secret="tests", seed=1, profile=profile))
     titles = " ".join(p.title for p in plan.plans)
     assert PROFILES[profile].contracts["customer"] in titles
     own = {f.name for f in PROFILES[profile].extra_folders}
@@ -147,14 +148,14 @@ def test_profiles_differ_in_vocabulary_and_folders(profile: str) -> None:
 
 def test_bad_profile_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown profile 'bakery'.*bank"):
-        generate_room(tmp_path / "r", docs=5, seed=1, profile="bakery")
+        generate_room(tmp_path / "r", docs=5, secret="tests", seed=1, profile="bakery")
     assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize("docs", [0, -3])
 def test_too_few_documents_is_a_clear_error(tmp_path: Path, docs: int) -> None:
     with pytest.raises(ConfigError, match="between 1 and"):
-        generate_room(tmp_path / "r", docs=docs, seed=1)
+        generate_room(tmp_path / "r", docs=docs, secret="tests", seed=1)
     assert not (tmp_path / "r").exists()
 
 
@@ -168,7 +169,7 @@ def test_existing_files_are_never_overwritten(tmp_path: Path) -> None:
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     with pytest.raises(ConfigError, match="already holds files"):
-        generate_room(out, docs=5, seed=1, workers=1)
+        generate_room(out, docs=5, secret="tests", seed=1, workers=1)
     assert [p.name for p in out.iterdir()] == ["notes.txt"]
     assert (out / "notes.txt").read_text() == "mine"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]  # no temporary folder left
@@ -177,13 +178,14 @@ def test_existing_files_are_never_overwritten(tmp_path: Path) -> None:
 def test_an_empty_folder_is_filled(tmp_path: Path) -> None:
     out = tmp_path / "empty"
     out.mkdir()
-    generate_room(out, docs=3, seed=1, tokens=3000, workers=1)
+    generate_room(out, docs=3, secret="tests", seed=1, tokens=3000, workers=1)
     assert (out / "room.json").is_file()
     assert json.loads((out / "task.json").read_text())["criteria"]
 
 
 def test_a_single_document_room_still_plants_a_finding(tmp_path: Path) -> None:
-    manifest = generate_room(tmp_path / "one", docs=1, seed=3, tokens=2000, workers=1)
+    manifest = generate_room(tmp_path / "one", docs=1, secret="tests", seed=3, tokens=2000,
+                             workers=1)
     assert len(manifest.documents) == 1
     findings = json.loads((tmp_path / "one/answer_key/findings.json").read_text())["findings"]
     assert findings and findings[0]["evidence"][0]["doc"] == "D00001"
@@ -214,7 +216,8 @@ def test_large_room_is_fast_and_lean(tmp_path: Path) -> None:
     import time
 
     start = time.perf_counter()
-    manifest = generate_room(tmp_path / "big", docs=2270, seed=7, tokens=31_000_000, workers=2)
+    manifest = generate_room(tmp_path / "big", docs=2270, secret="tests", seed=7,
+                             tokens=31_000_000, workers=2)
     assert time.perf_counter() - start < 60
     totals = manifest.totals()
     assert 74 <= totals["folders"] <= 86 and totals["categories"] == 14
@@ -230,7 +233,7 @@ def test_a_planted_cap_table_total_adds_up(budget: int) -> None:
     from dealroom.room._generate._sheets import build_sheets
     from dealroom.room._generate._text import Library
 
-    ctx = plan_room(GenerateSettings(docs=5, seed=1)).ctx
+    ctx = plan_room(GenerateSettings(docs=5, secret="tests", seed=1)).ctx
     plan = DocPlan(0, "D00001", "documents/a/b/c.xlsx", "Cap table", "cap_table", "xlsx", budget,
                    "2024-01-01", inserts=[Insert("Total shares outstanding\t\t12,000,000\t",
                                                  ("12,000,000",), where="end")])

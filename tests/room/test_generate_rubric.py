@@ -34,10 +34,11 @@ def rooms(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = {}
     for n, profile in enumerate(sorted(PROFILES)):
         out[profile] = base / profile
-        generate_room(out[profile], docs=20, seed=10 + n, profile=profile, tokens=60_000,
-                      workers=1)
+        generate_room(out[profile], docs=20, secret="tests", seed=10 + n, profile=profile,
+                      tokens=60_000, workers=1)
     out["mid"] = base / "mid"
-    generate_room(out["mid"], docs=300, seed=4, profile="bank", tokens=600_000, workers=1)
+    generate_room(out["mid"], docs=300, secret="tests", seed=4, profile="bank", tokens=600_000,
+                  workers=1)
     return out
 
 
@@ -87,7 +88,7 @@ def test_evidence_is_in_the_documents_named(rooms: dict[str, Path], pages: dict,
         for ev in f["evidence"]:
             assert " ".join(ev["fact"].split()) in pages[name, ev["doc"]][ev["page"] - 1], ev
             checked += 1
-    assert checked >= 3 * len(findings)
+    assert checked >= 2.5 * len(findings)  # 2.9-3.5 a finding across secrets at 300 docs
 
 
 def test_multi_document_findings_need_several_documents(rooms: dict[str, Path],
@@ -148,7 +149,8 @@ def test_gold_memo_holds_every_required_element(rooms: dict[str, Path]) -> None:
     task, _, memo = _load(rooms["mid"])
     for c in task["criteria"]:
         e = c["expect"]
-        assert all(f"[{d} p." in memo for d in e.get("cite", [])), c["id"]
+        cited = [] if e.get("negative") else e.get("cite", [])  # a claim it must not make
+        assert all(f"[{d} p." in memo for d in cited), c["id"]
         assert all(d in memo for d in e.get("dates", [])), c["id"]
         assert all(usd(a["value"]) in memo for a in e.get("amounts", [])), c["id"]
         assert all(f"## {s}" in memo for s in e.get("sections", [])), c["id"]
@@ -196,7 +198,8 @@ def test_findings_scale_with_the_room(rooms: dict[str, Path]) -> None:
 @pytest.mark.slow
 def test_gold_memo_passes_on_a_full_size_room(tmp_path: Path) -> None:
     room = tmp_path / "full"
-    generate_room(room, docs=2270, seed=4, profile="bank", tokens=3_000_000, workers=2)
+    generate_room(room, docs=2270, secret="tests", seed=4, profile="bank", tokens=3_000_000,
+                  workers=2)
     task, _, memo = _load(room)
     assert 540 <= len(task["criteria"]) <= 610
     verdicts = _judge(task, memo)

@@ -299,17 +299,57 @@ def test_copy_skipped_keeps_the_whole_tree(source, tmp_path):
     assert "06 Problems/huge.txt" in copied and "06 Problems/loop" not in copied
 
 
-def test_symlinked_folders_are_followed_once(tmp_path):
-    outside = write(tmp_path / "shared" / "note.md", "shared note").parent
+def test_symlinked_folders_inside_the_source_are_followed_once(tmp_path):
     src = tmp_path / "src"
-    src.mkdir()
-    os.symlink(outside, src / "a link")
-    os.symlink(outside, src / "b link")
+    shared = write(src / "zz shared" / "note.md", "shared note").parent
+    os.symlink(shared, src / "a link")
+    os.symlink("zz shared", src / "b link")
     report = ingest(src, tmp_path / "room", SETTINGS)
     assert [d.path for d in report.manifest.documents] == ["documents/a link/note.md"]
-    assert [(e.path, e.reason) for e in report.entries] == [("b link", "duplicate")]
+    assert [(e.path, e.reason) for e in report.entries] == [
+        ("b link", "duplicate"), ("zz shared", "duplicate")]
     unfollowed = ingest(src, tmp_path / "room2", IngestSettings(follow_symlinks=False))
     assert {e.reason for e in unfollowed.entries} == {"symlink"}
+
+
+def test_links_out_of_the_source_are_never_followed_and_each_is_reported(tmp_path):
+    from dealroom.room import validate_room
+
+    canary = write(tmp_path / "private" / "salary.md", "CANARY-7f3a private text")
+    src = tmp_path / "src"
+    write(src / "01 Corporate" / "charter.md", "Charter")
+    os.symlink("/etc/passwd", src / "passwd.txt")
+    os.symlink(canary, src / "01 Corporate" / "outside.md")
+    os.symlink(canary.parent, src / "private folder")
+    os.symlink("/etc", src / "etc")
+    os.symlink("../../private/salary.md", src / "01 Corporate" / "relative.md")
+    for copy_skipped in (False, True):
+        out = tmp_path / f"room-{copy_skipped}"
+        report = ingest(src, out, IngestSettings(workers=1, copy_skipped=copy_skipped))
+        assert [d.path for d in report.manifest.documents] == [
+            "documents/01 Corporate/charter.md"]
+        outside = {e.path: e for e in report.entries}
+        assert sorted(outside) == ["01 Corporate/outside.md", "01 Corporate/relative.md", "etc",
+                                   "passwd.txt", "private folder"]
+        assert {e.reason for e in outside.values()} == {"symlink_outside"}
+        assert {e.action for e in outside.values()} == {"skipped"}
+        assert "'/etc/passwd'" in outside["passwd.txt"].detail
+        assert report.files == 1  # the walk never read /etc
+        stored = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
+        assert b"CANARY-7f3a" not in stored and b"root:x:0:0" not in stored
+        assert not [p for p in validate_room(out) if p.level == "error"]
+
+
+def test_a_file_swapped_for_an_outside_link_after_the_walk_is_refused(tmp_path):
+    canary = write(tmp_path / "private.md", "CANARY-91c2")
+    src = tmp_path / "src"
+    doc = write(src / "notes.md", "notes")
+    job = _Job(str(doc), str(tmp_path / "out" / "notes.md"), "notes.md", "md", 0, str(src))
+    doc.unlink()
+    os.symlink(canary, doc)
+    outcome = extract_job(job)
+    assert (outcome.reason, outcome.pages) == ("symlink_outside", [])
+    assert not (tmp_path / "out").exists()
 
 
 def test_output_folder_guards(source, tmp_path):
@@ -348,3 +388,49 @@ def test_an_ingested_room_without_a_rubric_is_valid_with_a_warning(tmp_path):
     problems = validate_room(tmp_path / "room")
     assert [p.level for p in problems] == ["warning"]
     assert "no criteria" in problems[0].message
+
+
+def top_level_files(src: Path) -> None:
+    """Files straight in the source folder, as a common export has them."""
+    msg = email.message.EmailMessage()
+    msg["Subject"], msg["From"] = "Data room index", "banker@advisor.example"
+    msg.set_content("The index of the data room is attached.")
+    write(src / "mail.eml", msg.as_bytes())
+    write(src / "README.txt", "Read me first")
+    write(src / "logo.png", b"\x89PNG\r\n\x1a\n")
+
+
+@pytest.mark.parametrize("copy_skipped", [False, True])
+def test_a_room_fresh_from_ingest_validates_with_top_level_files(source, tmp_path, copy_skipped):
+    from dealroom.room import validate_room
+
+    top_level_files(source)
+    settings = IngestSettings(max_bytes=100_000, workers=1, copy_skipped=copy_skipped)
+    report = ingest(source, tmp_path / "room", settings)
+    by_path = {d.path: d for d in report.manifest.documents}
+    mail = by_path["documents/mail.eml"]
+    assert (mail.category, mail.folder) == ("", "")
+    problems = validate_room(tmp_path / "room", deep=True)
+    assert [str(p) for p in problems if p.level == "error"] == []
+    copied = report.manifest.meta.get("copied", {})
+    assert ("documents/logo.png" in copied) == copy_skipped
+    result = CliRunner().invoke(app, ["validate", str(tmp_path / "room")])
+    assert result.exit_code == 0, result.output
+    with Room.open(tmp_path / "room") as room:
+        assert "(top)/" in room.tree() and room.grep("Read me first").docs() == [
+            by_path["documents/README.txt"].id
+        ]
+
+
+def test_a_far_cell_sheet_is_ingested_quickly_and_junk_email_is_reported(tmp_path):
+    from test_extract import far_cell_workbook
+
+    src = tmp_path / "src"
+    src.mkdir()
+    far_cell_workbook(src / "far.xlsx")
+    write(src / "junk.eml", bytes(range(256)) * 20)
+    report = ingest(src, tmp_path / "room", IngestSettings(workers=1, file_timeout=20))
+    assert [d.path for d in report.manifest.documents] == ["documents/far.xlsx"]
+    assert [(e.path, e.reason) for e in report.entries] == [("junk.eml", "corrupt")]
+    assert "not an e-mail message" in report.entries[0].detail
+    assert report.seconds < 20

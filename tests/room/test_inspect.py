@@ -22,7 +22,7 @@ def room(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("insp") / "room"
     result = CliRunner().invoke(app, ["generate", str(out), "--docs", "40", "--seed", "5",
                                       "--profile", "bank", "--tokens", "80k", "--workers", "1",
-                                      "--json"])
+                                      "--secret", "tests", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["docs"] == 40  # --json prints one object, nothing else
     return out
@@ -42,6 +42,8 @@ def test_inspect_counts_match_the_files(room: Path) -> None:
     findings = json.loads((room / "answer_key/findings.json").read_text())["findings"]
     assert info["findings"] == len(findings) and info["negative_criteria"] >= 1
     assert sum(info["formats"].values()) == info["docs"] == sum(info["docs_by_category"].values())
+    assert info["generation"] == {"generator": "dealroom-generate/2", "seed": 5,
+                                  "profile": "bank", "docs": 40, "tokens": 80_000}
 
 
 def test_inspect_without_answer_key_or_task(room: Path, tmp_path: Path) -> None:
@@ -50,6 +52,7 @@ def test_inspect_without_answer_key_or_task(room: Path, tmp_path: Path) -> None:
     (bare / "room.json").write_text((room / "room.json").read_text())
     info = inspect_room(bare)
     assert info["findings"] is None and info["criteria"] == 0 and info["docs"] == 40
+    assert info["generation"] is None
 
 
 def test_inspect_refuses_what_is_not_a_room(tmp_path: Path) -> None:

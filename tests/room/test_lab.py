@@ -245,3 +245,70 @@ def test_cli_lab_import_export_and_ingest_with_a_rubric(tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert [c["type"] for c in load_task(tmp_path / "r2")["criteria"]][0] == "monetary"
+
+
+PUBLIC_TASK = {
+    "title": "Antitrust risk review: Falcon Logistics",
+    "instructions": "Review the data room and write the antitrust risk memo for the partner.",
+    "deliverables": {"antitrust-risk-memo.docx": "antitrust-risk-memo.docx"},
+    "criteria": [
+        {
+            "id": "C-001",
+            "title": "Filing",
+            "match_criteria": "PASS if the memo states that an HSR filing is required.",
+        },
+        {
+            "id": "C-002",
+            "title": "Overlap",
+            "match_criteria": "PASS if the memo names the overlapping routes.",
+            "deliverables": ["antitrust-risk-memo.docx"],
+        },
+    ],
+}
+"""LAB's public task shape: deliverables named by file, criteria with id, title, match_criteria."""
+
+
+def public_task_dir(root: Path, task: dict) -> Path:
+    folder = lab_task_dir(root)
+    (folder / "task.json").write_text(json.dumps(task, indent=2), encoding="utf-8")
+    (folder / "documents" / "index.html").write_text("<p>Data room index</p>")  # top level
+    (folder / "documents" / "mail.eml").write_bytes(
+        b"From: banker@advisor.example\nSubject: Welcome\n\nThe data room is open.\n"
+    )
+    return folder
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        PUBLIC_TASK,
+        {
+            **PUBLIC_TASK,
+            "deliverables": {"memo": "memo.md"},
+            "criteria": [{**PUBLIC_TASK["criteria"][1], "deliverables": ["memo.md"]},
+                         {**PUBLIC_TASK["criteria"][0], "deliverables": ["memo"]}],
+        },
+    ],
+    ids=["by-file-name", "by-key-or-file"],
+)
+def test_lab_import_of_the_public_task_shape_validates(tmp_path, task):
+    from dealroom.room import validate_room
+
+    report = import_lab(public_task_dir(tmp_path, task), tmp_path / "room", SETTINGS)
+    assert "documents/mail.eml" in [d.path for d in report.manifest.documents]
+    problems = validate_room(tmp_path / "room", deep=True)
+    assert [str(p) for p in problems if p.level == "error"] == []
+    assert any("copied by ingest" in p.message for p in problems)  # the .jpg
+    result = CliRunner().invoke(app, ["validate", str(tmp_path / "room")])
+    assert result.exit_code == 0, result.output
+
+
+def test_validate_refuses_a_criterion_naming_an_unknown_deliverable(tmp_path):
+    from dealroom.room import validate_room
+
+    bad = {**PUBLIC_TASK, "criteria": [{**PUBLIC_TASK["criteria"][0],
+                                        "deliverables": ["memo.md"]}]}
+    import_lab(public_task_dir(tmp_path, bad), tmp_path / "room", SETTINGS)
+    errors = [p.message for p in validate_room(tmp_path / "room") if p.level == "error"]
+    assert errors == ["deliverables must list names or file names from task deliverables "
+                      "(antitrust-risk-memo.docx), or be left out"]

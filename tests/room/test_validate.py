@@ -21,7 +21,8 @@ from dealroom.room import Problem, generate_room, validate_room
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("val") / "room"
-    generate_room(out, docs=60, seed=2, profile="software", tokens=90_000, workers=1)
+    generate_room(out, docs=60, secret="tests", seed=2, profile="software", tokens=90_000,
+                  workers=1)
     return out
 
 

@@ -1,25 +1,29 @@
-"""Atomic JSON writes and append-only JSONL records."""
+"""Atomic file writes, JSON reads, and guarded output folders."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` as pretty JSON to ``path`` via a temp file and rename."""
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temp file (``.NAME.*.tmp`` beside it) and rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, ensure_ascii=False)
-            fh.write("\n")
+            fh.write(text)
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; others (the sandbox's uid) must read it
         os.replace(tmp, path)
     except BaseException:
@@ -38,25 +42,19 @@ def read_json(path: Path, error: type[Exception], missing: str) -> Any:
         raise error(f"{path} is not valid JSON: {exc}") from exc
 
 
-def append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    """Append one record as a JSON line and flush it to disk."""
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+def json_safe(value: Any) -> Any:
+    """``value`` with every NaN or infinity replaced by ``None`` so it is valid JSON.
 
-
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield the records of a JSONL file, skipping a torn last line left by a crash."""
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
-                return
+    >>> json_safe({"rate": float("nan"), "runs": [1.0, float("inf")]})
+    {'rate': None, 'runs': [1.0, None]}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
 
 
 def clear_output_dir(out: Path, *, marker: str, kind: str, overwrite: bool) -> None:

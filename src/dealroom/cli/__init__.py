@@ -1,9 +1,10 @@
 """The ``dealroom`` command line: a thin typer shell over the Python API.
 
-Commands live in small modules by area (``_room``, ``_run``, ``_judge``); each parses flags,
-calls one public function and renders the result with :mod:`dealroom.cli.display`.
-Errors are rendered once here: a :class:`~dealroom.errors.DealroomError` prints one red line and
-exits 1, Ctrl-C exits 130.
+Commands live in small modules by area (``_room``, ``_ingest``, ``_run``, ``_judge``; ``_repl``
+is the REPL's terminal loop); each parses flags, calls public functions of the API and renders
+the result with the ``display*`` modules, where all rendering lives. Errors are rendered once
+here: a :class:`~dealroom.errors.DealroomError` prints one red line (its text as written, never
+read as markup) and exits 1, Ctrl-C exits 130.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ app = typer.Typer(
 def _show_version(value: bool) -> None:
     if value:
         from dealroom import __version__
+        from dealroom.cli.display import render_version
 
-        print(f"dealroom {__version__}")
+        render_version(__version__)
         raise typer.Exit()
 
 
@@ -40,20 +42,20 @@ def _root(
     """Run, judge, evaluate and post-train RLM agents on M&A data rooms."""
 
 
-from dealroom.cli import _ingest, _judge, _room, _run  # noqa: E402,F401  (registers commands)
+from dealroom.cli import _doctor, _ingest, _judge, _room, _run, _train  # noqa: E402,F401  (registers commands)
 
 
 def main() -> None:
     """Entry point of the ``dealroom`` script."""
-    from dealroom.cli.display import err_console
+    from dealroom.cli.display import render_error, render_interrupted
 
     try:
         code = app(standalone_mode=False)  # returns typer.Exit's code in this mode
     except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted[/]")
+        render_interrupted()
         sys.exit(130)
     except DealroomError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        render_error(exc)
         sys.exit(1)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

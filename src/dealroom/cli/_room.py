@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -15,7 +14,9 @@ from dealroom.cli import app, display
 def generate(
     out: Annotated[Path, typer.Argument(help="New or empty folder to write the room to.")],
     docs: Annotated[int, typer.Option("--docs", "-n", help="Number of documents.")] = 20,
-    seed: Annotated[int, typer.Option(help="Random seed; same arguments, same bytes.")] = 0,
+    seed: Annotated[
+        int, typer.Option(help="Random seed; same arguments and --secret, same bytes.")
+    ] = 0,
     profile: Annotated[str, typer.Option(help="bank, software or manufacturer.")] = "bank",
     tokens: Annotated[
         str | None, typer.Option(help="Total tokens, e.g. 31M or 500k (default 13,600 a doc).")
@@ -23,19 +24,26 @@ def generate(
     workers: Annotated[
         int | None, typer.Option(help="Worker processes (default: CPUs, at most 4).")
     ] = None,
+    secret: Annotated[
+        str | None,
+        typer.Option(envvar="DEALROOM_ROOM_SECRET", show_envvar=True,
+                     help="The room's secret (default: a fresh one, kept in "
+                     "answer_key/generation.json); give it back to regenerate the same bytes."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary.")] = False,
 ) -> None:
     """Generate a synthetic diligence data room with an expert-style rubric."""
-    from dealroom.room import inspect_room
-    from dealroom.room._generate import GenerateSettings, generate, parse_count
+    from dealroom.room import GenerateSettings, generate_room, inspect_room, parse_count
 
     settings = GenerateSettings(docs=docs, seed=seed, profile=profile,
-                                tokens=parse_count(tokens) if tokens else None, workers=workers)
+                                tokens=parse_count(tokens) if tokens else None, workers=workers,
+                                secret=secret)
     with display.generation_progress(settings.docs, quiet=as_json) as progress:
-        generate(out, settings, progress)
+        generate_room(out, settings.docs, settings.seed, settings.profile, settings.tokens,
+                      secret=settings.secret, workers=settings.workers, progress=progress)
     info = inspect_room(out)
     if as_json:
-        print(json.dumps(info))
+        display.render_json(info)
     else:
         display.render_room_summary(info, out)
 
@@ -50,7 +58,7 @@ def inspect_command(
 
     info = inspect_room(room)
     if as_json:
-        print(json.dumps(info))
+        display.render_json(info)
     else:
         display.render_room_summary(info, room)
 
@@ -69,8 +77,8 @@ def validate(
     problems = validate_room(room, deep=deep)
     valid = not any(p.level == "error" for p in problems)
     if as_json:
-        print(json.dumps({"room": str(room), "valid": valid,
-                          "problems": [p.to_dict() for p in problems]}))
+        display.render_json({"room": str(room), "valid": valid,
+                             "problems": [p.to_dict() for p in problems]})
     else:
         display.render_problems(problems, room)
     if not valid:

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import typer
 
-from dealroom._demo import DEMO_DOCS
+from dealroom import DEMO_DOCS
 from dealroom.cli import app
-from dealroom.cli._live import RunDisplay
-from dealroom.cli.display import console, render_run_result
+from dealroom.cli.display import render_demo, render_run_result
+from dealroom.cli.display_live import RunDisplay
 
 MODELS_HELP = "Models file (TOML) naming models; default ./models.toml or ~/.config/dealroom."
+SETTING_OF_FLAG = {"max_cost": "max_cost_usd"}
+"""``dealroom run`` flags whose settings field has another name (``--max-cost``)."""
 EXIT_CODES = {"error": 1, "degraded": 3}
 """Exit status of ``run``/``resume``/``demo`` by the run's status; any other status exits 0."""
 
@@ -41,6 +43,10 @@ def run(
         None, "--slice-tokens", help="Most room tokens per sub-call (default: what fits)."),
     output_limit: int = typer.Option(
         None, "--output-limit", help="Characters of printed output the root sees per cell."),
+    sub_max_output: int = typer.Option(
+        None, "--sub-max-output", help="Completion tokens a sub-agent may write per call."),
+    temperature: float = typer.Option(
+        None, "--temperature", help="Sampling temperature of every model call (default 0)."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP),
 ) -> None:
     """Run an agent on a data room; records go to the run folder as it works.
@@ -50,11 +56,13 @@ def run(
     """
     from dealroom.harness import run_agent_async
 
-    options = {"depth": depth, "max_turns": max_turns, "max_cost_usd": max_cost,
-               "max_tokens": max_tokens, "max_seconds": max_seconds,
-               "cell_timeout": cell_timeout,
-               "slice_tokens": slice_tokens, "output_limit": output_limit}
-    with RunDisplay(console, max_turns=max_turns) as display:
+    flags = {"depth": depth, "max_turns": max_turns, "max_cost": max_cost,
+             "max_tokens": max_tokens, "max_seconds": max_seconds,
+             "cell_timeout": cell_timeout, "slice_tokens": slice_tokens,
+             "output_limit": output_limit, "sub_max_output": sub_max_output,
+             "temperature": temperature}
+    options = {SETTING_OF_FLAG.get(flag, flag): value for flag, value in flags.items()}
+    with RunDisplay(max_turns=max_turns) as display:
         result = asyncio.run(run_agent_async(
             room, out, harness=harness, root=root, sub=sub, models_file=models,
             concurrency=concurrency, listeners=(display,), **options,
@@ -74,7 +82,7 @@ def resume(
     """
     from dealroom.harness import resume_run_async
 
-    with RunDisplay(console) as display:
+    with RunDisplay() as display:
         result = asyncio.run(resume_run_async(run_dir, models_file=models, listeners=(display,)))
     render_run_result(result)
     _exit_for(result)
@@ -91,8 +99,8 @@ def repl(
     models: Path = typer.Option(None, "--models", help=MODELS_HELP),
 ) -> None:
     """The root's sandboxed REPL, for a person: interactive, or one cell with -c."""
+    from dealroom.cli._repl import interact, one_cell
     from dealroom.harness.rlm import RLMSettings
-    from dealroom.harness.rlm._repl_cli import interact, one_cell
 
     settings = RLMSettings(depth=depth, cell_timeout=cell_timeout, max_turns=10_000,
                            output_limit=1_000_000)
@@ -109,10 +117,9 @@ def demo(
     docs: int = typer.Option(DEMO_DOCS, help="Documents in the generated room."),
 ) -> None:
     """The main job end to end, offline: generate a room, review it, judge the memo."""
-    from dealroom._demo import run_demo_async
-    from dealroom.cli.display import render_demo
+    from dealroom import run_demo_async
 
-    with RunDisplay(console, max_turns=12) as display:
+    with RunDisplay(max_turns=12) as display:
         result = asyncio.run(run_demo_async(out, sub=sub, docs=docs, listeners=(display,)))
     render_demo(result)
     _exit_for(result.run)

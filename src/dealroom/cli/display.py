@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +14,27 @@ from rich.markup import escape
 
 console = Console(stderr=False, highlight=False)
 err_console = Console(stderr=True, highlight=False)
+
+
+def render_json(data: Any, indent: int | None = None) -> None:
+    """``--json`` output: one JSON document on stdout."""
+    print(json.dumps(data, indent=indent))
+
+
+def render_version(version: str) -> None:
+    print(f"dealroom {version}")
+
+
+def render_interrupted() -> None:
+    err_console.print("[yellow]interrupted[/]")
+
+
+def render_error(exc: BaseException) -> None:
+    """One red line: ``error: <message>``, the message escaped so that ``[local]`` in
+    ``pip install "dealroom[local]"`` or ``[models.NAME]`` is printed, not taken for markup."""
+    from rich.markup import escape
+
+    err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
 
 
 def render_run_result(result) -> None:  # type: ignore[no-untyped-def]
@@ -52,6 +75,32 @@ def render_demo(result) -> None:  # type: ignore[no-untyped-def]
         "[dim]The embedded 135M model proves the plumbing, not the diligence: point --sub "
         "at a real endpoint (MODEL@http://host:port/v1) for real findings.[/]"
     )
+
+
+# --- the REPL --------------------------------------------------------------------------------
+
+REPL_BANNER = """dealroom REPL over {room} (sandbox: {isolation}).
+Names: room, llm, llm_batch, rlm, memo, budget, submit. Ctrl-D to leave."""
+
+
+def render_repl_banner(room: Path, isolation: str) -> None:
+    print(REPL_BANNER.format(room=room, isolation=isolation))
+
+
+def render_repl_exit() -> None:
+    """The newline Python's REPL prints on Ctrl-D."""
+    print()
+
+
+def render_cell(out: Any) -> None:
+    """A cell's printed output on stdout and its traceback on stderr, as Python's REPL does;
+    control characters are shown escaped (``\\x1b[2J``), never sent to the terminal raw."""
+    from dealroom.models import visible_controls
+
+    for text, stream in ((out.text, sys.stdout), (out.error, sys.stderr)):
+        if text:
+            text = visible_controls(text)
+            stream.write(text if text.endswith("\n") else text + "\n")
 
 
 # --- rooms: generate, inspect, validate ----------------------------------------------------
@@ -110,3 +159,22 @@ def render_problems(problems: list[Any], path: Path | str) -> None:
         console.print(f"[bold red]invalid[/] {path}: {errors} error(s), {warnings} warning(s)")
     else:
         console.print(f"[bold green]valid[/] {path}: {warnings} warning(s)")
+
+
+def render_confinement(confinement: dict[str, str], degraded: list[str]) -> None:
+    """``dealroom doctor``: each part of the sandbox's confinement, then what is weaker."""
+    from rich.table import Table
+
+    table = Table(show_header=False, box=None, padding=(0, 2))
+    for part, value in confinement.items():
+        table.add_row(part, value)
+    console.print(table)
+    render_degraded(degraded, console)
+    if not degraded:
+        console.print("[bold green]the strongest confinement is in force[/]")
+
+
+def render_degraded(degraded: list[str], where: Console = err_console) -> None:
+    """A warning line per part of the sandbox weaker than the strongest confinement."""
+    for weak in degraded:
+        where.print(f"[yellow]sandbox weaker than it should be:[/] {weak}", soft_wrap=True)

@@ -1,6 +1,5 @@
-"""Evaluation: run records, resume, summaries and sweeps."""
+"""Evaluation: summaries over run folders (sweeps build on the same records)."""
 
-from dealroom.eval._runlog import RunLog, RunRecorder
 from dealroom.eval._summary import run_row, summarize_runs
 
-__all__ = ["RunLog", "RunRecorder", "run_row", "summarize_runs"]
+__all__ = ["run_row", "summarize_runs"]

@@ -11,22 +11,25 @@ import math
 from pathlib import Path
 from typing import Any
 
+from dealroom._util.files import json_safe
 from dealroom.errors import DealroomError
-from dealroom.measure import correlation, metrics_from_run
-from dealroom.measure._runfiles import METRICS, SCORES, json_safe, ratio, read_json_if_exists
+from dealroom.measure import correlation, metrics_from_run, ratio
 from dealroom.room import load_manifest
+from dealroom.runs import RunFolder
 
 
 def summarize_runs(run_dirs: list[Path]) -> dict[str, Any]:
-    """``{"runs": [row, ...], "totals": {...}}`` for the given run folders (JSON-safe)."""
+    """``{"runs": [row, ...], "totals": {...}}`` for the given run folders (JSON-safe); expand
+    folders of runs and sweeps first with :func:`dealroom.runs.find_runs`."""
     rows = [run_row(Path(r)) for r in run_dirs]
     return json_safe({"runs": rows, "totals": totals(rows)})
 
 
 def run_row(run_dir: Path) -> dict[str, Any]:
     """The summary row of one run folder."""
-    metrics = read_json_if_exists(run_dir / METRICS) or _metrics(run_dir)
-    scores = read_json_if_exists(run_dir / SCORES) or {}
+    folder = RunFolder.open(run_dir)
+    metrics = folder.metrics() or _metrics(run_dir)
+    scores = folder.scores() or {}
     usage = metrics.get("usage", {})
     total = usage.get("total", {})
     share = usage.get("root_share", {})

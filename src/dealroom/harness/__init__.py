@@ -1,4 +1,9 @@
-"""Harnesses: the RLM harness and the tool-loop baseline, behind one ``run_agent`` API."""
+"""Harnesses: the RLM harness and the tool-loop baseline, behind one ``run_agent`` API.
+
+Every harness is a :class:`Harness` registered in the ``dealroom.harnesses`` entry-point group;
+it starts its run with :func:`open_run` (a resumed one with :func:`reopen_run`), which writes
+the run folder through :mod:`dealroom.runs`.
+"""
 
 from dealroom.harness._api import (
     get_harness,
@@ -8,12 +13,19 @@ from dealroom.harness._api import (
     run_agent,
     run_agent_async,
 )
-from dealroom.harness._common import RunResult
+from dealroom.harness._common import OpenRun, RunEvents, RunResult, open_run, reopen_run
+from dealroom.harness._protocol import Harness, Listener
 
 __all__ = [
+    "Harness",
+    "Listener",
+    "OpenRun",
+    "RunEvents",
     "RunResult",
     "get_harness",
     "harness_names",
+    "open_run",
+    "reopen_run",
     "resume_run",
     "resume_run_async",
     "run_agent",

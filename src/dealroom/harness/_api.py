@@ -1,50 +1,48 @@
 """``run_agent`` and ``resume_run``: the Python API behind ``dealroom run`` and ``resume``.
 
 Harnesses register by name (``rlm``, ``toolloop``) in the ``dealroom.harnesses`` entry-point
-group, loaded lazily; built-ins use the same hook as third-party code.
+group, loaded lazily through the hook providers and judges use; built-ins are registered the
+same way as third-party code. Each entry is a :class:`~dealroom.harness.Harness`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.metadata
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from dealroom._util.plugins import Registry
 from dealroom.errors import ConfigError
 from dealroom.harness._common import RunResult
+from dealroom.harness._protocol import Harness, Listener
+from dealroom.runs import RunFolder
 
 GROUP = "dealroom.harnesses"
 BUILTIN_HARNESSES = {
     "rlm": "dealroom.harness.rlm._run:HARNESS",
     "toolloop": "dealroom.harness.toolloop._loop:HARNESS",
 }
-Listener = Callable[[dict[str, Any], Any], None]
+HARNESSES = Registry(GROUP, BUILTIN_HARNESSES, "harness")
 
 
 def harness_names() -> list[str]:
     """Every registered harness, built-in and installed."""
-    return sorted(_entry_points())
+    return HARNESSES.names()
 
 
-def get_harness(name: str) -> Any:
-    entry = _entry_points().get(name)
-    if entry is None:
-        raise ConfigError(f"unknown harness {name!r}: choose one of {', '.join(harness_names())}")
-    return entry.load()
-
-
-def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
-    found = {ep.name: ep for ep in importlib.metadata.entry_points(group=GROUP)}
-    for name, value in BUILTIN_HARNESSES.items():
-        found[name] = importlib.metadata.EntryPoint(name, value, GROUP)
-    return found
+def get_harness(name: str) -> Harness:
+    """The harness registered as ``name``; a ConfigError lists the known ones."""
+    harness = HARNESSES.load(name)
+    if not isinstance(harness, Harness):
+        raise ConfigError(f"harness {name!r} does not provide the Harness protocol "
+                          "(name, settings, uses_sub, scripted_root, run, resume)")
+    return harness
 
 
 @contextlib.asynccontextmanager
-async def open_models(harness: Any, root: str | Any, sub: str | Any | None, *,
+async def open_models(harness: Harness, root: str | Any, sub: str | Any | None, *,
                       models_file: Path | None = None,
                       concurrency: int | None = None) -> AsyncIterator[tuple[Any, Any]]:
     """Open (and preflight) the root and sub-agent clients; spec strings or ready clients."""
@@ -76,42 +74,43 @@ async def run_agent_async(room: Path, out: Path, *, harness: str = "rlm",
                           models_file: Path | None = None, concurrency: int | None = None,
                           listeners: tuple[Listener, ...] = (), **options: Any) -> RunResult:
     """Run ``harness`` on ``room`` into the new run folder ``out`` (see :func:`run_agent`)."""
-    from dealroom.eval._runlog import refuse_used_run_dir
-
     impl = get_harness(harness)
     settings = _settings(impl, options)
     if getattr(settings, "max_cost_usd", None) is not None:
         _require_prices(impl, root, sub, models_file)
-    refuse_used_run_dir(Path(out))  # before any model is opened
+    RunFolder.check_new(Path(out))  # before any model is opened
     async with open_models(impl, root, sub, models_file=models_file,
                            concurrency=concurrency) as (root_client, sub_client):
         return await impl.run(Path(room), Path(out), root=root_client, sub=sub_client,
-                              settings=settings, listeners=listeners)
+                              settings=settings, listeners=listeners, concurrency=concurrency)
 
 
 def run_agent(room: Path, out: Path, **kwargs: Any) -> RunResult:
     """Run an agent on a room and write a run folder; the sync front door.
 
     ``harness``: ``rlm`` (default) or ``toolloop``; ``root``/``sub``: model specs (a models-file
-    name, ``local``, ``scripted``, ``MODEL@BASE_URL``) or open clients; the remaining keyword
+    name, ``local``, ``scripted``, ``MODEL@BASE_URL``) or open clients; ``concurrency``: parallel
+    calls per endpoint (recorded; ``resume_run`` uses it again); the remaining keyword
     arguments are the harness's settings (``depth``, ``max_turns``, ``max_cost_usd``, ...).
     """
     return asyncio.run(run_agent_async(room, out, **kwargs))
 
 
 async def resume_run_async(run_dir: Path, *, root: Any = None, sub: Any = None,
-                           models_file: Path | None = None,
+                           models_file: Path | None = None, concurrency: int | None = None,
                            listeners: tuple[Listener, ...] = ()) -> RunResult:
-    """Finish an interrupted run with the models it was started with (or the ones given)."""
-    from dealroom.eval import RunLog
-
-    log = RunLog.read(run_dir)
-    impl = get_harness(log.config.get("harness", "rlm"))
-    if not hasattr(impl, "resume"):
-        raise ConfigError(f"the {impl.name} harness cannot resume runs")
-    root = root or log.config["root"]
-    sub = sub or log.config.get("sub")
-    async with open_models(impl, root, sub, models_file=models_file) as (root_c, sub_c):
+    """Finish an interrupted run with the models (and concurrency) it was started with, or
+    the ones given."""
+    config = RunFolder.open(run_dir).config
+    impl = get_harness(config.get("harness", "rlm"))
+    root = root or config.get("root")
+    sub = sub or config.get("sub")
+    if not root:
+        raise ConfigError(f"{run_dir} names no root model in its config: pass root=")
+    if concurrency is None:
+        concurrency = config.get("concurrency")
+    async with open_models(impl, root, sub, models_file=models_file,
+                           concurrency=concurrency) as (root_c, sub_c):
         return await impl.resume(Path(run_dir), root=root_c, sub=sub_c, listeners=listeners)
 
 
@@ -120,7 +119,7 @@ def resume_run(run_dir: Path, **kwargs: Any) -> RunResult:
     return asyncio.run(resume_run_async(run_dir, **kwargs))
 
 
-def _require_prices(impl: Any, root: str | Any, sub: str | Any | None,
+def _require_prices(impl: Harness, root: str | Any, sub: str | Any | None,
                     models_file: Path | None) -> None:
     """``--max-cost`` governs the root and the sub-agents: each must have prices."""
     from dealroom.models import require_prices, resolve_model_spec
@@ -132,7 +131,7 @@ def _require_prices(impl: Any, root: str | Any, sub: str | Any | None,
     ])
 
 
-def _settings(impl: Any, options: dict[str, Any]) -> Any:
+def _settings(impl: Harness, options: dict[str, Any]) -> Any:
     given = {k: v for k, v in options.items() if v is not None}
     known = impl.settings.__dataclass_fields__
     unknown = sorted(set(given) - set(known))

@@ -1,16 +1,16 @@
-"""What every harness's run shares: its config record, its instructions and its finish."""
+"""What every harness's run shares: opening the run, fanning out its events, finishing it."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-DEFAULT_INSTRUCTIONS = (
-    "Review the data room and write a full due diligence memo for the buyer: findings with "
-    "document citations, quantified exposures, severity, and recommended next steps."
-)
+from dealroom.errors import ConfigError
+from dealroom.harness._protocol import Listener
+from dealroom.runs import RunFolder, RunRecorder
 
 
 @dataclass
@@ -25,39 +25,112 @@ class RunResult:
     metrics: dict[str, Any]
 
 
-def run_config(harness: str, room_dir: Path, models: list[Any], settings: Any,
-               **extra: Any) -> dict[str, Any]:
-    """The ``config.json`` record: enough to rebuild the run (models by spec, prices, settings)."""
-    roles = dict(zip(("root", "sub"), models, strict=False))
+@dataclass
+class RunEvents:
+    """Where a run's events go: the recorder first, then the coverage probe, then listeners."""
+
+    recorder: RunRecorder
+    probe: Any
+    """The run's live CoverageProbe; it sees every event before the listeners do."""
+    listeners: tuple[Listener, ...] = ()
+    """Callables ``(event, probe)`` told of every event, e.g. the CLI's live display."""
+
+    def emit(self, type: str, agent: str = "root", depth: int = 0, **fields: Any) -> dict:
+        """Record one event and tell the probe and the listeners."""
+        event = self.recorder.event(type, agent=agent, depth=depth, **fields)
+        self.probe.observe_event(event)
+        for listener in self.listeners:
+            listener(event, self.probe)
+        return event
+
+
+@dataclass
+class OpenRun:
+    """A run under way: its room, folder, instructions and event sink."""
+
+    room: Any
+    """The open :class:`~dealroom.room.Room`."""
+    folder: RunFolder
+    instructions: Any
+    """The task's :class:`~dealroom.room.Instructions` (never its rubric)."""
+    events: RunEvents
+    previous: list[dict[str, Any]] = field(default_factory=list)
+    """The events of the interrupted attempt(s) a resumed run continues."""
+
+    def settings(self, cls: type) -> Any:
+        """The harness settings ``cls`` recorded in ``config.json``."""
+        recorded = self.folder.config.get("settings", {})
+        unknown = sorted(set(recorded) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise ConfigError(f"{self.folder.path} records settings this dealroom does not "
+                              f"know ({', '.join(unknown)}): resume it with the version that "
+                              "started it")
+        return cls(**recorded)
+
+    def finish(self, status: str, reason: str, turns: int) -> RunResult:
+        """Close the trajectory and write ``metrics.json`` from the events in memory."""
+        from dealroom.measure import run_metrics
+
+        recorder = self.events.recorder
+        recorder.close()
+        if not self.folder.memo_path.exists():
+            recorder.write_memo("")
+        events = self.previous + recorder.written
+        metrics = run_metrics(self.folder.config, events, run=self.folder.name,
+                              room=self.events.probe)
+        self.folder.write_metrics(metrics)
+        return RunResult(self.folder.path, status, reason, turns, self.folder.memo_path, metrics)
+
+
+async def open_run(harness: str, room_dir: Path, out: Path, *, root: Any, sub: Any = None,
+                   settings: Any, listeners: tuple[Listener, ...] = (),
+                   concurrency: int | None = None) -> OpenRun:
+    """Open the room, create the run folder ``out`` with its config, start the coverage probe
+    and record ``run_start``. ``root`` and ``sub`` are the open clients (``sub`` None for a
+    harness without sub-agents)."""
+    from dealroom.measure import CoverageProbe
+    from dealroom.room import Room, load_instructions
+
+    room = Room.open(room_dir)
+    instructions = load_instructions(room_dir)
+    probe = await asyncio.to_thread(CoverageProbe, room)  # seconds on a large room
+    config = run_config(harness, room_dir, settings, root=root, sub=sub, concurrency=concurrency)
+    folder = RunFolder.create(out, config)
+    events = RunEvents(RunRecorder(folder), probe, tuple(listeners))
+    events.emit("run_start", room=room.name, docs=room.totals["docs"],
+                tokens=room.totals["tokens"])
+    return OpenRun(room, folder, instructions, events)
+
+
+async def reopen_run(run_dir: Path, *, listeners: tuple[Listener, ...] = ()) -> OpenRun:
+    """Continue an interrupted run: its room and probe as they were, ``resumed`` recorded."""
+    from dealroom.measure import CoverageProbe
+    from dealroom.room import Room, load_instructions
+
+    folder = RunFolder.open(run_dir)
+    previous = folder.events()
+    if RunFolder.ended(previous):
+        raise ConfigError(f"{run_dir} already finished; start a new run instead")
+    room = Room.open(folder.room)
+    instructions = load_instructions(room.path)
+    probe = await asyncio.to_thread(CoverageProbe, room)
+    probe.observe_events(previous)
+    events = RunEvents(RunRecorder.reopen(folder, previous), probe, tuple(listeners))
+    events.emit("resumed", previous_events=len(previous))
+    return OpenRun(room, folder, instructions, events, previous)
+
+
+def run_config(harness: str, room_dir: Path, settings: Any, *, root: Any = None,
+               sub: Any = None, concurrency: int | None = None) -> dict[str, Any]:
+    """The ``config.json`` record (:class:`~dealroom.runs.RunConfig`): enough to rebuild the run
+    (models by spec name with their prices, settings, concurrency)."""
+    roles = {role: m for role, m in (("root", root), ("sub", sub)) if m is not None}
     return {
         "harness": harness,
         "room": str(Path(room_dir).resolve()),
         **{role: m.name for role, m in roles.items()},
         "settings": asdict(settings),
-        "models": {m.name: asdict(m.prices) for m in models},
+        "models": {m.name: asdict(m.prices) for m in roles.values()},
+        "concurrency": concurrency,
         "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        **extra,
     }
-
-
-def instructions_of(room_dir: Path) -> str:
-    """The task's instructions from ``task.json``, or the default diligence request."""
-    from dealroom.room import load_task
-
-    try:
-        return load_task(room_dir).get("instructions") or DEFAULT_INSTRUCTIONS
-    except Exception:  # a room without task.json still gets reviewed
-        return DEFAULT_INSTRUCTIONS
-
-
-def finish_run(recorder: Any, probe: Any, status: str, reason: str, turns: int) -> RunResult:
-    """Close the trajectory, compute and write ``metrics.json``."""
-    from dealroom.measure import metrics_from_run
-
-    recorder.close()
-    memo = recorder.path / "output" / "memo.md"
-    if not memo.exists():
-        recorder.write_memo("")
-    metrics = metrics_from_run(recorder.path, room=probe)
-    recorder.write_metrics(metrics)
-    return RunResult(recorder.path, status, reason, turns, memo, metrics)

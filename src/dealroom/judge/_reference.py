@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from dealroom.errors import ConfigError
 from dealroom.judge._memo import (
     Block,
     Memo,
@@ -95,7 +96,17 @@ def reference_judge() -> Judge:
 
     judge.name = "reference"  # type: ignore[attr-defined]
     judge.args = {}  # type: ignore[attr-defined]
+    judge.check_task = check_task  # type: ignore[attr-defined]
     return judge  # type: ignore[return-value]
+
+
+def check_task(task: dict[str, Any], source: str) -> None:
+    """Refuse a rubric with no ``expect`` block: the reference judge could score none of it."""
+    if not any(c.get("expect") for c in task.get("criteria", [])):
+        raise ConfigError(
+            f"the rubric of {source} has no expect blocks (only generated rooms have them), so "
+            "the reference judge cannot score it: pass --judge MODEL for the LLM judge"
+        )
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,8 +1,10 @@
 """Front doors: judge a memo file against a room, or a run folder (writes ``scores.json``).
 
 ``ajudge_memo`` / ``ajudge_run`` are the async core; ``judge_memo`` / ``judge_run`` are the sync
-wrappers. ``judge`` is a :class:`Judge`, ``"reference"``, or a model spec for the LLM judge
-(opened with role ``judge`` and closed afterwards).
+wrappers; :func:`judge_files` takes ``dealroom judge``'s choices (a run folder, or a room and a
+memo file) and writes the scores. ``judge`` is a :class:`Judge`, a registered judge's name
+(``reference``), or a model spec for the LLM judge (opened with role ``judge`` and closed
+afterwards).
 """
 
 from __future__ import annotations
@@ -10,29 +12,29 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dealroom._util.files import write_json_atomic
+from dealroom._util.files import json_safe, write_json_atomic
 from dealroom.errors import ConfigError
 from dealroom.judge._agreement import agreement
 from dealroom.judge._llm import llm_judge
-from dealroom.judge._reference import reference_judge
+from dealroom.judge._registry import BASELINE, registered_judge
 from dealroom.judge._scores import Judge, Scores
-from dealroom.measure._runfiles import SCORES, json_safe, read_json_if_exists, room_of_run
-from dealroom.room import load_task
-
-OUTPUT = "output"
+from dealroom.room import DEFAULT_DELIVERABLES, load_task
+from dealroom.runs import RunFolder
 
 
 @asynccontextmanager
 async def open_judge(
     judge: Judge | Any, batch: int = 1, retries: int = 2, models_file: Path | None = None
 ) -> AsyncIterator[Judge]:
-    """A ready :class:`Judge` from a judge, ``"reference"`` or a judge model's spec (a string
-    or a :class:`~dealroom.models.ModelSpec`); a model opened here is closed on exit."""
-    if judge == "reference":
-        yield reference_judge()
+    """A ready :class:`Judge` from a judge, a registered judge's name or a judge model's spec
+    (a string or a :class:`~dealroom.models.ModelSpec`); a model opened here is closed on exit."""
+    named = registered_judge(judge)
+    if named is not None:
+        yield named
         return
     if callable(judge):
         yield judge
@@ -47,21 +49,18 @@ async def open_judge(
         await model.aclose()
 
 
-def load_rubric(room: Path, *judges: Any) -> dict[str, Any]:
-    """The room's ``task.json``; refuse the reference judge when no criterion has ``expect``."""
-    task = load_task(room)
-    wants_reference = any(j == "reference" for j in judges)
-    if wants_reference and not any(c.get("expect") for c in task.get("criteria", [])):
-        raise ConfigError(
-            f"the rubric of {room} has no expect blocks (only generated rooms have them), so "
-            "the reference judge cannot score it: pass --judge MODEL for the LLM judge"
-        )
-    return task
+def _ready(judge: Any, task: dict[str, Any], room: Path) -> Any:
+    """``judge`` built when it is a registered name, after its ``check_task`` accepted ``task``."""
+    judge = registered_judge(judge) or judge
+    check = getattr(judge, "check_task", None)
+    if check is not None:
+        check(task, str(room))
+    return judge
 
 
 def memo_deliverables(task: dict[str, Any], memo_text: str) -> dict[str, str]:
     """Deliverables for a lone memo: the text under ``memo`` (or the task's first deliverable)."""
-    names = list(task.get("deliverables") or {"memo": "memo.md"})
+    names = list(task.get("deliverables") or DEFAULT_DELIVERABLES)
     key = "memo" if "memo" in names else names[0]
     return {name: memo_text if name == key else "" for name in names}
 
@@ -73,7 +72,8 @@ async def ajudge_memo(
 
     ``memo`` is the memo's text, or a :class:`~pathlib.Path` to a memo file.
     """
-    task = load_rubric(room, judge)
+    task = load_task(room)
+    judge = _ready(judge, task, Path(room))
     memo_text = Path(memo).read_text(encoding="utf-8") if isinstance(memo, Path) else memo
     async with open_judge(judge, **options) as ready:
         scores = await ready(task, memo_deliverables(task, memo_text))
@@ -95,19 +95,22 @@ async def ajudge_run(
     that is missing is judged as empty and listed in ``deliverables_missing``. With
     ``compare``, the second judge's scores go to ``scores.<name>.json`` beside it and their
     agreement into both files; without it, an existing ``scores.reference.json`` is compared.
+    ``room`` defaults to the room the run used.
     """
-    run_dir = Path(run_dir)
-    room = Path(room) if room is not None else room_of_run(run_dir)
-    task = load_rubric(room, judge, compare)
-    deliverables, missing = read_deliverables(run_dir, task)
+    folder = RunFolder(run_dir) if room is not None else RunFolder.open(run_dir)
+    room = Path(room) if room is not None else folder.room
+    task = load_task(room)
+    judge = _ready(judge, task, room)
+    compare = _ready(compare, task, room) if compare is not None else None
+    deliverables, missing = read_deliverables(folder.path, task)
     scores = await _score(judge, task, deliverables, options)
-    scores.extra.update(run=run_dir.name, room=str(room), deliverables_missing=missing)
+    scores.extra.update(run=folder.name, room=str(room), deliverables_missing=missing)
     other = None
     if compare is not None:
         other = await _score(compare, task, deliverables, options)
-        other.extra.update(run=run_dir.name, room=str(room), deliverables_missing=missing)
-    elif scores.judge.get("name") != "reference":
-        stored = read_json_if_exists(run_dir / "scores.reference.json")
+        other.extra.update(run=folder.name, room=str(room), deliverables_missing=missing)
+    elif scores.judge.get("name") != BASELINE:
+        stored = folder.scores(BASELINE)
         other = Scores.from_dict(stored, task) if stored else None
     if other is not None:
         name = other.judge.get("name", "other")
@@ -115,8 +118,8 @@ async def ajudge_run(
             raise ConfigError("--compare needs a different judge from --judge")
         scores.extra["agreement"] = {"with": name, **agreement(scores, other)}
         other.extra["agreement"] = {"with": scores.judge.get("name"), **agreement(other, scores)}
-        write_scores(run_dir / f"scores.{name}.json", other)
-    write_scores(Path(out) if out else run_dir / SCORES, scores)
+        write_scores(folder.scores_path(name), other)
+    write_scores(Path(out) if out else folder.scores_path(), scores)
     return scores
 
 
@@ -129,13 +132,12 @@ async def _score(
 
 def read_deliverables(run_dir: Path, task: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
     """Text of each deliverable in ``RUN/output/``, and the names of those not written."""
+    folder = RunFolder(run_dir)
     texts, missing = {}, []
-    for name, filename in (task.get("deliverables") or {"memo": "memo.md"}).items():
-        path = Path(run_dir) / OUTPUT / filename
-        if path.is_file():
-            texts[name] = path.read_text(encoding="utf-8", errors="replace")
-        else:
-            texts[name] = ""
+    for name, filename in (task.get("deliverables") or DEFAULT_DELIVERABLES).items():
+        text = folder.read_deliverable(filename)
+        texts[name] = text or ""
+        if text is None:
             missing.append(name)
     return texts, missing
 
@@ -143,6 +145,46 @@ def read_deliverables(run_dir: Path, task: dict[str, Any]) -> tuple[dict[str, st
 def write_scores(path: Path, scores: Scores) -> None:
     """Write ``scores.json`` atomically (NaN written as null)."""
     write_json_atomic(path, json_safe(scores.to_dict()))
+
+
+@dataclass
+class Judged:
+    """What :func:`judge_files` did: the scores, and the file they were written to."""
+
+    scores: Scores
+    written: Path | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``scores.json`` as written (NaN as None)."""
+        return json_safe(self.scores.to_dict())
+
+
+async def ajudge_files(
+    run: Path | None = None, *, room: Path | None = None, memo: Path | None = None,
+    judge: str = "reference", compare: str | None = None, out: Path | None = None,
+    batch: int = 1, retries: int = 2, models_file: Path | None = None,
+) -> Judged:
+    """``dealroom judge``: a run folder (``scores.json`` written into it, or to ``out``), or a
+    ``memo`` file against ``room``'s rubric (written to ``out`` when given)."""
+    options = {"batch": batch, "retries": retries, "models_file": models_file}
+    if (run is None) == (memo is None) or (memo is not None and room is None):
+        raise ConfigError("give a run folder, or --room ROOM --memo FILE (not both)")
+    if run is not None:
+        scores = await ajudge_run(run, judge, compare=compare, out=out, **options)
+        return Judged(scores, Path(out) if out else RunFolder(run).scores_path())
+    if compare is not None:
+        raise ConfigError("--compare works on run folders; judge the memo twice instead")
+    if not Path(memo).is_file():
+        raise ConfigError(f"{memo} is not a file")
+    scores = await ajudge_memo(room, Path(memo), judge, **options)
+    if out is not None:
+        write_scores(out, scores)
+    return Judged(scores, out)
+
+
+def judge_files(run: Path | None = None, **options: Any) -> Judged:
+    """Sync front door of :func:`ajudge_files`."""
+    return asyncio.run(ajudge_files(run, **options))
 
 
 def judge_memo(

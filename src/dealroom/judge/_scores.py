@@ -22,7 +22,10 @@ UNTYPED = "untyped"
 
 class Judge(Protocol):
     """Scores a task's deliverables against its rubric. Build one with a factory:
-    :func:`~dealroom.judge.reference_judge` or :func:`~dealroom.judge.llm_judge`."""
+    :func:`~dealroom.judge.reference_judge` or :func:`~dealroom.judge.llm_judge`.
+
+    A judge may also have ``check_task(task, source)``, raising ConfigError for a rubric it
+    cannot score; the front doors call it before any judge model is opened."""
 
     name: str
     """``reference`` or ``llm``."""

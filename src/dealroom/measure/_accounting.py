@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from dealroom.measure._runfiles import ratio
+from dealroom.measure._behaviour import ratio
 from dealroom.models import Prices
 from dealroom.types import Usage
 

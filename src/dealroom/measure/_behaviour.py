@@ -90,3 +90,12 @@ def correlation(xs: Sequence[float], ys: Sequence[float]) -> float:
     dx, dy = x - x.mean(), y - y.mean()
     den = math.sqrt(float((dx * dx).sum()) * float((dy * dy).sum()))
     return float((dx * dy).sum()) / den if den > 0 else math.nan
+
+
+def ratio(num: float, den: float) -> float:
+    """``num / den``, or NaN when ``den`` is 0 (a share of nothing is undefined, not 0).
+
+    >>> ratio(1, 4), math.isnan(ratio(0, 0))
+    (0.25, True)
+    """
+    return num / den if den else math.nan

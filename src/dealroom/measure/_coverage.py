@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from dealroom.measure._behaviour import ratio
 from dealroom.measure._coverindex import (
     PREFIX_CHARS,
     CoverageIndex,
@@ -38,7 +39,7 @@ from dealroom.measure._coverindex import (
     token_starts,
 )
 from dealroom.measure._roomtext import room_documents
-from dealroom.measure._runfiles import ratio, read_events, room_of_run
+from dealroom.runs import RunFolder
 
 TEXT_BATCH = 512
 """Raw texts are matched in batches of this many (and whenever a summary is asked for)."""
@@ -239,9 +240,9 @@ def coverage_from_run(run_dir: Path, room: Any = None, by_document: bool = True)
     ``room`` defaults to the ``room`` of the run's ``config.json``; pass a
     :class:`CoverageIndex` to reuse one across runs of the same room.
     """
-    room = room if room is not None else room_of_run(run_dir)
-    probe = CoverageProbe(room)
-    probe.observe_events(read_events(run_dir))
+    folder = RunFolder.open(run_dir)
+    probe = CoverageProbe(room if room is not None else folder.room)
+    probe.observe_events(folder.events())
     return probe.summary(by_document=by_document)
 
 

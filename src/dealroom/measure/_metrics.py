@@ -1,14 +1,15 @@
-"""``metrics.json``: everything measured about one run, computed from its files alone."""
+"""``metrics.json``: everything measured about one run, computed from its records alone."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from dealroom.measure._accounting import account
 from dealroom.measure._behaviour import behaviour
 from dealroom.measure._coverage import CoverageProbe
-from dealroom.measure._runfiles import read_config, read_events, room_of_run
+from dealroom.runs import RunFolder
 
 METRICS_VERSION = 1
 
@@ -16,18 +17,27 @@ METRICS_VERSION = 1
 def metrics_from_run(run_dir: Path, room: Any = None, coverage: bool = True) -> dict[str, Any]:
     """The metrics of a run folder: status, wall time, accounting, behaviour and coverage.
 
-    Pure: reads ``config.json`` and ``trajectory.jsonl`` and returns a dict (the engine writes
-    it to ``metrics.json``). ``room`` (a room folder, an open ``Room``, a
+    Pure: reads ``config.json`` and ``trajectory.jsonl`` and returns a dict (the harnesses
+    write it to ``metrics.json``). ``room`` (a room folder, an open ``Room``, a
     :class:`~dealroom.measure.CoverageIndex` or a :class:`~dealroom.measure.CoverageProbe` that
-    already saw the run) defaults to the config's ``room``; ``coverage=False`` skips coverage
-    (then ``coverage`` is None). Every key is defined in docs/measurement.md.
+    already saw the run) defaults to the run's room; ``coverage=False`` skips coverage (then
+    ``coverage`` is None). Every key is defined in docs/measurement.md.
     """
-    config = read_config(run_dir)
-    events = read_events(run_dir)
+    folder = RunFolder.open(run_dir)
+    if coverage and room is None:
+        room = folder.room
+    return run_metrics(folder.config, folder.events(), run=folder.name,
+                       room=room if coverage else None)
+
+
+def run_metrics(config: dict[str, Any], events: Sequence[dict[str, Any]], *, run: str,
+                room: Any = None) -> dict[str, Any]:
+    """:func:`metrics_from_run` from a run's config and events held in memory; ``room`` as
+    there, None for no coverage."""
     end = next((e for e in reversed(events) if e.get("type") == "run_end"), {})
     out: dict[str, Any] = {
         "version": METRICS_VERSION,
-        "run": Path(run_dir).name,
+        "run": run,
         "room": str(config.get("room", "")),
         "harness": config.get("harness", ""),
         "root_model": config.get("root", ""),
@@ -37,14 +47,11 @@ def metrics_from_run(run_dir: Path, room: Any = None, coverage: bool = True) -> 
     }
     out["usage"] = account(events, config.get("models") or {})
     out["behaviour"] = behaviour(events)
-    if coverage:
-        out["coverage"] = _coverage(events, room if room is not None else room_of_run(run_dir))
-    else:
-        out["coverage"] = None
+    out["coverage"] = None if room is None else _coverage(events, room)
     return out
 
 
-def _coverage(events: list[dict[str, Any]], room: Any) -> dict[str, Any]:
+def _coverage(events: Sequence[dict[str, Any]], room: Any) -> dict[str, Any]:
     if isinstance(room, CoverageProbe):
         return room.summary()
     probe = CoverageProbe(room)

@@ -1,16 +1,23 @@
 """Every model dealroom talks to: OpenAI-compatible endpoints, the embedded ``local`` model,
-and the ``ScriptedModel`` fake, behind one :class:`ModelClient` protocol.
+in-process transformers models (``hf:``) and the ``ScriptedModel`` fake, behind one
+:class:`ModelClient` protocol.
 
 Open a client with :func:`open_model` (spec strings: a models-file name, ``local``,
-``scripted`` for the root, or ``MODEL@BASE_URL``), fail fast with :func:`check`, and fan out
-with :func:`gather_bounded` (inside :func:`hedging`, stragglers are re-sent). A call that
-fails for good raises :class:`ProviderError`. ``dealroom.models.testing`` holds
-``MockOpenAIServer``.
+``scripted`` for the root, ``MODEL@BASE_URL``, or ``hf:PATH``), fail fast with :func:`check`,
+and fan out with :func:`gather_bounded` (inside :func:`hedging`, stragglers are re-sent);
+:func:`lazy_model` opens its model on the first call. A call that fails for good raises
+:class:`ProviderError`.
+``hf:`` replies carry a :class:`TokenRecord`; :func:`write_tokens` puts it in a run folder.
+``dealroom.models.testing`` holds ``MockOpenAIServer``.
 """
 
+from dealroom.models._chat import ChatPiece, chat_pieces, encode_pieces
 from dealroom.models._client import ChatResult, ModelClient, OpenAICompatibleClient, check
 from dealroom.models._fanout import gather_bounded
 from dealroom.models._hedge import HedgeWave, hedging
+from dealroom.models._hf import HFModelClient
+from dealroom.models._hfload import TRAIN_RECORD, LoadedModel, load_hf_model
+from dealroom.models._lazy import LazyModel, lazy_model
 from dealroom.models._local import LocalServer, local_server
 from dealroom.models._registry import open_model, provider_names
 from dealroom.models._scripted import ScriptedCall, ScriptedModel
@@ -23,11 +30,17 @@ from dealroom.models._spec import (
     resolve_model_spec,
 )
 from dealroom.models._text import strip_controls, visible_controls
+from dealroom.models._tokens import TokenRecord, read_all_tokens, read_tokens, write_tokens
 from dealroom.models._wire import ProviderError
 
 __all__ = [
+    "TRAIN_RECORD",
+    "ChatPiece",
     "ChatResult",
+    "HFModelClient",
     "HedgeWave",
+    "LazyModel",
+    "LoadedModel",
     "LocalServer",
     "ModelClient",
     "ModelSpec",
@@ -36,16 +49,24 @@ __all__ = [
     "ProviderError",
     "ScriptedCall",
     "ScriptedModel",
+    "TokenRecord",
+    "chat_pieces",
     "check",
     "default_models_file",
+    "encode_pieces",
     "gather_bounded",
     "hedging",
+    "lazy_model",
+    "load_hf_model",
     "load_models_file",
     "local_server",
     "open_model",
     "provider_names",
+    "read_all_tokens",
+    "read_tokens",
     "require_prices",
     "resolve_model_spec",
     "strip_controls",
     "visible_controls",
+    "write_tokens",
 ]

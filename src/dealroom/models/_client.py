@@ -37,6 +37,7 @@ from dealroom.errors import ConfigError
 from dealroom.models._hedge import BothStalled, Progress, current_wave, race
 from dealroom.models._spec import ModelSpec, Prices
 from dealroom.models._text import strip_controls
+from dealroom.models._tokens import TokenRecord
 from dealroom.models._wire import (
     BadReply,
     ProviderError,
@@ -90,6 +91,9 @@ class ChatResult:
     """When the call was re-sent as a straggler: after how long, which attempt won."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     """The response body as received (empty for streamed and scripted replies)."""
+    tokens: TokenRecord | None = field(default=None, repr=False)
+    """The exact prompt and completion token ids and logprobs, from providers that generate
+    in-process (``hf:``); ``None`` from endpoints."""
 
     def record(self) -> dict[str, Any]:
         """What a ``model_call`` event keeps of how the provider answered."""

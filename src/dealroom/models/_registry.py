@@ -8,17 +8,17 @@ A provider is a factory ``create(spec: ModelSpec) -> ModelClient`` registered in
     myprovider = "my_package.dealroom_provider:create"
 
 and a models file selects it with ``provider = "myprovider"``. The built-ins (``openai``,
-``local``) are the same :class:`importlib.metadata.EntryPoint` objects, loaded the same way;
-a built-in name cannot be taken over by a plug-in. Nothing is imported until a provider is
-used.
+``local``, ``hf``) go through the same hook (:class:`dealroom._util.plugins.Registry`), as harnesses
+and judges do; a built-in name cannot be taken over by a plug-in. Nothing is imported until a
+provider is used.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Callable
 from pathlib import Path
 
+from dealroom._util.plugins import Registry
 from dealroom.errors import ConfigError, DealroomError
 from dealroom.models._client import ModelClient
 from dealroom.models._spec import ModelSpec, resolve_model_spec
@@ -27,40 +27,23 @@ GROUP = "dealroom.providers"
 BUILTIN_PROVIDERS = {
     "openai": "dealroom.models._client:create",
     "local": "dealroom.models._local:create",
+    "hf": "dealroom.models._hf:create",
 }
 
 Provider = Callable[[ModelSpec], ModelClient]
-
-
-def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
-    found = {ep.name: ep for ep in importlib.metadata.entry_points(group=GROUP)}
-    for name, value in BUILTIN_PROVIDERS.items():
-        found[name] = importlib.metadata.EntryPoint(name, value, GROUP)
-    return found
+PROVIDERS = Registry(GROUP, BUILTIN_PROVIDERS, "model provider")
 
 
 def provider_names() -> list[str]:
     """Names of every registered provider, built-in and installed."""
-    return sorted(_entry_points())
+    return PROVIDERS.names()
 
 
 def get_provider(name: str) -> Provider:
     """Load the factory registered as ``name``; a ConfigError lists the known names."""
-    entry = _entry_points().get(name)
-    if entry is None:
-        raise ConfigError(
-            f"unknown model provider {name!r}: known providers are "
-            f"{', '.join(provider_names())}; install the package that provides it"
-        )
-    try:
-        factory = entry.load()
-    except ImportError as exc:
-        raise ConfigError(
-            f"model provider {name!r} ({entry.value}) could not be imported: {exc}; "
-            "reinstall the package that provides it"
-        ) from None
+    factory = PROVIDERS.load(name, unknown="install the package that provides it")
     if not callable(factory):
-        raise ConfigError(f"model provider {name!r} ({entry.value}) is not callable")
+        raise ConfigError(f"model provider {name!r} is not callable")
     return factory
 
 

@@ -7,7 +7,9 @@ A spec string is one of
 * ``scripted`` — the scripted root policy (root only; the harness builds it);
 * ``MODEL@BASE_URL`` — any OpenAI-compatible endpoint, e.g. ``qwen3-35b@http://127.0.0.1:8000/v1``,
   optionally followed by ``#key=value,...`` options (:data:`SPEC_OPTIONS`), e.g.
-  ``qwen3-35b@http://127.0.0.1:8000/v1#price_input=0.2,price_output=0.8,context_window=65536``.
+  ``qwen3-35b@http://127.0.0.1:8000/v1#price_input=0.2,price_output=0.8,context_window=65536``;
+* ``hf:PATH[,key=value...]`` — a transformers model run in-process (``hf:local`` is the embedded
+  SmolLM2 GGUF; PATH is a model folder, a ``.gguf`` file or a LoRA checkpoint), see ``_hf``.
 
 Resolving reads files only; no environment variable is read here. The API key is looked up by
 the provider when a client for a real endpoint is opened (see ``_client.open_openai``).
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.errors import ConfigError
+from dealroom.types import ROLES
 
 DEFAULT_CONCURRENCY = 64
 DEFAULT_TIMEOUT_S = 300.0
@@ -285,7 +288,7 @@ def _spec_from_table(name: str, table: Any, path: Path) -> ModelSpec:
         api_key_env=table.get("api_key_env"),
         context_window=table.get("context_window", DEFAULT_CONTEXT_WINDOW),
         prices=prices,
-        priced=any(key.startswith("price_") for key in table),
+        priced=kind == "hf" or any(key.startswith("price_") for key in table),
         concurrency=table.get("concurrency", DEFAULT_CONCURRENCY),
         timeout=float(table.get("timeout", DEFAULT_TIMEOUT_S)),
         connect_timeout=float(table.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT_S)),
@@ -302,8 +305,6 @@ def _spec_from_table(name: str, table: Any, path: Path) -> ModelSpec:
 
 # -- spec strings -------------------------------------------------------------------------------
 
-_ROLES = ("root", "sub", "child_root", "judge")
-
 
 def resolve_model_spec(
     spec: str, *, models_file: Path | None = None, role: str = "sub"
@@ -313,8 +314,8 @@ def resolve_model_spec(
     ``models_file`` defaults to ``./models.toml``, else ``~/.config/dealroom/models.toml``; it
     is read only when ``spec`` is a name.
     """
-    if role not in _ROLES:
-        raise ConfigError(f"unknown role {role!r}; expected one of {', '.join(_ROLES)}")
+    if role not in ROLES:
+        raise ConfigError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
     text = spec.strip() if isinstance(spec, str) else ""
     if not text:
         raise ConfigError("empty model spec: give a models-file name, `local`, or MODEL@BASE_URL")
@@ -327,6 +328,8 @@ def resolve_model_spec(
         return ModelSpec(name="scripted", kind="scripted", context_window=1_000_000, priced=True)
     if text == "local":
         return local_spec()
+    if text.startswith(HF_PREFIX):
+        return hf_spec(text)
     if "@" in text:
         return _endpoint_spec(text)
     path = models_file if models_file is not None else default_models_file()
@@ -442,3 +445,62 @@ def require_prices(models: list[Any], what: str = "--max-cost") -> None:
             f"{what} cannot govern model '{spec.name}': it has no prices, so its calls would "
             f"count as $0. {how[0].upper()}{how[1:]}; or budget with --max-tokens instead"
         )
+
+
+# -- hf: specs ----------------------------------------------------------------------------------
+
+HF_PREFIX = "hf:"
+_HF_OPTIONS: dict[str, type] = {
+    "adapter": str, "device": str, "dtype": str, "seed": int, "max_tokens": int,
+    "top_p": float, "top_k": int, "threads": int,
+}
+_HF_DEVICES = ("auto", "cpu", "cuda")
+_HF_DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def hf_spec(text: str) -> ModelSpec:
+    """Parse ``hf:PATH[,adapter=DIR][,device=cpu|cuda][,dtype=...][,seed=N][,max_tokens=N]
+    [,top_p=P][,top_k=K][,threads=N]`` into a spec of kind ``hf``.
+
+    >>> hf_spec("hf:local,device=cpu,seed=3").options
+    {'device': 'cpu', 'seed': 3}
+    """
+    path, *items = text[len(HF_PREFIX):].split(",")
+    if not path.strip():
+        raise ConfigError(
+            f"bad model spec {text!r}: give hf:local, hf:PATH (a model folder, a .gguf file or "
+            "a training checkpoint), optionally followed by ,adapter=DIR,device=cpu|cuda,..."
+        )
+    raw = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not value:
+            raise ConfigError(f"bad model spec {text!r}: {item!r} is not key=value")
+        raw[key.strip()] = value.strip()
+    options = hf_options(raw, where=f"model spec {text!r}")
+    return ModelSpec(name=text, kind="hf", model=path.strip(), concurrency=1, options=options,
+                     max_output_tokens=options.get("max_tokens"), priced=True)
+
+
+def hf_options(raw: dict[str, Any], where: str) -> dict[str, Any]:
+    """Validate the options of an ``hf`` model (from a spec string or a models file)."""
+    options: dict[str, Any] = {}
+    for key, value in raw.items():
+        kind = _HF_OPTIONS.get(key)
+        if kind is None:
+            raise ConfigError(f"{where}: unknown option {key!r}; allowed: {', '.join(_HF_OPTIONS)}")
+        try:
+            options[key] = value if isinstance(value, kind) else kind(value)
+        except ValueError:
+            raise ConfigError(f"{where}: {key} must be a {kind.__name__}, got {value!r}") from None
+    device = options.get("device", "auto")
+    if device.split(":")[0] not in _HF_DEVICES:
+        raise ConfigError(f"{where}: device must be cpu, cuda, cuda:N or auto, got {device!r}")
+    if options.get("dtype", "auto") not in _HF_DTYPES:
+        raise ConfigError(f"{where}: dtype must be one of {', '.join(_HF_DTYPES)}")
+    for key, low in (("max_tokens", 1), ("top_k", 0), ("threads", 1), ("seed", 0)):
+        if key in options and options[key] < low:
+            raise ConfigError(f"{where}: {key} must be at least {low}")
+    if "top_p" in options and not 0 < options["top_p"] <= 1:
+        raise ConfigError(f"{where}: top_p must be in (0, 1]")
+    return options

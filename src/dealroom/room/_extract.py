@@ -17,7 +17,6 @@ import email.policy
 import io
 import logging
 import re
-import warnings
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -25,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.errors import RoomError
+from dealroom.room._normalize import normalize_pages, normalize_text
+from dealroom.room._xlsx import sheet_pages
 
 PAGE_BREAK = "\f"
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -390,37 +391,11 @@ def _blocks(parent: Any) -> Iterator[Any]:
             yield child
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    if hasattr(value, "isoformat"):
-        text = value.isoformat()
-        return text[:10] if text.endswith("T00:00:00") else text
-    return str(value)
-
-
 def _xlsx(path: Path) -> list[str]:
-    import openpyxl
-
+    """One page per sheet, read by its cells (see :mod:`dealroom.room._xlsx`)."""
     _check_ooxml(path)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # openpyxl warns about unsupported extensions
-        book = openpyxl.load_workbook(str(path), read_only=True, data_only=True)
-    try:
-        pages, cells = [], 0
-        for sheet in book.worksheets:
-            rows = []
-            for row in sheet.iter_rows(values_only=True):
-                line = "\t".join(_cell(v) for v in row).rstrip("\t")
-                if line.strip():
-                    rows.append(line)
-            cells += len(rows)
-            pages.append("\n".join([f"# {sheet.title}", *rows]))
-    finally:
-        book.close()
-    if not cells:
+    pages, rows = sheet_pages(path)
+    if not rows:
         raise ExtractionError("empty", f"{path.name}: no sheet holds a value")
     return pages
 
@@ -454,8 +429,24 @@ def _pptx(path: Path) -> list[str]:
 # --- e-mail and HTML -------------------------------------------------------------------------
 
 
+HEADERS = frozenset({"from", "to", "cc", "bcc", "date", "subject", "message-id", "sender",
+                     "reply-to", "received", "mime-version", "return-path", "in-reply-to",
+                     "references", "content-type"})
+"""Header names of which an e-mail message has at least one (else it is not one)."""
+
+
+def _looks_binary(text: str) -> bool:
+    """Mostly control characters or U+FFFD (bytes no charset decodes): binary data, not text."""
+    sample = text[:65536]
+    bad = len(_CONTROL.findall(sample)) + sample.count("\ufffd")
+    return bad > max(8, len(sample) // 20)
+
+
 def _eml(path: Path) -> list[str]:
     msg = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
+    if not HEADERS & {k.lower() for k in msg}:
+        raise ExtractionError("corrupt", f"{path.name} is not an e-mail message: no From, To, "
+                              "Date or Subject header before the body")
     head = [f"{k}: {msg[k]}" for k in ("From", "To", "Cc", "Date", "Subject") if msg[k]]
     attached = [p.get_filename() or "(unnamed)" for p in msg.iter_attachments()]
     if attached:
@@ -469,6 +460,8 @@ def _eml(path: Path) -> list[str]:
             text = (body.get_payload(decode=True) or b"").decode("utf-8", errors="replace")
         if body.get_content_type() == "text/html":
             text = _html_text(text)
+        if _looks_binary(text):
+            raise ExtractionError("binary", f"{path.name}: the message body is binary data")
     return ["\n".join(head) + f"\n\n{text}"]
 
 
@@ -529,9 +522,9 @@ EXTRACTORS: dict[str, Callable[[Path], list[str] | Extraction]] = {
 def extract_document(path: Path, fmt: str | None = None) -> Extraction:
     """Extract ``path`` page by page, with warnings; raise :class:`ExtractionError` on failure.
 
-    Zero-byte files and documents without any text fail with reason ``empty``, except PDFs, which
-    come back with a ``scanned_no_text_layer`` warning (their pages exist, only the text is
-    missing).
+    Every page is normalized (:func:`dealroom.room.normalize_text`). Zero-byte files and
+    documents without any text fail with reason ``empty``, except PDFs, which come back with a
+    ``scanned_no_text_layer`` warning (their pages exist, only the text is missing).
     """
     path = Path(path)
     fmt = fmt or format_of(path)
@@ -549,8 +542,7 @@ def extract_document(path: Path, fmt: str | None = None) -> Extraction:
             "corrupt", f"cannot read {path.name} as {fmt}: {type(exc).__name__}: {exc}"
         ) from exc
     extraction = result if isinstance(result, Extraction) else Extraction(result)
-    if not extraction.pages:
-        extraction.pages = [""]
+    extraction.pages = normalize_pages(extraction.pages) or [""]
     if fmt != "pdf" and not any(p.strip() for p in extraction.pages):
         raise ExtractionError("empty", f"{path.name} holds no text")
     return extraction
@@ -562,3 +554,25 @@ def extract_pages(path: Path, fmt: str | None = None) -> list[str]:
     The error is an :class:`ExtractionError` whose ``reason`` says why (see :data:`REASONS`).
     """
     return extract_document(path, fmt).pages
+
+
+def deliverable_text(path: Path | str) -> str:
+    """The text of a deliverable (a memo) for judging: ``.md``/``.txt`` decoded as written,
+    ``.docx``, ``.pdf`` and the other document formats through the documents' extraction, pages
+    joined by a blank line; normalized like the text layer. An empty file gives ``""``.
+
+    Raises :class:`ExtractionError` when the file cannot be read as text, and
+    :class:`~dealroom.errors.RoomError` when it is missing.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise RoomError(f"deliverable {path} does not exist")
+    fmt = format_of(path)
+    try:
+        if fmt in ("md", "txt"):
+            return normalize_text(decode_text(path.read_bytes(), path.name))
+        return "\n\n".join(page.strip("\n") for page in extract_pages(path, fmt))
+    except ExtractionError as exc:
+        if exc.reason == "empty":
+            return ""
+        raise

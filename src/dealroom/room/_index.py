@@ -39,10 +39,18 @@ from typing import Any
 from dealroom._util.files import write_json_atomic
 from dealroom.errors import RoomError
 from dealroom.room._extract import PAGE_BREAK, extract_pages
-from dealroom.room._manifest import MANIFEST, DocumentRecord, load_manifest
+from dealroom.room._manifest import (
+    MANIFEST,
+    DocumentRecord,
+    check_documents,
+    document_path,
+    load_manifest,
+)
+from dealroom.room._normalize import normalize_pages
 
 INDEX_DIR = ".index"
-INDEX_VERSION = 1
+INDEX_VERSION = 2
+"""2: pages normalized (:mod:`dealroom.room._normalize`)."""
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 COMMON_SHARE = 0.02
 """Terms on more than this share of pages get a row in ``common`` (used to plan queries)."""
@@ -98,7 +106,7 @@ def index_status(room_dir: Path) -> str | None:
 def _extract_one(room_dir: str, path: str, fmt: str) -> tuple[bool, list[str] | str]:
     """Pool task: ``(True, pages)`` or ``(False, reason)`` (exceptions may not pickle)."""
     try:
-        return True, extract_pages(Path(room_dir) / path, fmt)
+        return True, extract_pages(document_path(Path(room_dir), path), fmt)
     except Exception as exc:  # noqa: BLE001 - sent back as text, raised with the doc's name
         return False, str(exc)
 
@@ -131,20 +139,21 @@ def _iter_pages(room_dir: Path, docs: list[DocumentRecord],
         for doc in docs:
             try:
                 if doc.id in given:
-                    pages = list(given[doc.id])
+                    pages = normalize_pages(given[doc.id])
                 elif doc.id in pending:
                     try:
                         ok, got = pending.pop(doc.id).result()
                     except BrokenProcessPool:  # the pool could not run: extract here instead
                         pool.shutdown(wait=False, cancel_futures=True)  # type: ignore[union-attr]
-                        pool, ok, got = None, True, extract_pages(room_dir / doc.path, doc.format)
+                        pool, ok = None, True
+                        got = extract_pages(document_path(room_dir, doc.path), doc.format)
                         pending.clear()
                     refill()
                     if not ok:
                         raise RoomError(got)
                     pages = list(got)
                 else:
-                    pages = extract_pages(room_dir / doc.path, doc.format)
+                    pages = extract_pages(document_path(room_dir, doc.path), doc.format)
             except Exception as exc:  # noqa: BLE001 - every failure names the document
                 raise _named(doc, exc) from exc
             yield pages or [""]
@@ -227,7 +236,8 @@ def build_index(room_dir: Path, pages_by_doc: Mapping[str, list[str]] | None = N
     """Build ``ROOM/.index/`` from scratch and return its path.
 
     ``pages_by_doc`` maps document ids to their page texts (a generator or an ingester that
-    already has them); every other document is read with :func:`dealroom.room.extract_pages`.
+    already has them; they are normalized like extracted ones); every other document is read
+    with :func:`dealroom.room.extract_pages`.
     A document that cannot be read raises :class:`RoomError` naming it. ``progress(stage, done,
     total)`` is called as documents are indexed. The new index replaces the old one at the end.
     """
@@ -240,6 +250,7 @@ def build_index(room_dir: Path, pages_by_doc: Mapping[str, list[str]] | None = N
 def _build(room_dir: Path, given: Mapping[str, list[str]], progress: Progress | None,
            workers: int | None) -> None:
     docs = _ordered(load_manifest(room_dir).documents)
+    check_documents(room_dir, docs)
     workers = workers or min(8, len(os.sched_getaffinity(0)))
     tmp = room_dir / f"{INDEX_DIR}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -312,7 +323,8 @@ def _build_lock(room_dir: Path) -> Iterator[None]:
 def ensure_index(room_dir: Path, progress: Progress | None = None) -> Path:
     """Build the index if it is missing or stale (waiting for a concurrent builder)."""
     room_dir = Path(room_dir)
-    load_manifest(room_dir)  # "not a data room" beats any complaint about its index
+    # "not a data room" beats any complaint about its index; an unsafe room stops here
+    check_documents(room_dir, load_manifest(room_dir).documents)
     reason = index_status(room_dir)
     if reason is None:
         _share(index_dir(room_dir))

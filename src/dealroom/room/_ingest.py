@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing
+import os
 import re
 import shutil
 import signal
@@ -34,9 +35,16 @@ from typing import Any
 from dealroom._util.files import clear_output_dir, write_json_atomic
 from dealroom.errors import ConfigError, RoomError
 from dealroom.room._extract import EXTRACTORS, ExtractionError, extract_document, format_of
-from dealroom.room._manifest import DOCUMENTS, MANIFEST, TASK, DocumentRecord, RoomManifest
+from dealroom.room._manifest import (
+    COPIED,
+    DOCUMENTS,
+    MANIFEST,
+    TASK,
+    DocumentRecord,
+    RoomManifest,
+)
 from dealroom.room._tokens import count_tokens
-from dealroom.room._walk import Found, Problem, walk
+from dealroom.room._walk import Found, Problem, inside, walk
 
 REPORT = "ingest_report.json"
 DEFAULT_MAX_BYTES = 100 * 1024 * 1024
@@ -54,6 +62,7 @@ INGEST_REASONS: dict[str, str] = {
     "symlink_loop": "a symbolic link that leads back to itself or to a folder containing it",
     "duplicate": "a folder reached a second time through a symbolic link",
     "symlink": "a symbolic link, with link following turned off",
+    "symlink_outside": "a symbolic link that leads outside the source folder (never followed)",
     "hidden": "a hidden or system file (.DS_Store, ~$lock files, Thumbs.db, ...)",
     "unreadable": "the file could not be read (permissions, broken link, not a regular file)",
     "renamed": "a name with control characters or invalid bytes, ingested under a safe name",
@@ -186,6 +195,8 @@ class _Job:
     fmt: str
     timeout: float = 0.0
     """Seconds the extraction may take; 0 for no limit."""
+    root: str = ""
+    """The source folder: the file must still resolve inside it when it is read."""
 
 
 @dataclass
@@ -237,11 +248,18 @@ def _time_limit(seconds: float) -> Iterator[None]:
 
 
 def extract_job(job: _Job) -> _Outcome:
-    """Extract one file and copy it into the room; any failure becomes the outcome's reason."""
+    """Extract one file and copy it into the room; any failure becomes the outcome's reason.
+
+    The file is read at its resolved path, checked again to lie inside the source folder (a
+    link changed since the walk is refused, never followed out).
+    """
+    source = os.path.realpath(job.source)
+    if job.root and not inside(source, job.root):
+        return _Outcome(job.rel, "symlink_outside", "resolves outside the source folder")
     try:
         with _time_limit(job.timeout):
-            extraction = extract_document(Path(job.source), job.fmt)
-        sha, size = _copy_hashing(job.source, job.dest)
+            extraction = extract_document(Path(source), job.fmt)
+        sha, size = _copy_hashing(source, job.dest)
     except _Timeout:
         return _Outcome(job.rel, "timeout", f"extraction took more than {job.timeout:g} s")
     except ExtractionError as exc:
@@ -429,15 +447,16 @@ def ingest(
             f.rel,
             format_of(f.dest),
             settings.file_timeout,
+            str(src),
         )
         for f in candidates
     ]
     outcomes = run_jobs(jobs, settings.workers, progress)
     docs, pages_by_doc, entries = _assemble(candidates, outcomes)
     entries += [_entry(p) for p in found.problems + refused]
-    if settings.copy_skipped:
-        _copy_skipped(entries, found.files, out)
+    copied = _copy_skipped(entries, found.files, src, out) if settings.copy_skipped else {}
     name = settings.name or src.resolve().name
+    meta = {**(meta or {}), **({COPIED: copied} if copied else {})}
     manifest = RoomManifest(name=name, documents=docs, meta=_meta(src, settings, meta))
     write_json_atomic(out / TASK, task if task is not None else default_task(name))
     write_json_atomic(out / MANIFEST, manifest.to_dict())
@@ -475,17 +494,24 @@ def _entry(problem: Problem) -> ReportEntry:
     )
 
 
-def _copy_skipped(entries: list[ReportEntry], files: list[Found], out: Path) -> None:
-    """Copy refused files into documents/ (outside the manifest) and mark them ``copied``."""
+def _copy_skipped(entries: list[ReportEntry], files: list[Found], src: Path,
+                  out: Path) -> dict[str, str]:
+    """Copy refused files into documents/ (outside the manifest) and mark them ``copied``.
+
+    Returns ``{room path: reason}`` of the files copied, for ``room.json``'s ``meta.copied``.
+    """
     by_rel = {f.rel: f for f in files}
+    copied = {}
     for i, e in enumerate(entries):
         f = by_rel.get(e.path)
-        if e.action == "skipped" and f is not None:
+        if e.action == "skipped" and f is not None and inside(f.source, src):
             try:
-                _copy_hashing(str(f.source), str(out / DOCUMENTS / f.dest))
+                _copy_hashing(os.path.realpath(f.source), str(out / DOCUMENTS / f.dest))
             except OSError:
                 continue
             entries[i] = ReportEntry(e.path, e.reason, "copied", e.detail)
+            copied[f"{DOCUMENTS}/{f.dest.as_posix()}"] = e.reason
+    return dict(sorted(copied.items()))
 
 
 def _meta(src: Path, settings: IngestSettings, extra: dict[str, Any] | None) -> dict[str, Any]:

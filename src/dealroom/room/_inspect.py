@@ -27,7 +27,9 @@ def inspect_room(path: Path | str) -> dict[str, Any]:
     Keys: ``name``, ``docs``, ``folders``, ``categories``, ``tokens``, ``pages``, ``bytes``,
     ``tokenizer``, ``formats``, ``docs_by_category``, ``criteria``, ``criteria_by_type``,
     ``negative_criteria``, ``findings`` (``None`` without an answer key), ``findings_by_kind``,
-    ``cured_findings``, ``multi_doc_findings``, ``missing_documents`` and ``meta``.
+    ``cured_findings``, ``multi_doc_findings``, ``missing_documents``, ``meta`` and
+    ``generation`` (a generated room's seed, profile and requested counts from
+    ``answer_key/generation.json``, without its secret; ``None`` otherwise).
     """
     root = Path(path)
     manifest = load_manifest(root)
@@ -54,7 +56,12 @@ def inspect_room(path: Path | str) -> dict[str, Any]:
         "multi_doc_findings": 0,
         "missing_documents": 0,
         "meta": manifest.meta,
+        "generation": None,
     }
+    generation = root / ANSWER_KEY / "generation.json"
+    if generation.is_file():
+        info["generation"] = {k: v for k, v in _json(generation).items()
+                              if k not in ("secret", "regenerate")}
     key = root / ANSWER_KEY / "findings.json"
     if key.is_file():
         findings = [f for f in _json(key).get("findings", []) if isinstance(f, dict)]

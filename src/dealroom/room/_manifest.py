@@ -5,13 +5,17 @@ A room is a folder::
     ROOM/
       room.json        this manifest
       task.json        the task in Harvey LAB's format, with dealroom's criterion extensions
-      documents/       the files, in numbered category folders
+      documents/       the files, in category folders (a file directly in documents/ is in the
+                       root category: category and folder "")
       answer_key/      planted findings and gold_memo.md (never shown to an agent; optional)
       .index/          text layer and search index, built once and kept beside the room
 """
 
 from __future__ import annotations
 
+import os
+import stat
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +27,8 @@ MANIFEST = "room.json"
 TASK = "task.json"
 DOCUMENTS = "documents"
 ANSWER_KEY = "answer_key"
+COPIED = "copied"
+"""``meta`` key: files ingest copied into documents/ that are not documents (path → reason)."""
 FORMATS = ("md", "txt", "pdf", "docx", "xlsx", "csv", "pptx", "eml", "msg", "html")
 
 
@@ -102,3 +108,75 @@ def load_manifest(room: Path) -> RoomManifest:
 def load_task(room: Path) -> dict[str, Any]:
     """Read ``ROOM/task.json`` (LAB task format)."""
     return read_json(Path(room) / TASK, RoomError, f"{room} has no {TASK}")
+
+
+def document_path(room: Path, rel: str) -> Path:
+    """The file ``room.json`` names as ``rel``, every link resolved, checked before it is read.
+
+    Raises :class:`RoomError` unless ``rel`` is ``documents/[folder/.../]file`` without ``..``,
+    ``documents/`` is a real folder of the room, and the path resolves to a regular file inside
+    it: a symbolic link that leaves ``documents/`` (to ``/etc/shadow``, say) is never followed.
+    """
+    parts = rel.split("/")
+    if parts[0] != DOCUMENTS or len(parts) < 2 or {"", ".", ".."} & set(parts[1:]):
+        raise RoomError(f"{MANIFEST} names {rel!r}: a document path is "
+                        f"{DOCUMENTS}/[folder/.../]file, without '.' or '..'")
+    room_real = os.path.realpath(room)
+    top = os.path.realpath(os.path.join(room_real, DOCUMENTS))
+    if top != os.path.join(room_real, DOCUMENTS):
+        raise RoomError(f"{room}/{DOCUMENTS} is a symbolic link to {top}: a room's documents "
+                        "must lie inside it")
+    real = os.path.realpath(os.path.join(room_real, rel))
+    if not real.startswith(top + os.sep):
+        raise RoomError(f"{rel} is a symbolic link to {real}, outside the room's {DOCUMENTS}/")
+    try:
+        mode = os.stat(real).st_mode
+    except FileNotFoundError:
+        raise RoomError(f"{rel} is missing") from None
+    except OSError as exc:
+        raise RoomError(f"{rel} cannot be read: {exc.strerror}") from exc
+    if not stat.S_ISREG(mode):
+        raise RoomError(f"{rel} is not a regular file (a folder, device, pipe or socket)")
+    return Path(real)
+
+
+def check_documents(room: Path, docs: Iterable[DocumentRecord]) -> None:
+    """Check every document path as :func:`document_path` does, before anything is read.
+
+    One listing of ``documents/`` finds the regular files reached without a link; only the other
+    paths are resolved one by one. Raises one :class:`RoomError` naming what is wrong (the
+    first three problems and a count).
+    """
+    top = os.path.join(os.path.realpath(room), DOCUMENTS)
+    plain = _plain_files(top) if not os.path.islink(top) else set()
+    problems = []
+    for doc in docs:
+        parts = doc.path.split("/")
+        if parts[0] == DOCUMENTS and "/".join(parts[1:]) in plain and ".." not in parts:
+            continue
+        try:
+            document_path(room, doc.path)
+        except RoomError as exc:
+            problems.append(f"{doc.id}: {exc}")
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise RoomError(f"{room} cannot be opened, nothing was read: "
+                        f"{'; '.join(problems[:3])}{more}")
+
+
+def _plain_files(top: str) -> set[str]:
+    """Paths (relative to ``top``) of the regular files under it reached without any link."""
+    found: set[str] = set()
+    stack = [("", top)]
+    while stack:
+        rel, folder = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((f"{rel}{entry.name}/", entry.path))
+                    elif entry.is_file(follow_symlinks=False):
+                        found.add(f"{rel}{entry.name}")
+        except OSError:
+            continue
+    return found

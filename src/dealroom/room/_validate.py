@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -17,7 +18,15 @@ from typing import Any
 
 from dealroom.errors import RoomError
 from dealroom.room._extract import extract_pages, format_of
-from dealroom.room._manifest import ANSWER_KEY, DOCUMENTS, FORMATS, MANIFEST, TASK
+from dealroom.room._manifest import (
+    ANSWER_KEY,
+    COPIED,
+    DOCUMENTS,
+    FORMATS,
+    MANIFEST,
+    TASK,
+    document_path,
+)
 from dealroom.room._tokens import TOKENIZER, count_tokens
 
 CRITERION_TYPES = ("fact", "conclusion", "citation", "severity", "recommendation", "timeline",
@@ -127,7 +136,8 @@ def _check_manifest(root: Path, data: Any, report: _Report,
             docs[doc["id"]] = doc
             paths.add(doc["path"])
     _check_totals(data, list(docs.values()), report)
-    _check_unlisted(root, paths, report)
+    copied = (data.get("meta") or {}).get(COPIED) if isinstance(data.get("meta"), dict) else None
+    _check_unlisted(root, paths, copied if isinstance(copied, dict) else {}, report)
     return docs
 
 
@@ -142,8 +152,8 @@ def _check_record(root: Path, doc: dict[str, Any], where: str, report: _Report,
     if not _DOC_ID.match(doc["id"]):
         report.error(where, f"id {doc['id']!r} is not D followed by five digits")
     parts = doc["path"].split("/")
-    if parts[0] != DOCUMENTS or ".." in parts or len(parts) < 3:
-        report.error(where, f"path must lie inside {DOCUMENTS}/ in a folder")
+    if parts[0] != DOCUMENTS or len(parts) < 2 or {"", ".", ".."} & set(parts[1:]):
+        report.error(where, f"path must be {DOCUMENTS}/[folder/.../]file, without '.' or '..'")
         return True
     if "/".join(parts[1:-1]) != doc["folder"]:
         report.error(where, f"folder {doc['folder']!r} is not the file's folder")
@@ -155,9 +165,13 @@ def _check_record(root: Path, doc: dict[str, Any], where: str, report: _Report,
         report.error(where, f"format {doc['format']!r} does not match the file name")
     if doc["pages"] < 1 or doc["tokens"] < 0:
         report.error(where, "pages must be at least 1 and tokens at least 0")
-    file = root / doc["path"]
-    if not file.is_file():
+    if not os.path.lexists(root / doc["path"]):
         report.error(where, "file is missing")
+        return True
+    try:
+        file = document_path(root, doc["path"])
+    except RoomError as exc:
+        report.error(where, f"{exc}: it is never read")
         return True
     size = file.stat().st_size
     if isinstance(doc.get("bytes"), int) and doc["bytes"] and doc["bytes"] != size:
@@ -186,7 +200,10 @@ def _check_totals(data: dict[str, Any], docs: list[dict[str, Any]], report: _Rep
                          f"{value}")
 
 
-def _check_unlisted(root: Path, paths: set[str], report: _Report) -> None:
+def _check_unlisted(root: Path, paths: set[str], copied: dict[str, Any],
+                    report: _Report) -> None:
+    """Files in documents/ that room.json does not list: an error, unless ingest copied them
+    there as not documents (``meta.copied``) or they are hidden (warnings)."""
     folder = root / DOCUMENTS
     if not folder.is_dir():
         report.error(f"{DOCUMENTS}/", "is missing")
@@ -194,7 +211,10 @@ def _check_unlisted(root: Path, paths: set[str], report: _Report) -> None:
     for file in sorted(folder.rglob("*")):
         rel = file.relative_to(root).as_posix()
         if file.is_file() and rel not in paths:
-            if file.name.startswith("."):
+            if rel in copied:
+                report.warn(rel, f"copied by ingest but not a document ({copied[rel]}): agents "
+                            "do not see it")
+            elif file.name.startswith("."):
                 report.warn(rel, "hidden file not listed in room.json")
             else:
                 report.error(rel, "is not listed in room.json")
@@ -225,8 +245,9 @@ def _check_task(task: Any, docs: dict[str, Any], findings: set[str] | None,
                     "to judge a memo against (add a rubric, e.g. dealroom ingest --task)")
         return
     seen: set[str] = set()
+    names = set(deliverables) | set(deliverables.values())
     for n, criterion in enumerate(criteria):
-        _check_criterion(criterion, n, seen, docs, set(deliverables), findings, report)
+        _check_criterion(criterion, n, seen, docs, names, findings, report)
 
 
 def _check_criterion(c: Any, n: int, seen: set[str], docs: dict[str, Any], names: set[str],
@@ -246,10 +267,12 @@ def _check_criterion(c: Any, n: int, seen: set[str], docs: dict[str, Any], names
             report.error(where, f"needs a non-empty {field!r}")
     if isinstance(c.get("match_criteria"), str) and "PASS if" not in c["match_criteria"]:
         report.error(where, "match_criteria must read 'PASS if ... [FAIL if ...]'")
-    graded = c.get("deliverables")
-    if not isinstance(graded, list) or not graded or not set(graded) <= names:
-        report.error(where, f"deliverables must list names from task deliverables "
-                     f"({', '.join(sorted(names)) or 'none'})")
+    graded = c.get("deliverables")  # absent: the criterion grades every deliverable
+    if graded is not None and not (isinstance(graded, list) and graded
+                                   and all(isinstance(g, str) for g in graded)
+                                   and set(graded) <= names):
+        report.error(where, f"deliverables must list names or file names from task "
+                     f"deliverables ({', '.join(sorted(names)) or 'none'}), or be left out")
     if "type" not in c:
         report.warn(where, "has no type: it cannot be counted by type")
     elif c["type"] not in CRITERION_TYPES:
@@ -335,10 +358,12 @@ def _flat(text: str) -> str:
 def _check_deep(root: Path, docs: dict[str, Any], findings: Any, report: _Report) -> None:
     pages_of: dict[str, list[str]] = {}
     for doc in docs.values():
-        if not (root / doc["path"]).is_file():
+        try:
+            path = document_path(root, doc["path"])
+        except RoomError:  # missing or unsafe: already reported, never read
             continue
         try:
-            pages = extract_pages(root / doc["path"], doc["format"])
+            pages = extract_pages(path, doc["format"])
         except RoomError as exc:
             report.error(doc["path"], f"cannot be read: {exc}")
             continue

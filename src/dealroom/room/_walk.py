@@ -1,7 +1,9 @@
 """Walking a source folder for ingestion: files found, odd names made safe, problems noted.
 
-The walk uses :func:`os.scandir` and follows symlinked folders, but never into a folder that is
-already one of its own ancestors (a symlink loop) or that it has visited through another link.
+The walk uses :func:`os.scandir` and follows symbolic links that stay inside the source folder,
+but never into a folder that is already one of its own ancestors (a symlink loop) or that it
+has visited through another link. A link that leads outside the source folder (``passwd.txt ->
+/etc/passwd``, a link to ``/etc``) is never followed: it is reported as ``symlink_outside``.
 """
 
 from __future__ import annotations
@@ -82,13 +84,20 @@ _Folder = tuple[Path, PurePosixPath, str, tuple[Key, ...]]
 
 def walk(src: Path, follow_symlinks: bool = True, include_hidden: bool = False) -> Walk:
     """Find every file under ``src`` in sorted order, noting loops, links and odd names."""
-    return _Walker(follow_symlinks, include_hidden).run(Path(src))
+    return _Walker(follow_symlinks, include_hidden, Path(src)).run(Path(src))
+
+
+def inside(path: str | Path, root: str | Path) -> bool:
+    """Whether ``path``, every link resolved, lies in the folder ``root`` (itself resolved)."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 class _Walker:
-    def __init__(self, follow_symlinks: bool, include_hidden: bool) -> None:
+    def __init__(self, follow_symlinks: bool, include_hidden: bool, root: Path) -> None:
         self.follow = follow_symlinks
         self.hidden = include_hidden
+        self.root = os.path.realpath(root)
         self.result = Walk()
         self.seen: set[Key] = set()
 
@@ -157,9 +166,16 @@ class _Walker:
 
     def stat(self, entry: os.DirEntry, rel: str) -> os.stat_result | None:
         """Stat an entry through links; note loops and broken or refused links."""
-        if entry.is_symlink() and not self.follow:
-            self.note(rel, "symlink", "symbolic link (not followed)")
-            return None
+        if entry.is_symlink():
+            if not self.follow:
+                self.note(rel, "symlink", "symbolic link (not followed)")
+                return None
+            if not inside(entry.path, self.root):
+                target = display_name(_readlink(entry.path))
+                self.note(rel, "symlink_outside",
+                          f"a symbolic link to {target!r}, outside the source folder (never "
+                          "followed)")
+                return None
         try:
             return entry.stat(follow_symlinks=True)
         except OSError as exc:
@@ -170,3 +186,10 @@ class _Walker:
             else:
                 self.note(rel, "unreadable", str(exc))
             return None
+
+
+def _readlink(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"

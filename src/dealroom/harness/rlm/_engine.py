@@ -75,15 +75,12 @@ class RunContext:
     root: Any
     sub: Any
     settings: RLMSettings
-    recorder: Any
+    events: Any
+    """The run's :class:`~dealroom.harness.RunEvents`: recorder, coverage probe, listeners."""
     replay: Replay
     scratch: Path
     instructions: str
     sandbox_factory: Any
-    probe: Any
-    """The run's live CoverageProbe; it sees every event before the listeners do."""
-    listeners: list[Any] = field(default_factory=list)
-    """Callables ``(event, probe)`` told of every event, e.g. the CLI's live display."""
     waves: int = 0
     hedges: dict[int, HedgeWave] = field(default_factory=dict)
     """Per wave number: the latencies its stragglers are hedged against."""
@@ -100,10 +97,7 @@ class RunContext:
                             f"({failed / total:.0%}, above the {DEGRADED_SHARE:.0%} threshold)")
 
     def emit(self, type: str, agent: str, depth: int, **fields: Any) -> None:
-        event = self.recorder.event(type, agent=agent, depth=depth, **fields)
-        self.probe.observe_event(event)
-        for listener in self.listeners:
-            listener(event, self.probe)
+        self.events.emit(type, agent, depth, **fields)
 
 
 class Episode:
@@ -129,8 +123,7 @@ class Episode:
 
     # -- the loop ---------------------------------------------------------------------------
     async def run(self) -> EpisodeResult:
-        sandbox = self.ctx.sandbox_factory(self)
-        await sandbox.start()
+        sandbox = await self.open_sandbox()
         messages = self._opening()
         status, reason, state = "max_turns", "turn budget used up", {}
         try:
@@ -163,6 +156,14 @@ class Episode:
         if self.depth == 0:
             status, reason = self.ctx.final_status(status, reason)
         return EpisodeResult(status, reason, self._memo, state.get("answer"), self.tracker.turns)
+
+    async def open_sandbox(self) -> Any:
+        """This agent's REPL, started; the confinement in force goes into the records."""
+        sandbox = self.ctx.sandbox_factory(self)
+        await sandbox.start()
+        self.ctx.emit("sandbox", self.agent, self.depth, isolation=sandbox.isolation,
+                      confinement=sandbox.confinement, degraded=sandbox.degraded)
+        return sandbox
 
     def _opening(self) -> list[dict[str, str]]:
         s = self.ctx.settings
@@ -221,18 +222,12 @@ class Episode:
 
     # -- cells ------------------------------------------------------------------------------
     async def _cell(self, sandbox: Any, turn: int, code: str) -> tuple[str, dict[str, Any]]:
-        self._counters[turn] = 0
-        timeout = self.ctx.settings.cell_timeout
-        result = await sandbox.execute(code, timeout=timeout, on_request=self.request_handler(turn))
+        result, note = await self.execute_cell(sandbox, turn, code)
         output = result.stdout
         if result.error:
             output = f"{output}\n{result.error}" if output else result.error
-        if result.timed_out or result.crashed:
-            what = f"timed out after {timeout:g} s" if result.timed_out else "crashed the REPL"
-            await self._rebuild(sandbox)
-            output += f"\n[the cell {what}; the REPL was restarted and its state rebuilt]"
-        else:
-            self._cells.append((turn, code))
+        if note:
+            output += f"\n{note}"
         shown = truncate(output.strip() or "(no output)", self.ctx.settings.output_limit)
         state = result.state or {}
         if (self.agent, turn) in self.ctx.replay.cells:
@@ -244,17 +239,55 @@ class Episode:
         self._memo_changed(state)
         return shown, state
 
-    async def _rebuild(self, sandbox: Any) -> None:
-        """Restart the worker and re-run the cells that succeeded, answering from the cache."""
+    async def execute_cell(self, sandbox: Any, turn: int, code: str) -> tuple[Any, str]:
+        """Run ``code`` as turn ``turn``'s cell, within what is left of the episode's time.
+
+        After a timeout or a crash the worker is restarted and the cells that succeeded are
+        run again (their sub-calls answered from the records): the note says what became of
+        the REPL's state ("" when the cell ended normally).
+        """
+        result = await self._run(sandbox, turn, code)
+        if not (result.timed_out or result.crashed):
+            self._cells.append((turn, code))
+            return result, ""
+        what = "timed out" if result.timed_out else "crashed the REPL"
+        if self.tracker.seconds_left() <= 0:
+            return result, f"[the cell {what}: the episode's time is up]"
+        failed = await self._rebuild(sandbox)
+        if not failed:
+            n = len(self._cells)
+            how = {0: "", 1: " by re-running the cell that succeeded"}.get(
+                n, f" by re-running the {n} cells that succeeded")
+            return result, f"[the cell {what}; the REPL was restarted and its state rebuilt{how}]"
+        lost = ", ".join(str(t) for t in failed)
+        return result, (f"[the cell {what}; the REPL was restarted, but re-running the cells of "
+                        f"turns {lost} failed: what they defined is lost]")
+
+    async def _run(self, sandbox: Any, turn: int, code: str) -> Any:
+        self._counters[turn] = 0
+        left = self.tracker.seconds_left()
+        return await sandbox.execute(
+            code, timeout=self.ctx.settings.cell_timeout,
+            wall_timeout=None if left == float("inf") else max(left, 0.01),
+            on_request=self.request_handler(turn))
+
+    async def _rebuild(self, sandbox: Any) -> list[int]:
+        """Restart the worker and re-run the cells that succeeded, answering from the cache;
+        the turns whose cell failed this time (all, when one timed out or crashed)."""
         await sandbox.restart()
         self._replaying = True
+        failed: list[int] = []
         try:
             for turn, code in self._cells:
-                self._counters[turn] = 0
-                await sandbox.execute(code, timeout=self.ctx.settings.cell_timeout,
-                                      on_request=self.request_handler(turn))
+                result = await self._run(sandbox, turn, code)
+                if result.timed_out or result.crashed:
+                    await sandbox.restart()
+                    return [t for t, _ in self._cells]
+                if result.error:
+                    failed.append(turn)
         finally:
             self._replaying = False
+        return failed
 
     def _memo_changed(self, state: dict[str, Any], record: bool = True) -> None:
         markdown = state.get("markdown")
@@ -262,7 +295,7 @@ class Episode:
             return
         self._memo = markdown
         if self.depth == 0:
-            self.ctx.recorder.write_memo(markdown)
+            self.ctx.events.recorder.write_memo(markdown)
         if record:
             self.ctx.emit("memo", self.agent, self.depth,
                           sections=len(state.get("sections", [])), chars=len(markdown))

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import shutil
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dealroom.errors import ConfigError
-from dealroom.eval import RunLog, RunRecorder
-from dealroom.harness._common import RunResult, finish_run, instructions_of, run_config
+from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
+from dealroom.harness._protocol import Listener
 from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import Episode, EpisodeResult, RunContext
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
-
-Listener = Callable[[dict[str, Any], Any], None]
-"""Told of every event with the run's live CoverageProbe: ``listener(event, probe)``."""
+from dealroom.harness.sandbox import make_scratch
 
 
 async def run_rlm(
@@ -29,53 +23,31 @@ async def run_rlm(
     sub: Any,
     settings: RLMSettings | None = None,
     listeners: tuple[Listener, ...] = (),
-    config_extra: dict[str, Any] | None = None,
+    concurrency: int | None = None,
 ) -> RunResult:
     """Run the RLM harness with open model clients ``root`` and ``sub``; write ``out``."""
-    from dealroom.room import Room
-
     settings = settings or RLMSettings()
-    room = Room.open(room_dir)
-    config = run_config("rlm", room_dir, [root, sub], settings, **(config_extra or {}))
-    recorder = RunRecorder.create(out, config)
-    instructions = instructions_of(room_dir)
-    recorder.event("run_start", room=room.name, docs=room.totals["docs"],
-                   tokens=room.totals["tokens"])
-    return await _episode(room, recorder, root, sub, settings, Replay(), instructions, listeners)
+    run = await open_run("rlm", room_dir, out, root=root, sub=sub, settings=settings,
+                         listeners=listeners, concurrency=concurrency)
+    return await _episode(run, root, sub, settings, Replay())
 
 
 async def resume_rlm(
     run_dir: Path, *, root: Any, sub: Any, listeners: tuple[Listener, ...] = ()
 ) -> RunResult:
     """Finish an interrupted run, replaying every completed model call from its records."""
-    from dealroom.room import Room
-
-    log = RunLog.read(run_dir)
-    if log.ended:
-        raise ConfigError(f"{run_dir} already finished; start a new run instead")
-    settings = RLMSettings(**log.config.get("settings", {}))
-    room_dir = Path(log.config["room"])
-    room = Room.open(room_dir)
-    recorder = RunRecorder.reopen(log)
-    recorder.event("resumed", previous_events=len(log.events))
-    instructions = instructions_of(room_dir)
-    replay = Replay.from_events(log.events)
-    return await _episode(room, recorder, root, sub, settings, replay, instructions, listeners,
-                          previous=log.events)
+    run = await reopen_run(run_dir, listeners=listeners)
+    settings = run.settings(RLMSettings)
+    return await _episode(run, root, sub, settings, Replay.from_events(run.previous))
 
 
-async def _episode(room: Any, recorder: RunRecorder, root: Any, sub: Any,
-                   settings: RLMSettings, replay: Replay, instructions: str,
-                   listeners: tuple[Listener, ...], previous: list[dict] = ()) -> RunResult:
-    from dealroom.measure import CoverageProbe
-
-    probe = await asyncio.to_thread(CoverageProbe, room)  # seconds on a large room
-    probe.observe_events(previous)
-    scratch = Path(tempfile.mkdtemp(prefix="dealroom-scratch-"))
+async def _episode(run: OpenRun, root: Any, sub: Any, settings: RLMSettings,
+                   replay: Replay) -> RunResult:
+    scratch = make_scratch("scratch")
     ctx = RunContext(
-        room=room, room_dir=Path(room.path), root=root, sub=sub, settings=settings,
-        recorder=recorder, replay=replay, scratch=scratch, instructions=instructions,
-        sandbox_factory=_sandbox_factory, probe=probe, listeners=list(listeners),
+        room=run.room, room_dir=Path(run.room.path), root=root, sub=sub, settings=settings,
+        events=run.events, replay=replay, scratch=scratch, instructions=run.instructions.text,
+        sandbox_factory=_sandbox_factory,
     )
     tracker = BudgetTracker(settings.budget())
     try:
@@ -84,7 +56,7 @@ async def _episode(room: Any, recorder: RunRecorder, root: Any, sub: Any,
                  turns=result.turns)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return finish_run(recorder, probe, result.status, result.reason, result.turns)
+    return run.finish(result.status, result.reason, result.turns)
 
 
 def _sandbox_factory(episode: Episode) -> Any:
@@ -106,12 +78,7 @@ class _RLMHarness:
 
         return scripted_root()
 
-    @staticmethod
-    async def run(room_dir: Path, out: Path, *, root: Any, sub: Any, settings: RLMSettings,
-                  listeners: tuple[Listener, ...] = ()) -> RunResult:
-        return await run_rlm(room_dir, out, root=root, sub=sub, settings=settings,
-                             listeners=listeners)
-
+    run = staticmethod(run_rlm)
     resume = staticmethod(resume_rlm)
 
 

@@ -50,7 +50,7 @@ for category, ref, tokens in units:
 turns_for_waves = max(1, (budget.turns_left or 30) - 3)
 WAVE = max(16, math.ceil(len(calls) / turns_for_waves))
 waves = [calls[i:i + WAVE] for i in range(0, len(calls), WAVE)]
-findings, failed, read, read_calls, wave_no = [], [], [], 0, 0  # read: (doc, first, last) read
+findings, failed, wave_no = [], [], 0
 memo.section("Executive Summary", "Review in progress.")
 print(f"{len(room.docs)} documents -> {len(units)} slices -> {len(calls)} sub-agent calls of "
       f"<= {SLICE_TOKENS} tokens -> {len(waves)} waves of <= {WAVE}")
@@ -66,8 +66,6 @@ if wave_no < len(waves):
         if isinstance(result, SubcallError):
             failed.extend((ref, result.error) for ref in refs)
             continue
-        read.extend(refs)
-        read_calls += 1
         for item in parse_findings(result, refs):
             findings.append((category, item))
             memo.finding(section_for(category, item), **item)
@@ -129,23 +127,29 @@ FINISH = '''\
 cats = sorted({c for c, _ in findings})
 high = sum(1 for _, f in findings if f["severity"] == "high")
 why = {ref: error for ref, error in failed}
-done = set(read)
-unread = [ref for _, refs, _ in calls for ref in refs if ref not in done]
-touched = {doc for doc, _, _ in read}
+sent = sum(len(w) for w in waves[:wave_no])  # waves cut `calls` in order
+unread = [ref for i, (_, refs, _) in enumerate(calls) for ref in refs
+          if i >= sent or ref in why]
 missed = sorted({doc for doc, _, _ in unread})
-part = [doc for doc in missed if doc in touched]
-scope = f"all {len(room.docs)} documents" if not unread else (
-    f"{len(room.docs) - len(missed)} of the {len(room.docs)} documents in full"
-    + (f" and {len(part)} in part" if part else ""))
-memo.section("Executive Summary", (
-    f"We reviewed {scope} of the data room in {read_calls} bounded reading tasks sent to "
-    f"sub-agents in {wave_no} parallel waves."
-    + (f" {len(missed)} documents were not fully reviewed (their reading tasks failed or "
-       f"were never sent): they are listed under Documents Not Reviewed, and nothing in this "
-       f"memo rests on the pages not read." if unread else "")
-    + f" {len(findings)} findings in {len(cats)} categories are set out below, {high} rated "
-    f"high severity, each with the document and page it rests on."
-))
+part = [doc for doc in missed if any(
+    ref[0] == doc and ref not in why for _, refs, _ in calls[:sent] for ref in refs)]
+if not unread:
+    memo.section("Executive Summary", (
+        f"We reviewed all {len(room.docs)} documents of the data room in {len(calls)} bounded "
+        f"reading tasks sent to sub-agents in {len(waves)} parallel waves. {len(findings)} "
+        f"findings in {len(cats)} categories are set out below, {high} rated high severity, "
+        f"each with the document and page it rests on. 0 slices could not be read."
+    ))
+else:
+    memo.section("Executive Summary", (
+        f"We reviewed {len(room.docs) - len(missed)} of the {len(room.docs)} documents of the "
+        f"data room in full" + (f" and {len(part)} in part" if part else "")
+        + f", in {sent} bounded reading tasks sent to sub-agents in {wave_no} parallel waves. "
+        f"{len(missed)} documents were not fully reviewed (their reading tasks failed or were "
+        f"never sent): they are listed under Documents Not Reviewed, and nothing in this memo "
+        f"rests on the pages not read. {len(findings)} findings in {len(cats)} categories are "
+        f"set out below, {high} rated high severity, each with the document and page it rests on."
+    ))
 for title in ("Resolved Items", "Missing Documents"):
     if title not in memo.sections:
         memo.section(title, "None identified in the documents reviewed.")

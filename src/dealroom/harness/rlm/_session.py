@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
-import tempfile
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dealroom.eval import RunRecorder
+from dealroom.harness._common import RunEvents, run_config
 from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import Episode, RunContext
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
+from dealroom.harness.sandbox import make_scratch
+from dealroom.runs import RunFolder, RunRecorder
 
 
 @dataclass
@@ -45,37 +48,52 @@ class ReplSession:
         from dealroom.room import Room
 
         room = Room.open(self.room_dir)
-        self._tmp = Path(tempfile.mkdtemp(prefix="dealroom-repl-"))
+        self._tmp = make_scratch("repl")
         out = self.out or self._tmp / "run"
-        recorder = RunRecorder.create(out, {"harness": "repl", "room": str(self.room_dir),
-                                            "sub": self.sub.name})
+        folder = RunFolder.create(out, run_config("repl", self.room_dir, self.settings,
+                                                  sub=self.sub))
+        events = RunEvents(RunRecorder(folder), CoverageProbe(room))
         ctx = RunContext(
             room=room, room_dir=self.room_dir, root=self.sub, sub=self.sub,
-            settings=self.settings, recorder=recorder, replay=Replay(), scratch=self._tmp,
-            instructions="", sandbox_factory=_factory, probe=CoverageProbe(room),
+            settings=self.settings, events=events, replay=Replay(), scratch=self._tmp,
+            instructions="", sandbox_factory=_factory,
         )
         tracker = BudgetTracker(self.settings.budget())
         self.episode = Episode(ctx, agent="repl", depth=0, tracker=tracker)
-        self.sandbox = _factory(self.episode)
-        await self.sandbox.start()
+        self.sandbox = await self.episode.open_sandbox()
         return self
 
     async def run(self, code: str) -> CellOutput:
-        """Run one cell; a cell that times out or crashes restarts the worker."""
+        """Run one cell. After a timeout or a crash the worker restarts and the cells that
+        succeeded run again, so what they defined is back; the error ends with a note saying so."""
         self._turn += 1
-        result = await self.sandbox.execute(
-            code, timeout=self.settings.cell_timeout,
-            on_request=self.episode.request_handler(self._turn),
-        )
-        if result.timed_out or result.crashed:
-            await self.sandbox.restart()
-        return CellOutput(result.stdout, result.error, result.timed_out)
+        result, note = await self.episode.execute_cell(self.sandbox, self._turn, code)
+        error = "\n".join(x for x in (result.error, note) if x) or None
+        return CellOutput(result.stdout, error, result.timed_out)
 
     async def __aexit__(self, *exc: object) -> None:
         await self.sandbox.close()
-        self.episode.ctx.recorder.close()
+        self.episode.ctx.events.recorder.close()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+@contextlib.asynccontextmanager
+async def open_repl(room_dir: Path, sub: str | Any, *, settings: RLMSettings | None = None,
+                    models_file: Path | None = None, concurrency: int | None = None,
+                    out: Path | None = None) -> AsyncIterator[ReplSession]:
+    """A :class:`ReplSession` whose sub-agent (a spec, or an open client) starts on the first
+    ``llm``/``llm_batch``/``rlm`` call, never before: a session that calls none needs none."""
+    from dealroom.models import lazy_model
+
+    client = lazy_model(sub, models_file=models_file, concurrency=concurrency) \
+        if isinstance(sub, str) else sub
+    try:
+        async with ReplSession(room_dir, client, settings, out) as session:
+            yield session
+    finally:
+        if isinstance(sub, str):
+            await client.aclose()
 
 
 def _factory(episode: Episode) -> Any:

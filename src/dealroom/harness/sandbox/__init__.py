@@ -15,7 +15,8 @@ from dealroom.harness.sandbox._base import (
     SubcallResult,
 )
 from dealroom.harness.sandbox._host import Host, room_bootstrap
-from dealroom.harness.sandbox._process import DEFAULT_BOOTSTRAP, ProcessSandbox
+from dealroom.harness.sandbox._process import DEFAULT_BOOTSTRAP, ProcessSandbox, check_confinement
+from dealroom.harness.sandbox._scratch import make_scratch
 
 __all__ = [
     "DEFAULT_BOOTSTRAP",
@@ -29,5 +30,7 @@ __all__ = [
     "SandboxLimits",
     "SubcallRequest",
     "SubcallResult",
+    "check_confinement",
+    "make_scratch",
     "room_bootstrap",
 ]

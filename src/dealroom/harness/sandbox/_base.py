@@ -7,7 +7,8 @@ to a per-cell buffer, C-level writes to fd 1 to a memfd, fd 2 to the host's diag
     host (ProcessSandbox)                                     worker (_worker.py, sandboxed)
     ─────────────────────                                     ──────────────────────────────
     spawn python -m dealroom.harness.sandbox._worker CONFIG
-                                                   ◀─ ready    {isolation, pid, names}
+                                                   ◀─ ready    {isolation, pid, names,
+                                                                confinement, weak}
                                                       (or fatal {error}: bootstrap failed)
     execute(code) ─ exec     {cell, code} ────────▶
                                                       the cell runs; REPL code may call
@@ -42,6 +43,14 @@ are allowed). ``rlimits``: resource limits and the cell timeout only — no netw
 isolation."""
 
 
+def size_text(n: float) -> str:
+    """Bytes in words: ``3 GiB``, ``256 MiB``, ``1.5 GiB``."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{int(n)} B"
+
+
 class RemoteError(RuntimeError):
     """Raised inside the sandbox by ``host.request`` when the host answered with an error."""
 
@@ -51,7 +60,12 @@ class SandboxLimits:
     """Resource limits of one worker; each is enforced by the kernel or by the host."""
 
     memory_bytes: int = 3 * 2**30
-    """RLIMIT_AS: address space; the memory-mapped text layer of a full room (~0.7 GB) fits."""
+    """RLIMIT_AS of each process (the memory-mapped text layer of a full room, ~0.7 GB, fits);
+    with a memory cgroup, ``memory_bytes + scratch_bytes`` also bounds all the RAM the worker
+    holds, every process, memfd, page cache and kernel memory together."""
+    scratch_bytes: int = 2**30
+    """Size of the scratch dir, a tmpfs of the sandbox's own (namespace levels): writes past it
+    fail with ENOSPC. It starts empty with each worker."""
     cpu_seconds: int | None = 3600
     """RLIMIT_CPU over the worker's life (waiting for sub-calls costs none); None: unlimited."""
     file_size_bytes: int = 2**30
@@ -61,7 +75,11 @@ class SandboxLimits:
     max_open_files: int = 256
     """RLIMIT_NOFILE."""
     cell_timeout: float = 120.0
-    """Seconds a cell may run when ``execute`` gets no ``timeout``."""
+    """Seconds of a cell's own time when ``execute`` gets no ``timeout``: wall-clock time, but
+    while the host answers its requests (sub-agent calls) only the worker's CPU time counts."""
+    cell_wall_timeout: float | None = None
+    """Wall-clock ceiling of one cell, time waiting for sub-calls included; None: 4 × its
+    timeout."""
     interrupt_grace: float = 2.0
     """After a timeout the cell gets SIGINT (KeyboardInterrupt); this long later, SIGKILL."""
     max_output_chars: int = 200_000
@@ -78,9 +96,13 @@ class SandboxLimits:
                 raise ConfigError(f"SandboxLimits.{name} must be positive")
         if self.max_open_files < 32:
             raise ConfigError("SandboxLimits.max_open_files must be at least 32")
+        if self.scratch_bytes < 2**20:
+            raise ConfigError("SandboxLimits.scratch_bytes must be at least 1 MiB")
         for name in ("cell_timeout", "interrupt_grace", "start_timeout"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"SandboxLimits.{name} must be a positive number of seconds")
+        if self.cell_wall_timeout is not None and self.cell_wall_timeout <= 0:
+            raise ConfigError("SandboxLimits.cell_wall_timeout must be positive or None")
         if self.cpu_seconds is not None and self.cpu_seconds < 1:
             raise ConfigError("SandboxLimits.cpu_seconds must be positive or None")
 
@@ -170,6 +192,11 @@ class Sandbox(ABC):
 
     isolation: str = "rlimits"
     """The isolation level in force, one of :data:`ISOLATION_LEVELS` (known after start)."""
+    confinement: dict[str, str] = {}
+    """What is in force, by part (``isolation``, ``memory``, ``scratch``, ``seccomp``), in words
+    (known after start)."""
+    degraded: list[str] = []
+    """The parts weaker than the strongest confinement, each with the reason (empty: none)."""
 
     @abstractmethod
     async def start(self) -> None:
@@ -177,11 +204,17 @@ class Sandbox(ABC):
 
     @abstractmethod
     async def execute(self, code: str, *, timeout: float | None = None,
+                      wall_timeout: float | None = None,
                       on_request: RequestHandler | None = None) -> CellResult:
-        """Run one cell; ``on_request`` answers the cell's requests to the host."""
+        """Run one cell; ``on_request`` answers the cell's requests to the host.
+
+        ``timeout`` bounds the cell's own time (default ``SandboxLimits.cell_timeout``);
+        ``wall_timeout`` is a deadline for this cell, sub-call waits included (what is left of
+        an episode's time, say). The ceiling ``SandboxLimits.cell_wall_timeout`` applies too.
+        """
 
     async def restart(self) -> None:
-        """A fresh worker: globals are lost, the scratch dir is kept."""
+        """A fresh worker: globals and scratch files are lost."""
         await self.close()
         await self.start()
 

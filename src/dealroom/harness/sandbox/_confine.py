@@ -11,7 +11,8 @@ The worker starts as the host's user and confines itself in two steps::
 
 When the keeper dies the child gets SIGKILL (PDEATHSIG), and when PID 1 dies the kernel kills
 every process in the namespace: nothing outlives the sandbox. With no namespaces available the
-worker runs as is with rlimits only (isolation ``rlimits``).
+worker runs as is with rlimits and the seccomp filter only (isolation ``rlimits``). Before any
+of this the worker joined its cgroup (:mod:`._cgroup`), where the host could make one.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from dealroom.harness.sandbox import _seccomp
+from dealroom.harness.sandbox._base import size_text
+
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x20000, 0x08000000, 0x10000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
@@ -32,6 +36,8 @@ MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND = 32, 1024, 2048, 4096
 MS_REC, MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 16384, 1 << 18, 1 << 21, 1 << 24
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 O_PATH = getattr(os, "O_PATH", 0o10000000)
+SCRATCH_INODES = 65536
+"""Files and folders the scratch tmpfs may hold."""
 KEPT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC,
               "noatime": MS_NOATIME, "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME,
               "strictatime": MS_STRICTATIME}
@@ -195,16 +201,27 @@ def _read_only_except(writable: str) -> list[str]:
     return failed
 
 
-def confine(level: str, cfg: dict[str, Any], base_tasks: int = 0) -> None:
-    """Set up the filesystem, limits and identity of the worker (run as PID 1 of its namespace)."""
+def confine(level: str, cfg: dict[str, Any],
+            base_tasks: int = 0) -> tuple[dict[str, str], list[str]]:
+    """Set up the filesystem, limits, identity and syscall filter of the worker (run as PID 1
+    of its namespace). Returns what is in force for ``scratch`` and ``seccomp``, in words, and
+    which of the two is weaker than it should be."""
     scratch = os.path.realpath(cfg["scratch_dir"])
     uid, gid = cfg["uid"], cfg["gid"]
+    size = cfg["limits"]["scratch_bytes"]
+    done = {"scratch": "no quota: the rlimits level has no mount namespace"}
+    weak = ["scratch"]
     if level != "rlimits":
         _mount(None, "/", None, MS_REC | MS_PRIVATE)
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
         _expose(cfg["expose"] + [scratch], cfg.get("mask", []), uid,
                 gid if level == "namespaces+uid" else None)
         _hide(cfg.get("hide", []))
+        owner = f",uid={uid},gid={gid}" if level == "namespaces+uid" else ""
+        _mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV,
+               f"size={size},nr_inodes={SCRATCH_INODES},mode=700{owner}")
+        done["scratch"] = f"tmpfs of {size_text(size)}"
+        weak = []
         failed = _read_only_except(scratch)
         if failed:
             print("sandbox: could not make read-only: " + "; ".join(failed), file=sys.stderr)
@@ -215,6 +232,12 @@ def confine(level: str, cfg: dict[str, Any], base_tasks: int = 0) -> None:
         os.setresgid(gid, gid, gid)
         os.setresuid(uid, uid, uid)
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    try:
+        done["seccomp"] = _seccomp.install()
+    except OSError as exc:
+        done["seccomp"] = f"off: {exc}"
+        weak.append("seccomp")
+    return done, weak
 
 
 def _user_tasks(uid: int) -> int:

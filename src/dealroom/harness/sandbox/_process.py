@@ -18,12 +18,13 @@ import signal
 import sys
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import dealroom
 from dealroom.errors import ConfigError, SandboxError
+from dealroom.harness.sandbox import _cgroup
 from dealroom.harness.sandbox._base import (
     ISOLATION_LEVELS,
     CellResult,
@@ -32,7 +33,9 @@ from dealroom.harness.sandbox._base import (
     SandboxLimits,
     SubcallRequest,
     SubcallResult,
+    size_text,
 )
+from dealroom.harness.sandbox._clock import CellClock, tree_cpu
 
 log = logging.getLogger("dealroom.sandbox")
 
@@ -40,6 +43,12 @@ DEFAULT_BOOTSTRAP = "dealroom.harness.sandbox._host:room_bootstrap"
 MAX_LINE = 256 * 2**20
 """Largest protocol message (bytes)."""
 UID_BASE = 1_000_000_000
+WALL_FACTOR = 4
+"""A cell's default wall-clock ceiling, in multiples of its timeout."""
+EXTRA_TASKS = 8
+"""Tasks the cgroup allows beyond ``max_processes``: the keeper and the worker's own threads."""
+WEAKER = {"userns": "no fresh uid per sandbox", "rlimits": "no network, filesystem or process "
+          "isolation"}
 HIDDEN = ("answer_key", "task.json")
 """Room parts the agent must not read: the planted findings and the rubric."""
 _uids = itertools.count()
@@ -55,29 +64,6 @@ def _signal_name(code: int) -> str:
         return signal.Signals(code).name
     except ValueError:
         return f"signal {code}"
-
-
-class _CellClock:
-    """A cell's deadline that stands still while the host is answering the cell's requests."""
-
-    def __init__(self, timeout: float) -> None:
-        self.deadline = time.monotonic() + timeout
-        self.paused_at: float | None = None
-
-    def waiting(self, on_host: bool) -> None:
-        now = time.monotonic()
-        if on_host and self.paused_at is None:
-            self.paused_at = now
-        elif not on_host and self.paused_at is not None:
-            self.deadline += now - self.paused_at
-            self.paused_at = None
-
-    def left(self) -> float | None:
-        return None if self.paused_at is not None else max(0.0, self.deadline - time.monotonic())
-
-    def grace(self, seconds: float) -> None:
-        self.deadline = time.monotonic() + seconds
-        self.paused_at = None
 
 
 class ProcessSandbox(Sandbox):
@@ -123,6 +109,10 @@ class ProcessSandbox(Sandbox):
         self._worker_pid = 0
         self._cells = itertools.count(1)
         self._busy = asyncio.Lock()
+        self._cgroup: _cgroup.Cgroup | None = None
+        self._warned = False
+        self.confinement: dict[str, str] = {}
+        self.degraded: list[str] = []
 
     # -- life cycle -------------------------------------------------------------------------
     @property
@@ -137,8 +127,6 @@ class ProcessSandbox(Sandbox):
 
             await asyncio.to_thread(ensure_index, self.room_dir)
         self.scratch_dir.mkdir(parents=True, exist_ok=True)
-        if os.geteuid() == 0:  # files left by an earlier worker (another uid) stay usable
-            await asyncio.to_thread(_chown_tree, self.scratch_dir, self.uid)
         level = self.requested
         while True:
             try:
@@ -151,9 +139,37 @@ class ProcessSandbox(Sandbox):
                 log.warning("sandbox isolation %s failed (%s); trying %s", exc.level, exc,
                             lower[0])
                 level = lower[0]
-        if self.isolation == "rlimits" and self.requested == "auto":
-            log.warning("sandbox: no network or filesystem isolation is available here (no "
-                        "user namespaces); the REPL runs with resource limits only")
+        if not self._warned and self.requested == "auto":
+            self._warned = True
+            for weak in self.degraded:
+                log.warning("sandbox: weaker than it should be: %s", weak)
+
+    def _take_stock(self, msg: dict[str, Any], memory: str) -> None:
+        """Record what confinement is in force (from the ``ready`` message) and what is weak."""
+        self.isolation = msg["isolation"]
+        worker = dict(msg.get("confinement") or {})
+        self.confinement = {"isolation": self.isolation, "memory": memory, **worker}
+        weak = [p for p in msg.get("weak") or [] if p in worker]
+        weak += [] if self._cgroup is not None else ["memory"]
+        self.degraded = [f"{part}: {self.confinement[part]}" for part in sorted(weak)]
+        if self.isolation in WEAKER:
+            why = "asked for" if self.requested != "auto" else (
+                "namespaces+uid needs root" if self.isolation == "userns"
+                else "no namespaces available here")
+            self.degraded.insert(0, f"isolation {self.isolation}: {WEAKER[self.isolation]} "
+                                    f"({why})")
+
+    def _make_cgroup(self) -> str:
+        """The worker's cgroup, where the machine allows one; how memory is bounded, in words."""
+        limits = self.limits
+        try:
+            self._cgroup = _cgroup.create(limits.memory_bytes + limits.scratch_bytes,
+                                          limits.max_processes + EXTRA_TASKS)
+        except OSError as exc:
+            self._cgroup = None
+            return (f"address space only: {size_text(limits.memory_bytes)} per process, "
+                    f"up to {limits.max_processes} processes ({exc})")
+        return self._cgroup.describe()
 
     def _config(self, level: str) -> dict[str, Any]:
         package_root = str(Path(dealroom.__file__).resolve().parent.parent)
@@ -169,6 +185,7 @@ class ProcessSandbox(Sandbox):
             "uid": self.uid, "gid": self.uid, "limits": self.limits.to_dict(),
             "expose": sorted(expose), "pythonpath": self.pythonpath,
             "mask": _masks(), "hide": self.hide,
+            "cgroup": self._cgroup.procs if self._cgroup is not None else [],
         }
 
     def _env(self) -> dict[str, str]:
@@ -179,6 +196,7 @@ class ProcessSandbox(Sandbox):
                 "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
 
     async def _spawn(self, level: str) -> None:
+        memory = await asyncio.to_thread(self._make_cgroup)
         cmd = [sys.executable, "-s", "-P", "-m", "dealroom.harness.sandbox._worker",
                json.dumps(self._config(level))]
         self._stderr.clear()
@@ -199,7 +217,7 @@ class ProcessSandbox(Sandbox):
             if msg.get("stage") == "confine":
                 raise _ConfineFailed(msg.get("level") or level, msg.get("error", ""))
             raise SandboxError(f"the sandbox bootstrap {self.bootstrap} failed:\n{msg['error']}")
-        self.isolation = msg["isolation"]
+        self._take_stock(msg, memory)
         self._worker_pid = int(msg["pid"])
         self.names = list(msg.get("names") or [])
 
@@ -230,109 +248,147 @@ class ProcessSandbox(Sandbox):
         """SIGKILL the worker's process group (its pid namespace dies with it)."""
         proc = self._proc
         if proc is None:
+            if self._cgroup is not None:
+                await asyncio.to_thread(self._cgroup.remove)
+                self._cgroup = None
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         await proc.wait()
+        if self._cgroup is not None:  # every process in it, whatever session or namespace
+            await asyncio.to_thread(self._cgroup.remove)
+            self._cgroup = None
         if self._stderr_task is not None:
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(self._stderr_task, 1.0)
 
     # -- cells ------------------------------------------------------------------------------
     async def execute(self, code: str, *, timeout: float | None = None,
+                      wall_timeout: float | None = None,
                       on_request: RequestHandler | None = None) -> CellResult:
         if not self.alive:
             raise SandboxError("the sandbox is not running: call start() (or restart())")
         if self._busy.locked():
             raise SandboxError("a cell is already running in this sandbox")
+        own = timeout or self.limits.cell_timeout
+        wall = self.limits.cell_wall_timeout or WALL_FACTOR * own
+        wall = min(wall, wall_timeout) if wall_timeout else wall
         async with self._busy:
-            return await self._execute(code, timeout or self.limits.cell_timeout, on_request)
+            return await self._execute(code, _Cell(next(self._cells), own, wall, self._cpu),
+                                       on_request)
 
-    async def _execute(self, code: str, timeout: float,
+    def _cpu(self) -> float | None:
+        """CPU seconds of everything the worker runs (its cgroup, else its process tree)."""
+        if self._cgroup is not None and (cpu := self._cgroup.cpu_seconds()) is not None:
+            return cpu
+        return tree_cpu(self._proc.pid) if self._proc is not None else None
+
+    async def _execute(self, code: str, cell: _Cell,
                        on_request: RequestHandler | None) -> CellResult:
-        """Run a cell. Time spent while the host answers the cell's requests (sub-agent calls)
-        is not charged to ``timeout``: it bounds the cell's own work, not the models'."""
-        cell = next(self._cells)
-        t0 = time.monotonic()
-        tasks: set[asyncio.Task[None]] = set()
-        interrupted = False
-        clock = _CellClock(timeout)
+        """Run a cell until it is done, its clock runs out (:mod:`._clock`) or the worker dies."""
         reader: asyncio.Task[dict[str, Any] | None] | None = None
         try:
             try:
-                await asyncio.wait_for(self._send({"op": "exec", "cell": cell, "code": code}),
-                                       timeout)
+                await asyncio.wait_for(
+                    self._send({"op": "exec", "cell": cell.number, "code": code}), cell.own)
             except TimeoutError:  # the worker does not even read its input
-                return await self._died(t0, timed_out=True, timeout=timeout)
+                cell.limit = "own"
+                return await self._died(cell)
             while True:
-                clock.waiting(bool(tasks) and not interrupted)
+                cell.clock.waiting(bool(cell.tasks) and cell.limit is None)
                 reader = reader or asyncio.ensure_future(self._read())
-                done, _ = await asyncio.wait({reader, *tasks}, timeout=clock.left(),
-                                             return_when=asyncio.FIRST_COMPLETED)
+                done: set[Any] = set()
+                if (wait := cell.clock.left()) > 0:
+                    done, _ = await asyncio.wait({reader, *cell.tasks}, timeout=wait,
+                                                 return_when=asyncio.FIRST_COMPLETED)
                 if not done:
-                    if interrupted:
-                        return await self._died(t0, timed_out=True, timeout=timeout)
-                    interrupted = True
-                    self._interrupt()
-                    clock.grace(self.limits.interrupt_grace)
+                    if (why := cell.clock.expired()) is None:
+                        continue
+                    if cell.limit is not None:
+                        return await self._died(cell)
+                    cell.limit = why
+                    await self._interrupt(cell)
                     continue
                 if reader not in done:
                     continue  # a request was answered: the cell's clock may run again
                 msg, reader = reader.result(), None
                 if msg is None:
-                    return await self._died(t0, timed_out=interrupted, timeout=timeout)
+                    return await self._died(cell)
                 if msg.get("op") == "request":
-                    task = asyncio.create_task(self._answer(msg, on_request))
-                    tasks.add(task)
-                    task.add_done_callback(tasks.discard)
-                elif (msg.get("op") == "done" and msg.get("cell") == cell
+                    self._start_answer(cell, msg, on_request)
+                elif (msg.get("op") == "done" and msg.get("cell") == cell.number
                       and msg.get("pid") == self._worker_pid):
-                    return await self._finish(msg, t0, interrupted, timeout)
+                    return await self._finish(msg, cell)
         except _ProtocolError as exc:
             await self._kill()
             return CellResult(stdout="", error=f"SandboxError: {exc}; the worker was stopped",
-                              crashed=True, seconds=time.monotonic() - t0)
+                              crashed=True, seconds=cell.seconds())
         finally:
             if reader is not None:
                 reader.cancel()
-            for task in tasks:
+            for task in cell.tasks:
                 task.cancel()
 
-    async def _finish(self, msg: dict[str, Any], t0: float, interrupted: bool,
-                      timeout: float) -> CellResult:
+    def _start_answer(self, cell: _Cell, msg: dict[str, Any],
+                      on_request: RequestHandler | None) -> None:
+        if cell.limit is not None:  # an interrupted cell gets no more answers
+            on_request = _refuse
+        task = asyncio.create_task(self._answer(msg, on_request))
+        cell.tasks[task] = msg.get("id")
+        task.add_done_callback(lambda t: cell.tasks.pop(t, None))
+
+    async def _interrupt(self, cell: _Cell) -> None:
+        """SIGINT the cell; requests still out are cancelled and fail in the REPL."""
+        if self._proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._proc.pid, signal.SIGINT)
+        for task, rid in list(cell.tasks.items()):
+            task.cancel()
+            await self._send({"op": "response", "id": rid, "ok": False,
+                              "error": f"the cell ran past {cell.describe()}"})
+        cell.tasks.clear()
+        cell.clock.grace(self.limits.interrupt_grace)
+
+    async def _finish(self, msg: dict[str, Any], cell: _Cell) -> CellResult:
         error = msg.get("error")
-        if interrupted:
-            error = (f"TimeoutError: the cell ran past its {timeout:g} s limit and was "
-                     f"interrupted (the REPL's variables are kept)\n{error or ''}").rstrip()
+        if cell.limit is not None:
+            error = (f"TimeoutError: the cell ran past {cell.describe()} and was "
+                     f"interrupted\n{error or ''}").rstrip()
         crashed = msg.get("exit") is not None
         if crashed:
             error = ((error + "\n") if error else "") + (
                 f"SystemExit: the cell called exit({msg['exit']}); the REPL worker has stopped "
                 "— restart() it to go on")
             await self._kill()
-        return CellResult(stdout=msg.get("stdout") or "", error=error, timed_out=interrupted,
-                          crashed=crashed, seconds=time.monotonic() - t0,
-                          state=msg.get("state") or {})
+        return CellResult(stdout=msg.get("stdout") or "", error=error,
+                          timed_out=cell.limit is not None, crashed=crashed,
+                          seconds=cell.seconds(), state=msg.get("state") or {})
 
-    async def _died(self, t0: float, *, timed_out: bool, timeout: float) -> CellResult:
+    async def _died(self, cell: _Cell) -> CellResult:
         """The worker is gone or stuck: kill it and say why."""
         proc = self._proc
         code = proc.returncode if proc is not None else None
-        if code is None and proc is not None and not timed_out:
+        if code is None and proc is not None and cell.limit is None:
             with contextlib.suppress(TimeoutError):
                 code = await asyncio.wait_for(proc.wait(), 2.0)
+        ooms = self._cgroup.oom_kills() if self._cgroup is not None else 0
         await self._kill()
-        if timed_out:
-            why = (f"TimeoutError: the cell ran past its {timeout:g} s limit and did not stop "
+        if cell.limit is not None:
+            why = (f"TimeoutError: the cell ran past {cell.describe()} and did not stop "
                    f"when interrupted; the REPL worker was killed — restart() it to go on")
         else:
-            why = f"SandboxError: the REPL worker died ({self._describe(code)}) — restart() it"
-        return CellResult(stdout="", error=why + self._stderr_tail(), timed_out=timed_out,
-                          crashed=True, seconds=time.monotonic() - t0)
+            why = (f"SandboxError: the REPL worker died ({self._describe(code, ooms)}) "
+                   "— restart() it")
+        return CellResult(stdout="", error=why + self._stderr_tail(),
+                          timed_out=cell.limit is not None, crashed=True,
+                          seconds=cell.seconds())
 
-    def _describe(self, code: int | None) -> str:
+    def _describe(self, code: int | None, ooms: int = 0) -> str:
+        if ooms and code in (-9, 137, None):
+            return (f"SIGKILL: the memory limit of the sandbox "
+                    f"({self._cgroup.describe() if self._cgroup else ''}) was reached")
         if code is None:
             return "no exit status"
         if code < 0 or code > 128:
@@ -343,11 +399,6 @@ class ProcessSandbox(Sandbox):
                     "SIGABRT": "aborted"}.get(name, "")
             return f"{name}{': ' + hint if hint else ''}"
         return f"exit status {code}"
-
-    def _interrupt(self) -> None:
-        if self._proc is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self._proc.pid, signal.SIGINT)
 
     async def _answer(self, msg: dict[str, Any], on_request: RequestHandler | None) -> None:
         try:
@@ -406,13 +457,6 @@ class ProcessSandbox(Sandbox):
         return f"\nworker stderr:\n{tail}" if tail else ""
 
 
-def _chown_tree(root: Path, uid: int) -> None:
-    os.lchown(root, uid, uid)
-    for folder, dirs, files in os.walk(root):
-        for name in dirs + files:
-            os.lchown(os.path.join(folder, name), uid, uid)
-
-
 def _masks() -> list[str]:
     """Directories shown only in part (the paths the worker needs): where secrets and sockets
     live — the host user's home, /run (sockets such as docker.sock), /tmp, /var/tmp, /dev/shm."""
@@ -420,6 +464,31 @@ def _masks() -> list[str]:
     system = {"/", "/usr", "/etc", "/var", "/opt", "/tmp", "/bin", "/lib", "/srv"}
     out = [str(home)] if len(home.parts) >= 2 and str(home) not in system else []
     return out + ["/run", "/tmp", "/var/tmp", "/dev/shm"]
+
+
+class _Cell:
+    """One running cell: its number, clocks, the requests it has out, why it was stopped."""
+
+    def __init__(self, number: int, own: float, wall: float,
+                 cpu: Callable[[], float | None]) -> None:
+        self.number, self.own, self.wall = number, own, wall
+        self.t0 = time.monotonic()
+        self.clock = CellClock(own, wall, cpu)
+        self.tasks: dict[asyncio.Task[None], Any] = {}
+        self.limit: str | None = None
+        """None while it may run; ``own`` or ``wall``: the limit it ran past."""
+
+    def seconds(self) -> float:
+        return time.monotonic() - self.t0
+
+    def describe(self) -> str:
+        if self.limit == "wall":
+            return f"its {self.wall:g} s wall-clock limit (sub-call waits included)"
+        return f"its {self.own:g} s limit"
+
+
+async def _refuse(request: SubcallRequest) -> SubcallResult:
+    return SubcallResult(ok=False, error="the cell was interrupted")
 
 
 class _ProtocolError(Exception):
@@ -430,3 +499,17 @@ class _ConfineFailed(Exception):
     def __init__(self, level: str, error: str) -> None:
         super().__init__(error.strip().splitlines()[-1] if error.strip() else "unknown error")
         self.level = level
+
+
+async def check_confinement(isolation: str = "auto") -> tuple[dict[str, str], list[str]]:
+    """Start a throwaway sandbox and report what confines it here: ``(confinement, degraded)``
+    as :attr:`ProcessSandbox.confinement` and :attr:`~ProcessSandbox.degraded` give them."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="dealroom-check-") as tmp:
+        sandbox = ProcessSandbox(None, Path(tmp) / "scratch", isolation=isolation)
+        await sandbox.start()
+        try:
+            return dict(sandbox.confinement), list(sandbox.degraded)
+        finally:
+            await sandbox.close()

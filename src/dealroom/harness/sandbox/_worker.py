@@ -1,8 +1,9 @@
 """The sandboxed worker: ``python -m dealroom.harness.sandbox._worker CONFIG_JSON``.
 
-Start-up (see :mod:`._confine`): keep the protocol on private copies of fds 0 and 1, unshare
-namespaces, fork into PID 1 of the new pid namespace, confine, then import the bootstrap and
-answer the host ``ready``. After that the main thread runs cells; a reader thread takes every
+Start-up (see :mod:`._confine`): join the cgroup the host made, keep the protocol on private
+copies of fds 0 and 1, unshare namespaces, fork into PID 1 of the new pid namespace, point fd 1
+at a memfd, confine (the seccomp filter last), then import the bootstrap and answer the host
+``ready`` with what is in force. After that the main thread runs cells; a reader thread takes every
 host message off stdin, queueing ``exec``/``exit`` and handing each ``response`` to the thread
 waiting in ``host.request``. The message flow is drawn in :mod:`._base`.
 
@@ -75,12 +76,12 @@ class Repl:
     """A notebook-like namespace: cells share globals, a last expression is echoed."""
 
     def __init__(self, namespace: dict[str, Any], host: Host, limits: dict[str, Any],
-                 isolation: str) -> None:
+                 isolation: str, fd_out: int) -> None:
         self.ns = namespace
         self.host = host
         self.limits = limits
         self.isolation = isolation
-        self.fd_out = _redirect_fd1()
+        self.fd_out = fd_out
 
     def run(self, code: str, cell: int) -> dict[str, Any]:
         """Run one cell; the ``done`` message's fields."""
@@ -177,10 +178,19 @@ def _reap() -> None:
 
 
 def _redirect_fd1() -> int:
-    """Point fd 1 at a memfd so C-level output is captured, not mixed into the protocol."""
+    """Point fd 1 at a memfd so C-level output is captured, not mixed into the protocol.
+
+    Made before the syscall filter, which denies cells any memfd of their own."""
     fd = os.memfd_create("cell-output")
     os.dup2(fd, 1)
     return fd
+
+
+def _join_cgroup(procs: list[str]) -> None:
+    """Move this process into the cgroup the host made (before anything else happens)."""
+    for path in procs:
+        with open(path, "w") as f:
+            f.write(str(os.getpid()))
 
 
 def _drain(fd: int, limit: int) -> str:
@@ -211,6 +221,7 @@ def main(argv: list[str]) -> None:
     channel = _Channel(proto_in, proto_out)
     stage, level = "confine", cfg["isolation"]
     try:
+        _join_cgroup(cfg.get("cgroup") or [])
         base = _confine.user_tasks()
         level = _confine.enter(cfg["isolation"])
         if level != "rlimits":
@@ -219,7 +230,8 @@ def main(argv: list[str]) -> None:
                 _confine.keep(child, (proto_in, proto_out))
             _confine.as_child()
         _host.MAIN_PID = os.getpid()
-        _confine.confine(level, cfg, base)
+        fd_out = _redirect_fd1()
+        confinement, weak = _confine.confine(level, cfg, base)
         stage = "bootstrap"
         cfg["isolation"] = level
         signal.signal(signal.SIGINT, _on_sigint)
@@ -232,13 +244,14 @@ def main(argv: list[str]) -> None:
         if hook is not None and host.state_hook is None:
             host.set_state_hook(hook)
         names.update({"__name__": "__main__", "__builtins__": builtins})
-        repl = Repl(names, host, cfg["limits"], level)
+        repl = Repl(names, host, cfg["limits"], level, fd_out)
     except BaseException as exc:  # noqa: BLE001 - reported to the host, then exit
         channel.send({"op": "fatal", "stage": stage, "level": level,
                       "error": "".join(traceback.format_exception(exc)).rstrip()})
         os._exit(1)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversize writes fail with EFBIG instead
     channel.send({"op": "ready", "isolation": level, "pid": _host.MAIN_PID,
+                  "confinement": confinement, "weak": weak,
                   "names": sorted(k for k in repl.ns if not k.startswith("__"))})
     serve(channel, repl)
 

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dealroom.errors import ConfigError, DealroomError
-from dealroom.eval import RunRecorder
-from dealroom.harness._common import RunResult, finish_run, instructions_of, run_config
+from dealroom.errors import ConfigError
+from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
+from dealroom.harness._protocol import Listener
 from dealroom.harness.rlm._budget import BudgetTracker
+from dealroom.harness.rlm._engine import error_text, provider_record
 from dealroom.harness.toolloop._tools import ToolBox, tools_prompt
 from dealroom.types import Budget
 
@@ -77,66 +78,116 @@ def parse_tool_calls(reply: str) -> list[tuple[str, dict[str, Any]] | str]:
 
 async def run_toolloop(
     room_dir: Path, out: Path, *, model: Any, settings: ToolLoopSettings | None = None,
-    listeners: tuple[Any, ...] = (),
+    listeners: tuple[Listener, ...] = (), concurrency: int | None = None,
 ) -> RunResult:
     """Run the tool-loop baseline on ``room_dir`` with the open client ``model``; write ``out``."""
-    from dealroom.measure import CoverageProbe
-    from dealroom.room import Room
-
     settings = settings or ToolLoopSettings()
-    room = Room.open(room_dir)
-    recorder = RunRecorder.create(out, run_config("toolloop", room_dir, [model], settings))
-    probe = CoverageProbe(room)
+    run = await open_run("toolloop", room_dir, out, root=model, settings=settings,
+                         listeners=listeners, concurrency=concurrency)
+    return await _episode(run, model, settings, {})
 
-    def emit(type: str, **fields: Any) -> None:
-        event = recorder.event(type, **fields)
-        probe.observe_event(event)
-        for listener in listeners:
-            listener(event, probe)
 
-    emit("run_start", room=room.name, docs=room.totals["docs"], tokens=room.totals["tokens"])
+async def resume_toolloop(run_dir: Path, *, model: Any,
+                          listeners: tuple[Listener, ...] = ()) -> RunResult:
+    """Finish an interrupted tool-loop run: the model's recorded replies are replayed (no call
+    is repeated), the tools run again over the room, and the loop goes on from there."""
+    run = await reopen_run(run_dir, listeners=listeners)
+    settings = run.settings(ToolLoopSettings)
+    return await _episode(run, model, settings, _replies(run.previous))
+
+
+def _replies(events: list[dict[str, Any]]) -> dict[int, tuple[str, int]]:
+    """Turn → (the model's recorded reply, how many tool and memo events of that turn were
+    recorded after it)."""
+    replies: dict[int, tuple[str, int]] = {}
+    turn = None
+    for e in events:
+        if e["type"] == "model_call" and e.get("error") is None:
+            turn = e["turn"]
+            replies[turn] = (e["output"], 0)
+        elif e["type"] in ("tool", "memo") and turn is not None:
+            reply, n = replies[turn]
+            replies[turn] = (reply, n + 1)
+    return replies
+
+
+async def _episode(run: OpenRun, model: Any, settings: ToolLoopSettings,
+                   replies: dict[int, tuple[str, int]]) -> RunResult:
     tracker = BudgetTracker(Budget(settings.max_turns, settings.max_tokens,
                                    settings.max_cost_usd, settings.max_seconds))
-    box = ToolBox(room)
-    status, reason = await _loop(model, box, tracker, settings, emit, recorder,
-                                 instructions_of(room_dir))
-    emit("run_end", status=status, reason=reason, turns=tracker.turns)
-    return finish_run(recorder, probe, status, reason, tracker.turns)
+    loop = _Loop(model, ToolBox(run.room), tracker, settings, run, replies)
+    status, reason = await loop.play()
+    run.events.emit("run_end", status=status, reason=reason, turns=tracker.turns)
+    return run.finish(status, reason, tracker.turns)
 
 
-async def _loop(model: Any, box: ToolBox, tracker: BudgetTracker, settings: ToolLoopSettings,
-                emit: Any, recorder: RunRecorder, instructions: str) -> tuple[str, str]:
-    messages = [
-        {"role": "system", "content": SYSTEM.format(tools=tools_prompt())},
-        {"role": "user", "content": f"{instructions}\n\nTurn 1 of {settings.max_turns}."},
-    ]
-    sent = 0
-    while (spent := tracker.exhausted()) is None:
-        tracker.turns += 1
-        turn = tracker.turns
-        fields = {"role": "root", "model": model.name, "turn": turn, "call_id": f"root/t{turn}",
-                  "wave": None, "input": {"messages": messages[sent:]}}
-        sent = len(messages)
+class _Loop:
+    """One tool-loop episode; turns in ``replies`` are replayed from the records."""
+
+    def __init__(self, model: Any, box: ToolBox, tracker: BudgetTracker,
+                 settings: ToolLoopSettings, run: OpenRun,
+                 replies: dict[int, tuple[str, int]]) -> None:
+        self.model, self.box, self.tracker, self.settings = model, box, tracker, settings
+        self.run = run
+        self.replies = replies
+        self.failure = ""
+        self.recorded = 0
+        """Tool and memo events of the turn being replayed that are already recorded."""
+
+    def emit(self, type: str, **fields: Any) -> None:
+        if type in ("tool", "memo") and self.recorded:
+            self.recorded -= 1
+            return
+        self.run.events.emit(type, **fields)
+
+    async def play(self) -> tuple[str, str]:
+        """Turns until the model stops calling tools, fails, or a budget runs out."""
+        settings, tracker = self.settings, self.tracker
+        messages = [
+            {"role": "system", "content": SYSTEM.format(tools=tools_prompt())},
+            {"role": "user", "content": f"{self.run.instructions.text}\n\n"
+                                        f"Turn 1 of {settings.max_turns}."},
+        ]
+        sent = 0
+        while (spent := tracker.exhausted()) is None:
+            tracker.turns += 1
+            turn = tracker.turns
+            reply = await self._reply(messages[sent:], messages, turn)
+            sent = len(messages)
+            if reply is None:
+                return "error", self.failure
+            calls = parse_tool_calls(reply)
+            if not calls:
+                return "finished", "the model stopped calling tools"
+            self.recorded = self.replies.get(turn, ("", 0))[1]
+            outputs = [_run_tool(self.box, call, turn, self.emit) for call in calls]
+            self.recorded = 0
+            if self.box.memo:
+                self.run.events.recorder.write_memo(self.box.memo)
+            messages.append({"role": "assistant", "content": reply})
+            body = "\n\n".join(outputs)
+            messages.append({"role": "user",
+                             "content": f"Turn {turn + 1} of {settings.max_turns}.\n{body}"})
+        status = "max_turns" if spent == "turns" else "budget_exhausted"
+        return status, f"{spent} budget used up"
+
+    async def _reply(self, new: list[dict[str, Any]], messages: list[dict[str, Any]],
+                     turn: int) -> str | None:
+        if turn in self.replies:
+            return self.replies[turn][0]
+        fields = {"role": "root", "model": self.model.name, "turn": turn,
+                  "call_id": f"root/t{turn}", "wave": None, "input": {"messages": new}}
         try:
-            result = await model.chat(messages, temperature=settings.temperature)
-        except (DealroomError, OSError, TimeoutError) as exc:
-            emit("model_call", **fields, output=None, usage={}, error=str(exc), latency_s=None)
-            return "error", f"the model failed: {exc}"
-        tracker.settle(None, result.usage)
-        emit("model_call", **fields, output=result.text, usage=result.usage.to_dict(),
-             error=None, latency_s=result.latency_s)
-        calls = parse_tool_calls(result.text)
-        if not calls:
-            return "finished", "the model stopped calling tools"
-        outputs = [_run_tool(box, call, turn, emit) for call in calls]
-        if box.memo:
-            recorder.write_memo(box.memo)
-        messages.append({"role": "assistant", "content": result.text})
-        body = "\n\n".join(outputs)
-        messages.append({"role": "user",
-                         "content": f"Turn {turn + 1} of {settings.max_turns}.\n{body}"})
-    status = "max_turns" if spent == "turns" else "budget_exhausted"
-    return status, f"{spent} budget used up"
+            result = await self.model.chat(messages, temperature=self.settings.temperature)
+        except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
+            self.emit("model_call", **fields, output=None, usage={}, error=error_text(exc),
+                      latency_s=None, provider=provider_record(exc))
+            self.failure = f"the model failed: {error_text(exc)}"
+            return None
+        self.tracker.settle(None, result.usage)
+        self.emit("model_call", **fields, output=result.text, usage=result.usage.to_dict(),
+                  error=None, latency_s=result.latency_s, provider=provider_record(result))
+        return result.text
 
 
 def _run_tool(box: ToolBox, call: tuple[str, dict[str, Any]] | str, turn: int, emit: Any) -> str:
@@ -167,9 +218,15 @@ class _ToolLoopHarness:
 
     @staticmethod
     async def run(room_dir: Path, out: Path, *, root: Any, sub: Any,
-                  settings: ToolLoopSettings, listeners: tuple[Any, ...] = ()) -> RunResult:
+                  settings: ToolLoopSettings, listeners: tuple[Listener, ...] = (),
+                  concurrency: int | None = None) -> RunResult:
         return await run_toolloop(room_dir, out, model=root, settings=settings,
-                                  listeners=listeners)
+                                  listeners=listeners, concurrency=concurrency)
+
+    @staticmethod
+    async def resume(run_dir: Path, *, root: Any, sub: Any,
+                     listeners: tuple[Listener, ...] = ()) -> RunResult:
+        return await resume_toolloop(run_dir, model=root, listeners=listeners)
 
 
 HARNESS = _ToolLoopHarness()

@@ -14,7 +14,8 @@ class RoomContext:
     """Room-wide facts every document may mention."""
 
     profile: str
-    seed: int
+    key: str
+    """Seeds every random draw (the settings' seed keyed by the room's secret)."""
     target: str
     """Full legal name of the company being acquired."""
     short: str

@@ -68,7 +68,7 @@ class RoomPlan:
 def make_context(settings: GenerateSettings) -> tuple[RoomContext, Profile, NameBook, Random]:
     """The company under review and the room-wide generators."""
     profile = PROFILES[settings.profile]
-    rng = Random(f"room:{settings.seed}:{profile.key}")
+    rng = Random(f"room:{settings.key}:{profile.key}")
     names = NameBook(rng, profile.sectors)
     short = names.word()
     buyer = f"{names.word()} {rng.choice(('Holdings, Inc.', 'Capital Partners LP', 'Group plc'))}"
@@ -77,7 +77,7 @@ def make_context(settings: GenerateSettings) -> tuple[RoomContext, Profile, Name
     officers = tuple(zip(("CEO", "CFO", "General Counsel", "Secretary", "CTO"), people[7:],
                          strict=False))
     ctx = RoomContext(
-        profile=profile.key, seed=settings.seed, target=f"{short} {rng.choice(profile.suffixes)}",
+        profile=profile.key, key=settings.key, target=f"{short} {rng.choice(profile.suffixes)}",
         short=short, buyer=buyer, codename=rng.choice(CODENAMES),
         state=rng.choice(profile.vocab["state"]), as_of=as_of.isoformat(),
         close_date=(as_of + timedelta(days=rng.randint(120, 200))).isoformat(),

@@ -1,6 +1,6 @@
 """Writing the documents: lay out, paginate, encode, hash; in batches across worker processes.
 
-Each document is seeded from ``(seed, index)`` alone, so the files do not depend on how the
+Each document is seeded from ``(key, index)`` alone, so the files do not depend on how the
 documents are split between workers. Workers build their own paragraph pools once (the
 :class:`~._text.Library` is deterministic) and write each file straight to disk; only the small
 :class:`~._model.DocResult` records travel back to the parent.
@@ -61,7 +61,7 @@ def _names(text: str, lib: Library, plan: DocPlan) -> str:
 
 def encode(plan: DocPlan, lib: Library) -> tuple[bytes, int, int, list[int]]:
     """The file's bytes, its page and token counts, and the page of each insert."""
-    rng = Random(f"doc:{lib.ctx.seed}:{plan.index}")
+    rng = Random(f"doc:{lib.ctx.key}:{plan.index}")
     w = Writer(plan, lib, rng)
     layout = DOCTYPES[plan.doctype].layout
     if layout == "sheet":
@@ -79,7 +79,8 @@ def encode(plan: DocPlan, lib: Library) -> tuple[bytes, int, int, list[int]]:
         body = _names("\n\n".join(text for text, _, m in items if text), lib, plan)
         head = "\n".join(f"{k}: {v}" for k, v in w.headers)
         tokens = count_tokens(head) + sum(n for _, n, _ in items)
-        data = fm.eml_bytes(w.headers, body, f"{plan.id.lower()}.{lib.ctx.seed}@dealroom.invalid")
+        message_id = f"{plan.id.lower()}.{lib.ctx.codename.lower()}@dealroom.invalid"
+        data = fm.eml_bytes(w.headers, body, message_id)
         return data, 1, tokens, [1] * len(plan.inserts)
     pages, tokens, marks = paginate(items, rng.randint(380, 600))
     texts = [_names("\n\n".join(page), lib, plan) for page in pages]

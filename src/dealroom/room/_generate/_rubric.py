@@ -159,7 +159,7 @@ class Rubric:
         return {"title": f"Project {ctx.codename}: due diligence review of {ctx.target}",
                 "instructions": instructions, "work_type": "due_diligence_memo",
                 "deliverables": {"memo": "memo.md"}, "criteria": self.criteria,
-                "tags": ["diligence", "synthetic", ctx.profile, f"seed-{ctx.seed}"]}
+                "tags": ["diligence", "synthetic", ctx.profile]}
 
     def gold_memo(self, docs: int) -> str:
         ctx, findings = self.plan.ctx, self.plan.findings

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import re
+import secrets
 from dataclasses import dataclass
 
 from dealroom.errors import ConfigError
@@ -22,15 +25,23 @@ class GenerateSettings:
     docs: int = 20
     """Number of documents (1 to 20,000)."""
     seed: int = 0
-    """Random seed: the same settings always give byte-identical rooms."""
+    """Random seed: the same settings (secret included) always give byte-identical rooms."""
     profile: str = "bank"
     """Target-company profile: ``bank``, ``software`` or ``manufacturer``."""
     tokens: int | None = None
     """Total tokens of the room (``dealroom-words-v1``); default 13,600 per document."""
     workers: int | None = None
     """Worker processes writing documents; default one per available CPU, at most 4."""
+    secret: str | None = None
+    """The room's secret: every document, the rubric and the answer key depend on it as much as
+    on ``seed``, so nothing an agent can see regenerates the room. ``None`` draws a fresh one
+    (kept in ``answer_key/generation.json``); give it back to regenerate the same bytes."""
 
     def __post_init__(self) -> None:
+        if self.secret is None:
+            object.__setattr__(self, "secret", secrets.token_hex(16))
+        if not isinstance(self.secret, str) or not self.secret.strip():
+            raise ConfigError("secret must be a non-empty string (or left out to draw one)")
         if isinstance(self.docs, bool) or not isinstance(self.docs, int):
             raise ConfigError(f"docs must be a whole number, not {self.docs!r}")
         if not 1 <= self.docs <= MAX_DOCS:
@@ -49,6 +60,13 @@ class GenerateSettings:
                                   f" give at least {floor:,} ({MIN_TOKENS_PER_DOC} per document)")
         if self.workers is not None and (not isinstance(self.workers, int) or self.workers < 1):
             raise ConfigError(f"workers must be a positive whole number, not {self.workers!r}")
+
+    @property
+    def key(self) -> str:
+        """What seeds every random draw: ``seed`` keyed by ``secret`` (HMAC-SHA256)."""
+        assert self.secret is not None  # drawn in __post_init__
+        return hmac.new(self.secret.encode(), f"dealroom-room:{self.seed}".encode(),
+                        hashlib.sha256).hexdigest()
 
     @property
     def total_tokens(self) -> int:

@@ -37,12 +37,12 @@ class Pool:
 
 
 class Library:
-    """Paragraph pools for every family, built deterministically from the room's seed."""
+    """Paragraph pools for every family, built deterministically from the room's key."""
 
     def __init__(self, ctx: RoomContext) -> None:
         self.ctx = ctx
         profile = PROFILES[ctx.profile]
-        rng = Random(f"pool:{ctx.seed}:{ctx.profile}")
+        rng = Random(f"pool:{ctx.key}:{ctx.profile}")
         values = dict(profile.vocab)
         values["regulator"] = profile.regulators
         values["auditor"] = (ctx.auditor, *AUDITORS)

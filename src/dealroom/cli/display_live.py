@@ -1,0 +1,83 @@
+"""Live progress of a run: turn, sub-call waves, tokens, cost, coverage and memo size."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from dealroom.cli.display import console as default_console
+from dealroom.cli.display import render_degraded
+
+
+class RunDisplay:
+    """A listener ``(event, probe)`` that keeps one status line up to date."""
+
+    def __init__(self, console: Console | None = None, max_turns: int | None = None) -> None:
+        self.console = console or default_console
+        self.max_turns = max_turns
+        self.turn = 0
+        self.waves = 0
+        self.ok = 0
+        self.failed = 0
+        self.tokens_in = 0
+        self.tokens_out = 0
+        self.cost = 0.0
+        self.memo_chars = 0
+        self.coverage = 0.0
+        self._probe: Any = None
+        self._last = 0.0
+        self._live = Live(self._render(), console=self.console, refresh_per_second=4,
+                          transient=True)
+
+    def __enter__(self) -> RunDisplay:
+        self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._live.__exit__(*exc)
+
+    def __call__(self, event: dict[str, Any], probe: Any) -> None:
+        self._probe = probe
+        kind = event.get("type")
+        if kind == "model_call":
+            usage = event.get("usage") or {}
+            self.tokens_in += usage.get("input_tokens", 0)
+            self.tokens_out += usage.get("output_tokens", 0)
+            self.cost += usage.get("cost_usd", 0.0)
+            if event.get("role") == "root" and event.get("agent", "root") == "root":
+                self.turn = event.get("turn", self.turn)
+        elif kind == "wave":
+            self.waves += 1
+            self.ok += event.get("ok", 0)
+            self.failed += event.get("failed", 0)
+        elif kind == "memo" and event.get("agent", "root") == "root":
+            self.memo_chars = event.get("chars", 0)
+        elif kind == "sandbox" and event.get("depth") == 0:
+            render_degraded(event.get("degraded") or [], self.console)
+        now = time.monotonic()
+        if now - self._last > 1.0:
+            self._last = now
+            self.coverage = probe.summary()["coverage"]
+        self._live.update(self._render())
+
+    def _render(self) -> Text:
+        turns = f"{self.turn}/{self.max_turns}" if self.max_turns else str(self.turn)
+        return Text.assemble(
+            ("● ", "cyan"), f"turn {turns}  ",
+            f"waves {self.waves}  sub-calls {self.ok} ok",
+            (f" / {self.failed} failed" if self.failed else ""),
+            f"  tokens {si(self.tokens_in)} in / {si(self.tokens_out)} out",
+            f"  ${self.cost:.4f}  coverage {self.coverage:.1%}  memo {self.memo_chars:,} chars",
+        )
+
+
+def si(n: float) -> str:
+    """A count with a k or M suffix: ``12.3k``."""
+    for unit, size in (("M", 1e6), ("k", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return str(int(n))

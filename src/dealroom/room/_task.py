@@ -1,0 +1,57 @@
+"""What an agent is asked to do: the task's instructions and deliverables, never its rubric."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dealroom.errors import RoomError
+from dealroom.room._manifest import TASK
+from dealroom.runs import MEMO
+
+DEFAULT_INSTRUCTIONS = (
+    "Review the data room and write a full due diligence memo for the buyer: findings with "
+    "document citations, quantified exposures, severity, and recommended next steps."
+)
+"""The request a room without ``task.json`` is reviewed under."""
+DEFAULT_DELIVERABLES = {"memo": MEMO}
+"""The deliverables of a room without ``task.json`` (or whose task names none)."""
+
+
+@dataclass(frozen=True)
+class Instructions:
+    """The part of ``task.json`` an agent may see."""
+
+    text: str
+    """The task's ``instructions`` (the default diligence request when it has none)."""
+    deliverables: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_DELIVERABLES))
+    """Deliverable name → file name in the run's ``output/`` (``{"memo": "memo.md"}``)."""
+
+
+def load_instructions(room: Path) -> Instructions:
+    """The instructions and deliverables of ``room``'s ``task.json``.
+
+    A room without ``task.json`` gets :data:`DEFAULT_INSTRUCTIONS`; a ``task.json`` that cannot
+    be read, is not JSON, or holds instructions or deliverables of the wrong shape is a
+    :class:`~dealroom.errors.RoomError` naming the file.
+    """
+    path = Path(room) / TASK
+    if not path.exists():
+        return Instructions(DEFAULT_INSTRUCTIONS)
+    try:
+        task = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RoomError(f"{path} cannot be read: {exc}") from None
+    if not isinstance(task, dict):
+        raise RoomError(f"{path} must hold a JSON object (a LAB task)")
+    text = task.get("instructions") or DEFAULT_INSTRUCTIONS
+    deliverables = task.get("deliverables") or DEFAULT_DELIVERABLES
+    if not isinstance(text, str):
+        raise RoomError(f"{path}: instructions must be a string")
+    if not isinstance(deliverables, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in deliverables.items()
+    ):
+        raise RoomError(f"{path}: deliverables must map names to file names, e.g. "
+                        '{"memo": "memo.md"}')
+    return Instructions(text, dict(deliverables))

@@ -1,0 +1,32 @@
+"""``config.json``: how a run was configured, written once, atomically, when it starts."""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired, TypedDict
+
+RUN_VERSION = 1
+"""Format version of run folders (``config.json`` and the trajectory events) written now."""
+
+
+class RunConfig(TypedDict):
+    """The keys of ``config.json``: enough to rebuild the run (``dealroom resume`` does)."""
+
+    version: int
+    """Format version of the run folder (:data:`RUN_VERSION`); folders without it are 1."""
+    harness: str
+    """The registered harness that ran: ``rlm``, ``toolloop``; ``repl`` for a REPL session."""
+    room: str
+    """The room folder, as an absolute path."""
+    root: NotRequired[str]
+    """The root model's spec name (absent for a REPL session)."""
+    sub: NotRequired[str]
+    """The sub-agent model's spec name (absent for harnesses without sub-agents)."""
+    settings: dict[str, Any]
+    """The harness's settings dataclass as a dict (``RLMSettings``, ``ToolLoopSettings``)."""
+    models: dict[str, dict[str, Any]]
+    """Each model's spec name → its prices (``Prices``), for cost accounting."""
+    concurrency: int | None
+    """Parallel calls per endpoint the run was started with (None: each model's default);
+    ``dealroom resume`` opens the models with it again. Absent in older runs (None)."""
+    started_at: str
+    """UTC start time, ISO 8601 to the second."""

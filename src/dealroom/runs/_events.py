@@ -1,0 +1,221 @@
+"""The trajectory's event records: one TypedDict per event type (see docs/architecture.md).
+
+Every event is one JSON object per line of ``trajectory.jsonl`` with the fields of
+:class:`Event` plus those of its type. The records are plain dicts on disk and in memory; these
+types say what each holds. The format's version is the run folder's (``config.json``
+``version``, :data:`~dealroom.runs.RUN_VERSION`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+
+class Event(TypedDict):
+    """The fields every event has."""
+
+    seq: int
+    """Position in the trajectory: 0, 1, 2, ...; a resumed run continues the count."""
+    t: float
+    """Seconds since the run started; a resumed run continues from its last event's ``t``."""
+    type: str
+    """The event type: one of :data:`EVENT_TYPES`."""
+    agent: str
+    """Call-tree path: ``root``; a child started by the root's second ``rlm()`` call in turn 3
+    is ``root/c3-1``, its own children ``root/c3-1/c2-0``, ...; ``repl`` in ``dealroom repl``."""
+    depth: int
+    """0 for the root; a sub-call is one deeper than the agent that made it."""
+
+
+class RunStart(Event):
+    """The run began."""
+
+    type: Literal["run_start"]
+    room: str
+    """The room's name."""
+    docs: int
+    """Documents in the room."""
+    tokens: int
+    """Tokens in the room."""
+
+
+class RunEnd(Event):
+    """An agent's episode ended (the root's ends the run)."""
+
+    type: Literal["run_end"]
+    status: str
+    """``submitted``, ``finished`` (tool loop), ``budget_exhausted``, ``max_turns``, ``error``
+    or ``degraded`` (more than 10% of the sub-calls failed at the provider)."""
+    reason: str
+    """Why, in words."""
+    turns: int
+    """Turns the agent took."""
+
+
+class ModelCall(Event):
+    """One model call, finished or failed."""
+
+    type: Literal["model_call"]
+    role: str
+    """``root``, ``sub`` or ``child_root``."""
+    model: str
+    """The model's spec name (a key of ``config.json`` ``models``)."""
+    call_id: str
+    """Deterministic id (``root/t3/s17``: the 18th call in the root's turn 3); replays match
+    on it."""
+    turn: int
+    """The turn of the agent that made the call."""
+    wave: int | None
+    """The ``llm_batch`` round of a sub-call; None for a root call."""
+    input: dict[str, Any]
+    """Root: ``{messages}``, only those added since its previous call. Sub-call: ``{prompt,
+    text, docs: [{id, pages: [first, last], chars: [start, end]}], truncated}``: document
+    slices by reference into the room's text layer, free text in full."""
+    output: str | None
+    """The reply's text; None when the call failed."""
+    usage: dict[str, Any]
+    """``Usage.to_dict()``: tokens and cost."""
+    error: str | None
+    """Why the call failed; None when it succeeded."""
+    latency_s: float | None
+    """Seconds the call took; None when it failed."""
+    provider: dict[str, Any]
+    """How the endpoint answered (``ChatResult.record()``: ``attempts``, ``finish_reason``,
+    ``usage_estimated``, ``streamed``, ``structured``, ``cut_bytes``, ``stripped``, ``hedge``)
+    or failed (``ProviderError.record()``: ``kind``, ``status``, ``attempts``, ``served``)."""
+
+
+class SandboxStarted(Event):
+    """An agent's REPL started (see docs/sandbox.md)."""
+
+    type: Literal["sandbox"]
+    isolation: str
+    """The isolation level in force."""
+    confinement: dict[str, str]
+    """What confines the worker, by part (``isolation``, ``memory``, ``scratch``,
+    ``seccomp``), in words."""
+    degraded: list[str]
+    """One line per part weaker than the strongest, with the reason (empty: none)."""
+
+
+class Cell(Event):
+    """One REPL cell the root ran."""
+
+    type: Literal["cell"]
+    turn: int
+    """The root turn whose reply held the code."""
+    code: str
+    """The code run."""
+    output: str
+    """What the root was shown (printed output and error, truncated)."""
+    error: str | None
+    """The traceback when the cell raised."""
+    timed_out: bool
+    """The cell ran past ``cell_timeout`` and the worker was rebuilt."""
+    crashed: bool
+    """The cell killed the worker, which was rebuilt."""
+    seconds: float
+    """Seconds the cell ran."""
+
+
+class Wave(Event):
+    """One ``llm_batch`` (or single ``llm``) round."""
+
+    type: Literal["wave"]
+    wave: int
+    """1, 2, ... over the run."""
+    calls: int
+    """Sub-calls in the round."""
+    ok: int
+    """Sub-calls that succeeded."""
+    failed: int
+    """Sub-calls that failed (model error, bad call, budget)."""
+    seconds: float
+    """Seconds the round took."""
+
+
+class ChildStart(Event):
+    """``rlm(task)`` started a child agent (depth 2 and more)."""
+
+    type: Literal["child_start"]
+    call_id: str
+    """The call id of the ``rlm()`` call."""
+    task: str | None
+    """The task the child was given."""
+    budget: dict[str, Any]
+    """The child's budget (``Budget.to_dict()``), carved from what its parent had left."""
+
+
+class ChildEnd(Event):
+    """A child agent finished."""
+
+    type: Literal["child_end"]
+    call_id: str
+    """The call id of the ``rlm()`` call."""
+    status: str
+    """How the child's episode ended (as ``run_end``'s ``status``)."""
+    reason: str
+    """Why, in words."""
+    text: str
+    """The child's answer (its memo when it submitted none)."""
+    turns: int
+    """Turns the child took."""
+
+
+class MemoChanged(Event):
+    """The memo changed."""
+
+    type: Literal["memo"]
+    sections: int
+    """Sections in the memo."""
+    chars: int
+    """Characters of its Markdown."""
+
+
+class Tool(Event):
+    """A tool call of the tool-loop harness."""
+
+    type: Literal["tool"]
+    turn: int
+    """The turn whose reply made the call."""
+    name: str | None
+    """The tool; None when the block was malformed."""
+    arguments: dict[str, Any] | None
+    """Its arguments; None when the block was malformed."""
+    error: str | None
+    """The error the model was shown, if any."""
+    output_chars: int
+    """Characters of the tool's output."""
+
+
+class Resumed(Event):
+    """``dealroom resume`` continued the run from here."""
+
+    type: Literal["resumed"]
+    previous_events: int
+    """Events the run held before this one."""
+
+
+EVENT_TYPES: dict[str, type] = {
+    "run_start": RunStart,
+    "run_end": RunEnd,
+    "model_call": ModelCall,
+    "sandbox": SandboxStarted,
+    "cell": Cell,
+    "wave": Wave,
+    "child_start": ChildStart,
+    "child_end": ChildEnd,
+    "memo": MemoChanged,
+    "tool": Tool,
+    "resumed": Resumed,
+}
+"""Event type → its record."""
+
+
+def event_fields(type: str) -> tuple[str, ...]:
+    """The fields of an event type beyond those of :class:`Event`.
+
+    >>> event_fields("resumed")
+    ('previous_events',)
+    """
+    return tuple(k for k in EVENT_TYPES[type].__annotations__ if k not in Event.__annotations__)

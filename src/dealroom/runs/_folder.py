@@ -1,0 +1,208 @@
+"""The run folder as one object: its files, how it is created and opened, what it holds.
+
+    RUN/
+      config.json       how the run was configured (:class:`~dealroom.runs.RunConfig`)
+      trajectory.jsonl  one event per line, appended as it happens (:data:`EVENT_TYPES`)
+      output/memo.md    the deliverables, each rewritten atomically
+      metrics.json      measured when the run ends
+      scores.json       written by ``dealroom judge`` (``scores.<judge>.json`` for others)
+
+A run folder is never overwritten. A folder left by a run killed before it wrote
+``config.json`` (nothing in it but an empty ``output/`` or a temp file of the config) holds no
+run: ``dealroom run --out`` reuses it, and opening it says so.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from dealroom._util.files import read_json, write_json_atomic, write_text_atomic
+from dealroom.errors import ConfigError
+from dealroom.runs._config import RUN_VERSION, RunConfig
+from dealroom.runs._jsonl import read_jsonl
+
+CONFIG = "config.json"
+TRAJECTORY = "trajectory.jsonl"
+METRICS = "metrics.json"
+SCORES = "scores.json"
+OUTPUT = "output"
+MEMO = "memo.md"
+"""The memo's file name in ``output/``."""
+ROOM_MANIFEST = "room.json"
+"""The file that makes a folder a room (the room format's manifest)."""
+
+
+class RunFolder:
+    """One run folder. Get one with :meth:`open` (an existing run) or :meth:`create` (a new
+    one); ``RunFolder(path)`` alone checks nothing."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._config: dict[str, Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"RunFolder({str(self.path)!r})"
+
+    # -- opening and creating ---------------------------------------------------------------
+    @classmethod
+    def open(cls, path: Path) -> RunFolder:
+        """The run in ``path``; a ConfigError says what to do when there is none."""
+        path = Path(path)
+        if not path.exists():
+            raise ConfigError(f"{path} does not exist: give the folder a `dealroom run` wrote")
+        if not path.is_dir():
+            raise ConfigError(f"{path} is a file, not a run folder")
+        if not (path / CONFIG).is_file():
+            if _leftovers(path) is not None:
+                raise ConfigError(
+                    f"{path} holds no run: it was stopped before it wrote {CONFIG}. Start it "
+                    f"again with `dealroom run ROOM --out {path}` (the folder is reused)"
+                )
+            raise ConfigError(f"{path} is not a run folder: {CONFIG} is missing")
+        folder = cls(path)
+        version = folder.version
+        if not isinstance(version, int) or version > RUN_VERSION:
+            raise ConfigError(
+                f"{path} has format version {version!r}; this dealroom reads up to "
+                f"{RUN_VERSION}: upgrade dealroom to read it"
+            )
+        return folder
+
+    @staticmethod
+    def check_new(path: Path) -> None:
+        """Raise ConfigError unless :meth:`create` can make a run in ``path`` (run this before
+        opening any model)."""
+        path = Path(path)
+        if path.is_dir():
+            if _leftovers(path) is not None:
+                return
+            if (path / CONFIG).is_file():
+                raise ConfigError(
+                    f"{path} already holds files: choose a new --out folder, "
+                    f"or continue that run with `dealroom resume {path}`"
+                )
+            raise ConfigError(f"{path} already holds files and no run: choose a new --out folder")
+        if path.exists():
+            raise ConfigError(f"{path} is a file: give --out a new folder")
+        parent = next(p for p in path.parents if p.exists())
+        try:  # a real probe: permissions alone do not tell (/proc is "writable" for root)
+            os.rmdir(tempfile.mkdtemp(prefix=".dealroom-probe-", dir=parent))
+        except OSError as exc:
+            raise ConfigError(f"cannot create the run folder {path}: {parent} is not a "
+                              f"writable folder ({exc.strerror or exc})") from None
+
+    @classmethod
+    def create(cls, path: Path, config: dict[str, Any]) -> RunFolder:
+        """A new run folder holding ``config`` (with ``version``); refuse a used folder."""
+        path = Path(path)
+        cls.check_new(path)
+        for leftover in (_leftovers(path) or []) if path.is_dir() else []:
+            shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(path / CONFIG, {"version": RUN_VERSION, **config})
+            (path / OUTPUT).mkdir(exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot create the run folder {path}: {exc.strerror or exc}"
+            ) from None
+        return cls(path)
+
+    # -- what it holds ----------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def config(self) -> RunConfig:
+        """``config.json`` (read once)."""
+        if self._config is None:
+            missing = f"{self.path} is not a run folder: {CONFIG} is missing"
+            config = read_json(self.path / CONFIG, ConfigError, missing)
+            if not isinstance(config, dict):
+                raise ConfigError(f"{self.path / CONFIG} is not a JSON object")
+            self._config = config
+        return self._config  # type: ignore[return-value]
+
+    @property
+    def version(self) -> int:
+        """The folder's format version (1 when ``config.json`` has none)."""
+        return self.config.get("version", 1)
+
+    def events(self) -> list[dict[str, Any]]:
+        """Every event of the trajectory in ``seq`` order (none when it has not started)."""
+        path = self.path / TRAJECTORY
+        if not path.is_file():
+            return []
+        return sorted(read_jsonl(path), key=lambda e: e.get("seq", 0))
+
+    @staticmethod
+    def ended(events: list[dict[str, Any]]) -> bool:
+        """True when ``events`` hold the root's ``run_end``."""
+        return any(e.get("type") == "run_end" and e.get("agent", "root") == "root"
+                   for e in events)
+
+    @property
+    def room(self) -> Path:
+        """The room folder the run used: the config's ``room``, as given or relative to the run."""
+        room = self.config.get("room")
+        if not room:
+            raise ConfigError(f"{self.path / CONFIG} names no room; pass the room explicitly")
+        for candidate in (Path(room), self.path / room):
+            if (candidate / ROOM_MANIFEST).is_file():
+                return candidate
+        raise ConfigError(f"the room of run {self.path} ({room}) is not found; pass it explicitly")
+
+    # -- deliverables, metrics, scores --------------------------------------------------------
+    def deliverable(self, filename: str) -> Path:
+        """Where the deliverable ``filename`` (e.g. ``memo.md``) is written."""
+        return self.path / OUTPUT / filename
+
+    @property
+    def memo_path(self) -> Path:
+        return self.deliverable(MEMO)
+
+    def read_deliverable(self, filename: str) -> str | None:
+        """The deliverable's text, or None when the run never wrote it."""
+        path = self.deliverable(filename)
+        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+
+    def write_deliverable(self, filename: str, text: str) -> None:
+        """Replace the deliverable atomically (a kill leaves the old one or the new one)."""
+        write_text_atomic(self.deliverable(filename), text)
+
+    def metrics(self) -> dict[str, Any] | None:
+        """``metrics.json``, or None when the run has not written it."""
+        return _json_or_none(self.path / METRICS)
+
+    def write_metrics(self, metrics: dict[str, Any]) -> None:
+        write_json_atomic(self.path / METRICS, metrics)
+
+    def scores_path(self, judge: str | None = None) -> Path:
+        """``scores.json``, or ``scores.<judge>.json`` for a second judge's scores."""
+        return self.path / (f"scores.{judge}.json" if judge else SCORES)
+
+    def scores(self, judge: str | None = None) -> dict[str, Any] | None:
+        """The scores :meth:`scores_path` names, or None when the run was not judged so."""
+        return _json_or_none(self.scores_path(judge))
+
+
+def _json_or_none(path: Path) -> Any:
+    return read_json(path, ConfigError, "") if path.is_file() else None
+
+
+def _leftovers(path: Path) -> list[Path] | None:
+    """What a run killed before it wrote ``config.json`` leaves (an empty ``output/``, a temp
+    file of the config), or None when ``path`` holds anything else."""
+    entries = list(path.iterdir())
+    for entry in entries:
+        if entry.name == OUTPUT and entry.is_dir() and not any(entry.iterdir()):
+            continue
+        if entry.is_file() and entry.name.startswith(f".{CONFIG}.") and entry.name.endswith(".tmp"):
+            continue
+        return None
+    return entries

@@ -1,0 +1,65 @@
+"""Appending a run's events as they happen, so a run killed at any point resumes."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from dealroom.runs._folder import MEMO, TRAJECTORY, RunFolder
+from dealroom.runs._jsonl import drop_torn_tail
+
+
+class RunRecorder:
+    """Appends events to a run folder's ``trajectory.jsonl``; thread-safe, one per run.
+
+    Each event is flushed to the kernel as it is written: it survives a SIGKILL of this
+    process. ``RunRecorder(folder)`` starts a new trajectory; :meth:`reopen` continues one.
+    :attr:`written` holds the events this recorder wrote, in ``seq`` order.
+    """
+
+    def __init__(self, folder: RunFolder, *, next_seq: int = 0, t_offset: float = 0.0) -> None:
+        self.folder = folder
+        self._seq = next_seq
+        self._t0 = time.monotonic() - t_offset
+        self._lock = threading.Lock()
+        self.written: list[dict[str, Any]] = []
+        self._fh = open(folder.path / TRAJECTORY, "a", encoding="utf-8")  # noqa: SIM115
+
+    @classmethod
+    def reopen(cls, folder: RunFolder, events: list[dict[str, Any]]) -> RunRecorder:
+        """Continue the trajectory whose events (read back) are ``events``."""
+        drop_torn_tail(folder.path / TRAJECTORY)
+        next_seq = max((e.get("seq", -1) for e in events), default=-1) + 1
+        last_t = events[-1].get("t", 0.0) if events else 0.0
+        return cls(folder, next_seq=max(next_seq, len(events)), t_offset=last_t)
+
+    @property
+    def path(self) -> Path:
+        return self.folder.path
+
+    def event(self, type: str, agent: str = "root", depth: int = 0, **fields: Any) -> dict:
+        """Append one event (its type's fields as keywords) and return it."""
+        with self._lock:
+            record = {
+                "seq": self._seq,
+                "t": round(time.monotonic() - self._t0, 4),
+                "type": type,
+                "agent": agent,
+                "depth": depth,
+                **fields,
+            }
+            self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self._fh.flush()
+            self.written.append(record)
+            self._seq += 1
+        return record
+
+    def write_memo(self, markdown: str) -> None:
+        """Replace ``output/memo.md`` atomically."""
+        self.folder.write_deliverable(MEMO, markdown)
+
+    def close(self) -> None:
+        self._fh.close()

@@ -1,0 +1,28 @@
+"""docs/cli.md is generated from the commands' help and must match it."""
+
+from pathlib import Path
+
+from dealroom.cli._reference import reference
+
+DOC = Path(__file__).parents[2] / "docs" / "cli.md"
+
+
+def test_cli_reference_is_current():
+    assert DOC.read_text(encoding="utf-8") == reference(), (
+        "docs/cli.md is stale: run `python -m dealroom.cli._reference > docs/cli.md`"
+    )
+    assert "## `dealroom run`" in DOC.read_text() and "--max-cost" in DOC.read_text()
+
+
+def test_usage_errors_are_one_message_not_a_traceback():
+    import subprocess
+    import sys
+
+    bad = subprocess.run([sys.executable, "-m", "dealroom", "run", "x", "--out", "y",
+                          "--max-turns", "abc"], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert "Invalid value for '--max-turns'" in bad.stderr and "Traceback" not in bad.stderr
+    missing = subprocess.run([sys.executable, "-m", "dealroom", "run"], capture_output=True,
+                             text=True)
+    assert missing.returncode == 2 and "Missing argument" in missing.stderr
+    assert "Traceback" not in missing.stderr

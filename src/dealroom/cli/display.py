@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 console = Console(stderr=False, highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -45,9 +46,13 @@ def render_run_result(result) -> None:  # type: ignore[no-untyped-def]
     beh = m.get("behaviour", {})
     cov = (m.get("coverage") or {}).get("coverage")
     table = Table(show_header=False, box=None, padding=(0, 2))
-    table.add_row("status", f"{result.status} ({result.reason})")
+    style = {"degraded": "yellow", "error": "red"}.get(result.status, "")
+    status = f"[{style}]{result.status}[/]" if style else result.status
+    table.add_row("status", f"{status} ({escape(result.reason)})")
     table.add_row("turns", str(result.turns))
-    table.add_row("sub-calls", str(beh.get("sub_calls", 0)))
+    failed = beh.get("sub_calls_failed", 0)
+    table.add_row("sub-calls", f"{beh.get('sub_calls', 0)}"
+                  + (f" ([red]{failed} failed at the provider[/])" if failed else ""))
     table.add_row("tokens", f"{usage.get('input_tokens', 0):,} in / "
                   f"{usage.get('output_tokens', 0):,} out")
     table.add_row("cost", f"${usage.get('cost_usd', 0.0):.4f}")
@@ -91,11 +96,14 @@ def render_repl_exit() -> None:
 
 
 def render_cell(out: Any) -> None:
-    """A cell's printed output on stdout and its traceback on stderr, as Python's REPL does."""
-    if out.text:
-        sys.stdout.write(out.text if out.text.endswith("\n") else out.text + "\n")
-    if out.error:
-        sys.stderr.write(out.error if out.error.endswith("\n") else out.error + "\n")
+    """A cell's printed output on stdout and its traceback on stderr, as Python's REPL does;
+    control characters are shown escaped (``\\x1b[2J``), never sent to the terminal raw."""
+    from dealroom.models import visible_controls
+
+    for text, stream in ((out.text, sys.stdout), (out.error, sys.stderr)):
+        if text:
+            text = visible_controls(text)
+            stream.write(text if text.endswith("\n") else text + "\n")
 
 
 # --- rooms: generate, inspect, validate ----------------------------------------------------

@@ -79,6 +79,8 @@ async def run_agent_async(room: Path, out: Path, *, harness: str = "rlm",
 
     impl = get_harness(harness)
     settings = _settings(impl, options)
+    if getattr(settings, "max_cost_usd", None) is not None:
+        _require_prices(impl, root, sub, models_file)
     RunFolder.check_new(Path(out))  # before any model is opened
     check_deliverables(load_instructions(Path(room)).deliverables)
     async with open_models(impl, root, sub, models_file=models_file,
@@ -121,6 +123,18 @@ async def resume_run_async(run_dir: Path, *, root: Any = None, sub: Any = None,
 def resume_run(run_dir: Path, **kwargs: Any) -> RunResult:
     """Finish an interrupted run; completed model calls are replayed from its records."""
     return asyncio.run(resume_run_async(run_dir, **kwargs))
+
+
+def _require_prices(impl: Harness, root: str | Any, sub: str | Any | None,
+                    models_file: Path | None) -> None:
+    """``--max-cost`` governs the root and the sub-agents: each must have prices."""
+    from dealroom.models import require_prices, resolve_model_spec
+
+    governed = [(root, "root")] + ([(sub, "sub")] if impl.uses_sub and sub is not None else [])
+    require_prices([
+        resolve_model_spec(m, models_file=models_file, role=role) if isinstance(m, str) else m
+        for m, role in governed
+    ])
 
 
 def _settings(impl: Harness, options: dict[str, Any]) -> Any:

@@ -4,7 +4,9 @@ in-process transformers models (``hf:``) and the ``ScriptedModel`` fake, behind 
 
 Open a client with :func:`open_model` (spec strings: a models-file name, ``local``,
 ``scripted`` for the root, ``MODEL@BASE_URL``, or ``hf:PATH``), fail fast with :func:`check`,
-and fan out with :func:`gather_bounded`; :func:`lazy_model` opens its model on the first call.
+and fan out with :func:`gather_bounded` (inside :func:`hedging`, stragglers are re-sent);
+:func:`lazy_model` opens its model on the first call. A call that fails for good raises
+:class:`ProviderError`.
 ``hf:`` replies carry a :class:`TokenRecord`; :func:`write_tokens` puts it in a run folder.
 ``dealroom.models.testing`` holds ``MockOpenAIServer``.
 """
@@ -12,6 +14,7 @@ and fan out with :func:`gather_bounded`; :func:`lazy_model` opens its model on t
 from dealroom.models._chat import ChatPiece, chat_pieces, encode_pieces
 from dealroom.models._client import ChatResult, ModelClient, OpenAICompatibleClient, check
 from dealroom.models._fanout import gather_bounded
+from dealroom.models._hedge import HedgeWave, hedging
 from dealroom.models._hf import HFModelClient
 from dealroom.models._hfload import TRAIN_RECORD, LoadedModel, load_hf_model
 from dealroom.models._lazy import LazyModel, lazy_model
@@ -23,15 +26,19 @@ from dealroom.models._spec import (
     Prices,
     default_models_file,
     load_models_file,
+    require_prices,
     resolve_model_spec,
 )
+from dealroom.models._text import strip_controls, visible_controls
 from dealroom.models._tokens import TokenRecord, read_all_tokens, read_tokens, write_tokens
+from dealroom.models._wire import ProviderError
 
 __all__ = [
     "TRAIN_RECORD",
     "ChatPiece",
     "ChatResult",
     "HFModelClient",
+    "HedgeWave",
     "LazyModel",
     "LoadedModel",
     "LocalServer",
@@ -39,6 +46,7 @@ __all__ = [
     "ModelSpec",
     "OpenAICompatibleClient",
     "Prices",
+    "ProviderError",
     "ScriptedCall",
     "ScriptedModel",
     "TokenRecord",
@@ -47,6 +55,7 @@ __all__ = [
     "default_models_file",
     "encode_pieces",
     "gather_bounded",
+    "hedging",
     "lazy_model",
     "load_hf_model",
     "load_models_file",
@@ -55,6 +64,9 @@ __all__ = [
     "provider_names",
     "read_all_tokens",
     "read_tokens",
+    "require_prices",
     "resolve_model_spec",
+    "strip_controls",
+    "visible_controls",
     "write_tokens",
 ]

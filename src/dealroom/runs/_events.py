@@ -44,7 +44,8 @@ class RunEnd(Event):
 
     type: Literal["run_end"]
     status: str
-    """``submitted``, ``finished`` (tool loop), ``budget_exhausted``, ``max_turns`` or ``error``."""
+    """``submitted``, ``finished`` (tool loop), ``budget_exhausted``, ``max_turns``, ``error``
+    or ``degraded`` (more than 10% of the sub-calls failed at the provider)."""
     reason: str
     """Why, in words."""
     turns: int
@@ -78,6 +79,10 @@ class ModelCall(Event):
     """Why the call failed; None when it succeeded."""
     latency_s: float | None
     """Seconds the call took; None when it failed."""
+    provider: dict[str, Any]
+    """How the endpoint answered (``ChatResult.record()``: ``attempts``, ``finish_reason``,
+    ``usage_estimated``, ``streamed``, ``structured``, ``cut_bytes``, ``stripped``, ``hedge``)
+    or failed (``ProviderError.record()``: ``kind``, ``status``, ``attempts``, ``served``)."""
 
 
 class SandboxStarted(Event):

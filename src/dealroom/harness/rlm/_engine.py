@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from dealroom.harness.rlm._prompt import (
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.rlm._slices import SubPlan, plan_sub_input, prompt_tokens
-from dealroom.models import gather_bounded
+from dealroom.models import HedgeWave, ProviderError, gather_bounded, hedging
 from dealroom.types import Budget, Usage
 
 ROOT_OUTPUT_RESERVE = 1024
@@ -45,6 +45,8 @@ MAX_BATCH = 10_000
 """Most sub-calls in one ``llm_batch``; a larger batch is refused before anything is built."""
 SEND_WINDOW = 64
 """Sub-calls of one batch read and sent at a time when the sub-agent client names no limit."""
+DEGRADED_SHARE = 0.10
+"""A run whose sub-calls failed for more than this share ends ``degraded``."""
 _NO_BUDGET = "\x00no budget"
 
 CHILD_FIRST = """\
@@ -59,7 +61,8 @@ class EpisodeResult:
     """How an episode ended and what it delivered."""
 
     status: str
-    """submitted | budget_exhausted | max_turns | error"""
+    """submitted | budget_exhausted | max_turns | error | degraded (more than
+    :data:`DEGRADED_SHARE` of the sub-calls failed; the reason says how it ended)"""
     reason: str
     memo: str
     answer: str | None
@@ -93,6 +96,19 @@ class RunContext:
     deliverables: Any
     """The run's :class:`~dealroom.harness.Deliverables`: the root's memo is written there."""
     waves: int = 0
+    hedges: dict[int, HedgeWave] = field(default_factory=dict)
+    """Per wave number: the latencies its stragglers are hedged against."""
+    sub_failed: set[str] = field(default_factory=set)
+    """Call ids of sub-calls whose provider failed (a later success in ``replay`` wins)."""
+
+    def final_status(self, status: str, reason: str) -> tuple[str, str]:
+        """``degraded`` when more than :data:`DEGRADED_SHARE` of the sub-calls failed."""
+        failed = len(self.sub_failed - self.replay.subs.keys())
+        total = failed + len(self.replay.subs)
+        if status == "error" or not total or failed / total <= DEGRADED_SHARE:
+            return status, reason
+        return "degraded", (f"{reason}; {failed} of {total} sub-calls failed "
+                            f"({failed / total:.0%}, above the {DEGRADED_SHARE:.0%} threshold)")
 
     def emit(self, type: str, agent: str, depth: int, **fields: Any) -> None:
         self.events.emit(type, agent, depth, **fields)
@@ -152,6 +168,8 @@ class Episode:
                 messages.append({"role": "user", "content": self._next(turn, output)})
         finally:
             await sandbox.close()
+        if self.depth == 0:
+            status, reason = self.ctx.final_status(status, reason)
         return EpisodeResult(status, reason, self._memo, state.get("answer"), self.tracker.turns)
 
     async def open_sandbox(self) -> Any:
@@ -204,14 +222,17 @@ class Episode:
                                   "input": {"messages": new}}
         try:
             result = await self.model.chat(messages, temperature=self.ctx.settings.temperature)
-        except (TimeoutError, DealroomError, OSError) as exc:
-            self.tracker.settle(reservation, Usage())
+        except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
+            charged = failed_call_usage(exc, reservation, prompt)
+            self.tracker.settle(reservation, charged)
             self.ctx.emit("model_call", self.agent, self.depth, **fields, output=None,
-                          usage=Usage().to_dict(), error=str(exc), latency_s=None)
+                          usage=charged.to_dict(), error=error_text(exc), latency_s=None,
+                          provider=provider_record(exc))
             return None
         self.tracker.settle(reservation, result.usage)
         self.ctx.emit("model_call", self.agent, self.depth, **fields, output=result.text,
-                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s)
+                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s,
+                      provider=provider_record(result))
         return result.text
 
     # -- cells ------------------------------------------------------------------------------
@@ -378,18 +399,23 @@ class Episode:
     async def _send(self, admitted: _Admitted) -> dict[str, Any]:
         plan, reservation, fields = admitted.plan, admitted.reservation, admitted.fields
         try:
-            result = await self.ctx.sub.chat(plan.messages(self.ctx.room),
-                                             max_tokens=self._sub_max_output(),
-                                             temperature=self.ctx.settings.temperature)
-        except (TimeoutError, DealroomError, OSError) as exc:
-            self.tracker.settle(reservation, Usage())
+            with hedging(self.ctx.hedges.setdefault(fields["wave"], HedgeWave())):
+                result = await self.ctx.sub.chat(plan.messages(self.ctx.room),
+                                                 max_tokens=self._sub_max_output(),
+                                                 temperature=self.ctx.settings.temperature)
+        except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
+            charged = failed_call_usage(exc, reservation, plan.tokens)
+            self.tracker.settle(reservation, charged)
+            self.ctx.sub_failed.add(fields["call_id"])
             self.ctx.emit("model_call", self.agent, self.depth + 1, **fields, output=None,
-                          usage=Usage().to_dict(), error=str(exc), latency_s=None)
-            return {"ok": False, "error": str(exc), "notes": plan.notes}
+                          usage=charged.to_dict(), error=error_text(exc), latency_s=None,
+                          provider=provider_record(exc))
+            return {"ok": False, "error": error_text(exc), "notes": plan.notes}
         self.tracker.settle(reservation, result.usage)
         self.ctx.emit("model_call", self.agent, self.depth + 1, **fields, output=result.text,
-                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s)
-        answer = {"ok": True, "text": result.text, "notes": plan.notes}
+                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s,
+                      provider=provider_record(result))
+        answer = {"ok": True, "text": result.text, "notes": plan.notes + cut_note(result)}
         self.ctx.replay.subs[fields["call_id"]] = answer  # a rebuild replays it, never re-asks
         return answer
 
@@ -434,3 +460,43 @@ class Episode:
         answer = {"ok": True, "text": text}
         self.ctx.replay.children[call_id] = answer
         return answer
+
+
+# -- failed and cut model calls ----------------------------------------------------------------
+
+
+def error_text(exc: BaseException) -> str:
+    """One line for a failed call: the error's message, its type when it is not ours."""
+    if isinstance(exc, DealroomError | TimeoutError | OSError):
+        return str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {exc}"
+
+
+def provider_record(outcome: Any) -> dict[str, Any]:
+    """How the provider answered (a ChatResult) or failed (any exception), for the event."""
+    if isinstance(outcome, ProviderError):
+        return outcome.record()
+    if isinstance(outcome, BaseException):
+        return {"kind": type(outcome).__name__, "status": getattr(outcome, "status", None),
+                "attempts": None, "served": False}
+    record = getattr(outcome, "record", None)
+    return record() if callable(record) else {}
+
+
+def failed_call_usage(exc: BaseException, reservation: Any, prompt: int) -> Usage:
+    """What a failed call is charged: nothing, unless the endpoint served it (e.g. with
+    impossible usage), when its worst-case reservation stands."""
+    if not isinstance(exc, ProviderError) or not exc.served or reservation is None:
+        return Usage()
+    prompt = min(prompt, reservation.tokens)
+    return Usage(input_tokens=prompt, output_tokens=reservation.tokens - prompt,
+                 cost_usd=reservation.cost_usd, calls=1)
+
+
+def cut_note(result: Any) -> list[str]:
+    """The note the REPL prints when a reply was cut to its byte cap."""
+    cut = getattr(result, "cut_bytes", 0)
+    if not cut:
+        return []
+    kept = len(result.text.encode("utf-8", "replace"))
+    return [f"the reply was cut to {kept:,} bytes ({cut:,} more bytes dropped)"]

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dealroom.errors import ConfigError, DealroomError
+from dealroom.errors import ConfigError
 from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
 from dealroom.harness._protocol import Listener
 from dealroom.harness.rlm._budget import BudgetTracker
+from dealroom.harness.rlm._engine import error_text, provider_record
 from dealroom.harness.toolloop._tools import ToolBox, tools_prompt
 from dealroom.types import Budget
 
@@ -181,14 +182,14 @@ class _Loop:
                   "call_id": f"root/t{turn}", "wave": None, "input": {"messages": new}}
         try:
             result = await self.model.chat(messages, temperature=self.settings.temperature)
-        except (DealroomError, OSError, TimeoutError) as exc:
-            self.emit("model_call", **fields, output=None, usage={}, error=str(exc),
-                      latency_s=None)
-            self.failure = f"the model failed: {exc}"
+        except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
+            self.emit("model_call", **fields, output=None, usage={}, error=error_text(exc),
+                      latency_s=None, provider=provider_record(exc))
+            self.failure = f"the model failed: {error_text(exc)}"
             return None
         self.tracker.settle(None, result.usage)
         self.emit("model_call", **fields, output=result.text, usage=result.usage.to_dict(),
-                  error=None, latency_s=result.latency_s)
+                  error=None, latency_s=result.latency_s, provider=provider_record(result))
         return result.text
 
 

@@ -5,7 +5,7 @@ in-process transformers models (``hf:``) and the ``ScriptedModel`` fake, behind 
 Open a client with :func:`open_model` (spec strings: a models-file name, ``local``,
 ``scripted`` for the root, ``MODEL@BASE_URL``, or ``hf:PATH``), fail fast with :func:`check`,
 and fan out with :func:`gather_bounded`; :func:`lazy_model` opens its model on the first call.
-``hf:`` replies carry a :class:`TokenRecord`; :func:`write_tokens` puts it in a run folder.
+``hf:`` replies carry a :class:`TokenRecord` (the run folder's record, from ``dealroom.runs``).
 ``dealroom.models.testing`` holds ``MockOpenAIServer``.
 """
 
@@ -25,7 +25,7 @@ from dealroom.models._spec import (
     load_models_file,
     resolve_model_spec,
 )
-from dealroom.models._tokens import TokenRecord, read_all_tokens, read_tokens, write_tokens
+from dealroom.runs import TokenRecord
 
 __all__ = [
     "TRAIN_RECORD",
@@ -53,8 +53,5 @@ __all__ = [
     "local_server",
     "open_model",
     "provider_names",
-    "read_all_tokens",
-    "read_tokens",
     "resolve_model_spec",
-    "write_tokens",
 ]

@@ -30,7 +30,7 @@ import aiohttp
 
 from dealroom.errors import ConfigError, ModelError
 from dealroom.models._spec import ModelSpec, Prices
-from dealroom.models._tokens import TokenRecord
+from dealroom.runs import TokenRecord
 from dealroom.types import Usage
 
 MAX_BACKOFF_S = 30.0

@@ -2,10 +2,10 @@
 
 :class:`RunFolder` (open, create, config, events, deliverables, metrics, scores, room),
 :class:`RunRecorder` (events appended as the run goes), the typed records of ``config.json``
-(:class:`RunConfig`) and of every trajectory event (:data:`EVENT_TYPES`), and
-:func:`find_runs`. This package imports nothing of dealroom but ``_util`` and ``errors``, so
-harnesses, measurement, judges, evaluation and training all stand on it. See
-docs/architecture.md, "Run folder".
+(:class:`RunConfig`), of every trajectory event (:data:`EVENT_TYPES`) and of the token-exact
+side file (:class:`TokenRecord` in ``tokens.jsonl``), and :func:`find_runs`. This package
+imports nothing of dealroom but ``_util`` and ``errors``, so harnesses, measurement, judges,
+evaluation and training all stand on it. See docs/architecture.md, "Run folder".
 """
 
 from dealroom.runs._config import RUN_VERSION, RunConfig
@@ -37,6 +37,7 @@ from dealroom.runs._folder import (
 )
 from dealroom.runs._jsonl import append_jsonl, read_jsonl
 from dealroom.runs._recorder import RunRecorder
+from dealroom.runs._tokens import TOKENS, TokenRecord, read_all_tokens, read_tokens, write_tokens
 
 __all__ = [
     "CONFIG",
@@ -47,6 +48,7 @@ __all__ = [
     "OUTPUT",
     "RUN_VERSION",
     "SCORES",
+    "TOKENS",
     "TRAJECTORY",
     "Cell",
     "ChildEnd",
@@ -61,10 +63,14 @@ __all__ = [
     "RunRecorder",
     "RunStart",
     "SandboxStarted",
+    "TokenRecord",
     "Tool",
     "Wave",
     "append_jsonl",
     "event_fields",
     "find_runs",
+    "read_all_tokens",
     "read_jsonl",
+    "read_tokens",
+    "write_tokens",
 ]

@@ -78,6 +78,10 @@ class ModelCall(Event):
     """Why the call failed; None when it succeeded."""
     latency_s: float | None
     """Seconds the call took; None when it failed."""
+    tokens: dict[str, Any] | None
+    """``{file, offset}``: where the call's :class:`~dealroom.runs.TokenRecord` (prompt and
+    completion ids, logprobs) is in ``tokens.jsonl``; None when the provider records none
+    (only ``hf:`` models do) or the call failed."""
 
 
 class SandboxStarted(Event):

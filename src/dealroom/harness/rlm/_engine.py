@@ -185,7 +185,7 @@ class Episode:
         self._sent = len(messages)
         fields: dict[str, Any] = {"role": self.role, "model": self.model.name, "turn": turn,
                                   "call_id": f"{self.agent}/t{turn}", "wave": None,
-                                  "input": {"messages": new}}
+                                  "input": {"messages": new}, "tokens": None}
         try:
             result = await self.model.chat(messages, temperature=self.ctx.settings.temperature)
         except (TimeoutError, DealroomError, OSError) as exc:
@@ -194,6 +194,7 @@ class Episode:
                           usage=Usage().to_dict(), error=str(exc), latency_s=None)
             return None
         self.tracker.settle(reservation, result.usage)
+        fields["tokens"] = self.ctx.events.recorder.write_tokens(fields["call_id"], result.tokens)
         self.ctx.emit("model_call", self.agent, self.depth, **fields, output=result.text,
                       usage=result.usage.to_dict(), error=None, latency_s=result.latency_s)
         return result.text
@@ -333,7 +334,7 @@ class Episode:
         worst = built.tokens + self._sub_max_output()
         reservation = self.tracker.reserve(worst, sub.prices.cost(built.tokens, 0, worst))
         fields = {"role": "sub", "model": sub.name, "turn": turn, "call_id": call_id,
-                  "wave": wave, "input": built.record}
+                  "wave": wave, "input": built.record, "tokens": None}
         if reservation is None:
             error = f"budget exhausted: {self.tracker.exhausted() or 'not enough left'}"
             return {"ok": False, "error": error, "notes": built.notes}
@@ -346,6 +347,7 @@ class Episode:
                           usage=Usage().to_dict(), error=str(exc), latency_s=None)
             return {"ok": False, "error": str(exc), "notes": built.notes}
         self.tracker.settle(reservation, result.usage)
+        fields["tokens"] = self.ctx.events.recorder.write_tokens(call_id, result.tokens)
         self.ctx.emit("model_call", self.agent, self.depth + 1, **fields, output=result.text,
                       usage=result.usage.to_dict(), error=None, latency_s=result.latency_s)
         answer = {"ok": True, "text": result.text, "notes": built.notes}

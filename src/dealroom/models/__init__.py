@@ -13,7 +13,7 @@ from dealroom.models._chat import ChatPiece, chat_pieces, encode_pieces
 from dealroom.models._client import ChatResult, ModelClient, OpenAICompatibleClient, check
 from dealroom.models._fanout import gather_bounded
 from dealroom.models._hf import HFModelClient
-from dealroom.models._hfload import TRAIN_RECORD, LoadedModel, load_hf_model
+from dealroom.models._hfload import TRAIN_RECORD, LoadedModel, load_hf_model, load_hf_tokenizer
 from dealroom.models._lazy import LazyModel, lazy_model
 from dealroom.models._local import LocalServer, local_server
 from dealroom.models._registry import open_model, provider_names
@@ -49,6 +49,7 @@ __all__ = [
     "gather_bounded",
     "lazy_model",
     "load_hf_model",
+    "load_hf_tokenizer",
     "load_models_file",
     "local_server",
     "open_model",

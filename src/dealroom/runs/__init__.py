@@ -3,12 +3,14 @@
 :class:`RunFolder` (open, create, config, events, deliverables, metrics, scores, room),
 :class:`RunRecorder` (events appended as the run goes), the typed records of ``config.json``
 (:class:`RunConfig`), of every trajectory event (:data:`EVENT_TYPES`) and of the token-exact
-side file (:class:`TokenRecord` in ``tokens.jsonl``), and :func:`find_runs`. This package
+side file (:class:`TokenRecord` in ``tokens.jsonl``), an agent's conversation rebuilt from
+its events (:func:`agent_conversation`), and :func:`find_runs`. This package
 imports nothing of dealroom but ``_util`` and ``errors``, so harnesses, measurement, judges,
 evaluation and training all stand on it. See docs/architecture.md, "Run folder".
 """
 
 from dealroom.runs._config import RUN_VERSION, RunConfig
+from dealroom.runs._conversation import Conversation, agent_conversation
 from dealroom.runs._events import (
     EVENT_TYPES,
     Cell,
@@ -53,6 +55,7 @@ __all__ = [
     "Cell",
     "ChildEnd",
     "ChildStart",
+    "Conversation",
     "Event",
     "MemoChanged",
     "ModelCall",
@@ -66,6 +69,7 @@ __all__ = [
     "TokenRecord",
     "Tool",
     "Wave",
+    "agent_conversation",
     "append_jsonl",
     "event_fields",
     "find_runs",

@@ -67,7 +67,8 @@ class ModelCall(Event):
     wave: int | None
     """The ``llm_batch`` round of a sub-call; None for a root call."""
     input: dict[str, Any]
-    """Root: ``{messages}``, only those added since its previous call. Sub-call: ``{prompt,
+    """Root: ``{messages}``, only those added since its previous call was sent (its reply
+    among them; :func:`~dealroom.runs.agent_conversation` joins them). Sub-call: ``{prompt,
     text, docs: [{id, pages: [first, last], chars: [start, end]}], truncated}``: document
     slices by reference into the room's text layer, free text in full."""
     output: str | None

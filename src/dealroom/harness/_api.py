@@ -16,6 +16,7 @@ from typing import Any
 from dealroom._util.plugins import Registry
 from dealroom.errors import ConfigError
 from dealroom.harness._common import RunResult
+from dealroom.harness._deliver import check_deliverables
 from dealroom.harness._protocol import Harness, Listener
 from dealroom.runs import RunFolder
 
@@ -74,9 +75,12 @@ async def run_agent_async(room: Path, out: Path, *, harness: str = "rlm",
                           models_file: Path | None = None, concurrency: int | None = None,
                           listeners: tuple[Listener, ...] = (), **options: Any) -> RunResult:
     """Run ``harness`` on ``room`` into the new run folder ``out`` (see :func:`run_agent`)."""
+    from dealroom.room import load_instructions
+
     impl = get_harness(harness)
     settings = _settings(impl, options)
     RunFolder.check_new(Path(out))  # before any model is opened
+    check_deliverables(load_instructions(Path(room)).deliverables)
     async with open_models(impl, root, sub, models_file=models_file,
                            concurrency=concurrency) as (root_client, sub_client):
         return await impl.run(Path(room), Path(out), root=root_client, sub=sub_client,
@@ -99,7 +103,9 @@ async def resume_run_async(run_dir: Path, *, root: Any = None, sub: Any = None,
                            listeners: tuple[Listener, ...] = ()) -> RunResult:
     """Finish an interrupted run with the models (and concurrency) it was started with, or
     the ones given."""
-    config = RunFolder.open(run_dir).config
+    folder = RunFolder.open(run_dir)
+    check_deliverables(folder.deliverables)  # before any model is opened
+    config = folder.config
     impl = get_harness(config.get("harness", "rlm"))
     root = root or config.get("root")
     sub = sub or config.get("sub")

@@ -1,6 +1,6 @@
 """Run folders: the one definition of their format, read and written only through here.
 
-:class:`RunFolder` (open, create, config, events, deliverables, metrics, scores, room),
+:class:`RunFolder` (open, create, config, events, deliverables by name, metrics, scores, room),
 :class:`RunRecorder` (events appended as the run goes), the typed records of ``config.json``
 (:class:`RunConfig`), of every trajectory event (:data:`EVENT_TYPES`) and of the token-exact
 side file (:class:`TokenRecord` in ``tokens.jsonl``), an agent's conversation rebuilt from
@@ -36,6 +36,8 @@ from dealroom.runs._folder import (
     SCORES,
     TRAJECTORY,
     RunFolder,
+    deliverable_key,
+    primary_deliverable,
 )
 from dealroom.runs._jsonl import append_jsonl, read_jsonl
 from dealroom.runs._recorder import RunRecorder
@@ -71,8 +73,10 @@ __all__ = [
     "Wave",
     "agent_conversation",
     "append_jsonl",
+    "deliverable_key",
     "event_fields",
     "find_runs",
+    "primary_deliverable",
     "read_all_tokens",
     "read_jsonl",
     "read_tokens",

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dealroom.runs._folder import MEMO, TRAJECTORY, RunFolder
+from dealroom.runs._folder import TRAJECTORY, RunFolder
 from dealroom.runs._jsonl import drop_torn_tail
 from dealroom.runs._tokens import TOKENS, TokenRecord, write_tokens
 
@@ -63,10 +63,6 @@ class RunRecorder:
         """Append a call's token record to ``tokens.jsonl``; the reference its ``model_call``
         event carries under ``tokens`` (None when the provider recorded no tokens)."""
         return None if record is None else write_tokens(self.path, call_id, record)
-
-    def write_memo(self, markdown: str) -> None:
-        """Replace ``output/memo.md`` atomically."""
-        self.folder.write_deliverable(MEMO, markdown)
 
     def close(self) -> None:
         self._fh.close()

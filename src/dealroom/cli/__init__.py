@@ -42,7 +42,15 @@ def _root(
     """Run, judge, evaluate and post-train RLM agents on M&A data rooms."""
 
 
-from dealroom.cli import _doctor, _ingest, _judge, _room, _run, _train  # noqa: E402,F401  (registers commands)
+from dealroom.cli import (  # noqa: E402,F401  (registers commands)
+    _doctor,
+    _export,
+    _ingest,
+    _judge,
+    _room,
+    _run,
+    _train,
+)
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ Open a client with :func:`open_model` (spec strings: a models-file name, ``local
 and fan out with :func:`gather_bounded` (inside :func:`hedging`, stragglers are re-sent);
 :func:`lazy_model` opens its model on the first call. A call that fails for good raises
 :class:`ProviderError`.
-``hf:`` replies carry a :class:`TokenRecord`; :func:`write_tokens` puts it in a run folder.
+``hf:`` replies carry a :class:`TokenRecord` (the run folder's record, from ``dealroom.runs``).
 ``dealroom.models.testing`` holds ``MockOpenAIServer``.
 """
 
@@ -16,7 +16,7 @@ from dealroom.models._client import ChatResult, ModelClient, OpenAICompatibleCli
 from dealroom.models._fanout import gather_bounded
 from dealroom.models._hedge import HedgeWave, hedging
 from dealroom.models._hf import HFModelClient
-from dealroom.models._hfload import TRAIN_RECORD, LoadedModel, load_hf_model
+from dealroom.models._hfload import TRAIN_RECORD, LoadedModel, load_hf_model, load_hf_tokenizer
 from dealroom.models._lazy import LazyModel, lazy_model
 from dealroom.models._local import LocalServer, local_server
 from dealroom.models._registry import open_model, provider_names
@@ -30,8 +30,8 @@ from dealroom.models._spec import (
     resolve_model_spec,
 )
 from dealroom.models._text import strip_controls, visible_controls
-from dealroom.models._tokens import TokenRecord, read_all_tokens, read_tokens, write_tokens
 from dealroom.models._wire import ProviderError
+from dealroom.runs import TokenRecord
 
 __all__ = [
     "TRAIN_RECORD",
@@ -58,15 +58,13 @@ __all__ = [
     "hedging",
     "lazy_model",
     "load_hf_model",
+    "load_hf_tokenizer",
     "load_models_file",
     "local_server",
     "open_model",
     "provider_names",
-    "read_all_tokens",
-    "read_tokens",
     "require_prices",
     "resolve_model_spec",
     "strip_controls",
     "visible_controls",
-    "write_tokens",
 ]

@@ -37,7 +37,6 @@ from dealroom.errors import ConfigError
 from dealroom.models._hedge import BothStalled, Progress, current_wave, race
 from dealroom.models._spec import ModelSpec, Prices
 from dealroom.models._text import strip_controls
-from dealroom.models._tokens import TokenRecord
 from dealroom.models._wire import (
     BadReply,
     ProviderError,
@@ -50,6 +49,7 @@ from dealroom.models._wire import (
     text_cap,
     usage_problem,
 )
+from dealroom.runs import TokenRecord
 from dealroom.types import Usage
 
 MAX_BACKOFF_S = 30.0

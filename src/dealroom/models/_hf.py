@@ -33,7 +33,7 @@ from dealroom.models._chat import REPLY, chat_pieces, decode, encode_pieces
 from dealroom.models._client import ChatResult
 from dealroom.models._hfload import LoadedModel, acquire, release, require
 from dealroom.models._spec import ModelSpec, Prices, hf_options
-from dealroom.models._tokens import TokenRecord
+from dealroom.runs import TokenRecord
 from dealroom.types import Usage
 
 DEFAULT_MAX_TOKENS = 1024

@@ -2,13 +2,15 @@
 
 :class:`RunFolder` (open, create, config, events, deliverables by name, metrics, scores, room),
 :class:`RunRecorder` (events appended as the run goes), the typed records of ``config.json``
-(:class:`RunConfig`) and of every trajectory event (:data:`EVENT_TYPES`), and
-:func:`find_runs`. This package imports nothing of dealroom but ``_util`` and ``errors``, so
-harnesses, measurement, judges, evaluation and training all stand on it. See
-docs/architecture.md, "Run folder".
+(:class:`RunConfig`), of every trajectory event (:data:`EVENT_TYPES`) and of the token-exact
+side file (:class:`TokenRecord` in ``tokens.jsonl``), an agent's conversation rebuilt from
+its events (:func:`agent_conversation`), and :func:`find_runs`. This package
+imports nothing of dealroom but ``_util`` and ``errors``, so harnesses, measurement, judges,
+evaluation and training all stand on it. See docs/architecture.md, "Run folder".
 """
 
 from dealroom.runs._config import RUN_VERSION, RunConfig
+from dealroom.runs._conversation import Conversation, agent_conversation
 from dealroom.runs._events import (
     EVENT_TYPES,
     Cell,
@@ -39,6 +41,7 @@ from dealroom.runs._folder import (
 )
 from dealroom.runs._jsonl import append_jsonl, read_jsonl
 from dealroom.runs._recorder import RunRecorder
+from dealroom.runs._tokens import TOKENS, TokenRecord, read_all_tokens, read_tokens, write_tokens
 
 __all__ = [
     "CONFIG",
@@ -49,10 +52,12 @@ __all__ = [
     "OUTPUT",
     "RUN_VERSION",
     "SCORES",
+    "TOKENS",
     "TRAJECTORY",
     "Cell",
     "ChildEnd",
     "ChildStart",
+    "Conversation",
     "Event",
     "MemoChanged",
     "ModelCall",
@@ -63,12 +68,17 @@ __all__ = [
     "RunRecorder",
     "RunStart",
     "SandboxStarted",
+    "TokenRecord",
     "Tool",
     "Wave",
+    "agent_conversation",
     "append_jsonl",
     "deliverable_key",
     "event_fields",
     "find_runs",
     "primary_deliverable",
+    "read_all_tokens",
     "read_jsonl",
+    "read_tokens",
+    "write_tokens",
 ]

@@ -68,7 +68,8 @@ class ModelCall(Event):
     wave: int | None
     """The ``llm_batch`` round of a sub-call; None for a root call."""
     input: dict[str, Any]
-    """Root: ``{messages}``, only those added since its previous call. Sub-call: ``{prompt,
+    """Root: ``{messages}``, only those added since its previous call was sent (its reply
+    among them; :func:`~dealroom.runs.agent_conversation` joins them). Sub-call: ``{prompt,
     text, docs: [{id, pages: [first, last], chars: [start, end]}], truncated}``: document
     slices by reference into the room's text layer, free text in full."""
     output: str | None
@@ -83,6 +84,10 @@ class ModelCall(Event):
     """How the endpoint answered (``ChatResult.record()``: ``attempts``, ``finish_reason``,
     ``usage_estimated``, ``streamed``, ``structured``, ``cut_bytes``, ``stripped``, ``hedge``)
     or failed (``ProviderError.record()``: ``kind``, ``status``, ``attempts``, ``served``)."""
+    tokens: dict[str, Any] | None
+    """``{file, offset}``: where the call's :class:`~dealroom.runs.TokenRecord` (prompt and
+    completion ids, logprobs) is in ``tokens.jsonl``; None when the provider records none
+    (only ``hf:`` models do) or the call failed."""
 
 
 class SandboxStarted(Event):

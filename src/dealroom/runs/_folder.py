@@ -5,6 +5,7 @@
       trajectory.jsonl  one event per line, appended as it happens (:data:`EVENT_TYPES`)
       output/           the deliverables under the task's file names (``memo.md`` when it
                         names none), each rewritten atomically
+      tokens.jsonl      token-exact records of ``hf:`` calls (:class:`~dealroom.runs.TokenRecord`)
       metrics.json      measured when the run ends
       scores.json       written by ``dealroom judge`` (``scores.<judge>.json`` for others)
 
@@ -30,6 +31,7 @@ from dealroom._util.files import (
 from dealroom.errors import ConfigError
 from dealroom.runs._config import RUN_VERSION, RunConfig
 from dealroom.runs._jsonl import read_jsonl
+from dealroom.runs._tokens import TokenRecord, read_all_tokens
 
 CONFIG = "config.json"
 TRAJECTORY = "trajectory.jsonl"
@@ -151,6 +153,11 @@ class RunFolder:
         """True when ``events`` hold the root's ``run_end``."""
         return any(e.get("type") == "run_end" and e.get("agent", "root") == "root"
                    for e in events)
+
+    def tokens(self) -> dict[str, TokenRecord]:
+        """The token records of ``tokens.jsonl`` by ``call_id`` (none for runs without
+        ``hf:`` models); a call made again by a resumed run has its last record."""
+        return read_all_tokens(self.path)
 
     @property
     def room(self) -> Path:

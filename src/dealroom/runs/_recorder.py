@@ -10,6 +10,7 @@ from typing import Any
 
 from dealroom.runs._folder import TRAJECTORY, RunFolder
 from dealroom.runs._jsonl import drop_torn_tail
+from dealroom.runs._tokens import TOKENS, TokenRecord, write_tokens
 
 
 class RunRecorder:
@@ -32,6 +33,7 @@ class RunRecorder:
     def reopen(cls, folder: RunFolder, events: list[dict[str, Any]]) -> RunRecorder:
         """Continue the trajectory whose events (read back) are ``events``."""
         drop_torn_tail(folder.path / TRAJECTORY)
+        drop_torn_tail(folder.path / TOKENS)
         next_seq = max((e.get("seq", -1) for e in events), default=-1) + 1
         last_t = events[-1].get("t", 0.0) if events else 0.0
         return cls(folder, next_seq=max(next_seq, len(events)), t_offset=last_t)
@@ -56,6 +58,11 @@ class RunRecorder:
             self.written.append(record)
             self._seq += 1
         return record
+
+    def write_tokens(self, call_id: str, record: TokenRecord | None) -> dict[str, Any] | None:
+        """Append a call's token record to ``tokens.jsonl``; the reference its ``model_call``
+        event carries under ``tokens`` (None when the provider recorded no tokens)."""
+        return None if record is None else write_tokens(self.path, call_id, record)
 
     def close(self) -> None:
         self._fh.close()

@@ -219,7 +219,7 @@ class Episode:
         self._sent = len(messages)
         fields: dict[str, Any] = {"role": self.role, "model": self.model.name, "turn": turn,
                                   "call_id": f"{self.agent}/t{turn}", "wave": None,
-                                  "input": {"messages": new}}
+                                  "input": {"messages": new}, "tokens": None}
         try:
             result = await self.model.chat(messages, temperature=self.ctx.settings.temperature)
         except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
@@ -230,6 +230,7 @@ class Episode:
                           provider=provider_record(exc))
             return None
         self.tracker.settle(reservation, result.usage)
+        fields["tokens"] = self.ctx.events.recorder.write_tokens(fields["call_id"], result.tokens)
         self.ctx.emit("model_call", self.agent, self.depth, **fields, output=result.text,
                       usage=result.usage.to_dict(), error=None, latency_s=result.latency_s,
                       provider=provider_record(result))
@@ -389,7 +390,7 @@ class Episode:
         if reservation is None:
             return self._refused(plan.notes)
         fields = {"role": "sub", "model": sub.name, "turn": turn, "call_id": call_id,
-                  "wave": wave, "input": plan.record}
+                  "wave": wave, "input": plan.record, "tokens": None}
         return _Admitted(plan, reservation, fields)
 
     def _refused(self, notes: list[str]) -> dict[str, Any]:
@@ -412,6 +413,7 @@ class Episode:
                           provider=provider_record(exc))
             return {"ok": False, "error": error_text(exc), "notes": plan.notes}
         self.tracker.settle(reservation, result.usage)
+        fields["tokens"] = self.ctx.events.recorder.write_tokens(fields["call_id"], result.tokens)
         self.ctx.emit("model_call", self.agent, self.depth + 1, **fields, output=result.text,
                       usage=result.usage.to_dict(), error=None, latency_s=result.latency_s,
                       provider=provider_record(result))

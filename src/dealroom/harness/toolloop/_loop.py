@@ -179,7 +179,8 @@ class _Loop:
         if turn in self.replies:
             return self.replies[turn][0]
         fields = {"role": "root", "model": self.model.name, "turn": turn,
-                  "call_id": f"root/t{turn}", "wave": None, "input": {"messages": new}}
+                  "call_id": f"root/t{turn}", "wave": None, "input": {"messages": new},
+                  "tokens": None}
         try:
             result = await self.model.chat(messages, temperature=self.settings.temperature)
         except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
@@ -188,6 +189,7 @@ class _Loop:
             self.failure = f"the model failed: {error_text(exc)}"
             return None
         self.tracker.settle(None, result.usage)
+        fields["tokens"] = self.run.events.recorder.write_tokens(fields["call_id"], result.tokens)
         self.emit("model_call", **fields, output=result.text, usage=result.usage.to_dict(),
                   error=None, latency_s=result.latency_s, provider=provider_record(result))
         return result.text

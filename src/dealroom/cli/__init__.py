@@ -42,7 +42,7 @@ def _root(
     """Run, judge, evaluate and post-train RLM agents on M&A data rooms."""
 
 
-from dealroom.cli import _doctor, _ingest, _judge, _room, _run  # noqa: E402,F401  (registers commands)
+from dealroom.cli import _budgetmix, _doctor, _ingest, _judge, _room, _run  # noqa: E402,F401  (registers commands)
 
 
 def main() -> None:

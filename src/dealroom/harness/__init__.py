@@ -2,10 +2,13 @@
 
 Every harness is a :class:`Harness` registered in the ``dealroom.harnesses`` entry-point group;
 it starts its run with :func:`open_run` (a resumed one with :func:`reopen_run`), which writes
-the run folder through :mod:`dealroom.runs`.
+the run folder through :mod:`dealroom.runs`. :func:`fork_run` continues a run after one of its
+root turns with another policy, through the harness's resume.
 """
 
 from dealroom.harness._api import (
+    fork_run,
+    fork_run_async,
     get_harness,
     harness_names,
     resume_run,
@@ -22,6 +25,8 @@ __all__ = [
     "OpenRun",
     "RunEvents",
     "RunResult",
+    "fork_run",
+    "fork_run_async",
     "get_harness",
     "harness_names",
     "open_run",

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dealroom.errors import ConfigError
 from dealroom.harness._protocol import Listener
-from dealroom.runs import RunFolder, RunRecorder
+from dealroom.runs import RunFolder, RunRecorder, check_fork_copied
+from dealroom.types import Usage
 
 
 @dataclass
@@ -67,6 +71,13 @@ class OpenRun:
                               "started it")
         return cls(**recorded)
 
+    def spent(self) -> tuple[Usage, float]:
+        """What the earlier attempts (or a fork's source, up to its turn) spent: the usage of
+        their model calls and their seconds; a resumed run's budget counts them as used."""
+        usage = sum((Usage.from_dict(e.get("usage") or {}) for e in self.previous
+                     if e.get("type") == "model_call"), Usage())
+        return usage, float(self.previous[-1].get("t", 0.0)) if self.previous else 0.0
+
     def finish(self, status: str, reason: str, turns: int) -> RunResult:
         """Close the trajectory and write ``metrics.json`` from the events in memory."""
         from dealroom.measure import run_metrics
@@ -82,6 +93,22 @@ class OpenRun:
         return RunResult(self.folder.path, status, reason, turns, self.folder.memo_path, metrics)
 
 
+_CONFIG_EXTRA: ContextVar[dict[str, Any] | None] = ContextVar("dealroom_config_extra",
+                                                              default=None)
+"""Keys ``run_agent`` adds to the config of the run it starts (``budgetmix``)."""
+
+
+@contextlib.contextmanager
+def config_extra(**keys: Any) -> Iterator[None]:
+    """Within this block, :func:`open_run` writes ``keys`` into the new run's ``config.json``
+    (``run_agent(budgetmix=...)`` uses it, so that no harness has to pass them on)."""
+    token = _CONFIG_EXTRA.set({k: v for k, v in keys.items() if v is not None})
+    try:
+        yield
+    finally:
+        _CONFIG_EXTRA.reset(token)
+
+
 async def open_run(harness: str, room_dir: Path, out: Path, *, root: Any, sub: Any = None,
                    settings: Any, listeners: tuple[Listener, ...] = (),
                    concurrency: int | None = None) -> OpenRun:
@@ -95,7 +122,7 @@ async def open_run(harness: str, room_dir: Path, out: Path, *, root: Any, sub: A
     instructions = load_instructions(room_dir)
     probe = await asyncio.to_thread(CoverageProbe, room)  # seconds on a large room
     config = run_config(harness, room_dir, settings, root=root, sub=sub, concurrency=concurrency)
-    folder = RunFolder.create(out, config)
+    folder = RunFolder.create(out, {**config, **(_CONFIG_EXTRA.get() or {})})
     events = RunEvents(RunRecorder(folder), probe, tuple(listeners))
     events.emit("run_start", room=room.name, docs=room.totals["docs"],
                 tokens=room.totals["tokens"])
@@ -109,6 +136,7 @@ async def reopen_run(run_dir: Path, *, listeners: tuple[Listener, ...] = ()) -> 
 
     folder = RunFolder.open(run_dir)
     previous = folder.events()
+    check_fork_copied(folder, previous)
     if RunFolder.ended(previous):
         raise ConfigError(f"{run_dir} already finished; start a new run instead")
     room = Room.open(folder.room)

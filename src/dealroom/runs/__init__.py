@@ -3,12 +3,13 @@
 :class:`RunFolder` (open, create, config, events, deliverables, metrics, scores, room),
 :class:`RunRecorder` (events appended as the run goes), the typed records of ``config.json``
 (:class:`RunConfig`) and of every trajectory event (:data:`EVENT_TYPES`), and
-:func:`find_runs`. This package imports nothing of dealroom but ``_util`` and ``errors``, so
-harnesses, measurement, judges, evaluation and training all stand on it. See
+:func:`find_runs`; forks of a run at a root turn (:func:`fork_run_folder`). This package
+imports nothing of dealroom but ``_util`` and ``errors``, so harnesses, measurement, judges,
+evaluation and training all stand on it. See
 docs/architecture.md, "Run folder".
 """
 
-from dealroom.runs._config import RUN_VERSION, RunConfig
+from dealroom.runs._config import RUN_VERSION, BudgetMixLabel, ForkedFrom, RunConfig
 from dealroom.runs._events import (
     EVENT_TYPES,
     Cell,
@@ -35,6 +36,7 @@ from dealroom.runs._folder import (
     TRAJECTORY,
     RunFolder,
 )
+from dealroom.runs._fork import check_fork_copied, fork_point, fork_run_folder, root_replies
 from dealroom.runs._jsonl import read_jsonl
 from dealroom.runs._recorder import RunRecorder
 
@@ -48,10 +50,12 @@ __all__ = [
     "RUN_VERSION",
     "SCORES",
     "TRAJECTORY",
+    "BudgetMixLabel",
     "Cell",
     "ChildEnd",
     "ChildStart",
     "Event",
+    "ForkedFrom",
     "MemoChanged",
     "ModelCall",
     "Resumed",
@@ -63,7 +67,11 @@ __all__ = [
     "SandboxStarted",
     "Tool",
     "Wave",
+    "check_fork_copied",
     "event_fields",
     "find_runs",
+    "fork_point",
+    "fork_run_folder",
     "read_jsonl",
+    "root_replies",
 ]

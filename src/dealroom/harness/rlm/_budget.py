@@ -78,6 +78,11 @@ class BudgetTracker:
         }
 
     # -- spending ----------------------------------------------------------------------------
+    def carry(self, usage: Usage, seconds: float) -> None:
+        """Count what an earlier attempt of the episode spent (a resume, a fork's prefix)."""
+        self._charge(usage)
+        self.started -= seconds
+
     def reserve(self, tokens: int, cost_usd: float) -> Reservation | None:
         """Hold ``tokens``/``cost_usd`` for a call about to start; None if they do not fit."""
         if tokens > self.tokens_left() or cost_usd > self.cost_left() or self.seconds_left() <= 0:

@@ -208,9 +208,10 @@ class Episode:
             output += f"\n{note}"
         shown = truncate(output.strip() or "(no output)", self.ctx.settings.output_limit)
         state = result.state or {}
-        if (self.agent, turn) in self.ctx.replay.cells:
+        recorded = self.ctx.replay.cell_output(self.agent, turn)
+        if recorded is not None:  # replayed: the agent sees what it saw then
             self._memo_changed(state, record=False)
-            return shown, state
+            return recorded, state
         self.ctx.emit("cell", self.agent, self.depth, turn=turn, code=code, output=shown,
                       error=result.error, timed_out=result.timed_out, crashed=result.crashed,
                       seconds=round(result.seconds, 3))

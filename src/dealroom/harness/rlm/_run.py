@@ -50,6 +50,7 @@ async def _episode(run: OpenRun, root: Any, sub: Any, settings: RLMSettings,
         sandbox_factory=_sandbox_factory,
     )
     tracker = BudgetTracker(settings.budget())
+    tracker.carry(*run.spent())
     try:
         result: EpisodeResult = await Episode(ctx, agent="root", depth=0, tracker=tracker).run()
         ctx.emit("run_end", "root", 0, status=result.status, reason=result.reason,

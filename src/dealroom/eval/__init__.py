@@ -1,4 +1,5 @@
-"""Evaluation: summaries over run folders, and BudgetMix plans and their audit."""
+"""Evaluation: summaries over run folders, error prefixes pooled from recorded runs, and
+BudgetMix plans and their audit."""
 
 from dealroom.eval._budgetmix import (
     BudgetMixAudit,
@@ -8,15 +9,20 @@ from dealroom.eval._budgetmix import (
     audit_budgetmix,
     make_budgetmix_plan,
 )
+from dealroom.eval._prefixes import PREFIX_KINDS, Prefix, PrefixPool, pool_prefixes
 from dealroom.eval._summary import run_row, summarize_runs
 
 __all__ = [
     "BudgetMixAudit",
     "BudgetMixEntry",
     "BudgetMixPlan",
+    "PREFIX_KINDS",
+    "Prefix",
+    "PrefixPool",
     "RunAudit",
     "audit_budgetmix",
     "make_budgetmix_plan",
+    "pool_prefixes",
     "run_row",
     "summarize_runs",
 ]

@@ -11,6 +11,7 @@ from dealroom.models._client import ChatResult, ModelClient, OpenAICompatibleCli
 from dealroom.models._fanout import gather_bounded
 from dealroom.models._lazy import LazyModel, lazy_model
 from dealroom.models._local import LocalServer, local_server
+from dealroom.models._local import model_path as local_model_path
 from dealroom.models._registry import open_model, provider_names
 from dealroom.models._scripted import ScriptedCall, ScriptedModel
 from dealroom.models._spec import (
@@ -36,6 +37,7 @@ __all__ = [
     "gather_bounded",
     "lazy_model",
     "load_models_file",
+    "local_model_path",
     "local_server",
     "open_model",
     "provider_names",

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dealroom._util.pins import mismatches, normal_name, pins
+from dealroom._util.pins import matches, mismatches, normal_name, pins
 
 ROOT = Path(__file__).parents[1]
 
@@ -36,3 +36,10 @@ def test_the_ci_script_reports_drift(tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / ".ci" / "check_pins.py"), str(bad)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "version drift: pytest: installed" in done.stderr
+
+
+def test_a_local_build_label_matches_a_pin_without_one():
+    assert matches("2.13.0+cpu", "2.13.0")
+    assert matches("2.13.0", "2.13.0")
+    assert not matches("2.13.0+cpu", "2.13.0+cu128")
+    assert not matches("2.13.1+cpu", "2.13.0")

@@ -54,6 +54,7 @@ from dealroom.cli import (  # noqa: E402,F401  (registers commands)
     _prefixes,
     _room,
     _run,
+    _train,
 )
 
 

@@ -37,7 +37,7 @@ from dealroom.runs._folder import (
     RunFolder,
 )
 from dealroom.runs._fork import check_fork_copied, fork_point, fork_run_folder, root_replies
-from dealroom.runs._jsonl import read_jsonl
+from dealroom.runs._jsonl import append_jsonl, read_jsonl
 from dealroom.runs._recorder import RunRecorder
 
 __all__ = [
@@ -67,6 +67,7 @@ __all__ = [
     "SandboxStarted",
     "Tool",
     "Wave",
+    "append_jsonl",
     "check_fork_copied",
     "event_fields",
     "find_runs",

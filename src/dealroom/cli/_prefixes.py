@@ -32,3 +32,35 @@ def prefixes(
         render_json(pool.info, indent=2)
         return
     render_pool(pool.info, len(pool.prefixes), out)
+
+
+@eval_app.command()
+def recover(
+    pool: Path = typer.Argument(..., help="A prefix pool (dealroom eval prefixes --out)."),
+    roots: list[str] = typer.Option(..., "--root", help="A policy to continue with (repeat)."),
+    k: int = typer.Option(1, "--k", help="Continuations per prefix and policy."),
+    out: Path = typer.Option(..., "--out", help="Folder of the continuations and the report."),
+    judge: str = typer.Option("reference", "--judge", help="`reference` or a judge model spec."),
+    sub: str = typer.Option(None, "--sub", help="Sub-agent of every continuation (default: "
+                            "each run's own)."),
+    temperature: float = typer.Option(None, "--temperature", help="The policies' temperature."),
+    kinds: list[str] = typer.Option(None, "--kinds", help="Only prefixes of these kinds."),
+    workers: int = typer.Option(1, "--workers", help="Continuations at once (process pool)."),
+    models: Path = typer.Option(None, "--models", help="Models file naming the policies."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
+) -> None:
+    """Continue every prefix K times with each policy; report per policy and kind next-step
+    quality, recovery rate, final pass rate and turns used, paired on the same prefixes.
+    Running it again skips finished continuations and resumes interrupted ones."""
+    from dealroom.cli.display_prefixes import continuation_progress, render_recovery
+    from dealroom.eval import recover as recover_prefixes
+
+    chosen = [x.strip() for given in kinds or [] for x in given.split(",") if x.strip()]
+    with continuation_progress(quiet=as_json) as progress:
+        report = recover_prefixes(pool, roots, k, out, judge=judge, sub=sub,
+                                  temperature=temperature, kinds=chosen or None,
+                                  workers=workers, models_file=models, progress=progress)
+    if as_json:
+        render_json(report, indent=2)
+        return
+    render_recovery(report, out)

@@ -1,5 +1,5 @@
-"""Evaluation: summaries over run folders, error prefixes pooled from recorded runs, and
-BudgetMix plans and their audit."""
+"""Evaluation: summaries over run folders, error-prefix evaluation (failure points pooled from
+recorded runs, continued by each policy, compared), and BudgetMix plans and their audit."""
 
 from dealroom.eval._budgetmix import (
     BudgetMixAudit,
@@ -10,6 +10,7 @@ from dealroom.eval._budgetmix import (
     make_budgetmix_plan,
 )
 from dealroom.eval._prefixes import PREFIX_KINDS, Prefix, PrefixPool, pool_prefixes
+from dealroom.eval._recover import recover, sign_test
 from dealroom.eval._summary import run_row, summarize_runs
 
 __all__ = [
@@ -23,6 +24,8 @@ __all__ = [
     "audit_budgetmix",
     "make_budgetmix_plan",
     "pool_prefixes",
+    "recover",
     "run_row",
+    "sign_test",
     "summarize_runs",
 ]

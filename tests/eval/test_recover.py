@@ -96,6 +96,8 @@ def test_running_again_plays_nothing_twice_and_resumes_what_was_cut(pool, server
     assert server.calls == calls, "the cut continuation had played its only turn already"
     with pytest.raises(ConfigError, match="another spec"):
         recover(pool.path, [quitter], 2, tmp_path / "rec")
+    with pytest.raises(ConfigError, match="unknown prefix kind typo"):
+        recover(pool.path, [quitter], 1, tmp_path / "rec", kinds=["typo"])
     assert json.loads((tmp_path / "rec" / "recover.json").read_text())["k"] == 1
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from dealroom._util.files import json_safe, read_json, write_json_atomic
 from dealroom.errors import ConfigError, DealroomError
-from dealroom.eval._prefixes import Prefix, PrefixPool
+from dealroom.eval._prefixes import PREFIX_KINDS, Prefix, PrefixPool
 from dealroom.runs import EPISODES, RunFolder, root_replies
 
 SPEC_FILE = "recover.json"
@@ -95,6 +95,10 @@ def _spec(pool: PrefixPool, roots: list[str], k: int, judge: str, sub: str | Non
         raise ConfigError(f"--root names a policy twice: {roots}")
     if k < 1:
         raise ConfigError("--k must be at least 1")
+    unknown = sorted(set(kinds or []) - set(PREFIX_KINDS))
+    if unknown:
+        raise ConfigError(f"unknown prefix kind {', '.join(unknown)}: kinds are "
+                          f"{', '.join(PREFIX_KINDS)}")
     return {"pool": str(pool.path.resolve()), "roots": list(roots), "k": k, "judge": judge,
             "sub": sub, "temperature": temperature, "kinds": sorted(kinds) if kinds else None}
 

@@ -272,3 +272,23 @@ def test_agreement_kappa_undefined_and_errors_excluded() -> None:
     assert result["agreement"] == 1.0 and result["kappa"] != result["kappa"]  # NaN
     with pytest.raises(ValueError):
         agreement([a], [a, b])
+
+
+def test_fitting_counts_each_deliverable_once(task: dict, monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from dealroom.judge import _llm
+
+    memo = "The memo says a great deal about Acme. " * 500
+    counted: list[int] = []
+    real = _llm.count_tokens
+    monkeypatch.setattr(_llm, "count_tokens", lambda text: counted.append(len(text)) or real(text))
+    chunks = _llm.batches(task["criteria"], 1, ["memo"])
+    model = SimpleNamespace(context_window=6_000)
+    kept, errors = _llm.fit(model, task, {"memo": memo}, chunks, None)
+    assert sum(n >= len(memo) for n in counted) == 1  # not once per criterion
+    monkeypatch.setattr(_llm, "count_tokens", real)
+    for chunk in chunks:  # the same decision as sizing each whole prompt
+        need = prompt_tokens(_llm.build_messages(task, {"memo": memo}, chunk)) + \
+            _llm.reply_budget(1, None)
+        assert (chunk in kept) == (need <= 6_000) and (chunk[0]["id"] in errors) != (chunk in kept)

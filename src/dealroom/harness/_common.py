@@ -120,7 +120,7 @@ async def open_run(harness: str, room_dir: Path, out: Path, *, root: Any, sub: A
 
     room = Room.open(room_dir)
     instructions = load_instructions(room_dir)
-    probe = await asyncio.to_thread(CoverageProbe, room)  # seconds on a large room
+    probe = CoverageProbe(room)  # its index is read on first use, or sooner by the harness
     config = run_config(harness, room_dir, settings, root=root, sub=sub, concurrency=concurrency)
     folder = RunFolder.create(out, {**config, **(_CONFIG_EXTRA.get() or {})})
     events = RunEvents(RunRecorder(folder), probe, tuple(listeners))
@@ -141,8 +141,8 @@ async def reopen_run(run_dir: Path, *, listeners: tuple[Listener, ...] = ()) -> 
         raise ConfigError(f"{run_dir} already finished; start a new run instead")
     room = Room.open(folder.room)
     instructions = load_instructions(room.path)
-    probe = await asyncio.to_thread(CoverageProbe, room)
-    probe.observe_events(previous)
+    probe = CoverageProbe(room)
+    await asyncio.to_thread(probe.observe_events, previous)
     events = RunEvents(RunRecorder.reopen(folder, previous), probe, tuple(listeners))
     events.emit("resumed", previous_events=len(previous))
     return OpenRun(room, folder, instructions, events, previous)

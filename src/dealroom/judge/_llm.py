@@ -93,6 +93,12 @@ def build_messages(
 ) -> list[dict[str, str]]:
     """The judge prompt: task, the graded deliverables and the criteria (no answer key);
     ``note`` (a correction after an unusable reply) goes last."""
+    parts = _user_parts(task, deliverables, criteria, note)
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def _user_parts(task: dict[str, Any], deliverables: dict[str, str],
+                criteria: list[dict[str, Any]], note: str) -> list[str]:
     names = criteria[0].get("deliverables") or list(deliverables)
     parts = [f"# Task: {task.get('title', '')}\n{task.get('instructions', '')}"]
     for name in names:
@@ -104,7 +110,7 @@ def build_messages(
     ]
     parts.append("# Criteria\n" + json.dumps(rubric, indent=1, ensure_ascii=False))
     parts.append(note or REPLY_FORMAT)
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+    return parts
 
 
 def reply_budget(n_criteria: int, max_tokens: int | None) -> int:
@@ -132,9 +138,18 @@ def fit(
     out: list[list[dict[str, Any]]] = []
     errors: Verdicts = {}
     todo = list(chunks)
+    counted: dict[str, int] = {SYSTEM: count_tokens(SYSTEM)}  # the deliverables, once
+
+    def tokens(part: str) -> int:
+        if part not in counted:
+            counted[part] = count_tokens(part)
+        return counted[part]
+
     while todo:
         chunk = todo.pop(0)
-        need = prompt_tokens(build_messages(task, deliverables, chunk))
+        parts = [SYSTEM, *_user_parts(task, deliverables, chunk, "")]
+        # as prompt_tokens(build_messages(...)): parts are joined by blank lines
+        need = int(1.25 * sum(map(tokens, parts))) + 16
         need += reply_budget(len(chunk), max_tokens)
         if need <= window:
             out.append(chunk)

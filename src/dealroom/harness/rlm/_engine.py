@@ -15,7 +15,7 @@ carved out of its parent's. Every step is appended to the run's trajectory as it
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,12 +35,16 @@ from dealroom.harness.rlm._prompt import (
 )
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
-from dealroom.harness.rlm._slices import build_sub_input
-from dealroom.room import count_tokens
+from dealroom.harness.rlm._slices import SubPlan, plan_sub_input, prompt_tokens
+from dealroom.models import gather_bounded
 from dealroom.types import Budget, Usage
 
 ROOT_OUTPUT_RESERVE = 1024
 """Completion tokens held back for each root call when a token or cost budget is set."""
+MAX_BATCH = 10_000
+"""Most sub-calls in one ``llm_batch``; a larger batch is refused before anything is built."""
+SEND_WINDOW = 64
+"""Sub-calls of one batch read and sent at a time when the sub-agent client names no limit."""
 _NO_BUDGET = "\x00no budget"
 
 CHILD_FIRST = """\
@@ -60,6 +64,15 @@ class EpisodeResult:
     memo: str
     answer: str | None
     turns: int
+
+
+@dataclass
+class _Admitted:
+    """A sub-call sized and budgeted, waiting for a slot to be read and sent."""
+
+    plan: SubPlan
+    reservation: Any
+    fields: dict[str, Any]
 
 
 @dataclass
@@ -176,7 +189,7 @@ class Episode:
         if cached is not None:
             self._sent = len(messages)
             return cached
-        prompt = sum(count_tokens(m["content"]) for m in messages)
+        prompt = sum(prompt_tokens(m["content"]) for m in messages)  # each counted once
         worst = prompt + ROOT_OUTPUT_RESERVE
         reservation = self.tracker.reserve(worst, self.model.prices.cost(prompt, 0, worst))
         if reservation is None:
@@ -308,50 +321,80 @@ class Episode:
         return f"{self.agent}/t{turn}/s{n}"
 
     async def _llm_batch(self, calls: list[dict[str, Any]], turn: int) -> dict[str, Any]:
+        """Size and budget every call in order (reading no text), then read and send the
+        admitted ones, at most the sub-agent endpoint's limit at a time."""
+        if len(calls) > MAX_BATCH:
+            raise DealroomError(
+                f"llm_batch got {len(calls):,} calls; one batch takes at most {MAX_BATCH:,}: "
+                f"split the list into batches, e.g. results = [r for i in range(0, "
+                f"len(calls), {MAX_BATCH}) for r in llm_batch(calls[i:i + {MAX_BATCH}])]")
         ids = [self._call_id(turn) for _ in calls]
         self.ctx.waves += 1
         wave = self.ctx.waves
         started = time.monotonic()
-        results = await asyncio.gather(
-            *(self._sub_call(c, cid, turn, wave) for c, cid in zip(calls, ids, strict=True))
-        )
+        results: list[Any] = [self._admit(c, cid, turn, wave)
+                              for c, cid in zip(calls, ids, strict=True)]
+        pending = [i for i, r in enumerate(results) if isinstance(r, _Admitted)]
+        sent = await gather_bounded(
+            [functools.partial(self._send, results[i]) for i in pending], limit=self._window())
+        for i, result in zip(pending, sent, strict=True):
+            if isinstance(result, BaseException):
+                raise result
+            results[i] = result
         if not self._replaying and wave not in self.ctx.replay.waves:
             ok = sum(r["ok"] for r in results)
             self.ctx.emit("wave", self.agent, self.depth, wave=wave, calls=len(calls), ok=ok,
                           failed=len(calls) - ok, seconds=round(time.monotonic() - started, 3))
         return {"results": results}
 
-    async def _sub_call(self, call: dict, call_id: str, turn: int, wave: int) -> dict[str, Any]:
+    def _admit(self, call: dict, call_id: str, turn: int, wave: int) -> _Admitted | dict:
+        """A replayed answer, a refusal, or the sized call with its budget reserved."""
         cached = self.ctx.replay.sub_result(call_id)
         if cached is not None:
             return cached
-        sub = self.ctx.sub
+        sub, out = self.ctx.sub, self._sub_max_output()
+        least = prompt_tokens(SUB_SYSTEM) + prompt_tokens(str(call.get("prompt") or "")) + out
+        if not self.tracker.fits(least, sub.prices.cost(least - out, 0, out)):
+            return self._refused([])
         try:
-            built = build_sub_input(self.ctx.room, call, system=SUB_SYSTEM,
-                                    context_tokens=sub.context_window - self._sub_max_output())
+            plan = plan_sub_input(self.ctx.room, call, system=SUB_SYSTEM,
+                                  context_tokens=sub.context_window - out)
         except (DealroomError, KeyError, LookupError) as exc:
             return {"ok": False, "error": f"bad call: {exc}", "notes": []}
-        worst = built.tokens + self._sub_max_output()
-        reservation = self.tracker.reserve(worst, sub.prices.cost(built.tokens, 0, worst))
-        fields = {"role": "sub", "model": sub.name, "turn": turn, "call_id": call_id,
-                  "wave": wave, "input": built.record}
+        worst = plan.tokens + out
+        reservation = self.tracker.reserve(worst, sub.prices.cost(plan.tokens, 0, worst))
         if reservation is None:
-            error = f"budget exhausted: {self.tracker.exhausted() or 'not enough left'}"
-            return {"ok": False, "error": error, "notes": built.notes}
+            return self._refused(plan.notes)
+        fields = {"role": "sub", "model": sub.name, "turn": turn, "call_id": call_id,
+                  "wave": wave, "input": plan.record}
+        return _Admitted(plan, reservation, fields)
+
+    def _refused(self, notes: list[str]) -> dict[str, Any]:
+        error = f"budget exhausted: {self.tracker.exhausted() or 'not enough left'}"
+        return {"ok": False, "error": error, "notes": notes}
+
+    async def _send(self, admitted: _Admitted) -> dict[str, Any]:
+        plan, reservation, fields = admitted.plan, admitted.reservation, admitted.fields
         try:
-            result = await sub.chat(built.messages, max_tokens=self._sub_max_output(),
-                                    temperature=self.ctx.settings.temperature)
+            result = await self.ctx.sub.chat(plan.messages(self.ctx.room),
+                                             max_tokens=self._sub_max_output(),
+                                             temperature=self.ctx.settings.temperature)
         except (TimeoutError, DealroomError, OSError) as exc:
             self.tracker.settle(reservation, Usage())
             self.ctx.emit("model_call", self.agent, self.depth + 1, **fields, output=None,
                           usage=Usage().to_dict(), error=str(exc), latency_s=None)
-            return {"ok": False, "error": str(exc), "notes": built.notes}
+            return {"ok": False, "error": str(exc), "notes": plan.notes}
         self.tracker.settle(reservation, result.usage)
         self.ctx.emit("model_call", self.agent, self.depth + 1, **fields, output=result.text,
                       usage=result.usage.to_dict(), error=None, latency_s=result.latency_s)
-        answer = {"ok": True, "text": result.text, "notes": built.notes}
-        self.ctx.replay.subs[call_id] = answer  # a worker rebuild replays it, never re-asks
+        answer = {"ok": True, "text": result.text, "notes": plan.notes}
+        self.ctx.replay.subs[fields["call_id"]] = answer  # a rebuild replays it, never re-asks
         return answer
+
+    def _window(self) -> int:
+        """Sub-calls read and sent at a time: the sub-agent endpoint's concurrency."""
+        spec = getattr(self.ctx.sub, "spec", None)
+        return max(1, getattr(spec, "concurrency", None) or SEND_WINDOW)
 
     def sub_context_tokens(self) -> int:
         """Tokens of text one sub-call can carry: the context less the prompts and answer."""

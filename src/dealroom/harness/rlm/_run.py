@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import shutil
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,7 @@ async def resume_rlm(
 
 async def _episode(run: OpenRun, root: Any, sub: Any, settings: RLMSettings,
                    replay: Replay) -> RunResult:
+    loading = asyncio.ensure_future(_load(run.events.probe))  # read while the sandbox starts
     scratch = make_scratch("scratch")
     ctx = RunContext(
         room=run.room, room_dir=Path(run.room.path), root=root, sub=sub, settings=settings,
@@ -57,7 +60,15 @@ async def _episode(run: OpenRun, root: Any, sub: Any, settings: RLMSettings,
                  turns=result.turns)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+        await loading
     return run.finish(result.status, result.reason, result.turns)
+
+
+async def _load(probe: Any) -> None:
+    """Read the probe's coverage index in a thread; a failure is raised again where the probe
+    is first used."""
+    with contextlib.suppress(Exception):
+        await asyncio.to_thread(probe.load)
 
 
 def _sandbox_factory(episode: Episode) -> Any:

@@ -52,7 +52,10 @@ def render_run_result(result) -> None:  # type: ignore[no-untyped-def]
                   f"{usage.get('output_tokens', 0):,} out")
     table.add_row("cost", f"${usage.get('cost_usd', 0.0):.4f}")
     table.add_row("coverage", "n/a" if cov is None else f"{cov:.1%}")
-    table.add_row("memo", str(result.memo_path))
+    if beh.get("docs_read") is not None:
+        table.add_row("docs read", f"{beh['docs_read']}/{beh.get('room_docs') or '?'}")
+    paths = list(result.deliverables.values()) or [result.memo_path]
+    table.add_row("deliverables" if len(paths) > 1 else "memo", "\n".join(map(str, paths)))
     table.add_row("records", str(result.run_dir))
     console.print(table)
 

@@ -192,21 +192,32 @@ def play_continuation(job: dict[str, Any]) -> dict[str, Any]:
 
 def _originals(prefixes: list[Prefix], known: dict[str, Any], judge: str,
                models_file: Path | None) -> dict[str, Any]:
-    """Each source run's final memo judged by the continuations' judge (criteria passed)."""
-    from dealroom.judge import ajudge_memo
-
+    """Each source run's final deliverables judged by the continuations' judge (criteria
+    passed); nothing is written into the source runs."""
     out = dict(known)
     for run in sorted({p.run for p in prefixes} - set(known)):
-        folder = RunFolder.open(Path(run))
         try:
-            scores = asyncio.run(ajudge_memo(folder.room, folder.read_deliverable("memo.md") or "",
-                                             judge, models_file=models_file))
+            scores = asyncio.run(_judge_original(Path(run), judge, models_file))
         except DealroomError as exc:
             out[run] = {"passed": None, "pass_rate": None, "error": str(exc)}
             continue
         passed = sorted(r.id for r in scores.criteria_results if r.verdict == "pass")
         out[run] = {"passed": passed, "pass_rate": scores.pass_rate}
     return out
+
+
+async def _judge_original(run: Path, judge: str, models_file: Path | None) -> Any:
+    from dealroom.judge import open_judge, read_deliverables
+    from dealroom.room import load_task
+
+    room = RunFolder.open(run).room
+    task = load_task(room)
+    deliverables, _ = read_deliverables(run, task)
+    async with open_judge(judge, models_file=models_file) as ready:
+        check = getattr(ready, "check_task", None)
+        if check is not None:
+            check(task, str(room))
+        return await ready(task, deliverables)
 
 
 # -- the figures ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 from dealroom._util.plugins import Registry
 from dealroom.errors import ConfigError
 from dealroom.harness._common import RunResult, config_extra, run_config
+from dealroom.harness._deliver import check_deliverables
 from dealroom.harness._protocol import Harness, Listener
 from dealroom.runs import RunFolder, fork_point, fork_run_folder
 
@@ -75,10 +76,13 @@ async def run_agent_async(room: Path, out: Path, *, harness: str = "rlm",
                           listeners: tuple[Listener, ...] = (),
                           budgetmix: dict[str, Any] | None = None, **options: Any) -> RunResult:
     """Run ``harness`` on ``room`` into the new run folder ``out`` (see :func:`run_agent`)."""
+    from dealroom.room import load_instructions
+
     impl = get_harness(harness)
     settings = _settings(impl, options)
     _check_budgetmix(budgetmix)
     RunFolder.check_new(Path(out))  # before any model is opened
+    check_deliverables(load_instructions(Path(room)).deliverables)
     async with open_models(impl, root, sub, models_file=models_file,
                            concurrency=concurrency) as (root_client, sub_client):
         with config_extra(budgetmix=budgetmix):
@@ -105,7 +109,9 @@ async def resume_run_async(run_dir: Path, *, root: Any = None, sub: Any = None,
                            listeners: tuple[Listener, ...] = ()) -> RunResult:
     """Finish an interrupted run with the models (and concurrency) it was started with, or
     the ones given."""
-    config = RunFolder.open(run_dir).config
+    folder = RunFolder.open(run_dir)
+    check_deliverables(folder.deliverables)  # before any model is opened
+    config = folder.config
     impl = get_harness(config.get("harness", "rlm"))
     root = root or config.get("root")
     sub = sub or config.get("sub")
@@ -153,7 +159,7 @@ async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *, root: Any 
     async with open_models(impl, root, sub, models_file=models_file,
                            concurrency=concurrency) as (root_c, sub_c):
         new = run_config(impl.name, source.room, settings, root=root_c, sub=sub_c,
-                         concurrency=concurrency)
+                         concurrency=concurrency, deliverables=source.deliverables)
         fork_run_folder(source, Path(out), from_turn, new)
         return await impl.resume(Path(out), root=root_c, sub=sub_c, listeners=listeners)
 

@@ -1,7 +1,8 @@
 """The LLM rubric judge, in the manner of Harvey LAB's judge.
 
-Each criterion is judged at temperature 0 against the deliverables it grades plus the task's
-title and instructions, never the answer key. Criteria go ``batch`` per call (``batch=1`` is
+Each criterion is judged at temperature 0 against the deliverables it grades (named by key or
+file name; all of them when it names none) plus the task's title and instructions, never the
+answer key. Criteria go ``batch`` per call (``batch=1`` is
 LAB's one call per criterion); a batch too long for the model's context window is halved. A
 reply that cannot be parsed, or that leaves criteria out, is followed by a fresh call for the
 missing criteria only, with a note on what was wrong, up to ``retries`` times; a criterion
@@ -17,7 +18,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dealroom.errors import ConfigError, DealroomError
-from dealroom.judge._scores import ERROR, Judge, Scores, make_scores
+from dealroom.judge._scores import ERROR, Judge, Scores, graded_by_name, make_scores
 from dealroom.judge._verdicts import Verdicts, parse_verdicts
 from dealroom.models import gather_bounded
 from dealroom.room import count_tokens
@@ -51,7 +52,7 @@ def llm_judge(
         raise ConfigError("llm_judge needs batch >= 1, retries >= 0 and concurrency >= 1")
 
     async def judge(task: dict[str, Any], deliverables: dict[str, str]) -> Scores:
-        chunks = batches(task.get("criteria", []), batch, list(deliverables))
+        chunks = batches(graded_by_name(task), batch, list(deliverables))
         chunks, verdicts = fit(model, task, deliverables, chunks, max_tokens)
         jobs = [
             partial(_judge_batch, model, task, deliverables, chunk, retries, max_tokens)

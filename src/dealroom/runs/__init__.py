@@ -1,6 +1,6 @@
 """Run folders: the one definition of their format, read and written only through here.
 
-:class:`RunFolder` (open, create, config, events, deliverables, metrics, scores, room),
+:class:`RunFolder` (open, create, config, events, deliverables by name, metrics, scores, room),
 :class:`RunRecorder` (events appended as the run goes), the typed records of ``config.json``
 (:class:`RunConfig`) and of every trajectory event (:data:`EVENT_TYPES`), and
 :func:`find_runs`; forks of a run at a root turn (:func:`fork_run_folder`). This package
@@ -35,6 +35,8 @@ from dealroom.runs._folder import (
     SCORES,
     TRAJECTORY,
     RunFolder,
+    deliverable_key,
+    primary_deliverable,
 )
 from dealroom.runs._fork import check_fork_copied, fork_point, fork_run_folder, root_replies
 from dealroom.runs._jsonl import append_jsonl, read_jsonl
@@ -69,10 +71,12 @@ __all__ = [
     "Wave",
     "append_jsonl",
     "check_fork_copied",
+    "deliverable_key",
     "event_fields",
     "find_runs",
     "fork_point",
     "fork_run_folder",
+    "primary_deliverable",
     "read_jsonl",
     "root_replies",
 ]

@@ -50,6 +50,9 @@ class RunConfig(TypedDict):
     """The harness's settings dataclass as a dict (``RLMSettings``, ``ToolLoopSettings``)."""
     models: dict[str, dict[str, Any]]
     """Each model's spec name → its prices (``Prices``), for cost accounting."""
+    deliverables: NotRequired[dict[str, str]]
+    """Deliverable name → file name in ``output/``: the task's when the run started. Absent in
+    older runs (``{"memo": "memo.md"}``)."""
     concurrency: int | None
     """Parallel calls per endpoint the run was started with (None: each model's default);
     ``dealroom resume`` opens the models with it again. Absent in older runs (None)."""

@@ -181,6 +181,8 @@ class Tool(Event):
     """The error the model was shown, if any."""
     output_chars: int
     """Characters of the tool's output."""
+    doc: str | None
+    """The document a ``read`` opened (its id); None for other calls and failed reads."""
 
 
 class Resumed(Event):

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dealroom.runs._folder import MEMO, TRAJECTORY, RunFolder
+from dealroom.runs._folder import TRAJECTORY, RunFolder
 from dealroom.runs._jsonl import drop_torn_tail
 
 
@@ -56,10 +56,6 @@ class RunRecorder:
             self.written.append(record)
             self._seq += 1
         return record
-
-    def write_memo(self, markdown: str) -> None:
-        """Replace ``output/memo.md`` atomically."""
-        self.folder.write_deliverable(MEMO, markdown)
 
     def close(self) -> None:
         self._fh.close()

@@ -7,7 +7,7 @@ import pytest
 from inprocess import InProcessSandbox
 
 from dealroom.errors import ModelError
-from dealroom.harness import RunEvents
+from dealroom.harness import Deliverables, RunEvents
 from dealroom.harness.rlm import _engine as engine
 from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import Episode, RunContext
@@ -69,11 +69,12 @@ def make_ctx(tmp_path, root, sub, replay=None, **settings):
     room = FakeRoom()
     probe = CoverageProbe([DocText(d, "01 Contracts", "01 Contracts", "\f".join(p))
                            for d, p in PAGES.items()])
-    recorder = RunRecorder(RunFolder.create(tmp_path / "run", {"harness": "rlm"}))
+    folder = RunFolder.create(tmp_path / "run", {"harness": "rlm"})
     return RunContext(
         room=room, room_dir=tmp_path, root=root, sub=sub, settings=RLMSettings(**settings),
-        events=RunEvents(recorder, probe), replay=replay or Replay(), scratch=tmp_path,
-        instructions="Review.", sandbox_factory=InProcessSandbox,
+        events=RunEvents(RunRecorder(folder), probe), replay=replay or Replay(),
+        scratch=tmp_path, instructions="Review.", sandbox_factory=InProcessSandbox,
+        deliverables=Deliverables(folder),
     )
 
 

@@ -90,6 +90,8 @@ class RunContext:
     scratch: Path
     instructions: str
     sandbox_factory: Any
+    deliverables: Any
+    """The run's :class:`~dealroom.harness.Deliverables`: the root's memo is written there."""
     waves: int = 0
 
     def emit(self, type: str, agent: str, depth: int, **fields: Any) -> None:
@@ -115,6 +117,7 @@ class Episode:
         self._counters: dict[int, int] = {}
         self._replaying = False
         self._memo = ""
+        self._own: dict[str, str] = {}
         self._sent = 0
 
     # -- the loop ---------------------------------------------------------------------------
@@ -282,12 +285,12 @@ class Episode:
         return failed
 
     def _memo_changed(self, state: dict[str, Any], record: bool = True) -> None:
-        markdown = state.get("markdown")
-        if markdown is None or markdown == self._memo:
+        markdown, own = state.get("markdown"), state.get("documents") or {}
+        if markdown is None or (markdown, own) == (self._memo, self._own):
             return
-        self._memo = markdown
+        self._memo, self._own = markdown, own
         if self.depth == 0:
-            self.ctx.events.recorder.write_memo(markdown)
+            self.ctx.deliverables.write_memo(markdown, own)
         if record:
             self.ctx.emit("memo", self.agent, self.depth,
                           sections=len(state.get("sections", [])), chars=len(markdown))

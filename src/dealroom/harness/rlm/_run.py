@@ -12,6 +12,7 @@ from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
 from dealroom.harness._protocol import Listener
 from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import Episode, EpisodeResult, RunContext
+from dealroom.harness.rlm._prompt import with_deliverables
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.sandbox import make_scratch
@@ -49,8 +50,9 @@ async def _episode(run: OpenRun, root: Any, sub: Any, settings: RLMSettings,
     scratch = make_scratch("scratch")
     ctx = RunContext(
         room=run.room, room_dir=Path(run.room.path), root=root, sub=sub, settings=settings,
-        events=run.events, replay=replay, scratch=scratch, instructions=run.instructions.text,
-        sandbox_factory=_sandbox_factory,
+        events=run.events, replay=replay, scratch=scratch,
+        instructions=with_deliverables(run.instructions.text, run.deliverables.files),
+        sandbox_factory=_sandbox_factory, deliverables=run.deliverables,
     )
     tracker = BudgetTracker(settings.budget())
     tracker.carry(*run.spent())

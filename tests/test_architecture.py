@@ -105,10 +105,11 @@ ROOT_MODEL = [
 
 @pytest.fixture(scope="module")
 def written(small_room, tmp_path_factory):
-    """Configs and events that real runs wrote: RLM at depth 2, tool loop, resume, REPL."""
+    """Configs and events that real runs wrote: RLM at depth 2, tool loop (of a BudgetMix plan),
+    resume, fork, REPL."""
     import asyncio
 
-    from dealroom.harness import resume_run, run_agent
+    from dealroom.harness import fork_run, resume_run, run_agent
     from dealroom.harness.rlm import open_repl
     from dealroom.models import ScriptedModel
 
@@ -119,18 +120,20 @@ def written(small_room, tmp_path_factory):
                              name="sub", context_window=4096)
 
     run_agent(small_room, tmp / "rlm", root=ScriptedModel(ROOT_MODEL), sub=sub(), depth=2)
-    run_agent(small_room, tmp / "tools", harness="toolloop", root="scripted")
+    run_agent(small_room, tmp / "tools", harness="toolloop", root="scripted",
+              budgetmix={"plan": "0123456789ab", "step": 0, "group": 1})
     cut = Path(shutil.copytree(tmp / "rlm", tmp / "resumed"))
     lines = (cut / "trajectory.jsonl").read_text().splitlines()
     (cut / "trajectory.jsonl").write_text("\n".join(lines[:3]) + "\n")
     resume_run(cut, root=ScriptedModel(ROOT_MODEL), sub=sub())
+    fork_run(tmp / "rlm", 1, tmp / "fork", root=ScriptedModel(ROOT_MODEL[1:]), sub=sub())
 
     async def repl():
         async with open_repl(small_room, sub(), out=tmp / "repl") as session:
             await session.run("print(llm('hi'))")
 
     asyncio.run(repl())
-    runs = [tmp / name for name in ("rlm", "tools", "resumed", "repl")]
+    runs = [tmp / name for name in ("rlm", "tools", "resumed", "fork", "repl")]
     configs = [json.loads((r / "config.json").read_text()) for r in runs]
     events = [json.loads(line) for r in runs
               for line in (r / "trajectory.jsonl").read_text().splitlines()]

@@ -6,11 +6,13 @@ The public API, imported lazily so ``import dealroom`` stays fast:
     Room            open a room: tree, docs, grep, search         (dealroom.room)
     run_agent       run the RLM or tool-loop harness on a room    (dealroom.harness)
     resume_run      finish an interrupted run                     (dealroom.harness)
+    fork_run        continue a run after root turn J, another root (dealroom.harness)
     judge_run       score a run's memo against the rubric         (dealroom.judge)
     judge_memo      score any memo file against a room's rubric   (dealroom.judge)
     metrics_from_run  coverage, accounting, behaviour of a run    (dealroom.measure)
     run_demo        the main job end to end, offline              (dealroom._demo)
     run_demo_async  its async core; DEMO_DOCS its room's size     (dealroom._demo)
+    diagnose        what this machine has for dealroom (doctor)   (dealroom._doctor)
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ _EXPORTS = {
     "run_demo": "dealroom._demo",
     "run_demo_async": "dealroom._demo",
     "DEMO_DOCS": "dealroom._demo",
+    "diagnose": "dealroom._doctor",
+    "fork_run": "dealroom.harness",
 }
 
 __all__ = sorted(_EXPORTS)

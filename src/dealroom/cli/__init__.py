@@ -42,11 +42,17 @@ def _root(
     """Run, judge, evaluate and post-train RLM agents on M&A data rooms."""
 
 
+eval_app = typer.Typer(name="eval", no_args_is_help=True,
+                       help="Evaluate policies over recorded runs: error prefixes, recovery.")
+app.add_typer(eval_app, name="eval")
+
 from dealroom.cli import (  # noqa: E402,F401  (registers commands)
+    _budgetmix,
     _doctor,
     _export,
     _ingest,
     _judge,
+    _prefixes,
     _room,
     _run,
     _train,

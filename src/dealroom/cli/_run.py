@@ -73,17 +73,45 @@ def run(
 
 @app.command()
 def resume(
-    run_dir: Path = typer.Argument(..., help="An interrupted run folder."),
+    run_dir: Path = typer.Argument(..., help="An interrupted run folder (or one to fork)."),
+    from_turn: int = typer.Option(
+        None, "--from-turn", help="Fork: replay root turns 1..J into --out, then play on."),
+    out: Path = typer.Option(None, "--out", help="New run folder of the fork."),
+    root: str = typer.Option(None, help="Root model of the fork (default: the run's)."),
+    sub: str = typer.Option(None, help="Sub-agent model of the fork (default: the run's)."),
+    max_turns: int = typer.Option(None, "--max-turns", help="The fork's turn budget."),
+    max_cost: float = typer.Option(None, "--max-cost", help="The fork's budget in USD."),
+    max_tokens: int = typer.Option(None, "--max-tokens", help="The fork's token budget."),
+    max_seconds: float = typer.Option(None, "--max-seconds", help="The fork's wall clock."),
+    temperature: float = typer.Option(None, "--temperature", help="The fork's temperature."),
+    concurrency: int = typer.Option(None, help="Parallel calls per endpoint (default: the run's)."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP),
 ) -> None:
     """Finish an interrupted run; completed model calls are replayed, not repeated.
 
+    With --from-turn J --out NEW: fork the run after root turn J. NEW gets its records up to
+    there, the REPL state is rebuilt by replaying cells 1..J against the recorded sub-call
+    results, and --root plays turn J+1 on with what the run had left of its budget.
     Exits as run does: 0 ended, 1 error, 3 degraded.
     """
-    from dealroom.harness import resume_run_async
+    from dealroom.errors import ConfigError
+    from dealroom.harness import fork_run_async, resume_run_async
 
-    with RunDisplay() as display:
-        result = asyncio.run(resume_run_async(run_dir, models_file=models, listeners=(display,)))
+    fork = {"root": root, "sub": sub, "max_turns": max_turns, "max_cost_usd": max_cost,
+            "max_tokens": max_tokens, "max_seconds": max_seconds, "temperature": temperature}
+    if from_turn is None and (out is not None or any(v is not None for v in fork.values())):
+        raise ConfigError("--out and --root go with --from-turn J (to fork the run); "
+                          "a plain resume uses the run's own models and settings")
+    if from_turn is not None and out is None:
+        raise ConfigError("--from-turn needs --out NEW: a fork is written to a new run folder")
+    with RunDisplay(max_turns=max_turns) as display:
+        if from_turn is None:
+            work = resume_run_async(run_dir, models_file=models, concurrency=concurrency,
+                                    listeners=(display,))
+        else:
+            work = fork_run_async(run_dir, from_turn, out, models_file=models,
+                                  concurrency=concurrency, listeners=(display,), **fork)
+        result = asyncio.run(work)
     render_run_result(result)
     _exit_for(result)
 

@@ -3,10 +3,13 @@
 Every harness is a :class:`Harness` registered in the ``dealroom.harnesses`` entry-point group;
 it starts its run with :func:`open_run` (a resumed one with :func:`reopen_run`), which writes
 the run folder through :mod:`dealroom.runs`, and writes the task's deliverables (Markdown, text
-or Word, by file name) through the run's :class:`Deliverables`.
+or Word, by file name) through the run's :class:`Deliverables`. :func:`fork_run` continues a
+run after one of its root turns with another policy, through the harness's resume.
 """
 
 from dealroom.harness._api import (
+    fork_run,
+    fork_run_async,
     get_harness,
     harness_names,
     resume_run,
@@ -31,6 +34,8 @@ __all__ = [
     "RunEvents",
     "RunResult",
     "check_deliverables",
+    "fork_run",
+    "fork_run_async",
     "get_harness",
     "harness_names",
     "open_run",

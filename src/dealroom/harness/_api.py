@@ -15,10 +15,10 @@ from typing import Any
 
 from dealroom._util.plugins import Registry
 from dealroom.errors import ConfigError
-from dealroom.harness._common import RunResult
+from dealroom.harness._common import RunResult, config_extra, run_config
 from dealroom.harness._deliver import check_deliverables
 from dealroom.harness._protocol import Harness, Listener
-from dealroom.runs import RunFolder
+from dealroom.runs import RunFolder, fork_point, fork_run_folder
 
 GROUP = "dealroom.harnesses"
 BUILTIN_HARNESSES = {
@@ -73,7 +73,8 @@ async def open_models(harness: Harness, root: str | Any, sub: str | Any | None, 
 async def run_agent_async(room: Path, out: Path, *, harness: str = "rlm",
                           root: str | Any = "scripted", sub: str | Any = "local",
                           models_file: Path | None = None, concurrency: int | None = None,
-                          listeners: tuple[Listener, ...] = (), **options: Any) -> RunResult:
+                          listeners: tuple[Listener, ...] = (),
+                          budgetmix: dict[str, Any] | None = None, **options: Any) -> RunResult:
     """Run ``harness`` on ``room`` into the new run folder ``out`` (see :func:`run_agent`)."""
     from dealroom.room import load_instructions
 
@@ -81,12 +82,15 @@ async def run_agent_async(room: Path, out: Path, *, harness: str = "rlm",
     settings = _settings(impl, options)
     if getattr(settings, "max_cost_usd", None) is not None:
         _require_prices(impl, root, sub, models_file)
+    _check_budgetmix(budgetmix)
     RunFolder.check_new(Path(out))  # before any model is opened
     check_deliverables(load_instructions(Path(room)).deliverables)
     async with open_models(impl, root, sub, models_file=models_file,
                            concurrency=concurrency) as (root_client, sub_client):
-        return await impl.run(Path(room), Path(out), root=root_client, sub=sub_client,
-                              settings=settings, listeners=listeners, concurrency=concurrency)
+        with config_extra(budgetmix=budgetmix):
+            return await impl.run(Path(room), Path(out), root=root_client, sub=sub_client,
+                                  settings=settings, listeners=listeners,
+                                  concurrency=concurrency)
 
 
 def run_agent(room: Path, out: Path, **kwargs: Any) -> RunResult:
@@ -94,8 +98,10 @@ def run_agent(room: Path, out: Path, **kwargs: Any) -> RunResult:
 
     ``harness``: ``rlm`` (default) or ``toolloop``; ``root``/``sub``: model specs (a models-file
     name, ``local``, ``scripted``, ``MODEL@BASE_URL``) or open clients; ``concurrency``: parallel
-    calls per endpoint (recorded; ``resume_run`` uses it again); the remaining keyword
-    arguments are the harness's settings (``depth``, ``max_turns``, ``max_cost_usd``, ...).
+    calls per endpoint (recorded; ``resume_run`` uses it again); ``budgetmix``: the BudgetMix
+    plan entry the run follows, ``{plan, step, group}``, recorded in ``config.json`` (see
+    ``dealroom.eval.BudgetMixPlan.run_options``); the remaining keyword arguments are the
+    harness's settings (``depth``, ``max_turns``, ``max_cost_usd``, ...).
     """
     return asyncio.run(run_agent_async(room, out, **kwargs))
 
@@ -135,6 +141,61 @@ def _require_prices(impl: Harness, root: str | Any, sub: str | Any | None,
         resolve_model_spec(m, models_file=models_file, role=role) if isinstance(m, str) else m
         for m, role in governed
     ])
+async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *, root: Any = None,
+                         sub: Any = None, models_file: Path | None = None,
+                         concurrency: int | None = None, listeners: tuple[Listener, ...] = (),
+                         **options: Any) -> RunResult:
+    """Fork ``run_dir`` after root turn ``from_turn`` into the new run folder ``out`` and play
+    on with ``root`` (default: the run's own), within the same budget (see :func:`fork_run`)."""
+    source = RunFolder.open(run_dir)
+    config = source.config
+    if config.get("harness") == "repl":
+        raise ConfigError(f"{run_dir} is a REPL session: it has no root policy to continue")
+    impl = get_harness(config.get("harness", "rlm"))
+    recorded = config.get("settings", {})
+    unknown = sorted(set(recorded) - set(impl.settings.__dataclass_fields__))
+    if unknown:
+        raise ConfigError(f"{run_dir} records settings this dealroom does not know "
+                          f"({', '.join(unknown)}): fork it with the version that started it")
+    given = {k: v for k, v in options.items() if v is not None}
+    settings = _settings(impl, {**recorded, **given})
+    if from_turn >= settings.max_turns:
+        raise ConfigError(f"max_turns {settings.max_turns} leaves no turn after turn "
+                          f"{from_turn}: give --max-turns above {from_turn}")
+    fork_point(source.events(), from_turn)  # before any model is opened
+    RunFolder.check_new(Path(out))
+    root = root or config.get("root")
+    sub = sub or config.get("sub")
+    if concurrency is None:
+        concurrency = config.get("concurrency")
+    async with open_models(impl, root, sub, models_file=models_file,
+                           concurrency=concurrency) as (root_c, sub_c):
+        new = run_config(impl.name, source.room, settings, root=root_c, sub=sub_c,
+                         concurrency=concurrency, deliverables=source.deliverables)
+        fork_run_folder(source, Path(out), from_turn, new)
+        return await impl.resume(Path(out), root=root_c, sub=sub_c, listeners=listeners)
+
+
+def fork_run(run_dir: Path, from_turn: int, out: Path, **kwargs: Any) -> RunResult:
+    """Fork a run after root turn ``from_turn``: ``out`` gets the run's records up to there,
+    the harness replays them (the REPL state is rebuilt by re-running cells 1..from_turn
+    against the recorded sub-call results; no model call is repeated) and ``root`` plays turn
+    ``from_turn + 1`` on, with what the source had left of its budget. ``root``/``sub``: model
+    specs or open clients (default: the run's own); other keywords override its settings
+    (``max_turns``, ``max_tokens``, ``max_cost_usd``, ``max_seconds``, ``temperature``, ...).
+    Both harnesses fork; a REPL session (harness ``repl``) has no policy to continue."""
+    return asyncio.run(fork_run_async(run_dir, from_turn, out, **kwargs))
+
+
+def _check_budgetmix(label: dict[str, Any] | None) -> None:
+    if label is None:
+        return
+    ok = (isinstance(label, dict) and set(label) == {"plan", "step", "group"}
+          and isinstance(label["plan"], str)
+          and all(isinstance(label[k], int) and label[k] >= 0 for k in ("step", "group")))
+    if not ok:
+        raise ConfigError(f"budgetmix must be {{plan: str, step: int, group: int}} (the plan "
+                          f"entry the run follows), not {label!r}")
 
 
 def _settings(impl: Harness, options: dict[str, Any]) -> Any:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -11,7 +14,8 @@ from typing import Any
 from dealroom.errors import ConfigError
 from dealroom.harness._deliver import Deliverables, check_deliverables
 from dealroom.harness._protocol import Listener
-from dealroom.runs import RunFolder, RunRecorder
+from dealroom.runs import RunFolder, RunRecorder, check_fork_copied
+from dealroom.types import Usage
 
 
 @dataclass
@@ -73,6 +77,21 @@ class OpenRun:
                               "started it")
         return cls(**recorded)
 
+    def spent(self) -> tuple[Usage, float]:
+        """What the earlier attempts (or a fork's source, up to its turn) spent: the usage of
+        their model calls and their seconds; a resumed run's budget counts them as used."""
+        usage = sum((Usage.from_dict(e.get("usage") or {}) for e in self.previous
+                     if e.get("type") == "model_call"), Usage())
+        return usage, float(self.previous[-1].get("t", 0.0)) if self.previous else 0.0
+
+    def inherited_subs(self) -> set[str]:
+        """Call ids of the sub-calls a fork copied from its source: its fixture, not calls
+        this run made, so they do not count towards ``degraded``."""
+        forked = self.folder.config.get("forked_from") or {}
+        copied = self.previous[:forked.get("events", 0)]
+        return {e["call_id"] for e in copied
+                if e.get("type") == "model_call" and e.get("role") == "sub"}
+
     def finish(self, status: str, reason: str, turns: int) -> RunResult:
         """Close the trajectory and write ``metrics.json`` from the events in memory."""
         from dealroom.measure import run_metrics
@@ -86,6 +105,22 @@ class OpenRun:
         self.folder.write_metrics(metrics)
         return RunResult(self.folder.path, status, reason, turns, self.folder.memo_path, metrics,
                          self.deliverables.paths)
+
+
+_CONFIG_EXTRA: ContextVar[dict[str, Any] | None] = ContextVar("dealroom_config_extra",
+                                                              default=None)
+"""Keys ``run_agent`` adds to the config of the run it starts (``budgetmix``)."""
+
+
+@contextlib.contextmanager
+def config_extra(**keys: Any) -> Iterator[None]:
+    """Within this block, :func:`open_run` writes ``keys`` into the new run's ``config.json``
+    (``run_agent(budgetmix=...)`` uses it, so that no harness has to pass them on)."""
+    token = _CONFIG_EXTRA.set({k: v for k, v in keys.items() if v is not None})
+    try:
+        yield
+    finally:
+        _CONFIG_EXTRA.reset(token)
 
 
 async def open_run(harness: str, room_dir: Path, out: Path, *, root: Any, sub: Any = None,
@@ -104,7 +139,7 @@ async def open_run(harness: str, room_dir: Path, out: Path, *, root: Any, sub: A
     probe = CoverageProbe(room)  # its index is read on first use, or sooner by the harness
     config = run_config(harness, room_dir, settings, root=root, sub=sub, concurrency=concurrency,
                         deliverables=instructions.deliverables)
-    folder = RunFolder.create(out, config)
+    folder = RunFolder.create(out, {**config, **(_CONFIG_EXTRA.get() or {})})
     events = RunEvents(RunRecorder(folder), probe, tuple(listeners))
     events.emit("run_start", room=room.name, docs=room.totals["docs"],
                 tokens=room.totals["tokens"])
@@ -118,6 +153,7 @@ async def reopen_run(run_dir: Path, *, listeners: tuple[Listener, ...] = ()) -> 
 
     folder = RunFolder.open(run_dir)
     previous = folder.events()
+    check_fork_copied(folder, previous)
     if RunFolder.ended(previous):
         raise ConfigError(f"{run_dir} already finished; start a new run instead")
     room = Room.open(folder.room)

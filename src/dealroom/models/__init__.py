@@ -19,6 +19,7 @@ from dealroom.models._hf import HFModelClient
 from dealroom.models._hfload import TRAIN_RECORD, LoadedModel, load_hf_model, load_hf_tokenizer
 from dealroom.models._lazy import LazyModel, lazy_model
 from dealroom.models._local import LocalServer, local_server
+from dealroom.models._local import model_path as local_model_path
 from dealroom.models._registry import open_model, provider_names
 from dealroom.models._scripted import ScriptedCall, ScriptedModel
 from dealroom.models._spec import (
@@ -60,6 +61,7 @@ __all__ = [
     "load_hf_model",
     "load_hf_tokenizer",
     "load_models_file",
+    "local_model_path",
     "local_server",
     "open_model",
     "provider_names",

@@ -4,12 +4,13 @@
 :class:`RunRecorder` (events appended as the run goes), the typed records of ``config.json``
 (:class:`RunConfig`), of every trajectory event (:data:`EVENT_TYPES`) and of the token-exact
 side file (:class:`TokenRecord` in ``tokens.jsonl``), an agent's conversation rebuilt from
-its events (:func:`agent_conversation`), and :func:`find_runs`. This package
-imports nothing of dealroom but ``_util`` and ``errors``, so harnesses, measurement, judges,
-evaluation and training all stand on it. See docs/architecture.md, "Run folder".
+its events (:func:`agent_conversation`), forks of a run at a root turn
+(:func:`fork_run_folder`), and :func:`find_runs`. This package imports nothing of dealroom
+but ``_util`` and ``errors``, so harnesses, measurement, judges, evaluation and training all
+stand on it. See docs/architecture.md, "Run folder".
 """
 
-from dealroom.runs._config import RUN_VERSION, RunConfig
+from dealroom.runs._config import RUN_VERSION, BudgetMixLabel, ForkedFrom, RunConfig
 from dealroom.runs._conversation import Conversation, agent_conversation
 from dealroom.runs._events import (
     EVENT_TYPES,
@@ -39,6 +40,7 @@ from dealroom.runs._folder import (
     deliverable_key,
     primary_deliverable,
 )
+from dealroom.runs._fork import check_fork_copied, fork_point, fork_run_folder, root_replies
 from dealroom.runs._jsonl import append_jsonl, read_jsonl
 from dealroom.runs._recorder import RunRecorder
 from dealroom.runs._tokens import TOKENS, TokenRecord, read_all_tokens, read_tokens, write_tokens
@@ -54,11 +56,13 @@ __all__ = [
     "SCORES",
     "TOKENS",
     "TRAJECTORY",
+    "BudgetMixLabel",
     "Cell",
     "ChildEnd",
     "ChildStart",
     "Conversation",
     "Event",
+    "ForkedFrom",
     "MemoChanged",
     "ModelCall",
     "Resumed",
@@ -73,12 +77,16 @@ __all__ = [
     "Wave",
     "agent_conversation",
     "append_jsonl",
+    "check_fork_copied",
     "deliverable_key",
     "event_fields",
     "find_runs",
+    "fork_point",
+    "fork_run_folder",
     "primary_deliverable",
     "read_all_tokens",
     "read_jsonl",
     "read_tokens",
+    "root_replies",
     "write_tokens",
 ]

@@ -50,6 +50,9 @@ class RunEnd(Event):
     """Why, in words."""
     turns: int
     """Turns the agent took."""
+    ended: str
+    """How the agent itself ended: ``status`` without ``degraded`` (absent in runs written
+    before it was recorded; read ``status`` then)."""
 
 
 class ModelCall(Event):

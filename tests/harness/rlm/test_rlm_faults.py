@@ -70,6 +70,26 @@ def test_one_bad_read_of_four_is_named_in_the_memo(small_room, tmp_path):
     assert "[D00002 p.2]" in memo, "what was read is still reported"
 
 
+def test_a_resumed_run_counts_the_failures_its_records_replay(small_room, tmp_path):
+    from dealroom.harness import resume_run
+
+    def reply(req):
+        content = req["messages"][-1]["content"]
+        return Fault("null_content") if "Demand letter" in content else "NONE"
+
+    run = tmp_path / "run"
+    with MockOpenAIServer(reply) as srv:
+        run_agent(small_room, run, sub=f"mock@{srv.base_url}", max_turns=8)
+        lines = (run / "trajectory.jsonl").read_text().splitlines()
+        ends = [n for n, x in enumerate(lines) if '"run_end"' in x]
+        (run / "trajectory.jsonl").write_text("\n".join(lines[:ends[0]]) + "\n")
+        (run / "metrics.json").unlink()
+        result = resume_run(run, sub=f"mock@{srv.base_url}")
+    assert result.status == "degraded" and "1 of 4 sub-calls failed" in result.reason
+    end = [e for e in events_of(run) if e["type"] == "run_end"][-1]
+    assert end["ended"] == "submitted" and end["status"] == "degraded"
+
+
 def test_a_ten_megabyte_reply_is_cut_and_the_cut_recorded(small_room, tmp_path):
     run = tmp_path / "run"
     with MockOpenAIServer(lambda req: Fault.huge(10 * 2**20)) as srv:

@@ -288,7 +288,8 @@ def test_weaker_isolation_levels(small_room: Path, tmp_path: Path, level: str) -
 
 def test_doctor_shows_what_is_in_force_and_what_is_weaker() -> None:
     def doctor(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "dealroom", "doctor", *args],
+        return subprocess.run([sys.executable, "-m", "dealroom", "doctor", "--no-start-local",
+                               *args],
                               capture_output=True, text=True, timeout=120)
 
     done = doctor()

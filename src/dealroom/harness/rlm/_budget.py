@@ -78,6 +78,11 @@ class BudgetTracker:
         }
 
     # -- spending ----------------------------------------------------------------------------
+    def carry(self, usage: Usage, seconds: float) -> None:
+        """Count what an earlier attempt of the episode spent (a resume, a fork's prefix)."""
+        self._charge(usage)
+        self.started -= seconds
+
     def fits(self, tokens: int, cost_usd: float) -> bool:
         """Whether a call of ``tokens``/``cost_usd`` could be reserved now."""
         return (tokens <= self.tokens_left() and cost_usd <= self.cost_left()

@@ -67,6 +67,8 @@ class EpisodeResult:
     memo: str
     answer: str | None
     turns: int
+    ended: str = ""
+    """How the agent itself ended (``status`` before a run is marked ``degraded``)."""
 
 
 @dataclass
@@ -99,12 +101,17 @@ class RunContext:
     hedges: dict[int, HedgeWave] = field(default_factory=dict)
     """Per wave number: the latencies its stragglers are hedged against."""
     sub_failed: set[str] = field(default_factory=set)
-    """Call ids of sub-calls whose provider failed (a later success in ``replay`` wins)."""
+    """Call ids of sub-calls whose provider failed live (a later success in ``replay`` wins);
+    failures recorded before a resume or fork are in ``replay.subs``."""
+    inherited_subs: set[str] = field(default_factory=set)
+    """Call ids of sub-calls a fork copied from its source (not counted for ``degraded``)."""
 
     def final_status(self, status: str, reason: str) -> tuple[str, str]:
         """``degraded`` when more than :data:`DEGRADED_SHARE` of the sub-calls failed."""
-        failed = len(self.sub_failed - self.replay.subs.keys())
-        total = failed + len(self.replay.subs)
+        answers = self.replay.subs  # recorded and live answers, failures replayed as failures
+        calls = (self.sub_failed | answers.keys()) - self.inherited_subs
+        failed = sum(not answers.get(c, {"ok": False})["ok"] for c in calls)
+        total = len(calls)
         if status == "error" or not total or failed / total <= DEGRADED_SHARE:
             return status, reason
         return "degraded", (f"{reason}; {failed} of {total} sub-calls failed "
@@ -168,9 +175,11 @@ class Episode:
                 messages.append({"role": "user", "content": self._next(turn, output)})
         finally:
             await sandbox.close()
+        ended = status
         if self.depth == 0:
             status, reason = self.ctx.final_status(status, reason)
-        return EpisodeResult(status, reason, self._memo, state.get("answer"), self.tracker.turns)
+        return EpisodeResult(status, reason, self._memo, state.get("answer"), self.tracker.turns,
+                             ended)
 
     async def open_sandbox(self) -> Any:
         """This agent's REPL, started; the confinement in force goes into the records."""
@@ -246,9 +255,10 @@ class Episode:
             output += f"\n{note}"
         shown = truncate(output.strip() or "(no output)", self.ctx.settings.output_limit)
         state = result.state or {}
-        if (self.agent, turn) in self.ctx.replay.cells:
+        recorded = self.ctx.replay.cell_output(self.agent, turn)
+        if recorded is not None:  # replayed: the agent sees what it saw then
             self._memo_changed(state, record=False)
-            return shown, state
+            return recorded, state
         self.ctx.emit("cell", self.agent, self.depth, turn=turn, code=code, output=shown,
                       error=result.error, timed_out=result.timed_out, crashed=result.crashed,
                       seconds=round(result.seconds, 3))

@@ -1,4 +1,8 @@
-"""Answers from an earlier attempt of the same run, so a resumed run repeats no model call."""
+"""Answers from an earlier attempt of the same run, so a resumed run repeats no model call.
+
+A replayed turn is what it was: the root's reply, each sub-call's result (a failed call fails
+again, with its recorded error), each child's answer, and the output the root was shown.
+"""
 
 from __future__ import annotations
 
@@ -14,26 +18,30 @@ class Replay:
     root: dict[tuple[str, int], str] = field(default_factory=dict)
     subs: dict[str, dict[str, Any]] = field(default_factory=dict)
     children: dict[str, dict[str, Any]] = field(default_factory=dict)
-    cells: set[tuple[str, int]] = field(default_factory=set)
-    """(agent, turn) of cells already recorded: re-running them records nothing new."""
+    cells: dict[tuple[str, int], str] = field(default_factory=dict)
+    """(agent, turn) of cells already recorded → the output the agent was shown: re-running
+    them records nothing new and shows that output again."""
     waves: set[int] = field(default_factory=set)
 
     @classmethod
     def from_events(cls, events: Iterable[dict[str, Any]]) -> Replay:
         replay = cls()
         for e in events:
-            if e["type"] == "model_call" and e.get("error") is None:
-                if e["role"] == "sub":
-                    replay.subs[e["call_id"]] = {"ok": True, "text": e["output"], "notes": []}
-                else:
-                    replay.root[(e["agent"], e["turn"])] = e["output"]
+            if e["type"] == "model_call" and e["role"] == "sub":
+                replay.subs[e["call_id"]] = _sub_result(e)
+            elif e["type"] == "model_call" and e.get("error") is None:
+                replay.root[(e["agent"], e["turn"])] = e["output"]
             elif e["type"] == "cell":
-                replay.cells.add((e["agent"], e["turn"]))
+                replay.cells[(e["agent"], e["turn"])] = e["output"]
             elif e["type"] == "wave":
                 replay.waves.add(e["wave"])
             elif e["type"] == "child_end":
                 replay.children[e["call_id"]] = {"ok": True, "text": e["text"]}
         return replay
+
+    def cell_output(self, agent: str, turn: int) -> str | None:
+        """What the agent was shown after its recorded cell of ``turn``; None if unrecorded."""
+        return self.cells.get((agent, turn))
 
     def root_reply(self, agent: str, turn: int) -> str | None:
         return self.root.get((agent, turn))
@@ -43,3 +51,9 @@ class Replay:
 
     def child_result(self, call_id: str) -> dict[str, Any] | None:
         return self.children.get(call_id)
+
+
+def _sub_result(event: dict[str, Any]) -> dict[str, Any]:
+    if event.get("error") is None:
+        return {"ok": True, "text": event["output"], "notes": []}
+    return {"ok": False, "error": event["error"], "notes": []}

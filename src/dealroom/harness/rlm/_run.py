@@ -53,12 +53,14 @@ async def _episode(run: OpenRun, root: Any, sub: Any, settings: RLMSettings,
         events=run.events, replay=replay, scratch=scratch,
         instructions=with_deliverables(run.instructions.text, run.deliverables.files),
         sandbox_factory=_sandbox_factory, deliverables=run.deliverables,
+        inherited_subs=run.inherited_subs(),
     )
     tracker = BudgetTracker(settings.budget())
+    tracker.carry(*run.spent())
     try:
         result: EpisodeResult = await Episode(ctx, agent="root", depth=0, tracker=tracker).run()
         ctx.emit("run_end", "root", 0, status=result.status, reason=result.reason,
-                 turns=result.turns)
+                 turns=result.turns, ended=result.ended)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         await loading

@@ -116,10 +116,11 @@ async def _episode(run: OpenRun, model: Any, settings: ToolLoopSettings,
                    replies: dict[int, tuple[str, int]]) -> RunResult:
     tracker = BudgetTracker(Budget(settings.max_turns, settings.max_tokens,
                                    settings.max_cost_usd, settings.max_seconds))
+    tracker.carry(*run.spent())
     loop = _Loop(model, ToolBox(run.room, run.deliverables.files), tracker, settings, run,
                  replies)
     status, reason = await loop.play()
-    run.events.emit("run_end", status=status, reason=reason, turns=tracker.turns)
+    run.events.emit("run_end", status=status, reason=reason, turns=tracker.turns, ended=status)
     return run.finish(status, reason, tracker.turns)
 
 

@@ -123,7 +123,7 @@ async def reopen_run(run_dir: Path, *, listeners: tuple[Listener, ...] = ()) -> 
 def run_config(harness: str, room_dir: Path, settings: Any, *, root: Any = None,
                sub: Any = None, concurrency: int | None = None) -> dict[str, Any]:
     """The ``config.json`` record (:class:`~dealroom.runs.RunConfig`): enough to rebuild the run
-    (models by spec name with their prices, settings, concurrency)."""
+    (models by spec name with their prices, settings, concurrency; which are simulators)."""
     roles = {role: m for role, m in (("root", root), ("sub", sub)) if m is not None}
     return {
         "harness": harness,
@@ -131,6 +131,7 @@ def run_config(harness: str, room_dir: Path, settings: Any, *, root: Any = None,
         **{role: m.name for role, m in roles.items()},
         "settings": asdict(settings),
         "models": {m.name: asdict(m.prices) for m in roles.values()},
+        "simulators": sorted({m.name for m in roles.values() if getattr(m, "simulator", False)}),
         "concurrency": concurrency,
         "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }

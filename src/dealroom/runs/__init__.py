@@ -1,11 +1,11 @@
 """Run folders: the one definition of their format, read and written only through here.
 
-:class:`RunFolder` (open, create, config, events, deliverables, metrics, scores, room),
-:class:`RunRecorder` (events appended as the run goes), the typed records of ``config.json``
-(:class:`RunConfig`) and of every trajectory event (:data:`EVENT_TYPES`), and
-:func:`find_runs`. This package imports nothing of dealroom but ``_util`` and ``errors``, so
-harnesses, measurement, judges, evaluation and training all stand on it. See
-docs/architecture.md, "Run folder".
+:class:`RunFolder` (open, create, config, events, deliverables, memo history, metrics, scores,
+room), :class:`RunRecorder` (events and the memo history appended as the run goes), the typed
+records of ``config.json`` (:class:`RunConfig`) and of every trajectory event
+(:data:`EVENT_TYPES`), and :func:`find_runs`. This package imports nothing of dealroom but
+``_util`` and ``errors``, so harnesses, measurement, judges, evaluation and training all stand
+on it. See docs/architecture.md, "Run folder".
 """
 
 from dealroom.runs._config import RUN_VERSION, RunConfig
@@ -32,10 +32,12 @@ from dealroom.runs._folder import (
     METRICS,
     OUTPUT,
     SCORES,
+    SCORES_BY_TURN,
     TRAJECTORY,
     RunFolder,
 )
 from dealroom.runs._jsonl import read_jsonl
+from dealroom.runs._memohistory import MEMO_HISTORY, apply_delta, memo_delta
 from dealroom.runs._recorder import RunRecorder
 
 __all__ = [
@@ -43,10 +45,12 @@ __all__ = [
     "EPISODES",
     "EVENT_TYPES",
     "MEMO",
+    "MEMO_HISTORY",
     "METRICS",
     "OUTPUT",
     "RUN_VERSION",
     "SCORES",
+    "SCORES_BY_TURN",
     "TRAJECTORY",
     "Cell",
     "ChildEnd",
@@ -63,7 +67,9 @@ __all__ = [
     "SandboxStarted",
     "Tool",
     "Wave",
+    "apply_delta",
     "event_fields",
     "find_runs",
+    "memo_delta",
     "read_jsonl",
 ]

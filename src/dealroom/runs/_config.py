@@ -25,6 +25,9 @@ class RunConfig(TypedDict):
     """The harness's settings dataclass as a dict (``RLMSettings``, ``ToolLoopSettings``)."""
     models: dict[str, dict[str, Any]]
     """Each model's spec name → its prices (``Prices``), for cost accounting."""
+    simulators: list[str]
+    """Spec names of the run's models that are simulators, not models (the ``oracle``
+    sub-agent answers from the answer key): their ``model_call`` events are simulated."""
     concurrency: int | None
     """Parallel calls per endpoint the run was started with (None: each model's default);
     ``dealroom resume`` opens the models with it again. Absent in older runs (None)."""

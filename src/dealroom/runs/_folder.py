@@ -4,8 +4,10 @@
       config.json       how the run was configured (:class:`~dealroom.runs.RunConfig`)
       trajectory.jsonl  one event per line, appended as it happens (:data:`EVENT_TYPES`)
       output/memo.md    the deliverables, each rewritten atomically
+      memo_history.jsonl  the memo at the end of each turn it changed (line edits)
       metrics.json      measured when the run ends
       scores.json       written by ``dealroom judge`` (``scores.<judge>.json`` for others)
+      scores_by_turn.json  ``dealroom judge --by-turn``: the memo judged as of each turn
 
 A run folder is never overwritten. A folder left by a run killed before it wrote
 ``config.json`` (nothing in it but an empty ``output/`` or a temp file of the config) holds no
@@ -24,11 +26,13 @@ from dealroom._util.files import read_json, write_json_atomic, write_text_atomic
 from dealroom.errors import ConfigError
 from dealroom.runs._config import RUN_VERSION, RunConfig
 from dealroom.runs._jsonl import read_jsonl
+from dealroom.runs._memohistory import MEMO_HISTORY, memo_at, read_memo_history
 
 CONFIG = "config.json"
 TRAJECTORY = "trajectory.jsonl"
 METRICS = "metrics.json"
 SCORES = "scores.json"
+SCORES_BY_TURN = "scores_by_turn.json"
 OUTPUT = "output"
 MEMO = "memo.md"
 """The memo's file name in ``output/``."""
@@ -189,6 +193,24 @@ class RunFolder:
     def scores(self, judge: str | None = None) -> dict[str, Any] | None:
         """The scores :meth:`scores_path` names, or None when the run was not judged so."""
         return _json_or_none(self.scores_path(judge))
+
+
+    # -- the memo history and its scores -------------------------------------------------------
+    def memo_history(self) -> list[tuple[int, str]]:
+        """``(turn, memo)`` at the end of each root turn in which the memo changed."""
+        return read_memo_history(self.path / MEMO_HISTORY)
+
+    def memo_at(self, turn: int) -> str:
+        """The memo as it stood at the end of root turn ``turn`` ("" before the first write)."""
+        return memo_at(self.memo_history(), turn)
+
+    def scores_by_turn_path(self, judge: str | None = None) -> Path:
+        """``scores_by_turn.json`` (``scores_by_turn.<judge>.json`` for a second judge)."""
+        return self.path / (f"scores_by_turn.{judge}.json" if judge else SCORES_BY_TURN)
+
+    def scores_by_turn(self, judge: str | None = None) -> dict[str, Any] | None:
+        """The by-turn scores, or None when the run was not judged by turn."""
+        return _json_or_none(self.scores_by_turn_path(judge))
 
 
 def _json_or_none(path: Path) -> Any:

@@ -163,6 +163,7 @@ class _Loop:
             self.recorded = 0
             if self.box.memo:
                 self.run.events.recorder.write_memo(self.box.memo)
+                self.run.events.recorder.memo_turn(turn, self.box.memo)
             messages.append({"role": "assistant", "content": reply})
             body = "\n\n".join(outputs)
             messages.append({"role": "user",
@@ -210,9 +211,12 @@ class _ToolLoopHarness:
     settings = ToolLoopSettings
 
     @staticmethod
-    def scripted_root() -> Any:
+    def scripted_root(**options: str) -> Any:
         from dealroom.harness.toolloop._scripted import scripted_toolloop
 
+        if options:
+            raise ConfigError(f"the tool loop's scripted root takes no options (got "
+                              f"{', '.join(options)}): use --root scripted")
         return scripted_toolloop()
 
     @staticmethod

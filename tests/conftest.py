@@ -146,3 +146,13 @@ def small_room(tmp_path_factory):
     room = tmp_path_factory.mktemp("rooms") / "falcon"
     ingest(src, room)
     return room
+
+
+@pytest.fixture(scope="session")
+def generated_room(tmp_path_factory) -> Path:
+    """A generated 20-document room (with its answer key), fixed by its seed and secret."""
+    from dealroom.room import generate_room
+
+    room = tmp_path_factory.mktemp("generated") / "g20"
+    generate_room(room, docs=20, seed=1, secret="tests")
+    return room

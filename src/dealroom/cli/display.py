@@ -52,6 +52,9 @@ def render_run_result(result) -> None:  # type: ignore[no-untyped-def]
                   f"{usage.get('output_tokens', 0):,} out")
     table.add_row("cost", f"${usage.get('cost_usd', 0.0):.4f}")
     table.add_row("coverage", "n/a" if cov is None else f"{cov:.1%}")
+    if m.get("simulators"):
+        table.add_row("simulated", f"{', '.join(m['simulators'])}: a simulator answering from "
+                      "the answer key, not a model")
     table.add_row("memo", str(result.memo_path))
     table.add_row("records", str(result.run_dir))
     console.print(table)

@@ -11,8 +11,7 @@ import pytest
 
 from dealroom.errors import ConfigError
 from dealroom.harness import run_agent
-from dealroom.models import OracleSettings, open_model, resolve_model_spec, split_spec
-from dealroom.models import _oracle
+from dealroom.models import OracleSettings, _oracle, open_model, resolve_model_spec, split_spec
 from dealroom.room import Room, load_answer_key
 
 CITE = re.compile(r"\[(D\d{5}) p\.(\d+)\]")

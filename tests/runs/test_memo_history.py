@@ -7,8 +7,14 @@ import random
 import pytest
 
 from dealroom.errors import ConfigError
-from dealroom.runs import MEMO_HISTORY, RunFolder, RunRecorder, apply_delta, memo_delta
-from dealroom.runs import _memohistory
+from dealroom.runs import (
+    MEMO_HISTORY,
+    RunFolder,
+    RunRecorder,
+    _memohistory,
+    apply_delta,
+    memo_delta,
+)
 
 
 def test_the_docstrings_examples_hold():

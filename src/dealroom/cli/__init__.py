@@ -42,7 +42,18 @@ def _root(
     """Run, judge, evaluate and post-train RLM agents on M&A data rooms."""
 
 
-from dealroom.cli import _doctor, _ingest, _judge, _room, _run  # noqa: E402,F401  (registers commands)
+eval_app = typer.Typer(name="eval", no_args_is_help=True,
+                       help="Evaluate policies: sweeps, Pass@(K,T), comparisons, analyses.")
+app.add_typer(eval_app, name="eval")
+
+from dealroom.cli import (  # noqa: E402,F401  (registers commands)
+    _doctor,
+    _eval,
+    _ingest,
+    _judge,
+    _room,
+    _run,
+)
 
 
 def main() -> None:

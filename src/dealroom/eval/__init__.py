@@ -1,5 +1,49 @@
-"""Evaluation: summaries over run folders (sweeps build on the same records)."""
+"""Evaluation: summaries over run folders, sweeps of episodes on a process pool or Ray, and
+the metrics and analyses over them (Pass@(K,T), comparisons, the source's analyses)."""
 
+from dealroom.eval._analyze import analyze
+from dealroom.eval._compare import compare
+from dealroom.eval._metrics import (
+    as_of,
+    bootstrap_ci,
+    cluster_bootstrap_ci,
+    mean_pass_at_k,
+    pass_at_k,
+    pearson_log,
+    sign_test,
+    size_bucket,
+    spearman,
+)
+from dealroom.eval._passk import passk, success, table
+from dealroom.eval._results import Row, load_rows
+from dealroom.eval._spec import EpisodeSpec, GeneratedRoom, SweepSpec, load_spec
 from dealroom.eval._summary import run_row, summarize_runs
+from dealroom.eval._sweep import SweepProgress, SweepResult, run_sweep
 
-__all__ = ["run_row", "summarize_runs"]
+__all__ = [
+    "EpisodeSpec",
+    "GeneratedRoom",
+    "Row",
+    "SweepProgress",
+    "SweepResult",
+    "SweepSpec",
+    "analyze",
+    "as_of",
+    "bootstrap_ci",
+    "cluster_bootstrap_ci",
+    "compare",
+    "load_rows",
+    "load_spec",
+    "mean_pass_at_k",
+    "pass_at_k",
+    "passk",
+    "pearson_log",
+    "run_row",
+    "run_sweep",
+    "sign_test",
+    "size_bucket",
+    "spearman",
+    "success",
+    "summarize_runs",
+    "table",
+]

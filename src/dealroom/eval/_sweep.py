@@ -91,6 +91,8 @@ def run_sweep(spec_path: Path, out: Path, *, workers: int | None = None,
         raise ConfigError("--workers must be at least 1")
     if address and backend != "ray":
         raise ConfigError("--address names a Ray cluster: use it with --backend ray")
+    if backend == "ray":
+        _import_ray()  # before anything is written
     plan = prepare(Path(spec_path), Path(out))
     index = plan.index
     todo = [e for e in plan.episodes
@@ -308,12 +310,17 @@ def _pool(todo: list[EpisodeSpec], plan: SweepPlan, workers: int, address: str |
     pool.shutdown()
 
 
-def _ray(todo: list[EpisodeSpec], plan: SweepPlan, workers: int, address: str | None,
-         finished: Callable[[dict[str, Any]], None]) -> None:
+def _import_ray() -> Any:
     try:
         import ray
     except ImportError:
         raise MissingDependency("ray", extra="ray", feature="--backend ray") from None
+    return ray
+
+
+def _ray(todo: list[EpisodeSpec], plan: SweepPlan, workers: int, address: str | None,
+         finished: Callable[[dict[str, Any]], None]) -> None:
+    ray = _import_ray()
     if not todo:
         return
     args = _arguments(plan)

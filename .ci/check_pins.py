@@ -33,9 +33,14 @@ def mismatches(expected: dict[str, str]) -> list[str]:
     out = []
     for dist in importlib.metadata.distributions():
         name = _normal(dist.metadata["Name"] or "")
-        if name in expected and dist.version != expected[name]:
+        if name in expected and not matches(dist.version, expected[name]):
             out.append(f"{name}: installed {dist.version}, pinned {expected[name]}")
     return sorted(set(out))
+
+
+def matches(installed: str, pinned: str) -> bool:
+    """``==`` as pip reads it: a pin without a local label accepts any (``2.13.0+cpu``)."""
+    return installed == pinned or ("+" not in pinned and installed.split("+")[0] == pinned)
 
 
 def main() -> int:

@@ -26,3 +26,10 @@ def test_drift_is_reported(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("PyTest==0.0.1\n")
     assert check["mismatches"](check["pins"](bad)) == [f"pytest: installed {have}, pinned 0.0.1"]
+
+
+def test_a_local_build_label_matches_a_pin_without_one():
+    assert check["matches"]("2.13.0+cpu", "2.13.0")
+    assert check["matches"]("2.13.0", "2.13.0")
+    assert not check["matches"]("2.13.0+cpu", "2.13.0+cu128")
+    assert not check["matches"]("2.13.1+cpu", "2.13.0")

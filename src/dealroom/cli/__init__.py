@@ -53,6 +53,7 @@ from dealroom.cli import (  # noqa: E402,F401  (registers commands)
     _judge,
     _room,
     _run,
+    _train,
 )
 
 

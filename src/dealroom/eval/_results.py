@@ -20,7 +20,7 @@ from typing import Any
 from dealroom._util.files import read_json
 from dealroom.errors import ConfigError, DealroomError
 from dealroom.eval._metrics import size_bucket
-from dealroom.models import split_spec
+from dealroom.eval._spec import join_parts, seeded_parts
 from dealroom.runs import RunFolder, find_runs
 
 SWEEP_JSON = "sweep.json"
@@ -140,12 +140,12 @@ def _unseeded(spec: str | None) -> tuple[str | None, int]:
     >>> _unseeded("oracle:recall=0.7,seed=4"), _unseeded("scripted:seed=2"), _unseeded("local")
     (('oracle:recall=0.7', 4), ('scripted', 2), ('local', 0))
     """
-    base, options = split_spec(spec) if spec else (spec, {})
-    if not options:
+    parts = seeded_parts(spec) if spec else None
+    if parts is None:
         return spec, 0
+    head, options, separator = parts
     seed = options.pop("seed", "0")
-    name = base + (":" + ",".join(f"{k}={v}" for k, v in options.items()) if options else "")
-    return name, int(seed) if seed.lstrip("-").isdigit() else 0
+    return join_parts(head, options, separator), int(seed) if seed.lstrip("-").isdigit() else 0
 
 
 def _fill(row: Row, folder: RunFolder) -> None:

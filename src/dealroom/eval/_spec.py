@@ -280,25 +280,44 @@ def slug(text: str) -> str:
     return _SLUG.sub("_", text).strip("_") or "_"
 
 
+def seeded_parts(spec: str) -> tuple[str, dict[str, str], str] | None:
+    """``(head, options, separator)`` of a spec whose policy takes a ``seed`` option —
+    ``scripted:...``, ``oracle:...``, ``hf:PATH,...`` — so that it can be written back with
+    another seed; None for the others.
+
+    >>> seeded_parts("oracle:recall=0.7"), seeded_parts("hf:local,seed=1"), seeded_parts("x")
+    (('oracle', {'recall': '0.7'}, ':'), ('hf:local', {'seed': '1'}, ','), None)
+    """
+    from dealroom.models import split_spec
+
+    if spec.startswith("hf:"):
+        head, *items = spec.split(",")
+        return head, dict(i.split("=", 1) for i in items if "=" in i), ","
+    base, options = split_spec(spec)
+    return (base, options, ":") if base in ("scripted", "oracle") else None
+
+
+def join_parts(head: str, options: dict[str, str], separator: str) -> str:
+    return head + (separator + ",".join(f"{k}={v}" for k, v in options.items())
+                   if options else "")
+
+
 def with_seed(spec: str | None, seed: int) -> str | None:
     """``spec`` for sample ``seed``: its own seed plus the sample's, for the policies that take
-    one (``scripted``, ``oracle``); other specs as they are.
+    one (``scripted``, ``oracle``, ``hf:``); other specs as they are.
 
     >>> with_seed("oracle:recall=0.7,seed=3", 1), with_seed("scripted", 2), with_seed("local", 2)
     ('oracle:recall=0.7,seed=4', 'scripted:seed=2', 'local')
     """
-    from dealroom.models import split_spec
-
-    if spec is None:
-        return None
-    base, options = split_spec(spec)
-    if base not in ("scripted", "oracle"):
+    parts = seeded_parts(spec) if spec else None
+    if parts is None:
         return spec
+    head, options, separator = parts
     try:
         options["seed"] = str(int(options.get("seed", 0)) + seed)
     except ValueError:
         raise ConfigError(f"{spec!r}: seed must be an integer") from None
-    return f"{base}:" + ",".join(f"{k}={v}" for k, v in options.items())
+    return join_parts(head, options, separator)
 
 
 def episodes(spec: SweepSpec, rooms: list[SweepRoom], harness_fields: set[str],

@@ -1,15 +1,20 @@
 """Every model dealroom talks to: OpenAI-compatible endpoints, the embedded ``local`` model,
-and the ``ScriptedModel`` fake, behind one :class:`ModelClient` protocol.
+in-process transformers models (``hf:``) and the ``ScriptedModel`` fake, behind one
+:class:`ModelClient` protocol.
 
 Open a client with :func:`open_model` (spec strings: a models-file name, ``local``,
-``scripted`` for the root, ``oracle`` for the answer-key simulator sub-agent, or
-``MODEL@BASE_URL``), fail fast with :func:`check`, and fan out
-with :func:`gather_bounded`; :func:`lazy_model` opens its model on the first call.
+``scripted`` for the root, ``oracle`` for the answer-key simulator sub-agent,
+``MODEL@BASE_URL``, or ``hf:PATH``), fail fast with :func:`check`, and fan out with
+:func:`gather_bounded`; :func:`lazy_model` opens its model on the first call.
+``hf:`` replies carry a :class:`TokenRecord`; :func:`write_tokens` puts it in a run folder.
 ``dealroom.models.testing`` holds ``MockOpenAIServer``.
 """
 
+from dealroom.models._chat import ChatPiece, chat_pieces, encode_pieces
 from dealroom.models._client import ChatResult, ModelClient, OpenAICompatibleClient, check
 from dealroom.models._fanout import gather_bounded
+from dealroom.models._hf import HFModelClient
+from dealroom.models._hfload import TRAIN_RECORD, LoadedModel, load_hf_model
 from dealroom.models._lazy import LazyModel, lazy_model
 from dealroom.models._local import LocalServer, local_server
 from dealroom.models._oracle import OracleModel, OracleSettings
@@ -23,10 +28,15 @@ from dealroom.models._spec import (
     resolve_model_spec,
     split_spec,
 )
+from dealroom.models._tokens import TokenRecord, read_all_tokens, read_tokens, write_tokens
 
 __all__ = [
+    "TRAIN_RECORD",
+    "ChatPiece",
     "ChatResult",
+    "HFModelClient",
     "LazyModel",
+    "LoadedModel",
     "LocalServer",
     "ModelClient",
     "ModelSpec",
@@ -36,14 +46,21 @@ __all__ = [
     "Prices",
     "ScriptedCall",
     "ScriptedModel",
+    "TokenRecord",
+    "chat_pieces",
     "check",
     "default_models_file",
+    "encode_pieces",
     "gather_bounded",
     "lazy_model",
+    "load_hf_model",
     "load_models_file",
     "local_server",
     "open_model",
     "provider_names",
+    "read_all_tokens",
+    "read_tokens",
     "resolve_model_spec",
     "split_spec",
+    "write_tokens",
 ]

@@ -30,6 +30,7 @@ import aiohttp
 
 from dealroom.errors import ConfigError, ModelError
 from dealroom.models._spec import ModelSpec, Prices
+from dealroom.models._tokens import TokenRecord
 from dealroom.types import Usage
 
 MAX_BACKOFF_S = 30.0
@@ -57,6 +58,9 @@ class ChatResult:
     """HTTP attempts made, retries included."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     """The response body as received (empty for scripted replies)."""
+    tokens: TokenRecord | None = field(default=None, repr=False)
+    """The exact prompt and completion token ids and logprobs, from providers that generate
+    in-process (``hf:``); ``None`` from endpoints."""
 
 
 @runtime_checkable

@@ -7,7 +7,9 @@ A spec string is one of
 * ``scripted`` — the scripted root policy (root only; the harness builds it), or a variant
   with options: ``scripted:coverage=0.3,seed=2``, ``scripted:waves=1``, ``scripted:memo=end``;
 * ``oracle`` — the answer-key simulator sub-agent (``oracle:recall=0.7,noise=0.1,seed=3``);
-* ``MODEL@BASE_URL`` — any OpenAI-compatible endpoint, e.g. ``qwen3-35b@http://127.0.0.1:8000/v1``.
+* ``MODEL@BASE_URL`` — any OpenAI-compatible endpoint, e.g. ``qwen3-35b@http://127.0.0.1:8000/v1``;
+* ``hf:PATH[,key=value...]`` — a transformers model run in-process (``hf:local`` is the embedded
+  SmolLM2 GGUF; PATH is a model folder, a ``.gguf`` file or a LoRA checkpoint), see ``_hf``.
 
 Resolving reads files only; no environment variable is read here. The API key is looked up by
 the provider when a client for a real endpoint is opened (see ``_client.open_openai``).
@@ -304,6 +306,8 @@ def resolve_model_spec(
         return oracle_spec(text, options)
     if text == "local":
         return local_spec()
+    if text.startswith(HF_PREFIX):
+        return hf_spec(text)
     if "@" in text:
         return _endpoint_spec(text)
     path = models_file if models_file is not None else default_models_file()
@@ -360,3 +364,62 @@ def _endpoint_spec(text: str) -> ModelSpec:
         api_key_env="OPENAI_API_KEY",
         api_key_optional=True,
     )
+
+
+# -- hf: specs ----------------------------------------------------------------------------------
+
+HF_PREFIX = "hf:"
+_HF_OPTIONS: dict[str, type] = {
+    "adapter": str, "device": str, "dtype": str, "seed": int, "max_tokens": int,
+    "top_p": float, "top_k": int, "threads": int,
+}
+_HF_DEVICES = ("auto", "cpu", "cuda")
+_HF_DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def hf_spec(text: str) -> ModelSpec:
+    """Parse ``hf:PATH[,adapter=DIR][,device=cpu|cuda][,dtype=...][,seed=N][,max_tokens=N]
+    [,top_p=P][,top_k=K][,threads=N]`` into a spec of kind ``hf``.
+
+    >>> hf_spec("hf:local,device=cpu,seed=3").options
+    {'device': 'cpu', 'seed': 3}
+    """
+    path, *items = text[len(HF_PREFIX):].split(",")
+    if not path.strip():
+        raise ConfigError(
+            f"bad model spec {text!r}: give hf:local, hf:PATH (a model folder, a .gguf file or "
+            "a training checkpoint), optionally followed by ,adapter=DIR,device=cpu|cuda,..."
+        )
+    raw = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not value:
+            raise ConfigError(f"bad model spec {text!r}: {item!r} is not key=value")
+        raw[key.strip()] = value.strip()
+    options = hf_options(raw, where=f"model spec {text!r}")
+    return ModelSpec(name=text, kind="hf", model=path.strip(), concurrency=1, options=options,
+                     max_output_tokens=options.get("max_tokens"))
+
+
+def hf_options(raw: dict[str, Any], where: str) -> dict[str, Any]:
+    """Validate the options of an ``hf`` model (from a spec string or a models file)."""
+    options: dict[str, Any] = {}
+    for key, value in raw.items():
+        kind = _HF_OPTIONS.get(key)
+        if kind is None:
+            raise ConfigError(f"{where}: unknown option {key!r}; allowed: {', '.join(_HF_OPTIONS)}")
+        try:
+            options[key] = value if isinstance(value, kind) else kind(value)
+        except ValueError:
+            raise ConfigError(f"{where}: {key} must be a {kind.__name__}, got {value!r}") from None
+    device = options.get("device", "auto")
+    if device.split(":")[0] not in _HF_DEVICES:
+        raise ConfigError(f"{where}: device must be cpu, cuda, cuda:N or auto, got {device!r}")
+    if options.get("dtype", "auto") not in _HF_DTYPES:
+        raise ConfigError(f"{where}: dtype must be one of {', '.join(_HF_DTYPES)}")
+    for key, low in (("max_tokens", 1), ("top_k", 0), ("threads", 1), ("seed", 0)):
+        if key in options and options[key] < low:
+            raise ConfigError(f"{where}: {key} must be at least {low}")
+    if "top_p" in options and not 0 < options["top_p"] <= 1:
+        raise ConfigError(f"{where}: top_p must be in (0, 1]")
+    return options

@@ -36,7 +36,7 @@ from dealroom.runs._folder import (
     TRAJECTORY,
     RunFolder,
 )
-from dealroom.runs._jsonl import read_jsonl
+from dealroom.runs._jsonl import append_jsonl, read_jsonl
 from dealroom.runs._memohistory import MEMO_HISTORY, apply_delta, memo_delta
 from dealroom.runs._recorder import RunRecorder
 
@@ -67,6 +67,7 @@ __all__ = [
     "SandboxStarted",
     "Tool",
     "Wave",
+    "append_jsonl",
     "apply_delta",
     "event_fields",
     "find_runs",

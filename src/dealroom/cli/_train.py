@@ -1,0 +1,63 @@
+"""``dealroom train sft``: LoRA fine-tuning of an ``hf:`` root (see dealroom.train)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dealroom.cli import app
+from dealroom.train import SFTSettings, field_help
+
+train_app = typer.Typer(name="train", help="Post-train the root model.", no_args_is_help=True)
+app.add_typer(train_app)
+_D = SFTSettings()
+_H = field_help(SFTSettings)
+
+
+@train_app.command("sft")
+def sft(
+    dataset: Annotated[Path, typer.Argument(help="Dataset folder (tokenized.jsonl) or file.")],
+    model: Annotated[str, typer.Option("--model", help="Model to train: hf:local, hf:PATH.")],
+    out: Annotated[Path, typer.Option("--out", help="New checkpoint folder (CKPT).")],
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Continue the training in --out from its last checkpoint.")] = False,
+    merge: Annotated[bool, typer.Option(
+        "--merge", help="Also write CKPT/merged: base and adapter as one model.")] = False,
+    lora_rank: Annotated[int, typer.Option(help=_H["lora_rank"])] = _D.lora_rank,
+    lora_alpha: Annotated[int, typer.Option(help=_H["lora_alpha"])] = _D.lora_alpha,
+    lora_dropout: Annotated[float, typer.Option(help=_H["lora_dropout"])] = _D.lora_dropout,
+    lora_targets: Annotated[str, typer.Option(help=_H["lora_targets"])] = _D.lora_targets,
+    learning_rate: Annotated[float, typer.Option(help=_H["learning_rate"])] = _D.learning_rate,
+    lr_scheduler: Annotated[str, typer.Option(help=_H["lr_scheduler"])] = _D.lr_scheduler,
+    warmup_ratio: Annotated[float, typer.Option(help=_H["warmup_ratio"])] = _D.warmup_ratio,
+    weight_decay: Annotated[float, typer.Option(help=_H["weight_decay"])] = _D.weight_decay,
+    epochs: Annotated[float, typer.Option(help=_H["epochs"])] = _D.epochs,
+    max_steps: Annotated[int | None, typer.Option(help=_H["max_steps"])] = _D.max_steps,
+    max_length: Annotated[int, typer.Option(help=_H["max_length"])] = _D.max_length,
+    batch_size: Annotated[int, typer.Option(help=_H["batch_size"])] = _D.batch_size,
+    grad_accum: Annotated[int, typer.Option(help=_H["grad_accum"])] = _D.grad_accum,
+    seed: Annotated[int, typer.Option(help=_H["seed"])] = _D.seed,
+    save_steps: Annotated[int, typer.Option(help=_H["save_steps"])] = _D.save_steps,
+    save_limit: Annotated[int, typer.Option(help=_H["save_limit"])] = _D.save_limit,
+    activation_checkpointing: Annotated[bool, typer.Option(
+        help=_H["activation_checkpointing"])] = _D.activation_checkpointing,
+    report_to: Annotated[str, typer.Option(help=_H["report_to"])] = _D.report_to,
+) -> None:
+    """Fine-tune an hf: model with LoRA on exported, masked rows; logs to CKPT/log.jsonl."""
+    from dealroom.cli.display_train import render_sft_result, training_progress
+    from dealroom.train import train_sft
+
+    settings = SFTSettings(
+        lora_rank=lora_rank, lora_alpha=lora_alpha, lora_dropout=lora_dropout,
+        lora_targets=lora_targets, learning_rate=learning_rate, lr_scheduler=lr_scheduler,
+        warmup_ratio=warmup_ratio, weight_decay=weight_decay, epochs=epochs,
+        max_steps=max_steps, max_length=max_length, batch_size=batch_size,
+        grad_accum=grad_accum, seed=seed, save_steps=save_steps, save_limit=save_limit,
+        activation_checkpointing=activation_checkpointing, report_to=report_to,
+    )
+    with training_progress() as progress:
+        result = train_sft(dataset, model, out, settings, resume=resume, merge=merge,
+                           progress=progress)
+    render_sft_result(result)

@@ -1,0 +1,253 @@
+"""The ``hf`` provider: a transformers model that generates in-process, token-exact.
+
+One call::
+
+    chat(messages) ──> prompt ids: the previous call of this conversation's prompt + sampled ids,
+          │            then the new messages' tokens (else the whole conversation, piece by piece;
+          │            see dealroom.models._chat)
+          ▼  (the model's worker thread: one generation at a time, off the event loop)
+    sample token by token with a KV cache ──> stop at an end-of-sequence token, at the end of
+          │            the first ```python block, at a stop string, or at max_tokens
+          ▼
+    ChatResult(text, usage, ..., tokens=TokenRecord(prompt_ids, completion_ids, logprobs, eos))
+
+Reusing the previous call's ids makes a multi-turn episode one token sequence: what the model
+sampled in turn k is, unchanged, part of what it is shown in turn k+1. The text of a reply is
+its sampled ids decoded (an end-of-sequence token left out); with a stop string it ends at the
+last whole token before the stop. Spec options: see :func:`dealroom.models._spec.hf_spec`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from dealroom.errors import ConfigError, ModelError
+from dealroom.models._chat import REPLY, chat_pieces, decode, encode_pieces
+from dealroom.models._client import ChatResult
+from dealroom.models._hfload import LoadedModel, acquire, release, require
+from dealroom.models._spec import ModelSpec, Prices, hf_options
+from dealroom.models._tokens import TokenRecord
+from dealroom.types import Usage
+
+DEFAULT_MAX_TOKENS = 1024
+UNLOADED_CONTEXT = 2048
+"""``context_window`` reported before the weights are loaded (``check()`` loads them)."""
+HISTORY = 64
+"""Conversations whose last call is kept for the next turn's prompt (per client)."""
+_OPEN_CODE = re.compile(r"```(?:python|py|repl)?[ \t]*\n")
+
+
+def code_closed(text: str) -> bool:
+    """True once ``text`` holds a complete ```python block (the root's turn is over).
+
+    >>> code_closed("Plan.\\n```python\\nprint(1)\\n```"), code_closed("```python\\nprint(")
+    (True, False)
+    """
+    opened = _OPEN_CODE.search(text)
+    return opened is not None and "```" in text[opened.end():]
+
+
+@dataclass
+class Sampling:
+    """How one completion is sampled."""
+
+    max_tokens: int
+    temperature: float
+    top_p: float = 1.0
+    top_k: int = 0
+    stop: tuple[str, ...] = ()
+
+
+def _history_key(messages: list[dict[str, Any]]) -> str:
+    plain = [[m.get("role"), m.get("content")] for m in messages]
+    return hashlib.sha1(json.dumps(plain, ensure_ascii=False).encode()).hexdigest()
+
+
+class HFModelClient:
+    """A ModelClient over an in-process transformers model (see the module docstring).
+
+    Build it from a spec with :func:`create`, or around a model already in memory (a policy
+    being trained) with ``HFModelClient(LoadedModel(model, tokenizer, device), name=...)``.
+    """
+
+    def __init__(self, loaded: LoadedModel | None = None, *, name: str = "hf",
+                 spec: ModelSpec | None = None) -> None:
+        self.spec = spec
+        self.name = name
+        self.model = spec.model if spec else name
+        self.prices = Prices()
+        options = spec.options if spec else {}
+        self._seed = int(options.get("seed", 0))
+        self._top_p = float(options.get("top_p", 1.0))
+        self._top_k = int(options.get("top_k", 0))
+        self._max_tokens = (spec.max_output_tokens if spec else None) or DEFAULT_MAX_TOKENS
+        self._loaded = loaded
+        self._owned = False
+        self._generator: Any = None
+        self._history: OrderedDict[str, tuple[list[int], TokenRecord]] = OrderedDict()
+
+    @property
+    def context_window(self) -> int:
+        return self._loaded.context_window if self._loaded else UNLOADED_CONTEXT
+
+    async def _ready(self) -> LoadedModel:
+        if self._loaded is None:
+            assert self.spec is not None
+            self._loaded = await asyncio.to_thread(acquire, self.spec.model, self.spec.options)
+            self._owned = True
+        return self._loaded
+
+    async def check(self) -> None:
+        """Preflight: load the weights now, so a bad path fails before any work."""
+        await self._ready()
+
+    async def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: list[str] | None = None,
+    ) -> ChatResult:
+        """Generate one reply in the model's worker thread; see the module docstring."""
+        loaded = await self._ready()
+        sampling = Sampling(max_tokens or self._max_tokens,
+                            1.0 if temperature is None else float(temperature),
+                            self._top_p, self._top_k, tuple(stop or ()))
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(loaded.executor, self._chat, loaded, messages, sampling)
+
+    def _chat(self, loaded: LoadedModel, messages: list[dict[str, Any]],
+              sampling: Sampling) -> ChatResult:
+        start = time.perf_counter()
+        prompt, reused = self._prompt(loaded.tokenizer, messages)
+        room = loaded.context_window - len(prompt)
+        if room < 1:
+            raise ModelError(f"the prompt has {len(prompt):,} tokens, the context window "
+                             f"{loaded.context_window:,}", model=self.name)
+        sampling.max_tokens = min(sampling.max_tokens, room)
+        try:
+            ids, logprobs, eos, finish = self._sample(loaded, prompt, sampling)
+        except RuntimeError as exc:
+            raise ModelError(f"generation failed: {exc}", model=self.name) from None
+        record = TokenRecord(prompt, ids, logprobs, eos=eos, prompt_reused=reused)
+        text = decode(loaded.tokenizer, ids[:-1] if eos else ids)
+        reply = [*messages, {"role": "assistant", "content": text}]
+        self._history[_history_key(reply)] = (prompt + ids, record)
+        while len(self._history) > HISTORY:
+            self._history.popitem(last=False)
+        usage = Usage(input_tokens=len(prompt), output_tokens=len(ids), calls=1)
+        return ChatResult(text=text, usage=usage, model=self.model, finish_reason=finish,
+                          latency_s=time.perf_counter() - start, tokens=record)
+
+    def _prompt(self, tokenizer: Any, messages: list[dict[str, Any]]) -> tuple[list[int], int]:
+        """The prompt ids, and how many lead ids were carried over from the previous call."""
+        pieces = chat_pieces(tokenizer, messages, add_generation_prompt=True)
+        last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"),
+                   default=None)
+        cached = self._history.get(_history_key(messages[:last + 1])) if last is not None else None
+        if cached is None:
+            return encode_pieces(tokenizer, pieces, check=False)[0], 0
+        before, record = cached
+        turn = sum(m.get("role") == "assistant" for m in messages[:last])
+        at = next(i for i, p in enumerate(pieces) if p.kind == REPLY and p.turn == turn)
+        tail, _ = encode_pieces(tokenizer, pieces[at + 1:], {turn: record}, check=False)
+        return before + tail, len(before)
+
+    def _sample(self, loaded: LoadedModel, prompt: list[int],
+                sampling: Sampling) -> tuple[list[int], list[float], bool, str]:
+        import torch
+
+        if self._generator is None:
+            self._generator = torch.Generator().manual_seed(self._seed)
+        model, tokenizer, stops = loaded.model, loaded.tokenizer, loaded.stop_ids
+        ids: list[int] = []
+        logprobs: list[float] = []
+        with torch.inference_mode():
+            out = model(input_ids=torch.tensor([prompt], device=loaded.device), use_cache=True)
+            while True:
+                logits = out.logits[0, -1].float().cpu()
+                token, logprob = _pick(logits, sampling, self._generator)
+                ids.append(token)
+                logprobs.append(logprob)
+                if token in stops:
+                    return ids, logprobs, True, "stop"
+                if self._stopped(tokenizer, ids, sampling):
+                    return self._cut(tokenizer, ids, logprobs, sampling)
+                if len(ids) >= sampling.max_tokens:
+                    return ids, logprobs, False, "length"
+                out = model(input_ids=torch.tensor([[token]], device=loaded.device),
+                            cache=out.cache, use_cache=True)
+
+    @staticmethod
+    def _stopped(tokenizer: Any, ids: list[int], sampling: Sampling) -> bool:
+        piece = decode(tokenizer, ids[-1:])
+        if "`" not in piece and not any(s and s[-1] in piece for s in sampling.stop):
+            return False
+        text = decode(tokenizer, ids)
+        return code_closed(text) or any(s and s in text for s in sampling.stop)
+
+    @staticmethod
+    def _cut(tokenizer: Any, ids: list[int], logprobs: list[float],
+             sampling: Sampling) -> tuple[list[int], list[float], bool, str]:
+        """At a stop string, keep the whole tokens before it; a closed code block stays."""
+        text = decode(tokenizer, ids)
+        found = [text.find(s) for s in sampling.stop if s and s in text]
+        if not found or code_closed(text[:min(found)]):
+            return ids, logprobs, False, "stop"
+        keep = len(ids)
+        while keep and len(decode(tokenizer, ids[:keep])) > min(found):
+            keep -= 1
+        return ids[:keep], logprobs[:keep], False, "stop"
+
+    async def aclose(self) -> None:
+        """Release this client's hold on the shared weights."""
+        if self._owned and self._loaded is not None:
+            loaded, self._loaded, self._owned = self._loaded, None, False
+            await asyncio.to_thread(release, loaded)
+
+    async def __aenter__(self) -> HFModelClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _pick(logits: Any, sampling: Sampling, generator: Any) -> tuple[int, float]:
+    """Sample one token id; its log-probability under log-softmax(logits / temperature)."""
+    import torch
+
+    if sampling.temperature <= 0:
+        logp = torch.log_softmax(logits, dim=-1)
+        token = int(torch.argmax(logits))
+        return token, float(logp[token])
+    scaled = logits / sampling.temperature
+    logp = torch.log_softmax(scaled, dim=-1)
+    kept = scaled.clone()
+    if sampling.top_k:
+        floor = torch.topk(kept, min(sampling.top_k, kept.numel())).values[-1]
+        kept[kept < floor] = float("-inf")
+    if sampling.top_p < 1.0:
+        order = torch.argsort(kept, descending=True)
+        cumulative = torch.cumsum(torch.softmax(kept[order], dim=-1), dim=-1)
+        drop = cumulative - torch.softmax(kept[order], dim=-1) >= sampling.top_p
+        kept[order[drop]] = float("-inf")
+    token = int(torch.multinomial(torch.softmax(kept, dim=-1), 1, generator=generator))
+    return token, float(logp[token])
+
+
+def create(spec: ModelSpec) -> HFModelClient:
+    """Provider factory for ``hf``; the weights load on ``check()`` or the first call."""
+    require("torch", "transformers")
+    if spec.options:
+        hf_options(spec.options, where=f"model '{spec.name}'")
+    if not spec.model:
+        raise ConfigError(f"model '{spec.name}': an hf model needs a PATH (or local)")
+    return HFModelClient(name=spec.name, spec=spec)

@@ -1,0 +1,117 @@
+"""Settings of supervised fine-tuning, validated when built. Every field is a flag of
+``dealroom train sft`` (``lora_rank`` is ``--lora-rank``)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from dealroom.errors import ConfigError
+
+REPORTERS = ("none", "tensorboard", "wandb")
+SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup")
+
+
+@dataclass
+class SFTSettings:
+    """How ``train_sft`` fine-tunes a model with LoRA."""
+
+    lora_rank: int = 16
+    """Rank r of the LoRA matrices."""
+    lora_alpha: int = 32
+    """LoRA scaling numerator: updates are scaled by ``lora_alpha / lora_rank``."""
+    lora_dropout: float = 0.05
+    """Dropout on the LoRA input, 0 to 1."""
+    lora_targets: str = "all-linear"
+    """Modules that get adapters: ``all-linear`` or comma-separated names (``q_proj,v_proj``)."""
+    learning_rate: float = 2e-4
+    """Peak learning rate of AdamW."""
+    lr_scheduler: str = "linear"
+    """Learning-rate schedule after warm-up: linear, cosine, constant, constant_with_warmup."""
+    warmup_ratio: float = 0.0
+    """Share of the steps spent warming the learning rate up from 0."""
+    weight_decay: float = 0.0
+    """AdamW weight decay."""
+    epochs: float = 1.0
+    """Passes over the dataset (ignored when ``max_steps`` is set)."""
+    max_steps: int | None = None
+    """Optimizer steps to run; overrides ``epochs``."""
+    max_length: int = 4096
+    """Longest row in tokens; a longer row is refused (re-export with a smaller length)."""
+    batch_size: int = 1
+    """Rows per micro-batch."""
+    grad_accum: int = 4
+    """Micro-batches per optimizer step (effective batch: ``batch_size * grad_accum``)."""
+    seed: int = 0
+    """Seed of initialization, shuffling and dropout."""
+    save_steps: int = 50
+    """Steps between checkpoints (``CKPT/checkpoint-N``), the point ``--resume`` restarts from."""
+    save_limit: int = 2
+    """Checkpoints kept; older ones are deleted."""
+    activation_checkpointing: bool = False
+    """Recompute activations in the backward pass: less memory, about a third slower."""
+    report_to: str = "none"
+    """Also log to ``tensorboard`` or ``wandb`` (comma-separated), through the trainer's own
+    integrations; ``none`` logs to ``CKPT/log.jsonl`` only."""
+
+    def __post_init__(self) -> None:
+        positive = ("lora_rank", "lora_alpha", "max_length", "batch_size", "grad_accum",
+                    "save_steps", "save_limit")
+        for name in positive:
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be an integer of at least 1")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ConfigError("max_steps must be at least 1 (omit it to train by epochs)")
+        if not (math.isfinite(self.learning_rate) and 0 < self.learning_rate < 1):
+            raise ConfigError("learning_rate must be between 0 and 1, e.g. 2e-4")
+        if not 0 < self.epochs <= 1000:
+            raise ConfigError("epochs must be positive (fractions allowed)")
+        for name in ("lora_dropout", "warmup_ratio"):
+            if not 0 <= getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be in [0, 1)")
+        if self.weight_decay < 0:
+            raise ConfigError("weight_decay must be at least 0")
+        if self.seed < 0:
+            raise ConfigError("seed must be at least 0")
+        if self.lr_scheduler not in SCHEDULERS:
+            raise ConfigError(f"lr_scheduler must be one of {', '.join(SCHEDULERS)}")
+        if not self.targets():
+            raise ConfigError("lora_targets names no module: give all-linear or q_proj,v_proj")
+        unknown = set(self.reporters()) - set(REPORTERS)
+        if unknown or ("none" in self.reporters() and len(self.reporters()) > 1):
+            raise ConfigError(f"report_to must be none, or tensorboard and/or wandb; "
+                              f"got {self.report_to!r}")
+
+    def targets(self) -> str | list[str]:
+        """``lora_targets`` as PEFT takes it."""
+        names = [t.strip() for t in self.lora_targets.split(",") if t.strip()]
+        return "all-linear" if names == ["all-linear"] else names
+
+    def reporters(self) -> list[str]:
+        return [r.strip() for r in self.report_to.split(",") if r.strip()] or ["none"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SFTSettings:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def field_help(cls: type) -> dict[str, str]:
+    """Each dataclass field's docstring, by name: the CLI's help and the docs use them."""
+    import ast
+    import inspect
+    import textwrap
+
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    found = {}
+    for node, after in zip(body, body[1:], strict=False):
+        doc = getattr(after, "value", None)
+        if isinstance(node, ast.AnnAssign) and isinstance(doc, ast.Constant):
+            text = " ".join(str(doc.value).split()).replace("``", "")
+            found[node.target.id] = text  # type: ignore[union-attr]
+    return found

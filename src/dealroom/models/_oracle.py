@@ -36,6 +36,8 @@ from typing import Any
 from dealroom.errors import ConfigError, DealroomError, ModelError
 from dealroom.models._client import ChatResult, estimate_usage
 from dealroom.models._spec import ModelSpec, Prices
+from dealroom.room import count_tokens
+from dealroom.types import Usage
 
 ORACLE = "oracle"
 MODEL_ID = "oracle-simulator"
@@ -132,9 +134,12 @@ class OracleModel:
             raise ModelError("the oracle answers only sub-calls of a run, which pass the "
                              "record of the slices sent (dealroom run, dealroom eval sweep)",
                              model=self.name)
-        text = answer(self._findings(str(context["room"])), context,
-                      _sent_text(messages), self.settings)
-        usage = estimate_usage(messages, text, self.prices)
+        sent = _sent_text(messages) if context.get("truncated") else ""
+        text = answer(self._findings(str(context["room"])), context, sent, self.settings)
+        tokens = context.get("tokens")  # the input as the harness counted it, when it did
+        if not isinstance(tokens, int):
+            tokens = estimate_usage(messages, "", self.prices).input_tokens
+        usage = Usage(input_tokens=tokens, output_tokens=count_tokens(text), calls=1)
         return ChatResult(text=text, usage=usage, model=self.model, finish_reason="stop",
                           latency_s=0.0)
 

@@ -344,8 +344,8 @@ class Episode:
         if reservation is None:
             error = f"budget exhausted: {self.tracker.exhausted() or 'not enough left'}"
             return {"ok": False, "error": error, "notes": built.notes}
-        context = {"context": {"room": str(self.ctx.room_dir), **built.record}} \
-            if getattr(sub, "takes_context", False) else {}
+        context = {"context": {"room": str(self.ctx.room_dir), "tokens": built.tokens,
+                               **built.record}} if getattr(sub, "takes_context", False) else {}
         try:
             result = await sub.chat(built.messages, max_tokens=self._sub_max_output(),
                                     temperature=self.ctx.settings.temperature, **context)

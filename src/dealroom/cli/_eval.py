@@ -31,6 +31,8 @@ def sweep(
 
 TAU_HELP = "Success: a criteria pass rate of at least X (default 0.5)."
 ALL_PASS_HELP = "Success: every criterion passed (LAB's score)."
+SETTING_HELP = ("Pass@(K,T) from runs per T (visible) or T_max runs as of turn T (truncation); "
+                "default: the sweep's budget_visible.")
 
 
 def _tau(tau: float | None, all_pass: bool) -> float | None:
@@ -48,10 +50,7 @@ def passk(
     sweep: str = typer.Argument(..., help="A sweep folder (or SWEEP:root=...,sub=...)."),
     tau: float = typer.Option(None, "--tau", help=TAU_HELP),
     all_pass: bool = typer.Option(False, "--all-pass", help=ALL_PASS_HELP),
-    setting: str = typer.Option(
-        None, "--setting",
-        help="visible (runs per T) or truncation (T_max runs as of turn T); default: the "
-             "sweep's budget_visible."),
+    setting: str = typer.Option(None, "--setting", help=SETTING_HELP),
     k: int = typer.Option(None, "--k", help="Largest k (default: the samples recorded)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object per (policy, T, k)."),
 ) -> None:
@@ -94,6 +93,7 @@ def compare(
     b: str = typer.Argument(..., help="Another sweep or selector."),
     tau: float = typer.Option(None, "--tau", help=TAU_HELP + " For the Pass@k cells."),
     all_pass: bool = typer.Option(False, "--all-pass", help=ALL_PASS_HELP),
+    setting: str = typer.Option(None, "--setting", help=SETTING_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
 ) -> None:
     """A - B paired by room (and T, depth, seed): mean difference, bootstrap CI, sign test."""
@@ -101,7 +101,7 @@ def compare(
     from dealroom.cli.display_eval import render_compare
     from dealroom.eval import compare as compute
 
-    result = compute(a, b, tau=_tau(tau, all_pass))
+    result = compute(a, b, tau=_tau(tau, all_pass), setting=setting)
     if as_json:
         render_json(result, indent=2)
     else:

@@ -51,7 +51,7 @@ def passk(source: str | Path, *, tau: float | None = DEFAULT_TAU, setting: str |
     if setting not in SETTINGS:
         raise ConfigError(f"--setting must be visible or truncation, got {setting!r}")
     rows = judged(load_rows(source))
-    cells = _cells(rows, spec, setting, tau)
+    cells = sample_cells(rows, spec, setting, tau)
     most = max((len(s) for rooms in cells.values() for s in rooms.values()), default=0)
     k = k or most
     if k > most:
@@ -69,7 +69,7 @@ def passk(source: str | Path, *, tau: float | None = DEFAULT_TAU, setting: str |
     return json_safe(out)
 
 
-def _cells(rows: list[Row], spec: dict[str, Any], setting: str,
+def sample_cells(rows: list[Row], spec: dict[str, Any], setting: str,
            tau: float | None) -> dict[tuple, dict[str, list[bool]]]:
     """(root, sub, depth, T) → room → the samples' successes at T."""
     cells: dict[tuple, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))

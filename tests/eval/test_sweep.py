@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -228,3 +229,19 @@ def test_ray_missing_is_one_line_with_the_install(monkeypatch, small_sweep, tmp_
     with pytest.raises(ConfigError, match=re.escape('pip install "dealroom[ray]"')):
         run_sweep(spec, tmp_path / "x", backend="ray")
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.slow
+def test_the_embedded_local_model_runs_in_a_sweep(tmp_path):
+    pytest.importorskip("llama_cpp")
+    fixture = Path(__file__).parents[1] / "judge" / "fixtures" / "room"  # 8 short documents
+    room = shutil.copytree(fixture, tmp_path / "room")
+    spec = write_spec(tmp_path / "spec.toml", spec_text(room, subs=["local"], max_turns=[6]))
+    result = run_sweep(spec, tmp_path / "out", workers=1)
+    index = entries(tmp_path / "out")
+    assert (result.done, result.failed) == (1, 0), index
+    folder = RunFolder.open(tmp_path / "out" / "episodes" / next(iter(index)))
+    assert folder.config["sub"] == "local" and folder.config["simulators"] == []
+    calls = [e for e in folder.events() if e["type"] == "model_call" and e["role"] == "sub"]
+    assert calls and all(e["error"] is None for e in calls)
+    assert folder.scores() is not None

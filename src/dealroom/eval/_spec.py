@@ -66,8 +66,8 @@ class SweepSpec:
     """Rooms to generate into ``SWEEP/rooms/`` before the episodes."""
     harness: str = "rlm"
     roots: tuple[str, ...] = ("scripted",)
-    subs: tuple[str, ...] = ("oracle",)
-    """Sub-agent specs (ignored by a harness without sub-agents)."""
+    subs: tuple[str, ...] = ("local",)
+    """Sub-agent specs (ignored by a harness without sub-agents); ``dealroom run``'s default."""
     depth: tuple[int, ...] = (1,)
     max_turns: tuple[int, ...] = (30,)
     """The turn budgets T."""

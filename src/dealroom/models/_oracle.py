@@ -131,8 +131,9 @@ class OracleModel:
         """The lines for the findings in the slices ``context`` records (other options, such
         as a response format, do not apply to a simulator)."""
         if not context or "room" not in context:
-            raise ModelError("the oracle answers only sub-calls of a run, which pass the "
-                             "record of the slices sent (dealroom run, dealroom eval sweep)",
+            raise ModelError("the oracle answers only the sub-calls of a run, which pass the "
+                             "record of the slices sent (dealroom run, dealroom eval sweep); it "
+                             "cannot be a child agent (rlm()) or a REPL's sub-agent",
                              model=self.name)
         sent = _sent_text(messages) if context.get("truncated") else ""
         text = answer(self._findings(str(context["room"])), context, sent, self.settings)

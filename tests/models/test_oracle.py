@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, ModelError
 from dealroom.harness import run_agent
 from dealroom.models import OracleSettings, _oracle, open_model, resolve_model_spec, split_spec
 from dealroom.room import Room, load_answer_key
@@ -115,7 +115,7 @@ def test_a_page_cut_to_fit_counts_only_for_the_text_that_was_sent(generated_room
 
 def test_a_call_without_the_slice_record_is_refused():
     oracle = open_model("oracle")
-    with pytest.raises(Exception, match="answers only sub-calls of a run"):
+    with pytest.raises(ModelError, match="answers only the sub-calls of a run"):
         asyncio.run(oracle.chat([{"role": "user", "content": "=== D00001 | x ==="}]))
 
 

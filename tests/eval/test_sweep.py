@@ -70,6 +70,13 @@ def test_the_oracle_is_refused_on_a_room_without_an_answer_key(tmp_path, small_r
         run_sweep(spec, tmp_path / "out")
 
 
+def test_a_judge_that_cannot_score_a_room_is_refused(tmp_path, small_room):
+    spec = write_spec(tmp_path / "spec.toml", spec_text(small_room, subs=["local"]))
+    with pytest.raises(ConfigError, match="judge: the rubric of falcon has no expect blocks"):
+        run_sweep(spec, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
 def test_samples_seed_the_policies_and_a_hidden_budget_runs_only_the_largest_t(tmp_path,
                                                                                generated_room):
     spec = load_spec(write_spec(tmp_path / "s.toml", spec_text(

@@ -363,6 +363,7 @@ def check_policies(spec: SweepSpec, rooms: list[SweepRoom], harness: Any,
                 except DealroomError as exc:
                     raise ConfigError(f"subs: the oracle cannot run on room {room.name}: "
                                       f"{exc}") from None
+    _check_judge(spec.judge, rooms)
     known = set(harness.settings.__dataclass_fields__)
     unknown = sorted(set(spec.settings) - known)
     if unknown:
@@ -377,3 +378,27 @@ def check_policies(spec: SweepSpec, rooms: list[SweepRoom], harness: Any,
             raise ConfigError(f"depth and budget_visible do not apply to the {harness.name} "
                               "harness")
         harness.settings(**options)
+
+
+def _check_judge(judge: str, rooms: list[SweepRoom]) -> None:
+    """A judge that needs no model (``reference``) checks each given room's rubric now."""
+    import asyncio
+
+    from dealroom.judge import judge_names, open_judge
+    from dealroom.room import load_task
+
+    if judge not in judge_names():
+        return
+
+    async def check() -> None:
+        async with open_judge(judge) as ready:
+            checker = getattr(ready, "check_task", None)
+            for room in rooms:
+                if checker is not None and room.generated is None:
+                    try:
+                        checker(load_task(Path(room.path)), room.name)
+                    except DealroomError as exc:
+                        raise ConfigError(f"judge: {exc} (in the spec: judge = \"MODEL\")"
+                                          ) from None
+
+    asyncio.run(check())

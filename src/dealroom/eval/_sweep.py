@@ -325,9 +325,10 @@ def _ray(todo: list[EpisodeSpec], plan: SweepPlan, workers: int, address: str | 
         return
     args = _arguments(plan)
     started = not ray.is_initialized()
-    if started:
-        ray.init(address=address, num_cpus=None if address else workers,
-                 include_dashboard=False, log_to_driver=False,
+    if started and address:
+        ray.init(address=address, log_to_driver=False)
+    elif started:  # a local cluster: its workers import dealroom as this process does
+        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
                  runtime_env={"env_vars": {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}})
     remote = ray.remote(num_cpus=1, max_retries=0)(run_episode)
     try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import os
 import signal
 import sys
 import time
@@ -108,9 +109,11 @@ def episode_lock(sweep: Path, episode_id: str) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def die_with_parent() -> None:
-    """Pool initializer: the worker is killed when the sweep's process dies (SIGKILL too), so
-    no episode runs on unseen after the sweep is gone."""
+def die_with_parent(parent: int) -> None:
+    """Pool initializer: the worker is killed when the sweep's process ``parent`` dies (SIGKILL
+    too), so no episode runs on unseen after the sweep is gone."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before the signal was asked for
+        os._exit(1)

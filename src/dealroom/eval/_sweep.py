@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -205,7 +205,7 @@ def _previous(out: Path, spec: SweepSpec) -> dict[str, Any] | None:
             raise ConfigError(f"{out} holds files and no {SWEEP_JSON}: give --out a new folder")
         return None
     previous = read_json(path, ConfigError, "")
-    before = previous.get("spec") or {}
+    before = {**_defaults(), **(previous.get("spec") or {})}  # a key added since: its default
     now = json_safe(spec.to_dict())
     differ = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
     if differ:
@@ -213,6 +213,15 @@ def _previous(out: Path, spec: SweepSpec) -> dict[str, Any] | None:
                           f"{', '.join(differ)}): give --out a new folder, or run the spec it "
                           "was made from; nothing was changed")
     return previous
+
+
+def _defaults() -> dict[str, Any]:
+    """Each spec key's default, as ``sweep.json`` records it."""
+    out = {}
+    for f in fields(SweepSpec):
+        value = f.default_factory() if f.default_factory is not MISSING else f.default
+        out[f.name] = json_safe(list(value) if isinstance(value, tuple) else value)
+    return out
 
 
 def _generate(rooms: list[SweepRoom]) -> None:
@@ -291,6 +300,7 @@ def _pool(todo: list[EpisodeSpec], plan: SweepPlan, workers: int, address: str |
         return
     args = _arguments(plan)
     pool = ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent,
+                               initargs=(os.getpid(),),
                                mp_context=multiprocessing.get_context("spawn"))
     try:
         pending = {pool.submit(run_episode, e.to_dict(), *args): e for e in _order(todo, plan)}

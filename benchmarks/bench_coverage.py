@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dealroom._util.files import read_jsonl
 from dealroom.measure import CoverageIndex, CoverageProbe, DocText
+from dealroom.runs import read_jsonl
 
 BUDGET_S = 60.0
 

@@ -46,7 +46,7 @@ def _scripted_history(tmp_path, room, states, turns):
                                          "settings": {"depth": 1, "max_turns": 8}})
     rec = RunRecorder(folder)
     for turn, memo in states.items():
-        rec.write_memo(memo)
+        folder.write_deliverable("memo", memo)
         rec.memo_turn(turn, memo)
     rec.event("run_end", status="max_turns", reason="turns", turns=turns)
     rec.close()

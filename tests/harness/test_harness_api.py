@@ -29,7 +29,7 @@ class Echo:
     async def run(self, room_dir, out, *, root, sub, settings, listeners=(), concurrency=None):
         run = await open_run("echo", room_dir, out, root=root, settings=settings,
                              listeners=listeners, concurrency=concurrency)
-        run.events.recorder.write_memo(f"# {settings.greeting}\\n")
+        run.deliverables.write_memo(f"# {settings.greeting}\\n")
         run.events.emit("run_end", status="submitted", reason="echo", turns=0)
         return run.finish("submitted", "echo", 0)
 

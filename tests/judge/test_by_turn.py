@@ -14,7 +14,7 @@ def _run_with_history(tmp_path, room, states: dict[int, str], turns: int):
     rec = RunRecorder(folder)
     rec.event("run_start")
     for turn, memo in states.items():
-        rec.write_memo(memo)
+        folder.write_deliverable("memo", memo)
         rec.memo_turn(turn, memo)
     rec.event("run_end", status="max_turns", reason="turns", turns=turns)
     rec.close()

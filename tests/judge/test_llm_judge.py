@@ -214,6 +214,12 @@ TWO = ["C-001", "C-002"]
             {},
             "no valid verdict for C-001, C-002",
         ),
+        (
+            '{"C-001": {"verdict": "pass", "reasoning": "ok"}, "C-002": {"verdict": "fa',
+            TWO,
+            {"C-001": "pass"},
+            "no valid verdict for C-002",
+        ),
         ("I cannot comply.", TWO, {}, "no JSON object in the reply"),
         ("", TWO, {}, "the reply was empty"),
     ],
@@ -272,3 +278,86 @@ def test_agreement_kappa_undefined_and_errors_excluded() -> None:
     assert result["agreement"] == 1.0 and result["kappa"] != result["kappa"]  # NaN
     with pytest.raises(ValueError):
         agreement([a], [a, b])
+
+
+def test_fitting_counts_each_deliverable_once(task: dict, monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from dealroom.judge import _llm
+
+    memo = "The memo says a great deal about Acme. " * 500
+    counted: list[int] = []
+    real = _llm.count_tokens
+    monkeypatch.setattr(_llm, "count_tokens", lambda text: counted.append(len(text)) or real(text))
+    chunks = _llm.batches(task["criteria"], 1, ["memo"])
+    model = SimpleNamespace(context_window=6_000)
+    kept, errors = _llm.fit(model, task, {"memo": memo}, chunks, None)
+    assert sum(n >= len(memo) for n in counted) == 1  # not once per criterion
+    monkeypatch.setattr(_llm, "count_tokens", real)
+    for chunk in chunks:  # the same decision as sizing each whole prompt
+        need = prompt_tokens(_llm.build_messages(task, {"memo": memo}, chunk)) + \
+            _llm.reply_budget(1, None)
+        assert (chunk in kept) == (need <= 6_000) and (chunk[0]["id"] in errors) != (chunk in kept)
+
+
+def test_verdicts_are_asked_for_with_a_schema_keyed_by_criterion(task: dict) -> None:
+    def reply(req: dict) -> str:
+        keys = list(req["response_format"]["json_schema"]["schema"]["properties"])
+        return json.dumps({i: {"verdict": "pass", "reasoning": "ok"} for i in keys})
+
+    scores, srv = _judge(task, reply, batch=4)
+    assert scores.n_passed == len(task["criteria"]) and scores.n_errors == 0
+    for request in srv.requests:
+        schema = request["response_format"]["json_schema"]["schema"]
+        assert schema["required"] == _ids(request) and schema["additionalProperties"] is False
+        item = schema["properties"][_ids(request)[0]]
+        assert item["properties"]["verdict"]["enum"] == ["pass", "fail"]
+    assert scores.to_dict()["judge"]["structured_output"] == {"json_schema": srv.calls}
+
+
+@pytest.mark.parametrize(
+    "refuse, used", [(("json_schema",), "json_object"), (("response_format",), "none")]
+)
+def test_an_endpoint_refusing_the_schema_is_judged_leniently(
+    task: dict, refuse: tuple, used: str
+) -> None:
+    async def go() -> tuple[Scores, MockOpenAIServer]:
+        reply = lambda req: _good(_ids(req))  # noqa: E731
+        async with MockOpenAIServer(reply, refuse=refuse, refuse_status=500) as srv:
+            async with open_model(srv.spec) as model:
+                scores = await llm_judge(model, batch=len(task["criteria"]))(task, {"memo": "m"})
+            return scores, srv
+
+    scores, srv = asyncio.run(go())
+    assert scores.n_passed == len(task["criteria"]) and scores.n_errors == 0
+    assert scores.judge["structured_output"] == {used: 1}
+
+
+def test_structured_output_can_be_turned_off(task: dict) -> None:
+    scores, srv = _judge(task, lambda req: _good(_ids(req)), batch=4, structured=False)
+    assert all("response_format" not in r for r in srv.requests)
+    assert scores.judge["structured_output"] == {"none": srv.calls}
+
+
+@pytest.mark.slow
+def test_the_embedded_model_judges_every_criterion_through_the_cli(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from dealroom.room import generate_room, load_task
+
+    room = tmp_path / "room"
+    generate_room(room, docs=12, seed=1, tokens=40_000)
+    criteria = load_task(room)["criteria"]
+    memo = tmp_path / "memo.md"
+    memo.write_text("# Memo\n\n" + "\n".join(f"- {c['title']}" for c in criteria[::2]))
+    out = tmp_path / "scores.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "dealroom", "judge", "--room", str(room), "--memo", str(memo),
+         "--judge", "local", "--batch", "5", "--out", str(out)],
+        capture_output=True, text=True, timeout=900,
+    )
+    assert done.returncode == 0, done.stderr
+    scores = json.loads(out.read_text())
+    assert scores["n_criteria"] == len(criteria) and scores["n_errors"] == 0
+    assert scores["judge"]["structured_output"] == {"json_object": -(-len(criteria) // 5)}

@@ -96,6 +96,12 @@ def mini_docs() -> dict[str, tuple[str, str, str]]:
 
 
 @pytest.fixture(scope="session")
+def room_writer():
+    """:func:`write_room`, to build room folders."""
+    return write_room
+
+
+@pytest.fixture(scope="session")
 def run_writer():
     """:func:`write_run`, to build run folders."""
     return write_run

@@ -75,7 +75,20 @@ def test_behaviour_counts() -> None:
         "memo_incremental": True,
         "memo_sections": 5,
         "memo_chars": 3000,
+        "docs_read": None,
+        "room_docs": None,
     }
+
+
+def test_documents_read_with_the_read_tool_out_of_the_room() -> None:
+    def tool(name, doc=None):
+        return {"type": "tool", "name": name, "doc": doc}
+
+    events = [{"type": "run_start", "docs": 60}, tool("list"), tool("read", "D00001"),
+              tool("read", "D00002"), tool("read", "D00001"), tool("read")]
+    stats = behaviour(events)
+    assert (stats["docs_read"], stats["room_docs"]) == (2, 60)
+    assert behaviour([{"type": "run_start", "docs": 60}, tool("list")])["docs_read"] == 0
 
 
 def test_memo_written_only_at_the_end_is_not_incremental() -> None:

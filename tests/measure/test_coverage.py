@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from dealroom.measure import CoverageIndex, CoverageProbe, DocText, coverage_from_run
-from dealroom.room import count_tokens
+from dealroom.room import Room, count_tokens, generate_room
+from dealroom.room._tables import line_hashes
 
 
 def _docs(mini_docs: dict) -> list[DocText]:
@@ -266,3 +270,89 @@ def test_labelled_lines_such_as_search_hits(index: CoverageIndex, mini_docs: dic
     probe = CoverageProbe(index)
     probe.observe_text(f"[grep] 2 hits\nD00001 p.1: {line}\nD00002 p.2: Section 9.2 Change of")
     assert probe.summary()["tokens_covered"] == _tok(line)
+
+
+ODD_DOCS = {
+    "D00001": ("01 Odd", "nbsp.txt", "Consent\u00a0is\u00a0required.\nzero\u200bwidth\u00ad "
+               "line\n\f  \t \n\fSociété Générale — €5 millions\u2028next ١٢٣\n"),
+    "D00002": ("01 Odd", "long.txt", "word " * 20_000 + "\f" + "\n\n\n"),
+}
+
+
+@pytest.mark.parametrize("kind", ["mini", "odd", "generated"])
+def test_the_index_line_table_equals_the_lines_cut_in_memory(
+    kind: str, tmp_path: Path, mini_docs: dict, room_writer
+) -> None:
+    root = tmp_path / "room"
+    if kind == "generated":
+        generate_room(root, docs=20, seed=4, tokens=40_000, workers=1, secret="lines")
+    else:
+        room_writer(root, ODD_DOCS if kind == "odd" else mini_docs)
+    with Room.open(root) as room:
+        stored = CoverageIndex.from_room(room)
+        memory = CoverageIndex([DocText(d.id, d.folder, d.category, room.text(d))
+                                for d in room.docs])
+        for name in ("unit_start", "unit_end", "unit_tok", "unit_doc", "unit_hash",
+                     "hash_sorted", "hash_unit", "pfx_sorted", "pfx_unit", "doc_len",
+                     "doc_off", "doc_tokens"):
+            np.testing.assert_array_equal(getattr(stored, name), getattr(memory, name), name)
+        for a, b in zip(stored.page_starts, memory.page_starts, strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert [stored.unit_text(u) for u in range(stored.n_units)] == [
+            memory.unit_text(u) for u in range(memory.n_units)]
+        assert stored.total_tokens == sum(map(count_tokens, map(room.text, room.docs)))
+
+
+def test_line_hashes_are_the_same_in_every_process() -> None:
+    lines = ["Section 9.2 Change of Control.", "Société — ١٢٣", "x" * 500]
+    code = ("import sys; from dealroom.room._tables import line_hashes; "
+            f"print(line_hashes({lines!r}).tolist())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONHASHSEED": "123"})
+    assert out.stdout.strip() == str(line_hashes(lines).tolist())
+    assert len(set(line_hashes(lines).tolist())) == 3
+
+
+def test_union_of_cut_ranges_equals_a_naive_union() -> None:
+    from dealroom.measure._coverage import _union_sizes
+
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        rows = []
+        for _ in range(int(rng.integers(1, 60))):
+            lo = int(rng.integers(0, 40))
+            rows.append((int(rng.integers(0, 8)), lo, lo + int(rng.integers(0, 15))))
+        units, sizes = _union_sizes(np.array(rows, dtype=np.int64))
+        naive = {u: len({t for v, lo, hi in rows if v == u for t in range(lo, hi)})
+                 for u, _, _ in rows}
+        assert dict(zip(units.tolist(), sizes.tolist(), strict=True)) == naive
+
+
+def test_coverage_is_the_summary_figure_and_the_index_loads_on_first_use(
+    room_dir: Path, mini_docs: dict
+) -> None:
+    probe = CoverageProbe(room_dir)
+    assert probe._index is None  # nothing read yet
+    probe.observe_slice("D00002", 10, 200)
+    probe.observe_text("Article 1. The name of the corporation is Acme Holdings Inc.")
+    assert probe.coverage() == probe.summary()["coverage"] > 0
+    rng = np.random.default_rng(2)
+    for _ in range(40):  # many overlapping slices, cut anywhere, folded in between
+        doc = str(rng.choice(list(mini_docs)))
+        a = int(rng.integers(0, len(mini_docs[doc][2])))
+        probe.observe_slice(doc, a, a + int(rng.integers(0, 120)))
+        if rng.random() < 0.3:
+            assert probe.coverage() == probe.summary()["coverage"]
+    per_unit = probe.covered_by_unit()
+    assert probe.coverage() == per_unit.sum() / probe.index.total_tokens
+    assert (per_unit <= probe.index.unit_tok).all()
+
+
+def test_runs_of_one_room_share_its_index_until_it_is_rebuilt(room_dir: Path) -> None:
+    from dealroom.measure import build_index
+    from dealroom.room import build_index as build_room_index
+
+    first = build_index(room_dir)
+    assert build_index(room_dir) is first  # dealroom summary over many runs reads it once
+    build_room_index(room_dir)
+    assert build_index(room_dir) is not first

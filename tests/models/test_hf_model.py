@@ -1,20 +1,15 @@
 """The hf provider: in-process generation that records exact token ids and logprobs."""
 
 import asyncio
-import json
 
 import pytest
 
 from dealroom.errors import ConfigError, MissingDependency, ModelError
 from dealroom.models import (
     ModelSpec,
-    TokenRecord,
     open_model,
     provider_names,
-    read_all_tokens,
-    read_tokens,
     resolve_model_spec,
-    write_tokens,
 )
 from dealroom.models._chat import decode
 from dealroom.models._hf import HFModelClient, Sampling, code_closed
@@ -135,24 +130,6 @@ def test_generation_stops_at_the_end_of_the_code_block_and_before_stop_strings(t
                                                      [0.0] * first, stop)
     assert decode(tiny_tokenizer, kept) == "hits = room " and len(logprobs) == len(kept)
     assert (eos, finish) == (False, "stop")
-
-
-def test_token_records_go_to_a_side_file_the_event_points_at(tmp_path):
-    a = TokenRecord([1, 2, 3], [4, 5], [-0.1234567891, -2.0], eos=True)
-    b = TokenRecord([1, 2, 3, 4, 5, 9], [7], [-0.5], prompt_reused=5)
-    ref_a = write_tokens(tmp_path, "root/t1", a)
-    ref_b = write_tokens(tmp_path, "root/t2", b)
-    assert ref_a == {"file": "tokens.jsonl", "offset": 0} and ref_b["offset"] > 0
-    assert read_tokens(tmp_path, ref_b) == b
-    assert read_tokens(tmp_path, ref_a).logprobs == [-0.123457, -2.0]
-    write_tokens(tmp_path, "root/t2", TokenRecord([1], [8], [-1.0]))  # the call made again
-    with open(tmp_path / "tokens.jsonl", "a") as fh:
-        fh.write('{"call_id": "root/t3", "prompt')  # torn by a kill
-    records = read_all_tokens(tmp_path)
-    assert sorted(records) == ["root/t1", "root/t2"] and records["root/t2"].completion_ids == [8]
-    assert json.loads((tmp_path / "tokens.jsonl").read_text().splitlines()[0])["eos"] is True
-    with pytest.raises(ConfigError, match="logprobs"):
-        TokenRecord([1], [2, 3], [-1.0])
 
 
 @pytest.mark.slow

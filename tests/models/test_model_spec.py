@@ -189,3 +189,53 @@ def test_concurrency_override(tmp_path, monkeypatch):
     client = open_model("gpt", models_file=write(tmp_path, GOOD), concurrency=500)
     assert client.spec.concurrency == 500
     assert client.name == "gpt" and client.model == "gpt-x" and client.context_window == 128000
+
+
+def test_endpoint_spec_options_after_a_hash():
+    spec = resolve_model_spec(
+        "qwen@http://127.0.0.1:8000/v1#price_input=0.2,price_output=0.8,context_window=65536,"
+        "stream=off,hedge=4,read_timeout=20"
+    )
+    assert spec.base_url == "http://127.0.0.1:8000/v1" and spec.model == "qwen"
+    assert spec.prices == Prices(input=0.2, cached_input=0.2, output=0.8) and spec.priced
+    assert spec.context_window == 65536 and spec.stream is False
+    assert spec.hedge == 4.0 and spec.read_timeout == 20.0
+    assert not resolve_model_spec("qwen@http://127.0.0.1:8000/v1").priced
+
+
+@pytest.mark.parametrize(
+    "extra, expected",
+    [("colour=red", "unknown option 'colour=red'"), ("stream=maybe", "stream must be a bool"),
+     ("context_window=big", "context_window must be a int"), ("price_input=-1", "price_input"),
+     ("hedge=0.5", "hedge must be 0 (off) or a multiple >= 1"), ("timeout", "unknown option")],
+)
+def test_bad_spec_options_say_what_is_allowed(extra, expected):
+    with pytest.raises(ConfigError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        resolve_model_spec(f"qwen@http://127.0.0.1:8000/v1#{extra}")
+
+
+def test_models_file_prices_and_timeouts(tmp_path):
+    path = write(tmp_path, GOOD + 'stream = false\nhedge = 0\nconnect_timeout = 3\n'
+                 '\n[models.free]\nbase_url = "http://h/v1"\nmodel = "m"\ncontext_window = 8\n')
+    specs = load_models_file(path)
+    assert specs["gpt"].priced and specs["vllm"].priced and not specs["free"].priced
+    assert specs["vllm"].stream is False and specs["vllm"].hedge == 0
+    assert specs["vllm"].connect_timeout == 3.0 and specs["gpt"].stream is True
+    with pytest.raises(ConfigError, match="stream must be a bool"):
+        load_models_file(write(tmp_path, GOOD + 'stream = "yes"\n', "bad.toml"))
+
+
+def test_max_cost_is_refused_for_a_model_without_prices(tmp_path):
+    from dealroom.models import require_prices
+
+    path = write(tmp_path, GOOD + '\n[models.free]\nbase_url = "http://h/v1"\nmodel = "m"\n'
+                 'context_window = 8\n')
+    specs = load_models_file(path)
+    require_prices([specs["gpt"], resolve_model_spec("local"),
+                    resolve_model_spec("scripted", role="root")])
+    with pytest.raises(ConfigError) as err:
+        require_prices([resolve_model_spec("m@http://h/v1")])
+    assert "m@http://h/v1#price_input=0.5,price_output=1.5" in str(err.value)
+    with pytest.raises(ConfigError, match=r"Add price_input and price_output .* \[models.free\]"):
+        require_prices([specs["free"]])
+    require_prices([resolve_model_spec("m@http://h/v1#price_input=0,price_output=0")])

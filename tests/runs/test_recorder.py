@@ -13,13 +13,11 @@ def test_events_are_appended_and_read_back(tmp_path):
     rec = RunRecorder(RunFolder.create(run, {"room": "r"}))
     rec.event("run_start")
     rec.event("cell", turn=1, code="print(1)")
-    rec.write_memo("# Memo\n")
     folder = RunFolder.open(run)
     events = folder.events()
     assert [e["seq"] for e in events] == [0, 1]
     assert events[1]["code"] == "print(1)"
     assert folder.config["room"] == "r" and folder.config["version"] == 1
-    assert (run / "output" / "memo.md").read_text() == "# Memo\n"
     assert not RunFolder.ended(events)
     assert rec.written == events
 

@@ -49,6 +49,7 @@ app.add_typer(eval_app, name="eval")
 from dealroom.cli import (  # noqa: E402,F401  (registers commands)
     _doctor,
     _eval,
+    _export,
     _ingest,
     _judge,
     _room,

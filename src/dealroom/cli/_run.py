@@ -15,6 +15,14 @@ from dealroom.cli.display_live import RunDisplay
 MODELS_HELP = "Models file (TOML) naming models; default ./models.toml or ~/.config/dealroom."
 SETTING_OF_FLAG = {"max_cost": "max_cost_usd"}
 """``dealroom run`` flags whose settings field has another name (``--max-cost``)."""
+EXIT_CODES = {"error": 1, "degraded": 3}
+"""Exit status of ``run``/``resume``/``demo`` by the run's status; any other status exits 0."""
+
+
+def _exit_for(result) -> None:  # type: ignore[no-untyped-def]
+    code = EXIT_CODES.get(result.status, 0)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()
@@ -46,7 +54,11 @@ def run(
         help="Tell the root 'Turn k of T' (default), or only 'Turn k'."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP),
 ) -> None:
-    """Run an agent on a data room; records go to the run folder as it works."""
+    """Run an agent on a data room; records go to the run folder as it works.
+
+    Exits 0 when the run ended (submitted, out of turns or budget), 1 on an error, and 3 when
+    it is degraded: more than 10% of its sub-calls failed at the provider.
+    """
     from dealroom.harness import run_agent_async
 
     flags = {"depth": depth, "max_turns": max_turns, "max_cost": max_cost,
@@ -61,6 +73,7 @@ def run(
             concurrency=concurrency, listeners=(display,), **options,
         ))
     render_run_result(result)
+    _exit_for(result)
 
 
 @app.command()
@@ -68,12 +81,16 @@ def resume(
     run_dir: Path = typer.Argument(..., help="An interrupted run folder."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP),
 ) -> None:
-    """Finish an interrupted run; completed model calls are replayed, not repeated."""
+    """Finish an interrupted run; completed model calls are replayed, not repeated.
+
+    Exits as run does: 0 ended, 1 error, 3 degraded.
+    """
     from dealroom.harness import resume_run_async
 
     with RunDisplay() as display:
         result = asyncio.run(resume_run_async(run_dir, models_file=models, listeners=(display,)))
     render_run_result(result)
+    _exit_for(result)
 
 
 @app.command()
@@ -110,3 +127,4 @@ def demo(
     with RunDisplay(max_turns=12) as display:
         result = asyncio.run(run_demo_async(out, sub=sub, docs=docs, listeners=(display,)))
     render_demo(result)
+    _exit_for(result.run)

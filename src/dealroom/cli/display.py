@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 console = Console(stderr=False, highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -45,9 +46,13 @@ def render_run_result(result) -> None:  # type: ignore[no-untyped-def]
     beh = m.get("behaviour", {})
     cov = (m.get("coverage") or {}).get("coverage")
     table = Table(show_header=False, box=None, padding=(0, 2))
-    table.add_row("status", f"{result.status} ({result.reason})")
+    style = {"degraded": "yellow", "error": "red"}.get(result.status, "")
+    status = f"[{style}]{result.status}[/]" if style else result.status
+    table.add_row("status", f"{status} ({escape(result.reason)})")
     table.add_row("turns", str(result.turns))
-    table.add_row("sub-calls", str(beh.get("sub_calls", 0)))
+    failed = beh.get("sub_calls_failed", 0)
+    table.add_row("sub-calls", f"{beh.get('sub_calls', 0)}"
+                  + (f" ([red]{failed} failed at the provider[/])" if failed else ""))
     table.add_row("tokens", f"{usage.get('input_tokens', 0):,} in / "
                   f"{usage.get('output_tokens', 0):,} out")
     table.add_row("cost", f"${usage.get('cost_usd', 0.0):.4f}")
@@ -55,7 +60,10 @@ def render_run_result(result) -> None:  # type: ignore[no-untyped-def]
     if m.get("simulators"):
         table.add_row("simulated", f"{', '.join(m['simulators'])}: a simulator answering from "
                       "the answer key, not a model")
-    table.add_row("memo", str(result.memo_path))
+    if beh.get("docs_read") is not None:
+        table.add_row("docs read", f"{beh['docs_read']}/{beh.get('room_docs') or '?'}")
+    paths = list(result.deliverables.values()) or [result.memo_path]
+    table.add_row("deliverables" if len(paths) > 1 else "memo", "\n".join(map(str, paths)))
     table.add_row("records", str(result.run_dir))
     console.print(table)
 
@@ -91,11 +99,14 @@ def render_repl_exit() -> None:
 
 
 def render_cell(out: Any) -> None:
-    """A cell's printed output on stdout and its traceback on stderr, as Python's REPL does."""
-    if out.text:
-        sys.stdout.write(out.text if out.text.endswith("\n") else out.text + "\n")
-    if out.error:
-        sys.stderr.write(out.error if out.error.endswith("\n") else out.error + "\n")
+    """A cell's printed output on stdout and its traceback on stderr, as Python's REPL does;
+    control characters are shown escaped (``\\x1b[2J``), never sent to the terminal raw."""
+    from dealroom.models import visible_controls
+
+    for text, stream in ((out.text, sys.stdout), (out.error, sys.stderr)):
+        if text:
+            text = visible_controls(text)
+            stream.write(text if text.endswith("\n") else text + "\n")
 
 
 # --- rooms: generate, inspect, validate ----------------------------------------------------

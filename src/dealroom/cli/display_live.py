@@ -1,8 +1,11 @@
-"""Live progress of a run: turn, sub-call waves, tokens, cost, coverage and memo size."""
+"""Live progress of a run: turn, sub-call waves, tokens, cost, coverage and memo size.
+
+Events only update counters (tokens and cost move with every call; coverage is recomputed
+once per wave or root turn); the line is drawn when the display refreshes.
+"""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from rich.console import Console
@@ -28,10 +31,8 @@ class RunDisplay:
         self.cost = 0.0
         self.memo_chars = 0
         self.coverage = 0.0
-        self._probe: Any = None
-        self._last = 0.0
-        self._live = Live(self._render(), console=self.console, refresh_per_second=4,
-                          transient=True)
+        # Live renders this object (``__rich__``) 4 times a second: an event only counts
+        self._live = Live(self, console=self.console, refresh_per_second=4, transient=True)
 
     def __enter__(self) -> RunDisplay:
         self._live.__enter__()
@@ -41,7 +42,6 @@ class RunDisplay:
         self._live.__exit__(*exc)
 
     def __call__(self, event: dict[str, Any], probe: Any) -> None:
-        self._probe = probe
         kind = event.get("type")
         if kind == "model_call":
             usage = event.get("usage") or {}
@@ -58,13 +58,10 @@ class RunDisplay:
             self.memo_chars = event.get("chars", 0)
         elif kind == "sandbox" and event.get("depth") == 0:
             render_degraded(event.get("degraded") or [], self.console)
-        now = time.monotonic()
-        if now - self._last > 1.0:
-            self._last = now
-            self.coverage = probe.summary()["coverage"]
-        self._live.update(self._render())
+        if kind in ("wave", "run_end") or (kind == "model_call" and event.get("role") != "sub"):
+            self.coverage = probe.coverage()  # per wave or turn, not per sub-call
 
-    def _render(self) -> Text:
+    def __rich__(self) -> Text:
         turns = f"{self.turn}/{self.max_turns}" if self.max_turns else str(self.turn)
         return Text.assemble(
             ("● ", "cyan"), f"turn {turns}  ",

@@ -22,6 +22,9 @@ def render_scores(data: dict[str, Any], written: Path | None) -> None:
 
     judge = data.get("judge", {})
     name = judge.get("name", "?") + (f" ({judge['model']})" if judge.get("model") else "")
+    if judge.get("structured_output"):
+        forms = ", ".join(f"{k} {v}" for k, v in judge["structured_output"].items())
+        name += f", replies by shape: {forms}"
     console.print(
         f"[bold]{_pct(data['pass_rate'])}[/] criteria pass rate — {data['summary']}"
         f"  [dim]judge: {name}[/]"

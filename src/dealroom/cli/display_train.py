@@ -1,4 +1,4 @@
-"""Rendering for ``dealroom train``: the step progress bar and the end-of-training summary."""
+"""Rendering for ``dealroom train`` and ``dealroom export``: progress bars and summaries."""
 
 from __future__ import annotations
 
@@ -12,6 +12,13 @@ from dealroom.cli.display import console, err_console
 @contextmanager
 def training_progress() -> Iterator[Callable[[int, int], None]]:
     """A progress bar on stderr fed by ``progress(step, total)``."""
+    with work_progress("training steps") as update:
+        yield update
+
+
+@contextmanager
+def work_progress(what: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr, labelled ``what``, fed by ``progress(done, total)``."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -22,16 +29,16 @@ def training_progress() -> Iterator[Callable[[int, int], None]]:
     )
 
     if not err_console.is_terminal:
-        yield lambda step, total: None
+        yield lambda done, total: None
         return
-    bar = Progress(TextColumn("[bold]training steps"), BarColumn(), MofNCompleteColumn(),
+    bar = Progress(TextColumn(f"[bold]{what}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), TimeRemainingColumn(), console=err_console,
                    transient=True)
     with bar:
         task = bar.add_task("", total=None)
 
-        def update(step: int, total: int) -> None:
-            bar.update(task, completed=step, total=total)
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
 
         yield update
 
@@ -50,4 +57,28 @@ def render_sft_result(result: Any) -> None:
     if result.merged is not None:
         table.add_row("merged", str(result.merged))
     table.add_row("log", str(result.out / "log.jsonl"))
+    console.print(table)
+
+
+def render_export_result(result: Any) -> None:
+    """Runs kept and left out (by reason), rows and tokens, and where the dataset went."""
+    from rich.table import Table
+
+    table = Table(show_header=False, box=None, padding=(0, 2))
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")
+    left = sum(result.left_out.values())
+    reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(result.left_out.items()))
+    table.add_row("kept", f"{result.kept} runs")
+    table.add_row("left out", f"{left} runs" + (f" ({reasons})" if reasons else ""))
+    if result.tokenizer:
+        share = result.trained_tokens / result.tokens if result.tokens else 0.0
+        table.add_row("rows", f"{result.rows:,} rows, {result.tokens:,} tokens, "
+                              f"{share:.1%} trained (mask 1)")
+        if result.skipped_replies:
+            table.add_row("skipped", f"{result.skipped_replies} replies too long for a row")
+    else:
+        table.add_row("rows", "no --tokenizer: tokenized.jsonl not written")
+    table.add_row("time", f"{result.seconds:,.1f} s")
+    table.add_row("dataset", f"{result.out}   (why each run: {result.out / 'manifest.json'})")
     console.print(table)

@@ -16,6 +16,7 @@ from typing import Any
 from dealroom._util.plugins import Registry
 from dealroom.errors import ConfigError
 from dealroom.harness._common import RunResult
+from dealroom.harness._deliver import check_deliverables
 from dealroom.harness._protocol import Harness, Listener
 from dealroom.runs import RunFolder
 
@@ -81,9 +82,14 @@ async def run_agent_async(room: Path, out: Path, *, harness: str = "rlm",
                           models_file: Path | None = None, concurrency: int | None = None,
                           listeners: tuple[Listener, ...] = (), **options: Any) -> RunResult:
     """Run ``harness`` on ``room`` into the new run folder ``out`` (see :func:`run_agent`)."""
+    from dealroom.room import load_instructions
+
     impl = get_harness(harness)
     settings = _settings(impl, options)
+    if getattr(settings, "max_cost_usd", None) is not None:
+        _require_prices(impl, root, sub, models_file)
     RunFolder.check_new(Path(out))  # before any model is opened
+    check_deliverables(load_instructions(Path(room)).deliverables)
     async with open_models(impl, root, sub, models_file=models_file, concurrency=concurrency,
                            room=Path(room)) as (root_client, sub_client):
         return await impl.run(Path(room), Path(out), root=root_client, sub=sub_client,
@@ -108,6 +114,7 @@ async def resume_run_async(run_dir: Path, *, root: Any = None, sub: Any = None,
     """Finish an interrupted run with the models (and concurrency) it was started with, or
     the ones given."""
     folder = RunFolder.open(run_dir)
+    check_deliverables(folder.deliverables)  # before any model is opened
     config = folder.config
     impl = get_harness(config.get("harness", "rlm"))
     root = root or config.get("root")
@@ -124,6 +131,18 @@ async def resume_run_async(run_dir: Path, *, root: Any = None, sub: Any = None,
 def resume_run(run_dir: Path, **kwargs: Any) -> RunResult:
     """Finish an interrupted run; completed model calls are replayed from its records."""
     return asyncio.run(resume_run_async(run_dir, **kwargs))
+
+
+def _require_prices(impl: Harness, root: str | Any, sub: str | Any | None,
+                    models_file: Path | None) -> None:
+    """``--max-cost`` governs the root and the sub-agents: each must have prices."""
+    from dealroom.models import require_prices, resolve_model_spec
+
+    governed = [(root, "root")] + ([(sub, "sub")] if impl.uses_sub and sub is not None else [])
+    require_prices([
+        resolve_model_spec(m, models_file=models_file, role=role) if isinstance(m, str) else m
+        for m, role in governed
+    ])
 
 
 def _settings(impl: Harness, options: dict[str, Any]) -> Any:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from dealroom.errors import ConfigError
+from dealroom.harness._deliver import Deliverables, check_deliverables
 from dealroom.harness._protocol import Listener
 from dealroom.runs import RunFolder, RunRecorder
 
@@ -22,7 +23,10 @@ class RunResult:
     reason: str
     turns: int
     memo_path: Path
+    """The main deliverable (``output/memo.md`` unless the task names others)."""
     metrics: dict[str, Any]
+    deliverables: dict[str, Path] = field(default_factory=dict)
+    """Every deliverable's name → its file in ``output/``."""
 
 
 @dataclass
@@ -54,6 +58,8 @@ class OpenRun:
     instructions: Any
     """The task's :class:`~dealroom.room.Instructions` (never its rubric)."""
     events: RunEvents
+    deliverables: Deliverables
+    """Writes ``output/``: each deliverable under the task's file name, in its format."""
     previous: list[dict[str, Any]] = field(default_factory=list)
     """The events of the interrupted attempt(s) a resumed run continues."""
 
@@ -73,13 +79,13 @@ class OpenRun:
 
         recorder = self.events.recorder
         recorder.close()
-        if not self.folder.memo_path.exists():
-            recorder.write_memo("")
+        self.deliverables.finish()
         events = self.previous + recorder.written
         metrics = run_metrics(self.folder.config, events, run=self.folder.name,
                               room=self.events.probe)
         self.folder.write_metrics(metrics)
-        return RunResult(self.folder.path, status, reason, turns, self.folder.memo_path, metrics)
+        return RunResult(self.folder.path, status, reason, turns, self.folder.memo_path, metrics,
+                         self.deliverables.paths)
 
 
 async def open_run(harness: str, room_dir: Path, out: Path, *, root: Any, sub: Any = None,
@@ -87,19 +93,22 @@ async def open_run(harness: str, room_dir: Path, out: Path, *, root: Any, sub: A
                    concurrency: int | None = None) -> OpenRun:
     """Open the room, create the run folder ``out`` with its config, start the coverage probe
     and record ``run_start``. ``root`` and ``sub`` are the open clients (``sub`` None for a
-    harness without sub-agents)."""
+    harness without sub-agents). A deliverable dealroom cannot write (a ``.pdf``) is refused
+    before the folder is made."""
     from dealroom.measure import CoverageProbe
     from dealroom.room import Room, load_instructions
 
     room = Room.open(room_dir)
     instructions = load_instructions(room_dir)
-    probe = await asyncio.to_thread(CoverageProbe, room)  # seconds on a large room
-    config = run_config(harness, room_dir, settings, root=root, sub=sub, concurrency=concurrency)
+    check_deliverables(instructions.deliverables)
+    probe = CoverageProbe(room)  # its index is read on first use, or sooner by the harness
+    config = run_config(harness, room_dir, settings, root=root, sub=sub, concurrency=concurrency,
+                        deliverables=instructions.deliverables)
     folder = RunFolder.create(out, config)
     events = RunEvents(RunRecorder(folder), probe, tuple(listeners))
     events.emit("run_start", room=room.name, docs=room.totals["docs"],
                 tokens=room.totals["tokens"])
-    return OpenRun(room, folder, instructions, events)
+    return OpenRun(room, folder, instructions, events, Deliverables(folder))
 
 
 async def reopen_run(run_dir: Path, *, listeners: tuple[Listener, ...] = ()) -> OpenRun:
@@ -112,18 +121,23 @@ async def reopen_run(run_dir: Path, *, listeners: tuple[Listener, ...] = ()) -> 
     if RunFolder.ended(previous):
         raise ConfigError(f"{run_dir} already finished; start a new run instead")
     room = Room.open(folder.room)
-    instructions = load_instructions(room.path)
-    probe = await asyncio.to_thread(CoverageProbe, room)
-    probe.observe_events(previous)
+    deliverables = Deliverables(folder)  # as the run started (memo.md for older runs)
+    instructions = replace(load_instructions(room.path), deliverables=deliverables.files)
+    probe = CoverageProbe(room)
+    await asyncio.to_thread(probe.observe_events, previous)
     events = RunEvents(RunRecorder.reopen(folder, previous), probe, tuple(listeners))
     events.emit("resumed", previous_events=len(previous))
-    return OpenRun(room, folder, instructions, events, previous)
+    return OpenRun(room, folder, instructions, events, deliverables, previous)
 
 
 def run_config(harness: str, room_dir: Path, settings: Any, *, root: Any = None,
-               sub: Any = None, concurrency: int | None = None) -> dict[str, Any]:
+               sub: Any = None, concurrency: int | None = None,
+               deliverables: dict[str, str] | None = None) -> dict[str, Any]:
     """The ``config.json`` record (:class:`~dealroom.runs.RunConfig`): enough to rebuild the run
-    (models by spec name with their prices, settings, concurrency; which are simulators)."""
+    (models by spec name with their prices, settings, deliverables, concurrency; which are
+    simulators)."""
+    from dealroom.room import DEFAULT_DELIVERABLES
+
     roles = {role: m for role, m in (("root", root), ("sub", sub)) if m is not None}
     return {
         "harness": harness,
@@ -132,6 +146,7 @@ def run_config(harness: str, room_dir: Path, settings: Any, *, root: Any = None,
         "settings": asdict(settings),
         "models": {m.name: asdict(m.prices) for m in roles.values()},
         "simulators": sorted({m.name for m in roles.values() if getattr(m, "simulator", False)}),
+        "deliverables": dict(deliverables or DEFAULT_DELIVERABLES),
         "concurrency": concurrency,
         "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }

@@ -54,7 +54,15 @@ from dealroom.judge._memo import (
     severities,
     term_pattern,
 )
-from dealroom.judge._scores import ERROR, FAIL, PASS, Judge, Scores, make_scores
+from dealroom.judge._scores import (
+    ERROR,
+    FAIL,
+    PASS,
+    Judge,
+    Scores,
+    graded_by_name,
+    make_scores,
+)
 
 DEFAULT_TOLERANCE = 0.005
 """Relative tolerance for an amount whose ``tolerance`` is not given (0.5%)."""
@@ -86,7 +94,7 @@ def reference_judge() -> Judge:
         memos: dict[tuple[str, ...], tuple[Memo, list[Context]]] = {}
         others = others_of(task)
         verdicts = {}
-        for criterion in task.get("criteria", []):
+        for criterion in graded_by_name(task):
             names = tuple(criterion.get("deliverables") or deliverables)
             if names not in memos:
                 memo = parse_memo("\n\n".join(deliverables.get(n, "") for n in names))

@@ -22,8 +22,8 @@ from dealroom.judge._agreement import agreement
 from dealroom.judge._llm import llm_judge
 from dealroom.judge._registry import BASELINE, registered_judge
 from dealroom.judge._scores import Judge, Scores
-from dealroom.room import DEFAULT_DELIVERABLES, load_task
-from dealroom.runs import RunFolder
+from dealroom.room import DEFAULT_DELIVERABLES, deliverable_text, load_task
+from dealroom.runs import OUTPUT, RunFolder, primary_deliverable
 
 
 @asynccontextmanager
@@ -60,8 +60,8 @@ def _ready(judge: Any, task: dict[str, Any], room: Path) -> Any:
 
 def memo_deliverables(task: dict[str, Any], memo_text: str) -> dict[str, str]:
     """Deliverables for a lone memo: the text under ``memo`` (or the task's first deliverable)."""
-    names = list(task.get("deliverables") or DEFAULT_DELIVERABLES)
-    key = "memo" if "memo" in names else names[0]
+    names = task.get("deliverables") or DEFAULT_DELIVERABLES
+    key = primary_deliverable(names)
     return {name: memo_text if name == key else "" for name in names}
 
 
@@ -70,11 +70,12 @@ async def ajudge_memo(
 ) -> Scores:
     """Score a memo against the rubric of ``room``'s ``task.json``.
 
-    ``memo`` is the memo's text, or a :class:`~pathlib.Path` to a memo file.
+    ``memo`` is the memo's text, or a :class:`~pathlib.Path` to a memo file (Markdown or text
+    as written, ``.docx`` and ``.pdf`` through :func:`~dealroom.room.deliverable_text`).
     """
     task = load_task(room)
     judge = _ready(judge, task, Path(room))
-    memo_text = Path(memo).read_text(encoding="utf-8") if isinstance(memo, Path) else memo
+    memo_text = deliverable_text(memo) if isinstance(memo, Path) else memo
     async with open_judge(judge, **options) as ready:
         scores = await ready(task, memo_deliverables(task, memo_text))
     scores.extra["room"] = str(room)
@@ -91,8 +92,9 @@ async def ajudge_run(
 ) -> Scores:
     """Score a run's deliverables and write ``RUN/scores.json`` (or ``out``).
 
-    The deliverables are read from ``RUN/output/`` under the file names of the task; a file
-    that is missing is judged as empty and listed in ``deliverables_missing``. With
+    The deliverables are read from ``RUN/output/`` under the file names of the task (see
+    :func:`read_deliverables`); a file that is missing is judged as empty and listed in
+    ``deliverables_missing``. With
     ``compare``, the second judge's scores go to ``scores.<name>.json`` beside it and their
     agreement into both files; without it, an existing ``scores.reference.json`` is compared.
     ``room`` defaults to the room the run used.
@@ -131,13 +133,23 @@ async def _score(
 
 
 def read_deliverables(run_dir: Path, task: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
-    """Text of each deliverable in ``RUN/output/``, and the names of those not written."""
+    """Text of each of the task's deliverables in ``RUN/output/``, and the names of those not
+    written.
+
+    A deliverable is read under the file name the run recorded for it (``config.json``'s
+    ``deliverables``), else the task's, with :func:`~dealroom.room.deliverable_text`: Markdown
+    and text as written, ``.docx`` and ``.pdf`` through the documents' extraction.
+    """
     folder = RunFolder(run_dir)
+    try:
+        recorded = folder.deliverables
+    except ConfigError:  # output/ without config.json, judged against an explicit room
+        recorded = {}
     texts, missing = {}, []
     for name, filename in (task.get("deliverables") or DEFAULT_DELIVERABLES).items():
-        text = folder.read_deliverable(filename)
-        texts[name] = text or ""
-        if text is None:
+        path = folder.path / OUTPUT / recorded.get(name, filename)
+        texts[name] = deliverable_text(path) if path.is_file() else ""
+        if not path.is_file():
             missing.append(name)
     return texts, missing
 

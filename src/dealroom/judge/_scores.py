@@ -161,6 +161,27 @@ def _verdict_of(value: Any) -> str:
     return verdict if verdict in VERDICTS else ERROR
 
 
+def graded_by_name(task: dict[str, Any]) -> list[dict[str, Any]]:
+    """The task's criteria, each naming the deliverables it grades by their names: a file
+    name (``["memo.md"]``, ``["antitrust-risk-memo.docx"]``) becomes its deliverable's name;
+    a criterion that names none grades them all.
+
+    >>> graded_by_name({"deliverables": {"memo": "memo.md"},
+    ...                 "criteria": [{"id": "C-001", "deliverables": ["memo.md"]}]})
+    [{'id': 'C-001', 'deliverables': ['memo']}]
+    """
+    from dealroom.room import DEFAULT_DELIVERABLES
+    from dealroom.runs import deliverable_key
+
+    files = task.get("deliverables") or DEFAULT_DELIVERABLES
+    out = []
+    for c in task.get("criteria", []):
+        if c.get("deliverables"):
+            c = {**c, "deliverables": [deliverable_key(files, d) or d for d in c["deliverables"]]}
+        out.append(c)
+    return out
+
+
 def criterion_types(task: dict[str, Any]) -> dict[str, str]:
     """Criterion id → ``type`` for every criterion of ``task``."""
     return {c["id"]: c.get("type") or UNTYPED for c in task.get("criteria", [])}

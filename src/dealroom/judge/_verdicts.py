@@ -4,7 +4,8 @@ Accepted shapes: ``{"results": [{"id", "verdict", "reasoning"}, ...]}``, a bare 
 objects, ``{"C-001": {"verdict", "reasoning"}, ...}``, ``{"C-001": "pass", ...}``, and for a
 single criterion ``{"verdict", "reasoning"}``. Repairs: code fences, prose around the JSON,
 smart quotes, trailing commas, Python literals and single quotes; a reply cut off mid-way
-(``finish_reason: length``) yields the complete objects it holds. Whatever is still missing is
+(``finish_reason: length``) yields the complete objects (and ``"<id>": {...}`` entries) it
+holds. Whatever is still missing is
 reported so the caller can ask again.
 """
 
@@ -30,6 +31,7 @@ _FAIL_WORDS = {
     "does not meet",
 }
 _OBJECT = re.compile(r"\{[^{}]*\}", re.S)
+_KEYED = re.compile(r'"([^"\\{}]+)"\s*:\s*(\{[^{}]*\})', re.S)
 
 Verdicts = dict[str, tuple[str, str]]
 
@@ -48,6 +50,11 @@ def parse_verdicts(text: str, ids: list[str]) -> tuple[Verdicts, str | None]:
             if isinstance(obj, dict):
                 for key, value in _collect(obj, ids).items():
                     found.setdefault(key, value)
+        for key, chunk in _KEYED.findall(text):  # ... and the whole "<id>": {...} entries
+            obj = _load_json(chunk)
+            if isinstance(obj, dict):
+                for item_id, value in _one(key, obj, set(ids)).items():
+                    found.setdefault(item_id, value)
     missing = [i for i in ids if i not in found]
     if not missing:
         return found, None

@@ -23,7 +23,10 @@ def behaviour(events: Sequence[dict[str, Any]]) -> dict[str, Any]:
     ``max_wave``: most calls in one root wave; ``docs_delegated``: distinct documents named in
     sub-call inputs; ``turns``: root turns used; ``memo_incremental``: the root's memo had
     sections before the last wave of sub-agents returned (None when there were no waves);
-    ``memo_sections`` and ``memo_chars``: the memo's final size.
+    ``memo_sections`` and ``memo_chars``: the memo's final size; ``docs_read``: distinct
+    documents opened with a tool-loop ``read`` (None when the run called no tool);
+    ``room_docs``: documents in the room (``run_start``), so ``docs_read``/``room_docs`` is
+    LAB's "Docs read: 31/60".
     """
     calls = [e for e in events if e.get("type") == "model_call"]
     subs = [e for e in calls if e.get("role") == "sub"]
@@ -32,6 +35,8 @@ def behaviour(events: Sequence[dict[str, Any]]) -> dict[str, Any]:
     turns = {e.get("turn") for e in calls if e.get("role") == "root"}
     memos = [e for e in events if e.get("type") == "memo" and e.get("agent", "root") == "root"]
     last = memos[-1] if memos else {}
+    tools = [e for e in events if e.get("type") == "tool"]
+    start = next((e for e in events if e.get("type") == "run_start"), {})
     return {
         "sub_calls": len(subs),
         "sub_calls_failed": sum(1 for e in subs if e.get("error")),
@@ -43,6 +48,8 @@ def behaviour(events: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "memo_incremental": memo_incremental(events),
         "memo_sections": int(last.get("sections", 0)),
         "memo_chars": int(last.get("chars", 0)),
+        "docs_read": len({e.get("doc") for e in tools} - {None}) if tools else None,
+        "room_docs": start.get("docs"),
     }
 
 

@@ -23,7 +23,9 @@ Coverage = covered tokens / room tokens, by document, folder and category.
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -31,14 +33,8 @@ from typing import Any
 import numpy as np
 
 from dealroom.measure._behaviour import ratio
-from dealroom.measure._coverindex import (
-    PREFIX_CHARS,
-    CoverageIndex,
-    line_hashes,
-    normalize_line,
-    token_starts,
-)
-from dealroom.measure._roomtext import room_documents
+from dealroom.measure._coverindex import CoverageIndex, token_starts
+from dealroom.room._tables import PREFIX_CHARS, line_hashes, normalize_line
 from dealroom.runs import RunFolder
 
 TEXT_BATCH = 512
@@ -51,9 +47,25 @@ _LABEL = re.compile(r"^[^\s:]{1,24}(?: [^\s:]{1,12}){0,2}: ")
 
 
 def build_index(room: Any) -> CoverageIndex:
-    """Build the :class:`CoverageIndex` of ``room`` (a room folder or an open ``Room``)."""
-    docs, text_of = room_documents(room)
-    return CoverageIndex(docs, text_of)
+    """The :class:`CoverageIndex` of ``room`` (a room folder or an open ``Room``), read from the
+    line table of its index; for a folder, shared by the calls that name the same build."""
+    if hasattr(room, "line_table"):
+        return CoverageIndex.from_room(room)
+    from dealroom.room import Room, index_status
+
+    path = Path(room).resolve()
+    if index_status(path) is not None:
+        Room.open(path).close()  # builds it, or says why it cannot
+    meta = (path / ".index" / "meta.json").stat()
+    return _room_index(path, (meta.st_mtime_ns, meta.st_ino))
+
+
+@functools.lru_cache(maxsize=2)
+def _room_index(path: Path, built: tuple[int, int]) -> CoverageIndex:
+    """One index per room folder and build (many runs of a room share it)."""
+    from dealroom.room import Room
+
+    return CoverageIndex.from_room(Room.open(path))  # open while the index is used
 
 
 class CoverageProbe:
@@ -67,18 +79,36 @@ class CoverageProbe:
     """
 
     def __init__(self, room: Any) -> None:
-        if isinstance(room, CoverageIndex):
-            self.index = room
-        elif isinstance(room, list | tuple):
-            self.index = CoverageIndex(room)
-        else:
-            self.index = build_index(room)
-        self.hit = np.zeros(self.index.n_units, dtype=bool)
-        self.partial: dict[int, list[tuple[int, int]]] = {}
+        self._source = room
+        self._index: CoverageIndex | None = room if isinstance(room, CoverageIndex) else None
+        self._lock = threading.Lock()
+        self._hit: np.ndarray | None = None
+        self._partial: list[tuple[int, int, int]] = []
         self._slices: list[tuple[int, int, int]] = []
         self.counts = {"slices": 0, "texts": 0, "lines_matched": 0, "unknown_docs": 0}
         self._seen: set[int] = set()
         self._texts: list[list[str]] = []
+
+    def load(self) -> CoverageIndex:
+        """Read (or build) the room's :class:`CoverageIndex` now; otherwise that happens on
+        first use. Thread-safe: a run reads it in a thread while its sandbox starts."""
+        with self._lock:
+            if self._index is None:
+                src = self._source
+                self._index = (CoverageIndex(src) if isinstance(src, list | tuple)
+                               else build_index(src))
+        return self._index
+
+    @property
+    def index(self) -> CoverageIndex:
+        return self._index if self._index is not None else self.load()
+
+    @property
+    def hit(self) -> np.ndarray:
+        """Units wholly covered."""
+        if self._hit is None:
+            self._hit = np.zeros(self.index.n_units, dtype=bool)
+        return self._hit
 
     # -- evidence -------------------------------------------------------------------------
 
@@ -152,8 +182,7 @@ class CoverageProbe:
         matched = chosen[chosen >= 0]
         self.hit[matched] = True
         self.counts["lines_matched"] += len(matched)
-        for unit, lo, hi in _partial_lines(self.index, norms, chosen):
-            self.partial.setdefault(unit, []).append((lo, hi))
+        self._partial.extend(_partial_lines(self.index, norms, chosen))
         return chosen
 
     def observe_event(self, event: dict[str, Any]) -> None:
@@ -182,10 +211,20 @@ class CoverageProbe:
         """Covered tokens of every unit."""
         self._flush()
         covered = np.where(self.hit, self.index.unit_tok, 0).astype(np.int64)
-        for unit, ranges in self.partial.items():
-            if not self.hit[unit]:
-                covered[unit] = _union_size(ranges)
+        if self._partial:
+            units, tokens = _union_sizes(np.array(self._partial, dtype=np.int64))
+            cut = ~self.hit[units]
+            covered[units[cut]] = tokens[cut]
         return covered
+
+    def coverage(self) -> float:
+        """The covered share of the room's tokens (``summary()["coverage"]``), cheaply."""
+        self._flush()
+        covered = int(self.index.unit_tok.sum(where=self.hit, dtype=np.int64))
+        if self._partial:
+            units, tokens = _union_sizes(np.array(self._partial, dtype=np.int64))
+            covered += int(tokens[~self.hit[units]].sum())
+        return ratio(covered, self.index.total_tokens)
 
     def summary(self, by_document: bool = True) -> dict[str, Any]:
         """Coverage overall and by category, folder and (optionally) document."""
@@ -222,16 +261,14 @@ class CoverageProbe:
         g1 = ix.doc_off[arr[:, 0]] + arr[:, 2]
         first = np.searchsorted(ix.unit_start, g0, "left")
         stop = np.searchsorted(ix.unit_end, g1, "right")
-        diff = np.zeros(ix.n_units + 1, dtype=np.int64)
-        ok = stop > first
-        np.add.at(diff, first[ok], 1)
-        np.add.at(diff, stop[ok], -1)
-        self.hit |= np.cumsum(diff[:-1]) > 0
+        hit = self.hit
+        for a, b in zip(first.tolist(), stop.tolist(), strict=True):
+            hit[a:b] = True  # a few slices per call: no pass over the whole room
         for a, b in zip(g0.tolist(), g1.tolist(), strict=True):
             for unit in _cut_units(ix, a, b):
                 lo, hi = _token_range(ix, unit, a, b)
                 if hi > lo:
-                    self.partial.setdefault(unit, []).append((lo, hi))
+                    self._partial.append((unit, lo, hi))
 
 
 def coverage_from_run(run_dir: Path, room: Any = None, by_document: bool = True) -> dict[str, Any]:
@@ -370,14 +407,18 @@ def _token_range(ix: CoverageIndex, unit: int, a: int, b: int) -> tuple[int, int
     return lo, hi
 
 
-def _union_size(ranges: list[tuple[int, int]]) -> int:
-    total, reach = 0, 0
-    for lo, hi in sorted(ranges):
-        lo = max(lo, reach)
-        if hi > lo:
-            total += hi - lo
-            reach = hi
-    return total
+def _union_sizes(parts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct units of ``(unit, lo, hi)`` rows and the size of the union of their ranges."""
+    span = int(parts[:, 2].max()) + 1  # units' ranges laid end to end cannot overlap
+    lo = parts[:, 0] * span + parts[:, 1]
+    hi = parts[:, 0] * span + parts[:, 2]
+    order = np.lexsort((hi, lo))
+    lo, hi, units = lo[order], hi[order], parts[order, 0]
+    reach = np.maximum.accumulate(hi)
+    start = np.maximum(lo, np.concatenate(([np.iinfo(np.int64).min], reach[:-1])))
+    sizes = np.bincount(units, weights=np.maximum(hi - start, 0))
+    distinct = np.unique(units)
+    return distinct, sizes[distinct].astype(np.int64)
 
 
 # -- helpers ---------------------------------------------------------------------------------

@@ -2,58 +2,42 @@
 
 Every document's text (pages joined by ``\\f``) is split at ``\\n`` and ``\\f``. Each line holding
 at least one token is a *unit*. Units are numbered in room order (document by document, top to
-bottom) and stored in flat numpy arrays, so the whole 80M-token room costs a few hundred MB:
+bottom) and stored in flat numpy arrays:
 
     unit_start, unit_end   global character offsets (document offset + offset in its text)
     unit_tok               dealroom-words-v1 tokens on the line (the coverage weight)
     unit_doc               index of the document the unit belongs to
-    unit_hash              hash of the whitespace-normalised line
+    unit_hash              stable hash of the whitespace-normalised line
     hash_sorted/hash_unit  the hashes sorted, and the unit each sorted hash came from
     pfx_sorted/pfx_unit    the same for the first PREFIX_CHARS characters of long lines
 
-Hashes are Python's ``hash`` of ``str``: fast and 64-bit, but salted per process, so an index
-is never written to disk; it is rebuilt in the process that measures.
+For a room these arrays are read from the line table its index already holds
+(:meth:`dealroom.room.Room.line_table`), so opening the index costs a file read; a list of
+:class:`DocText` is cut into lines in memory with the same functions.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
-from dealroom.measure._roomtext import DocText, TextSource
-from dealroom.room import count_tokens
-
-PREFIX_CHARS = 48
-"""A line at least this long (normalised) is also indexed by its first PREFIX_CHARS characters."""
+from dealroom.measure._roomtext import DocText
+from dealroom.room._tables import (
+    char_classes,
+    char_codes,
+    line_hashes,
+    line_units,
+    prefix_hashes,
+    token_bounds,
+)
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
-_ASCII_CLASS = np.array(
-    [0 if re.match(r"\s", chr(i)) else 1 if re.match(r"\w", chr(i)) else 2 for i in range(128)],
-    dtype=np.uint8,
-)
-"""dealroom-words-v1 character classes of ASCII: 0 space, 1 word character, 2 punctuation."""
-
-
-def normalize_line(line: str) -> str:
-    """A line with its whitespace runs collapsed to one space and its ends stripped.
-
-    >>> normalize_line("  Article\t1.  The name ")
-    'Article 1. The name'
-    """
-    # Already normal (the common case, checked fast): no whitespace but single inner spaces;
-    # ``isprintable`` is False for every whitespace character except the space.
-    if line.isprintable() and "  " not in line and line[:1] != " " and line[-1:] != " ":
-        return line
-    return " ".join(line.split())
-
-
-def line_hashes(lines: list[str]) -> np.ndarray:
-    """``hash`` of each (already normalised) line as ``uint64``."""
-    return np.fromiter(map(hash, lines), dtype=np.int64, count=len(lines)).view(np.uint64)
+LineText = Callable[[int, int, int], str]
+"""``line_text(doc, start, end)``: characters ``[start, end)`` of a document's full text."""
 
 
 def token_starts(line: str) -> list[int]:
@@ -61,88 +45,96 @@ def token_starts(line: str) -> list[int]:
     return [m.start() for m in _TOKEN.finditer(line)]
 
 
-def _line_tokens(text: str, starts: np.ndarray, ends: np.ndarray, lines: list[str]) -> np.ndarray:
-    """Token count of every line: vectorised for ASCII text, by regex otherwise."""
-    try:
-        raw = text.encode("ascii")
-    except UnicodeEncodeError:
-        return np.fromiter(map(count_tokens, lines), dtype=np.int64, count=len(lines))
-    cls = _ASCII_CLASS[np.frombuffer(raw, dtype=np.uint8)]
-    word = cls == 1
-    first = np.flatnonzero((cls == 2) | (word & ~np.concatenate(([False], word[:-1]))))
-    return np.searchsorted(first, ends) - np.searchsorted(first, starts)
-
-
-@dataclass
-class _DocUnits:
-    starts: np.ndarray
-    ends: np.ndarray
-    toks: np.ndarray
-    hashes: np.ndarray
-    prefixes: list[tuple[int, int]]
-    """(unit index within the document, prefix hash) for lines of PREFIX_CHARS or more."""
-    pages: np.ndarray
-    """Offset where each page starts."""
-
-
-def _doc_units(text: str) -> _DocUnits:
-    lines = text.replace("\f", "\n").split("\n")
-    lengths = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines))
-    ends = np.cumsum(lengths + 1) - 1
-    starts = ends - lengths
-    toks = _line_tokens(text, starts, ends, lines)
-    keep = np.flatnonzero(toks > 0)
-    norms = [normalize_line(lines[i]) for i in keep]
-    prefixes = [(j, hash(n[:PREFIX_CHARS])) for j, n in enumerate(norms) if len(n) > PREFIX_CHARS]
-    page_starts = [0] + [m.end() for m in re.finditer("\f", text)]
-    return _DocUnits(
-        starts[keep],
-        ends[keep],
-        toks[keep],
-        line_hashes(norms),
-        prefixes,
-        np.asarray(page_starts, dtype=np.int64),
-    )
-
-
 class CoverageIndex:
-    """Read-only hash index of a room's text; build once per room, share among probes."""
+    """Read-only hash index of a room's text; build once per room, share among probes.
 
-    def __init__(self, docs: Iterable[DocText], text_of: TextSource | None = None) -> None:
+    ``CoverageIndex(docs)`` cuts a list of :class:`DocText` into lines;
+    :meth:`from_room` reads an open room's line table.
+    """
+
+    def __init__(self, docs: Iterable[DocText], text_of: Callable[[str], str] | None = None
+                 ) -> None:
         docs = list(docs)
-        if text_of is None:
-            text_of = {d.id: d.text for d in docs}.__getitem__
-        self.text_of: TextSource = functools.lru_cache(maxsize=8)(text_of)
-        """Full text by id; cached, as cut lines of one document come in runs."""
-        self.doc_ids = [d.id for d in docs]
-        self.doc_index = {d: i for i, d in enumerate(self.doc_ids)}
-        self.folders, self.doc_folder = _groups([d.folder for d in docs])
-        self.categories, self.doc_category = _groups([d.category for d in docs])
-        self.doc_len = np.array([len(d.text) for d in docs], dtype=np.int64)
-        self.doc_off = np.concatenate(([0], np.cumsum(self.doc_len + 1)))[:-1]
-        self._build(docs)
+        texts = {d.id: d.text for d in docs}
+        fetch = functools.lru_cache(maxsize=8)(text_of or texts.__getitem__)
+        lines: dict[str, list[Any]] = {k: [] for k in ("starts", "ends", "toks", "hashes")}
+        pfx: list[tuple[np.ndarray, np.ndarray]] = []
+        page_starts, count = [], 0
+        for d in docs:
+            codes = char_codes(d.text)
+            starts, _ = token_bounds(char_classes(codes))
+            lo, hi, toks, norms = line_units(d.text, codes, starts)
+            for key, arr in zip(lines, (lo, hi, toks, line_hashes(norms)), strict=True):
+                lines[key].append(arr)
+            index, hashes = prefix_hashes(norms)
+            pfx.append((index + count, hashes))
+            count += len(toks)
+            page_starts.append(np.flatnonzero(codes == 12) + 1)
+        self._setup(
+            [d.id for d in docs], [d.folder for d in docs], [d.category for d in docs],
+            np.array([len(d.text) for d in docs], dtype=np.int64),
+            np.array([len(t) for t in lines["toks"]], dtype=np.int64),
+            *(_cat(lines[k]) for k in ("starts", "ends", "toks")),
+            _cat(lines["hashes"]).astype(np.uint64),
+            _cat([i for i, _ in pfx]), _cat([h for _, h in pfx]).astype(np.uint64),
+            [np.concatenate(([0], p)) for p in page_starts],
+            lambda doc, a, b: fetch(self.doc_ids[doc])[a:b],
+        )
 
-    def _build(self, docs: list[DocText]) -> None:
-        parts = [_doc_units(d.text) for d in docs]
-        counts = np.array([len(p.toks) for p in parts], dtype=np.int64)
-        first_unit = np.concatenate(([0], np.cumsum(counts)))
-        self.unit_doc = np.repeat(np.arange(len(docs), dtype=np.int32), counts)
-        self.unit_start = _cat([p.starts + o for p, o in zip(parts, self.doc_off, strict=True)])
-        self.unit_end = _cat([p.ends + o for p, o in zip(parts, self.doc_off, strict=True)])
-        self.unit_tok = _cat([p.toks for p in parts]).astype(np.int32)
-        self.unit_hash = _cat([p.hashes for p in parts], np.uint64)
-        order = np.argsort(self.unit_hash, kind="stable")
-        self.hash_sorted = self.unit_hash[order]
-        self.hash_unit = order.astype(np.int64)
-        pfx = [(first_unit[i] + j, h) for i, p in enumerate(parts) for j, h in p.prefixes]
-        pfx_unit = np.array([u for u, _ in pfx], dtype=np.int64)
-        pfx_hash = np.array([h for _, h in pfx], dtype=np.int64).view(np.uint64)
-        order = np.argsort(pfx_hash, kind="stable")
-        self.pfx_sorted, self.pfx_unit = pfx_hash[order], pfx_unit[order]
-        self.page_starts = [p.pages for p in parts]
-        self.doc_tokens = np.bincount(
-            self.unit_doc, weights=self.unit_tok, minlength=len(docs)
-        ).astype(np.int64)
+    @classmethod
+    def from_room(cls, room: Any) -> CoverageIndex:
+        """The index of an open :class:`dealroom.room.Room`, from its stored line table."""
+        t = room.line_table()
+        self = cls.__new__(cls)
+        page0, cstart = t["doc_page0"], t["page_cstart"]
+        page_starts = [cstart[a:b] for a, b in zip(page0[:-1], page0[1:], strict=True)]
+        doc_len = t["page_cend"][page0[1:] - 1] if len(page0) > 1 else np.zeros(0, np.int64)
+
+        @functools.lru_cache(maxsize=64)
+        def page_text(doc: int, page: int) -> str:
+            return room.text(room.docs[doc].id, page)
+
+        def line_text(doc: int, a: int, b: int) -> str:
+            page = int(np.searchsorted(page_starts[doc], a, "right"))
+            base = int(page_starts[doc][page - 1])
+            return page_text(doc, page)[a - base:b - base]
+
+        order = t["hash_order"]
+        self._setup(
+            [d.id for d in room.docs], [d.folder for d in room.docs],
+            [d.category for d in room.docs], doc_len, np.diff(t["doc_line0"]),
+            t["line_start"], t["line_end"], t["line_tokens"], t["line_hash"],
+            t["pfx_line"], t["pfx_hash"], page_starts, line_text, order=order, sorted_pfx=True,
+        )
+        return self
+
+    def _setup(self, ids: list[str], folders: list[str], categories: list[str],
+               doc_len: np.ndarray, per_doc: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+               toks: np.ndarray, hashes: np.ndarray, pfx_unit: np.ndarray, pfx_hash: np.ndarray,
+               page_starts: list[np.ndarray], line_text: LineText, *,
+               order: np.ndarray | None = None, sorted_pfx: bool = False) -> None:
+        self.doc_ids = ids
+        self.doc_index = {d: i for i, d in enumerate(ids)}
+        self.folders, self.doc_folder = _groups(folders)
+        self.categories, self.doc_category = _groups(categories)
+        self.doc_len = np.asarray(doc_len, dtype=np.int64)
+        self.doc_off = np.concatenate(([0], np.cumsum(self.doc_len + 1)))[:-1]
+        self.unit_doc = np.repeat(np.arange(len(ids), dtype=np.int32), per_doc)
+        self.unit_start = starts + self.doc_off[self.unit_doc]
+        self.unit_end = ends + self.doc_off[self.unit_doc]
+        self.unit_tok = toks.astype(np.int32)
+        self.unit_hash = hashes
+        order = np.argsort(hashes, kind="stable") if order is None else order
+        self.hash_sorted, self.hash_unit = hashes[order], order.astype(np.int64)
+        if not sorted_pfx:
+            pfx_order = np.argsort(pfx_hash, kind="stable")
+            pfx_hash, pfx_unit = pfx_hash[pfx_order], pfx_unit[pfx_order]
+        self.pfx_sorted, self.pfx_unit = pfx_hash, pfx_unit
+        self.page_starts = page_starts
+        running = np.concatenate(([0], np.cumsum(toks, dtype=np.int64)))
+        bounds = np.concatenate(([0], np.cumsum(per_doc)))
+        self.doc_tokens = running[bounds[1:]] - running[bounds[:-1]]
+        self._line_text = line_text
 
     @property
     def n_units(self) -> int:
@@ -156,8 +148,8 @@ class CoverageIndex:
         """The raw line of ``unit`` as it stands in its document."""
         doc = int(self.unit_doc[unit])
         off = int(self.doc_off[doc])
-        text = self.text_of(self.doc_ids[doc])
-        return text[int(self.unit_start[unit]) - off : int(self.unit_end[unit]) - off]
+        return self._line_text(doc, int(self.unit_start[unit]) - off,
+                               int(self.unit_end[unit]) - off)
 
     def page_span(self, doc: int, first: int, last: int) -> tuple[int, int]:
         """Character span of pages ``first..last`` (1-based, inclusive) of document ``doc``."""
@@ -174,5 +166,5 @@ def _groups(names: list[str]) -> tuple[list[str], np.ndarray]:
     return labels, np.array([pos[n] for n in names], dtype=np.int32)
 
 
-def _cat(arrays: list[np.ndarray], dtype: type = np.int64) -> np.ndarray:
-    return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
+def _cat(arrays: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)

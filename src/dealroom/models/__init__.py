@@ -5,16 +5,19 @@ in-process transformers models (``hf:``) and the ``ScriptedModel`` fake, behind 
 Open a client with :func:`open_model` (spec strings: a models-file name, ``local``,
 ``scripted`` for the root, ``oracle`` for the answer-key simulator sub-agent,
 ``MODEL@BASE_URL``, or ``hf:PATH``), fail fast with :func:`check`, and fan out with
-:func:`gather_bounded`; :func:`lazy_model` opens its model on the first call.
-``hf:`` replies carry a :class:`TokenRecord`; :func:`write_tokens` puts it in a run folder.
+:func:`gather_bounded` (inside :func:`hedging`, stragglers are re-sent); :func:`lazy_model`
+opens its model on the first call. A call that fails for good raises
+:class:`ProviderError`.
+``hf:`` replies carry a :class:`TokenRecord` (the run folder's record, from ``dealroom.runs``).
 ``dealroom.models.testing`` holds ``MockOpenAIServer``.
 """
 
 from dealroom.models._chat import ChatPiece, chat_pieces, encode_pieces
 from dealroom.models._client import ChatResult, ModelClient, OpenAICompatibleClient, check
 from dealroom.models._fanout import gather_bounded
+from dealroom.models._hedge import HedgeWave, hedging
 from dealroom.models._hf import HFModelClient
-from dealroom.models._hfload import TRAIN_RECORD, LoadedModel, load_hf_model
+from dealroom.models._hfload import TRAIN_RECORD, LoadedModel, load_hf_model, load_hf_tokenizer
 from dealroom.models._lazy import LazyModel, lazy_model
 from dealroom.models._local import LocalServer, local_server
 from dealroom.models._oracle import OracleModel, OracleSettings
@@ -25,16 +28,20 @@ from dealroom.models._spec import (
     Prices,
     default_models_file,
     load_models_file,
+    require_prices,
     resolve_model_spec,
     split_spec,
 )
-from dealroom.models._tokens import TokenRecord, read_all_tokens, read_tokens, write_tokens
+from dealroom.models._text import strip_controls, visible_controls
+from dealroom.models._wire import ProviderError
+from dealroom.runs import TokenRecord
 
 __all__ = [
     "TRAIN_RECORD",
     "ChatPiece",
     "ChatResult",
     "HFModelClient",
+    "HedgeWave",
     "LazyModel",
     "LoadedModel",
     "LocalServer",
@@ -44,6 +51,7 @@ __all__ = [
     "OracleModel",
     "OracleSettings",
     "Prices",
+    "ProviderError",
     "ScriptedCall",
     "ScriptedModel",
     "TokenRecord",
@@ -52,15 +60,17 @@ __all__ = [
     "default_models_file",
     "encode_pieces",
     "gather_bounded",
+    "hedging",
     "lazy_model",
     "load_hf_model",
+    "load_hf_tokenizer",
     "load_models_file",
     "local_server",
     "open_model",
     "provider_names",
-    "read_all_tokens",
-    "read_tokens",
+    "require_prices",
     "resolve_model_spec",
     "split_spec",
-    "write_tokens",
+    "strip_controls",
+    "visible_controls",
 ]

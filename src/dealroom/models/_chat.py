@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dealroom.errors import ConfigError
-from dealroom.models._tokens import TokenRecord
+from dealroom.runs import TokenRecord
 
 ENV, REPLY, CLOSE = "env", "reply", "close"
 _MARKERS = re.compile(r"\{%-?\s*generation\s*-?%\}")

@@ -4,11 +4,16 @@ One call, as the client makes it::
 
     chat(messages) ──> endpoint semaphore (shared per base_url, per event loop)
                           │  POST {base_url}/chat/completions   (one aiohttp session per endpoint)
+                          │  streamed (SSE) unless the spec or the endpoint says otherwise;
+                          │  in a wave (see _hedge), a stalled attempt is re-sent once
                           ▼
-                  200 ──> ChatResult(text, usage, model, finish_reason, latency_s)
-                  429 / 5xx / 408 / connection error / time-out / malformed body
-                      ──> release the slot, sleep (Retry-After, else jittered exponential), retry
-                  other 4xx, or retries spent ──> ModelError(model=name, status=...)
+      200, parsed and checked (_wire) ──> ChatResult(text, usage, model, finish_reason, ...)
+      400/422/500 naming response_format or stream ──> that feature is dropped for this
+                          client (remembered) and the request is sent again at once
+      429 / 5xx / 408 / connection error / time-out / a 200 that is not a chat completion
+          ──> release the slot, sleep (Retry-After, else jittered exponential), retry
+      other 4xx, impossible usage, a body over the limit, or retries spent
+          ──> ProviderError(model=name, kind=..., status=...)
 
 Plain ``aiohttp`` with stdlib ``json`` is used on purpose: it is the leanest async transport
 measured for wide fan-out (see ``benchmarks/bench_fanout.py``).
@@ -28,14 +33,31 @@ from typing import Any, Protocol, runtime_checkable
 
 import aiohttp
 
-from dealroom.errors import ConfigError, ModelError
+from dealroom.errors import ConfigError
+from dealroom.models._hedge import BothStalled, Progress, current_wave, race
 from dealroom.models._spec import ModelSpec, Prices
-from dealroom.models._tokens import TokenRecord
+from dealroom.models._text import strip_controls
+from dealroom.models._wire import (
+    BadReply,
+    ProviderError,
+    Reply,
+    estimate_usage,
+    parse_body,
+    parse_usage,
+    read_body,
+    read_stream,
+    text_cap,
+    usage_problem,
+)
+from dealroom.runs import TokenRecord
 from dealroom.types import Usage
 
 MAX_BACKOFF_S = 30.0
 MAX_RETRY_AFTER_S = 60.0
 CHECK_TIMEOUT_S = 10.0
+FORMS = ("json_schema", "json_object")
+"""The ``response_format`` shapes tried, in order: OpenAI's ``json_schema`` (OpenAI, vLLM,
+SGLang, llama.cpp's server), then ``json_object`` with a ``schema`` (llama-cpp-python)."""
 
 
 @dataclass
@@ -43,7 +65,7 @@ class ChatResult:
     """One model reply."""
 
     text: str
-    """The assistant message content ("" when the model returned none)."""
+    """The assistant message content, control sequences removed."""
     usage: Usage
     """Tokens and cost of this call (``calls == 1``)."""
     model: str
@@ -55,12 +77,30 @@ class ChatResult:
     usage_estimated: bool = False
     """True when the provider sent no usage and tokens were counted with ``count_tokens``."""
     attempts: int = 1
-    """HTTP attempts made, retries included."""
+    """HTTP attempts made, retries and hedges included."""
+    streamed: bool = False
+    """The reply came as a stream of chunks."""
+    structured: str | None = None
+    """The ``response_format`` shape the endpoint accepted (``json_schema``, ``json_object``),
+    or None when none was asked for or the endpoint refused every shape."""
+    cut_bytes: int = 0
+    """Bytes of reply text past the cap (16 bytes per token asked for) that were dropped."""
+    stripped: int = 0
+    """Control characters removed from the text (ANSI/OSC sequences and the like)."""
+    hedge: dict[str, Any] | None = None
+    """When the call was re-sent as a straggler: after how long, which attempt won."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
-    """The response body as received (empty for scripted replies)."""
+    """The response body as received (empty for streamed and scripted replies)."""
     tokens: TokenRecord | None = field(default=None, repr=False)
     """The exact prompt and completion token ids and logprobs, from providers that generate
     in-process (``hf:``); ``None`` from endpoints."""
+
+    def record(self) -> dict[str, Any]:
+        """What a ``model_call`` event keeps of how the provider answered."""
+        return {"attempts": self.attempts, "finish_reason": self.finish_reason,
+                "usage_estimated": self.usage_estimated, "streamed": self.streamed,
+                "structured": self.structured, "cut_bytes": self.cut_bytes,
+                "stripped": self.stripped, "hedge": self.hedge}
 
 
 @runtime_checkable
@@ -80,8 +120,13 @@ class ModelClient(Protocol):
         max_tokens: int | None = None,
         temperature: float | None = None,
         stop: list[str] | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> ChatResult:
-        """Send one chat completion; raise ModelError when it fails for good."""
+        """Send one chat completion; raise ModelError when it fails for good.
+
+        ``response_format`` (OpenAI's ``{"type": "json_schema", "json_schema": {...}}``) asks
+        for a schema-constrained reply where the endpoint offers it; clients that cannot give
+        one answer without it."""
         ...
 
     async def aclose(self) -> None:
@@ -97,58 +142,6 @@ async def check(client: ModelClient) -> None:
     probe = getattr(client, "check", None)
     if probe is not None:
         await probe()
-
-
-# -- usage ---------------------------------------------------------------------------------------
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
-        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return "" if content is None else str(content)
-
-
-def estimate_usage(messages: list[dict[str, Any]], text: str, prices: Prices) -> Usage:
-    """Count tokens with ``dealroom.room.count_tokens`` when a provider reports none."""
-    from dealroom.room import count_tokens
-
-    inp = sum(count_tokens(_content_text(m.get("content"))) for m in messages)
-    out = count_tokens(text)
-    return Usage(input_tokens=inp, output_tokens=out, cost_usd=prices.cost(inp, 0, out), calls=1)
-
-
-def _number(value: Any) -> float | None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    return float(value) if ok else None
-
-
-def parse_usage(raw: Any, prices: Prices) -> Usage | None:
-    """Read an OpenAI-style ``usage`` object; ``None`` when absent or unusable.
-
-    Cached tokens come from ``prompt_tokens_details.cached_tokens`` (or DeepSeek's
-    ``prompt_cache_hit_tokens``). Cost is the provider's ``cost`` when reported (OpenRouter's
-    ``cost_details.upstream_inference_cost`` when ``cost`` is 0), else the cache-aware prices.
-    """
-    if not isinstance(raw, dict) or _number(raw.get("prompt_tokens")) is None:
-        return None
-    inp = int(raw["prompt_tokens"])
-    out = int(_number(raw.get("completion_tokens")) or 0)
-    details = raw.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
-    if _number(cached) is None:
-        cached = raw.get("prompt_cache_hit_tokens")
-    cached = min(int(_number(cached) or 0), inp)
-    cost = _number(raw.get("cost"))
-    upstream = raw.get("cost_details")
-    if not cost and isinstance(upstream, dict):
-        cost = _number(upstream.get("upstream_inference_cost")) or cost
-    if cost is None:
-        cost = prices.cost(inp, cached, out)
-    return Usage(
-        input_tokens=inp, cached_input_tokens=cached, output_tokens=out, cost_usd=cost, calls=1
-    )
 
 
 # -- shared endpoints ------------------------------------------------------------------------------
@@ -196,10 +189,20 @@ def endpoint_limit(base_url: str) -> int | None:
 
 
 class _Retryable(Exception):
-    def __init__(self, message: str, status: int | None = None, wait: float | None = None):
+    def __init__(self, message: str, status: int | None = None, wait: float | None = None,
+                 kind: str = "http"):
         super().__init__(message)
         self.status = status
         self.wait = wait
+        self.kind = kind
+
+
+class _Refused(Exception):
+    """The endpoint refused an optional feature of the request (``stream``, a format)."""
+
+    def __init__(self, feature: str):
+        super().__init__(feature)
+        self.feature = feature
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -222,8 +225,32 @@ def _error_message(raw: bytes) -> str:
         err = body.get("error", body) if isinstance(body, dict) else body
         message = err.get("message", err) if isinstance(err, dict) else err
         return str(message)[:500]
-    except ValueError:
+    except (ValueError, RecursionError):
         return raw[:500].decode("utf-8", "replace")
+
+
+_REFUSAL_STATUSES = (400, 404, 415, 422, 500, 501)
+
+
+def _refused_feature(status: int, message: str, payload: dict[str, Any]) -> str | None:
+    """The optional feature a 4xx/5xx answer names, if the request carried it."""
+    if status not in _REFUSAL_STATUSES:
+        return None
+    text = message.lower()
+    form = (payload.get("response_format") or {}).get("type")
+    if form and any(word in text for word in ("response_format", "json_schema", "schema")):
+        return str(form)
+    if payload.get("stream") and "stream" in text:
+        return "stream"
+    return None
+
+
+def _timeout_message(exc: BaseException, spec: ModelSpec, streaming: bool) -> str:
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        return f"could not connect within {spec.connect_timeout:g}s"
+    if isinstance(exc, aiohttp.SocketTimeoutError) and streaming:
+        return f"no bytes for {spec.read_timeout:g}s (first-byte / idle time-out)"
+    return f"timed out after {spec.timeout:g}s"
 
 
 class OpenAICompatibleClient:
@@ -231,7 +258,8 @@ class OpenAICompatibleClient:
 
     Clients for the same ``base_url`` share one aiohttp session and one semaphore per event
     loop. Open it with :func:`dealroom.models.open_model`; close it with ``aclose()`` or
-    ``async with``.
+    ``async with``. :attr:`refused` lists what the endpoint turned down, so it is not asked
+    again: ``stream``, ``json_schema``, ``json_object``.
     """
 
     def __init__(
@@ -246,11 +274,11 @@ class OpenAICompatibleClient:
         self.context_window = spec.context_window
         self.prices = spec.prices
         self.base_url = base
+        self.refused: set[str] = set() if spec.stream else {"stream"}
         self._url = f"{base}/chat/completions"
         self._headers = {"Content-Type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
-        self._timeout = aiohttp.ClientTimeout(total=spec.timeout)
         self._extra = dict(spec.options.get("extra_body", {}))
         self._max_field = spec.options.get("max_tokens_field", "max_tokens")
         self._endpoint: _Endpoint | None = None
@@ -263,6 +291,25 @@ class OpenAICompatibleClient:
             self._loop = loop
         return self._endpoint
 
+    def _payload(self, messages: list[dict[str, Any]], limit: int | None,
+                 temperature: float | None, stop: list[str] | None,
+                 response_format: dict[str, Any] | None) -> dict[str, Any]:
+        payload: dict[str, Any] = {"model": self.model, "messages": messages}
+        if limit is not None:
+            payload[self._max_field] = limit
+        if temperature is not None:
+            payload["temperature"] = temperature
+        if stop:
+            payload["stop"] = stop
+        form = _format_for(response_format, self.refused)
+        if form is not None:
+            payload["response_format"] = form
+        if "stream" not in self.refused:
+            payload["stream"] = True
+            payload["stream_options"] = {"include_usage": True}
+        payload.update(self._extra)
+        return payload
+
     async def chat(
         self,
         messages: list[dict[str, Any]],
@@ -270,79 +317,141 @@ class OpenAICompatibleClient:
         max_tokens: int | None = None,
         temperature: float | None = None,
         stop: list[str] | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> ChatResult:
         """POST one chat completion, retrying transient failures; see the module docstring."""
-        payload: dict[str, Any] = {"model": self.model, "messages": messages}
         limit = max_tokens if max_tokens is not None else self.spec.max_output_tokens
-        if limit is not None:
-            payload[self._max_field] = limit
-        if temperature is not None:
-            payload["temperature"] = temperature
-        if stop:
-            payload["stop"] = stop
-        payload.update(self._extra)
-        data = json.dumps(payload).encode()
+        cap = text_cap(limit or self.context_window)
         endpoint = self._get_endpoint()
+        wave = current_wave() if self.spec.hedge else None
+        if wave is not None:
+            wave.joined()
         attempt = 0
+        sent = [0]  # HTTP requests made, hedges included
         while True:
+            payload = self._payload(messages, limit, temperature, stop, response_format)
+            data = json.dumps(payload).encode()
             attempt += 1
             try:
-                return await self._attempt(endpoint, data, messages, attempt)
+                reply, latency, hedge = await self._send(endpoint, payload, data, cap, wave, sent)
+            except _Refused as exc:
+                self.refused.add(exc.feature)
+                attempt -= 1  # the endpoint only turned down an option: ask again at once
+                continue
             except _Retryable as exc:
                 if attempt > self.spec.max_retries:
-                    raise ModelError(
+                    raise ProviderError(
                         f"{exc} (gave up after {attempt} attempts)",
-                        model=self.name,
-                        status=exc.status,
+                        model=self.name, status=exc.status, kind=exc.kind, attempts=sent[0],
                     ) from None
                 await asyncio.sleep(exc.wait if exc.wait is not None else self._backoff(attempt))
+                continue
+            except ProviderError as exc:
+                exc.attempts = sent[0]
+                raise
+            return self._result(reply, messages, payload, len(data), limit, latency, sent[0],
+                                hedge)
+
+    def _result(self, reply: Reply, messages: list[dict[str, Any]], payload: dict[str, Any],
+                request_bytes: int, limit: int | None, latency: float, attempts: int,
+                hedge: dict[str, Any] | None) -> ChatResult:
+        problem = usage_problem(reply.usage, request_bytes=request_bytes, max_tokens=limit)
+        if problem is not None:
+            raise ProviderError(f"impossible usage from {self.base_url}: {problem}",
+                                model=self.name, status=200, kind="usage", attempts=attempts,
+                                served=True)
+        text, stripped = strip_controls(reply.text)
+        usage = parse_usage(reply.usage, self.prices)
+        estimated = usage is None
+        if usage is None:
+            usage = estimate_usage(messages, text, self.prices)
+        form = payload.get("response_format")
+        return ChatResult(
+            text=text, usage=usage, model=reply.model or self.model,
+            finish_reason=reply.finish_reason, latency_s=latency, usage_estimated=estimated,
+            attempts=attempts, streamed=reply.streamed,
+            structured=str(form["type"]) if form else None, cut_bytes=reply.cut_bytes,
+            stripped=stripped, hedge=hedge, raw=reply.body,
+        )
 
     def _backoff(self, attempt: int) -> float:
         ceiling = min(MAX_BACKOFF_S, self.spec.backoff_s * 2 ** (attempt - 1))
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
-    async def _attempt(
-        self, endpoint: _Endpoint, data: bytes, messages: list[dict[str, Any]], attempt: int
-    ) -> ChatResult:
+    async def _send(self, endpoint: _Endpoint, payload: dict[str, Any], data: bytes, cap: int,
+                    wave: Any, sent: list[int]) -> tuple[Reply, float, dict[str, Any] | None]:
+        """One attempt, hedged when it belongs to a wave: (reply, latency, hedge record)."""
+        streaming = bool(payload.get("stream"))
+
+        async def attempt(progress: Progress) -> tuple[Reply, float]:
+            sent[0] += 1
+            reply, latency = await self._attempt(endpoint, payload, data, cap, streaming,
+                                                 progress)
+            if wave is not None:
+                wave.answered(latency)
+            return reply, latency
+
+        if wave is None:
+            reply, latency = await attempt(Progress())
+            return reply, latency, None
+        try:
+            (reply, latency), hedge = await race(wave, self.spec.hedge, attempt)
+        except BothStalled as exc:
+            raise _Retryable(str(exc), kind="timeout") from None
+        return reply, latency, hedge
+
+    def _timeouts(self, streaming: bool) -> aiohttp.ClientTimeout:
+        spec = self.spec
+        return aiohttp.ClientTimeout(total=spec.timeout, sock_connect=spec.connect_timeout,
+                                     sock_read=spec.read_timeout if streaming else None)
+
+    async def _attempt(self, endpoint: _Endpoint, payload: dict[str, Any], data: bytes,
+                       cap: int, streaming: bool, progress: Progress) -> tuple[Reply, float]:
         async with endpoint.semaphore:
+            progress.start()
             start = time.perf_counter()
             try:
                 async with endpoint.session.post(
-                    self._url, data=data, headers=self._headers, timeout=self._timeout
+                    self._url, data=data, headers=self._headers, timeout=self._timeouts(streaming)
                 ) as resp:
-                    raw = await resp.read()
+                    progress.tick()
                     status = resp.status
-                    wait = _retry_after(resp.headers.get("Retry-After"))
-            except TimeoutError:
-                raise _Retryable(f"timed out after {self.spec.timeout:g}s") from None
+                    if status != 200:
+                        raw = await resp.content.read(65536)
+                        wait = _retry_after(resp.headers.get("Retry-After"))
+                    else:
+                        reply = await self._read_reply(resp, cap, progress)
+            except TimeoutError as exc:
+                raise _Retryable(_timeout_message(exc, self.spec, streaming),
+                                 kind="timeout") from None
             except aiohttp.ClientError as exc:
-                raise _Retryable(f"connection error: {exc or type(exc).__name__}") from None
+                raise _Retryable(f"connection error: {exc or type(exc).__name__}",
+                                 kind="connection") from None
+            except BadReply as exc:
+                message = f"{exc} (from {self.base_url})"
+                if exc.retry:
+                    raise _Retryable(message, 200, kind=exc.kind) from None
+                raise ProviderError(message, model=self.name, status=200, kind=exc.kind,
+                                    served=exc.served) from None
             latency = time.perf_counter() - start
-        if status != 200:
-            message = f"HTTP {status} from {self.base_url}: {_error_message(raw)}"
-            if status in (408, 409, 429) or status >= 500:
-                raise _Retryable(message, status, wait)
-            raise ModelError(message, model=self.name, status=status)
-        try:
-            body = json.loads(raw)
-            choice = body["choices"][0]
-            text = _content_text(choice["message"].get("content"))
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            raise _Retryable(f"malformed response body: {raw[:200]!r}", 200) from None
-        usage = parse_usage(body.get("usage"), self.prices)
-        estimated = usage is None
-        if usage is None:
-            usage = estimate_usage(messages, text, self.prices)
-        return ChatResult(
-            text=text,
-            usage=usage,
-            model=str(body.get("model") or self.model),
-            finish_reason=str(choice.get("finish_reason") or "unknown"),
-            latency_s=latency,
-            usage_estimated=estimated,
-            attempts=attempt,
-            raw=body,
-        )
+        if status == 200:
+            return reply, latency
+        message = f"HTTP {status} from {self.base_url}: {_error_message(raw)}"
+        if (feature := _refused_feature(status, message, payload)) is not None:
+            raise _Refused(feature)
+        if status in (408, 409, 429) or status >= 500:
+            raise _Retryable(message, status, wait)
+        raise ProviderError(message, model=self.name, status=status, kind="http")
+
+    async def _read_reply(self, resp: aiohttp.ClientResponse, cap: int,
+                          progress: Progress) -> Reply:
+        content_type = resp.headers.get("Content-Type", "")
+        if content_type.startswith("text/event-stream"):
+            return await read_stream(resp.content.iter_any(), cap, progress.tick)
+        reply = parse_body(await read_body(resp.content.iter_any()), content_type, cap)
+        if "stream" not in self.refused:
+            self.refused.add("stream")  # asked to stream, it answered in one body: it does not
+        return reply
 
     async def check(self) -> None:
         """Preflight: ``GET /models``, then a 1-token chat if the model is not listed."""
@@ -413,6 +522,20 @@ class OpenAICompatibleClient:
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleClient(name={self.name!r}, base_url={self.base_url!r})"
+
+
+def _format_for(response_format: dict[str, Any] | None, refused: set[str]) -> dict | None:
+    """The ``response_format`` to send: the shape asked for, else the first one not refused."""
+    if not response_format:
+        return None
+    if response_format.get("type") != "json_schema":
+        return None if response_format.get("type") in refused else response_format
+    if "json_schema" not in refused:
+        return response_format
+    if "json_object" not in refused:
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        return {"type": "json_object", **({"schema": schema} if schema else {})}
+    return None
 
 
 def _listed_models(raw: bytes) -> set[str]:

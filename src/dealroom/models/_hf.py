@@ -33,7 +33,7 @@ from dealroom.models._chat import REPLY, chat_pieces, decode, encode_pieces
 from dealroom.models._client import ChatResult
 from dealroom.models._hfload import LoadedModel, acquire, release, require
 from dealroom.models._spec import ModelSpec, Prices, hf_options
-from dealroom.models._tokens import TokenRecord
+from dealroom.runs import TokenRecord
 from dealroom.types import Usage
 
 DEFAULT_MAX_TOKENS = 1024
@@ -115,8 +115,12 @@ class HFModelClient:
         max_tokens: int | None = None,
         temperature: float | None = None,
         stop: list[str] | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> ChatResult:
-        """Generate one reply in the model's worker thread; see the module docstring."""
+        """Generate one reply in the model's worker thread; see the module docstring.
+
+        ``response_format`` is not enforced here (no constrained decoding): the reply comes
+        unconstrained, with ``structured`` None."""
         loaded = await self._ready()
         sampling = Sampling(max_tokens or self._max_tokens,
                             1.0 if temperature is None else float(temperature),

@@ -160,17 +160,45 @@ def load(path: str, adapter: str | None, device: str, dtype: str, *,
     return model.to(device).eval(), tokenizer
 
 
+def load_hf_tokenizer(spec: str | ModelSpec) -> Any:
+    """The tokenizer (with its chat template) of an ``hf:`` model, without its weights."""
+    if isinstance(spec, str):
+        spec = resolve_model_spec(spec, role="root")
+    if spec.kind != "hf":
+        raise ConfigError(f"{spec.name!r} is not an in-process model: give hf:local or hf:PATH")
+    require("transformers", feature="tokenizers of hf: models")
+    from transformers import AutoTokenizer
+
+    path = spec.model
+    if path == "local" or path.endswith(".gguf"):
+        where, name = _gguf(path)
+        return AutoTokenizer.from_pretrained(where, gguf_file=name, local_files_only=True)
+    folder = Path(path)
+    if (folder / ADAPTER_CONFIG).is_file() and not (folder / "tokenizer_config.json").is_file():
+        return load_hf_tokenizer(f"hf:{_adapter_base(folder)}")
+    try:
+        return AutoTokenizer.from_pretrained(path, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"hf:{path}: no tokenizer there (nothing is downloaded): "
+                          f"{str(exc).splitlines()[0]}") from None
+
+
+def _gguf(path: str) -> tuple[str, str]:
+    """The folder and file name of the GGUF that ``hf:local`` or ``hf:FILE.gguf`` names."""
+    gguf = local_gguf() if path == "local" else Path(path)
+    if not gguf.is_file():
+        raise ConfigError(f"hf:{path}: no such GGUF file")
+    require("gguf", feature="GGUF models")
+    return str(gguf.parent), gguf.name
+
+
 def _load_any(path: str, dtype: Any) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if path == "local" or path.endswith(".gguf"):
-        gguf = local_gguf() if path == "local" else Path(path)
-        if not gguf.is_file():
-            raise ConfigError(f"hf:{path}: no such GGUF file")
-        require("gguf", feature="GGUF models")
+        where, name = _gguf(path)
         from transformers import modeling_gguf_pytorch_utils as gguf_utils
 
-        where, name = str(gguf.parent), gguf.name
         tokenizer = AutoTokenizer.from_pretrained(where, gguf_file=name, local_files_only=True)
         # its dequantizing loop draws a plain tqdm bar that ignores disable_progress_bar()
         with mock.patch.object(gguf_utils, "tqdm", lambda items, **_: items):

@@ -83,7 +83,7 @@ def oracle_spec(text: str, options: dict[str, str]) -> ModelSpec:
     """The spec of ``oracle`` / ``oracle:recall=...``; bad knobs are a ConfigError now."""
     settings = OracleSettings.parse(text, options)
     return ModelSpec(name=text, kind=ORACLE, model=MODEL_ID, context_window=CONTEXT_WINDOW,
-                     concurrency=1024, options={f.name: getattr(settings, f.name)
+                     concurrency=1024, priced=True, options={f.name: getattr(settings, f.name)
                                                 for f in fields(settings)})
 
 

@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dealroom.errors import ModelError
-from dealroom.models._client import ChatResult, estimate_usage
+from dealroom.models._client import ChatResult
 from dealroom.models._spec import Prices
+from dealroom.models._text import strip_controls
+from dealroom.models._wire import estimate_usage
 
 Turn = str | Callable[[list[dict[str, Any]]], Any] | BaseException | type[BaseException]
 """A reply (any text, malformed output included), a function of the messages returning one
@@ -25,6 +27,7 @@ class ScriptedCall:
     max_tokens: int | None = None
     temperature: float | None = None
     stop: list[str] | None = None
+    response_format: dict[str, Any] | None = None
 
 
 @dataclass
@@ -32,8 +35,9 @@ class ScriptedModel:
     """Replays ``turns`` in order, one per ``chat`` call, and records what it was sent.
 
     Usage is deterministic: tokens are counted with ``dealroom.room.count_tokens`` and priced
-    with ``prices``. When the script runs out, ``chat`` raises ModelError unless ``cycle`` is
-    set. ``delay`` seconds are awaited per call (to exercise concurrency).
+    with ``prices``. Control sequences are stripped from replies, as real clients do. When the
+    script runs out, ``chat`` raises ModelError unless ``cycle`` is set. ``delay`` seconds are
+    awaited per call (to exercise concurrency).
 
     >>> import asyncio
     >>> m = ScriptedModel(["print('hi')", lambda msgs: msgs[-1]["content"].upper()])
@@ -70,10 +74,11 @@ class ScriptedModel:
         max_tokens: int | None = None,
         temperature: float | None = None,
         stop: list[str] | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> ChatResult:
         index = len(self.calls)
         snapshot = [dict(m) for m in messages]
-        self.calls.append(ScriptedCall(snapshot, max_tokens, temperature, stop))
+        self.calls.append(ScriptedCall(snapshot, max_tokens, temperature, stop, response_format))
         if index >= len(self.turns) and not (self.cycle and self.turns):
             raise ModelError(f"script exhausted after {len(self.turns)} turn(s)", model=self.name)
         turn = self.turns[index % len(self.turns)]
@@ -86,10 +91,11 @@ class ScriptedModel:
         text = turn(snapshot) if callable(turn) else turn
         if inspect.isawaitable(text):
             text = await text
-        text = str(text)
+        text, stripped = strip_controls(str(text))
         usage = estimate_usage(snapshot, text, self.prices)
         return ChatResult(
-            text=text, usage=usage, model=self.model, finish_reason="stop", latency_s=self.delay
+            text=text, usage=usage, model=self.model, finish_reason="stop", latency_s=self.delay,
+            stripped=stripped,
         )
 
     async def aclose(self) -> None:

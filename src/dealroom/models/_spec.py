@@ -7,7 +7,9 @@ A spec string is one of
 * ``scripted`` — the scripted root policy (root only; the harness builds it), or a variant
   with options: ``scripted:coverage=0.3,seed=2``, ``scripted:waves=1``, ``scripted:memo=end``;
 * ``oracle`` — the answer-key simulator sub-agent (``oracle:recall=0.7,noise=0.1,seed=3``);
-* ``MODEL@BASE_URL`` — any OpenAI-compatible endpoint, e.g. ``qwen3-35b@http://127.0.0.1:8000/v1``;
+* ``MODEL@BASE_URL`` — any OpenAI-compatible endpoint, e.g. ``qwen3-35b@http://127.0.0.1:8000/v1``,
+  optionally followed by ``#key=value,...`` options (:data:`SPEC_OPTIONS`), e.g.
+  ``qwen3-35b@http://127.0.0.1:8000/v1#price_input=0.2,price_output=0.8,context_window=65536``;
 * ``hf:PATH[,key=value...]`` — a transformers model run in-process (``hf:local`` is the embedded
   SmolLM2 GGUF; PATH is a model folder, a ``.gguf`` file or a LoRA checkpoint), see ``_hf``.
 
@@ -28,6 +30,9 @@ from dealroom.types import ROLES
 
 DEFAULT_CONCURRENCY = 64
 DEFAULT_TIMEOUT_S = 300.0
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
+DEFAULT_READ_TIMEOUT_S = 60.0
+DEFAULT_HEDGE = 3.0
 DEFAULT_CONTEXT_WINDOW = 32_768
 LOCAL_MODEL = "smollm2-135m-instruct"
 RESERVED = ("local", "scripted", "oracle")
@@ -87,10 +92,24 @@ class ModelSpec:
     """Prompt plus completion tokens the model accepts."""
     prices: Prices = field(default_factory=Prices)
     """List prices used when the provider reports no cost."""
+    priced: bool = False
+    """Whether ``prices`` were given (models file or spec options), so a zero is a real zero;
+    ``--max-cost`` refuses a model that is not priced. ``local`` is priced (it is free)."""
     concurrency: int = DEFAULT_CONCURRENCY
     """Calls in flight at once to this endpoint, shared by every client of the endpoint."""
     timeout: float = DEFAULT_TIMEOUT_S
-    """Seconds allowed for one HTTP attempt."""
+    """Seconds allowed for one HTTP attempt, start to last byte."""
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S
+    """Seconds allowed to open the connection."""
+    read_timeout: float = DEFAULT_READ_TIMEOUT_S
+    """When streaming: seconds allowed before the first byte and between two reads, so a dead
+    connection fails in seconds however long ``timeout`` is."""
+    stream: bool = True
+    """Ask for a streamed reply (SSE); an endpoint that answers in one body, or refuses, is
+    then read that way."""
+    hedge: float = DEFAULT_HEDGE
+    """In a wave of parallel calls, re-send a call still unanswered after this multiple of
+    the wave's median latency (at least 1 s) and take the first answer; 0 turns it off."""
     max_output_tokens: int | None = None
     """Default ``max_tokens`` when a call gives none."""
     max_retries: int = 4
@@ -117,10 +136,13 @@ class ModelSpec:
         _check_int(where, "max_retries", self.max_retries, 0, 100)
         if self.max_output_tokens is not None:
             _check_int(where, "max_output_tokens", self.max_output_tokens, 1)
-        for key in ("timeout", "backoff_s"):
+        for key in ("timeout", "connect_timeout", "read_timeout", "backoff_s"):
             value = getattr(self, key)
             if not isinstance(value, int | float) or not value > 0:
                 raise ConfigError(f"{where}: {key} must be a number of seconds > 0, got {value!r}")
+        if not isinstance(self.hedge, int | float) or not (self.hedge == 0 or self.hedge >= 1):
+            raise ConfigError(f"{where}: hedge must be 0 (off) or a multiple >= 1, got "
+                              f"{self.hedge!r}")
         if self.base_url is not None:
             object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
 
@@ -156,8 +178,10 @@ def local_spec() -> ModelSpec:
         kind="local",
         model=LOCAL_MODEL,
         context_window=4096,
+        priced=True,
         concurrency=2,
         timeout=300.0,
+        stream=False,
     )
 
 
@@ -174,6 +198,10 @@ _FILE_KEYS = {
     "price_output": (int, float),
     "concurrency": int,
     "timeout": (int, float),
+    "connect_timeout": (int, float),
+    "read_timeout": (int, float),
+    "stream": bool,
+    "hedge": (int, float),
     "max_output_tokens": int,
     "max_retries": int,
     "backoff_s": (int, float),
@@ -264,8 +292,13 @@ def _spec_from_table(name: str, table: Any, path: Path) -> ModelSpec:
         api_key_env=table.get("api_key_env"),
         context_window=table.get("context_window", DEFAULT_CONTEXT_WINDOW),
         prices=prices,
+        priced=kind == "hf" or any(key.startswith("price_") for key in table),
         concurrency=table.get("concurrency", DEFAULT_CONCURRENCY),
         timeout=float(table.get("timeout", DEFAULT_TIMEOUT_S)),
+        connect_timeout=float(table.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT_S)),
+        read_timeout=float(table.get("read_timeout", DEFAULT_READ_TIMEOUT_S)),
+        stream=table.get("stream", True),
+        hedge=float(table.get("hedge", DEFAULT_HEDGE)),
         max_output_tokens=table.get("max_output_tokens"),
         max_retries=table.get("max_retries", 4),
         backoff_s=float(table.get("backoff_s", 0.5)),
@@ -297,7 +330,8 @@ def resolve_model_spec(
                 f"`scripted` is reserved for --root (the scripted root policy), not the {role} "
                 "model: give a models-file name, `local`, or MODEL@BASE_URL"
             )
-        return ModelSpec(name=text, kind="scripted", context_window=1_000_000, options=options)
+        return ModelSpec(name=text, kind="scripted", context_window=1_000_000, options=options,
+                         priced=True)
     if base == "oracle":
         from dealroom.models._oracle import oracle_spec
 
@@ -349,13 +383,40 @@ def split_spec(text: str) -> tuple[str, dict[str, str]]:
     return base, options
 
 
+SPEC_OPTIONS = {
+    "price_input": float,
+    "price_cached_input": float,
+    "price_output": float,
+    "context_window": int,
+    "concurrency": int,
+    "max_output_tokens": int,
+    "timeout": float,
+    "connect_timeout": float,
+    "read_timeout": float,
+    "stream": bool,
+    "hedge": float,
+}
+"""Options a ``MODEL@BASE_URL#key=value,...`` spec may carry after ``#`` (models-file keys)."""
+
+
 def _endpoint_spec(text: str) -> ModelSpec:
-    model, _, base_url = text.rpartition("@")
+    address, _, extra = text.partition("#")
+    model, _, base_url = address.rpartition("@")
     if not model or not base_url.startswith(("http://", "https://")):
         raise ConfigError(
             f"bad model spec {text!r}: expected MODEL@BASE_URL with an http(s) URL, e.g. "
             "qwen3-35b@http://127.0.0.1:8000/v1"
         )
+    options = _spec_options(text, extra)
+    prices = {k: options.pop(k) for k in list(options) if k.startswith("price_")}
+    try:
+        price = Prices(
+            input=prices.get("price_input", 0.0),
+            cached_input=prices.get("price_cached_input", prices.get("price_input", 0.0)),
+            output=prices.get("price_output", 0.0),
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"bad model spec {text!r}: {exc}") from None
     return ModelSpec(
         name=text,
         kind="openai",
@@ -363,7 +424,60 @@ def _endpoint_spec(text: str) -> ModelSpec:
         base_url=base_url,
         api_key_env="OPENAI_API_KEY",
         api_key_optional=True,
+        prices=price,
+        priced=bool(prices),
+        **options,
     )
+
+
+def _spec_options(text: str, extra: str) -> dict[str, Any]:
+    """``key=value`` pairs after ``#``, each converted to the type its key takes."""
+    out: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in extra.split(","))):
+        key, eq, value = (x.strip() for x in item.partition("="))
+        kind = SPEC_OPTIONS.get(key)
+        if kind is None or not eq:
+            raise ConfigError(
+                f"bad model spec {text!r}: unknown option {item!r}; after '#' give key=value "
+                f"pairs separated by commas, keys: {', '.join(SPEC_OPTIONS)}"
+            )
+        try:
+            if kind is bool:
+                if value.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+                    raise ValueError(value)
+                out[key] = value.lower() in ("1", "true", "yes", "on")
+            else:
+                out[key] = kind(value)
+        except ValueError:
+            raise ConfigError(
+                f"bad model spec {text!r}: {key} must be a {kind.__name__}, got {value!r}"
+            ) from None
+    return out
+
+
+def require_prices(models: list[Any], what: str = "--max-cost") -> None:
+    """Refuse a cost budget over a model without prices (its calls would count $0).
+
+    ``models`` are :class:`ModelSpec` objects or open clients (``client.spec``); clients
+    without a spec (a ``ScriptedModel``) carry their own prices and pass.
+    """
+    for model in models:
+        spec = getattr(model, "spec", model)
+        if not isinstance(spec, ModelSpec) or spec.priced:
+            continue
+        if spec.source:
+            how = (f"add price_input and price_output (USD per 1M tokens) to [models.{spec.name}] "
+                   f"in {spec.source}")
+        elif spec.kind == "openai" and "@" in spec.name:
+            how = (f"give them in the spec, e.g. {spec.name.partition('#')[0]}"
+                   "#price_input=0.5,price_output=1.5 (USD per 1M tokens), or name the model "
+                   "in a models file with price_input and price_output")
+        else:
+            how = "give it price_input and price_output in the models file"
+        raise ConfigError(
+            f"{what} cannot govern model '{spec.name}': it has no prices, so its calls would "
+            f"count as $0. {how[0].upper()}{how[1:]}; or budget with --max-tokens instead"
+        )
 
 
 # -- hf: specs ----------------------------------------------------------------------------------
@@ -398,7 +512,7 @@ def hf_spec(text: str) -> ModelSpec:
         raw[key.strip()] = value.strip()
     options = hf_options(raw, where=f"model spec {text!r}")
     return ModelSpec(name=text, kind="hf", model=path.strip(), concurrency=1, options=options,
-                     max_output_tokens=options.get("max_tokens"))
+                     max_output_tokens=options.get("max_tokens"), priced=True)
 
 
 def hf_options(raw: dict[str, Any], where: str) -> dict[str, Any]:

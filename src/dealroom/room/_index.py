@@ -12,6 +12,8 @@
       lower.bin    text.bin with ASCII letters lowered (same offsets): grep's literal prefilter
       search.db    SQLite FTS5, contentless, one row per page (rowid = page index + 1), plus
                    ``common(term, df)``: page counts of the frequent (stemmed) terms
+      tokens.bin   tokens per page and a checkpoint every 64 tokens (a slice is cut by look-up)
+      lines.bin    the coverage probe's line table (see :mod:`dealroom.room._tables`)
 
 Nothing in it is written after the build, so a read-only copy of the room works as is: the
 database opens with ``immutable=1`` and the text files are memory-mapped read-only.
@@ -47,10 +49,11 @@ from dealroom.room._manifest import (
     load_manifest,
 )
 from dealroom.room._normalize import normalize_pages
+from dealroom.room._tables import TableWriter
 
 INDEX_DIR = ".index"
-INDEX_VERSION = 2
-"""2: pages normalized (:mod:`dealroom.room._normalize`)."""
+INDEX_VERSION = 3
+"""2: pages normalized (:mod:`dealroom.room._normalize`); 3: token and line tables."""
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 COMMON_SHARE = 0.02
 """Terms on more than this share of pages get a row in ``common`` (used to plan queries)."""
@@ -164,7 +167,8 @@ def _iter_pages(room_dir: Path, docs: list[DocumentRecord],
 
 # -- writing --------------------------------------------------------------------------------
 class _Writer:
-    """Streams documents into text.bin, lower.bin, the FTS table and the layout arrays."""
+    """Streams documents into text.bin, lower.bin, the FTS table, the layout arrays and the
+    token and line tables."""
 
     def __init__(self, out: Path) -> None:
         self.text = open(out / "text.bin", "wb")  # noqa: SIM115 - closed in close()
@@ -179,11 +183,13 @@ class _Writer:
         self.arrays["doc_page0"].append(0)
         self.pos = 0
         self.rows: list[tuple[int, str]] = []
+        self.tables = TableWriter()
 
     def add(self, pages: list[str]) -> None:
         a = self.arrays
         a["doc_start"].append(self.pos)
         chars = 0
+        stored = []
         for i, page in enumerate(pages):
             data = page.encode("utf-8", "replace")
             if i:
@@ -196,9 +202,12 @@ class _Writer:
             chars += len(page)
             a["page_cend"].append(chars)
             self.rows.append((len(a["page_start"]), page))
+            stored.append(page if page.isascii() else data.decode("utf-8"))  # as read back
         a["doc_end"].append(self.pos)
         a["doc_page0"].append(len(a["page_start"]))
         self._write(b"\n")
+        p0 = len(a["page_cstart"]) - len(pages)
+        self.tables.add(PAGE_BREAK.join(stored), a["page_cstart"][p0:], a["page_cend"][p0:])
         if len(self.rows) >= 2000:
             self._flush_rows()
 
@@ -211,7 +220,8 @@ class _Writer:
         self.db.executemany("INSERT INTO pages(rowid, body) VALUES (?, ?)", self.rows)
         self.rows.clear()
 
-    def finish(self, out: Path) -> None:
+    def finish(self, out: Path) -> dict[str, int]:
+        """Write what is buffered and close; return the token and line tables' lengths."""
         self._flush_rows()
         self.db.execute("INSERT INTO pages(pages) VALUES ('optimize')")
         n_pages = len(self.arrays["page_start"])
@@ -224,6 +234,7 @@ class _Writer:
             for name in LAYOUT:
                 self.arrays[name].tofile(fh)
         self.close()
+        return self.tables.write(out)
 
     def close(self) -> None:
         self.text.close()
@@ -277,7 +288,7 @@ def _write_all(room_dir: Path, out: Path, docs: list[DocumentRecord],
         if progress is not None:
             progress("index", 0, 1)
         counts = {name: len(writer.arrays[name]) for name in LAYOUT}
-        writer.finish(out)
+        counts.update(writer.finish(out))
     except BaseException:
         writer.close()
         raise

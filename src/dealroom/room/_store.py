@@ -7,6 +7,7 @@
     room.grep(r"change of control", folder="03 Material Contracts")
     room.search("consent required assignment", k=10)
     room.text("D00042"), room.page_spans("D00042")   # full text and its page char ranges
+    room.page_tokens("D00042")                # tokens on each page (from the index)
 
 All text comes from the index's memory-mapped text layer (see :mod:`dealroom.room._index`);
 nothing is held per document until asked for.
@@ -15,6 +16,7 @@ nothing is held per document until asked for.
 from __future__ import annotations
 
 import difflib
+import functools
 import mmap
 import re
 from bisect import bisect_right
@@ -22,6 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from dealroom.errors import RoomError
 from dealroom.room._grep import (
@@ -42,6 +46,7 @@ from dealroom.room._index import (
 )
 from dealroom.room._manifest import load_manifest
 from dealroom.room._search import SearchIndex, parse_query, snippet_regex
+from dealroom.room._tables import LINE_ARRAYS, TOKEN_ARRAYS, read_tables, token_end
 
 __all__ = ["Doc", "Hit", "HitList", "Room", "RoomKeyError", "build_index"]
 
@@ -157,6 +162,7 @@ class Room:
         room.doc("D00042")                  one document, by id or path
         room.text("D00042", pages=(2, 4))   text of pages 2-4 (None: all, 3: page 3)
         room.page_spans("D00042")           (start, end) char offsets of each page
+        room.page_tokens("D00042")          tokens on each page
         room.grep(r"change of control", folder=None, max_hits=200)   regex, case-insensitive
         room.search("consent assignment", k=20, folder=None)         ranked (bm25) pages
 
@@ -166,8 +172,10 @@ class Room:
     """
 
     def __init__(self, path: Path, records: list[dict[str, Any]], layout: dict[str, Any],
-                 n_pages: int) -> None:
+                 counts: dict[str, int]) -> None:
+        n_pages = counts["page_start"]
         self.path = path
+        self._counts = counts
         self.name = load_manifest(path).name
         self.docs = [Doc(self, i, r) for i, r in enumerate(records)]
         self._by_id = {d.id: d for d in self.docs}
@@ -197,7 +205,7 @@ class Room:
         idx = ensure_index(path, progress)
         meta = read_json(idx / "meta.json")
         layout = read_layout(idx, meta["counts"])
-        return cls(path, read_json(idx / "docs.json"), layout, meta["counts"]["page_start"])
+        return cls(path, read_json(idx / "docs.json"), layout, meta["counts"])
 
     def close(self) -> None:
         """Release the memory maps and the search database."""
@@ -248,6 +256,39 @@ class Room:
         d = self.doc(doc)
         p0, p1 = self._a["doc_page0"][d.index], self._a["doc_page0"][d.index + 1]
         return list(zip(self._a["page_cstart"][p0:p1], self._a["page_cend"][p0:p1], strict=True))
+
+    @functools.cached_property
+    def _tokens(self) -> dict[str, Any]:
+        return read_tables(self.path / ".index" / "tokens.bin", TOKEN_ARRAYS, self._counts)
+
+    def page_tokens(self, doc: str | Doc) -> list[int]:
+        """Tokens (dealroom-words-v1) on each page of the document, from the index."""
+        d = self.doc(doc)
+        p0, p1 = self._a["doc_page0"][d.index], self._a["doc_page0"][d.index + 1]
+        return self._tokens["page_tokens"][p0:p1].tolist()
+
+    def token_offset(self, doc: str | Doc, page: int, n: int, text: str | None = None) -> int:
+        """Char offset in page ``page``'s text just after its first ``n`` tokens: ``text[:k]``
+        holds exactly ``n`` tokens and ends with the last of them; 0 for ``n <= 0``, the page's
+        length when it has fewer. ``text`` is the page's text when the caller has it."""
+        d = self.doc(doc)
+        p = self._a["doc_page0"][d.index] + page - 1
+        tables = self._tokens
+        if n <= 0:
+            return 0
+        if n > tables["page_tokens"][p]:
+            return self._a["page_cend"][p] - self._a["page_cstart"][p]
+        ticks = tables["ticks"][tables["page_tick0"][p]:tables["page_tick0"][p + 1]]
+        return token_end(self.text(d, page) if text is None else text, n, ticks)
+
+    def line_table(self) -> dict[str, Any]:
+        """The coverage probe's line table (see :mod:`dealroom.room._tables`) read from the
+        index, with the pages' char ranges (``doc_page0``, ``page_cstart``, ``page_cend``):
+        numpy arrays by name."""
+        out = read_tables(self.path / ".index" / "lines.bin", LINE_ARRAYS, self._counts)
+        for name in ("doc_page0", "page_cstart", "page_cend"):
+            out[name] = np.frombuffer(self._a[name], dtype=np.int64)
+        return out
 
     def text(self, doc: str | Doc, pages: int | tuple[int, int] | None = None) -> str:
         """The document's full text, one page (``pages=3``) or a page range (``(2, 4)``).

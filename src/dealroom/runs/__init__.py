@@ -1,14 +1,17 @@
 """Run folders: the one definition of their format, read and written only through here.
 
-:class:`RunFolder` (open, create, config, events, deliverables, memo history, metrics, scores,
-room), :class:`RunRecorder` (events and the memo history appended as the run goes), the typed
-records of ``config.json`` (:class:`RunConfig`) and of every trajectory event
-(:data:`EVENT_TYPES`), and :func:`find_runs`. This package imports nothing of dealroom but
-``_util`` and ``errors``, so harnesses, measurement, judges, evaluation and training all stand
-on it. See docs/architecture.md, "Run folder".
+:class:`RunFolder` (open, create, config, events, deliverables by name, memo history, metrics,
+scores, room), :class:`RunRecorder` (events and the memo history appended as the run goes),
+the typed records of ``config.json`` (:class:`RunConfig`), of every trajectory event
+(:data:`EVENT_TYPES`) and of the token-exact side file (:class:`TokenRecord` in
+``tokens.jsonl``), an agent's conversation rebuilt from its events
+(:func:`agent_conversation`), and :func:`find_runs`. This package imports nothing of dealroom
+but ``_util`` and ``errors``, so harnesses, measurement, judges, evaluation and training all
+stand on it. See docs/architecture.md, "Run folder".
 """
 
 from dealroom.runs._config import RUN_VERSION, RunConfig
+from dealroom.runs._conversation import Conversation, agent_conversation
 from dealroom.runs._events import (
     EVENT_TYPES,
     Cell,
@@ -35,10 +38,13 @@ from dealroom.runs._folder import (
     SCORES_BY_TURN,
     TRAJECTORY,
     RunFolder,
+    deliverable_key,
+    primary_deliverable,
 )
 from dealroom.runs._jsonl import append_jsonl, read_jsonl
 from dealroom.runs._memohistory import MEMO_HISTORY, apply_delta, memo_delta
 from dealroom.runs._recorder import RunRecorder
+from dealroom.runs._tokens import TOKENS, TokenRecord, read_all_tokens, read_tokens, write_tokens
 
 __all__ = [
     "CONFIG",
@@ -51,10 +57,12 @@ __all__ = [
     "RUN_VERSION",
     "SCORES",
     "SCORES_BY_TURN",
+    "TOKENS",
     "TRAJECTORY",
     "Cell",
     "ChildEnd",
     "ChildStart",
+    "Conversation",
     "Event",
     "MemoChanged",
     "ModelCall",
@@ -65,12 +73,19 @@ __all__ = [
     "RunRecorder",
     "RunStart",
     "SandboxStarted",
+    "TokenRecord",
     "Tool",
     "Wave",
+    "agent_conversation",
     "append_jsonl",
     "apply_delta",
+    "deliverable_key",
     "event_fields",
     "find_runs",
     "memo_delta",
+    "primary_deliverable",
+    "read_all_tokens",
     "read_jsonl",
+    "read_tokens",
+    "write_tokens",
 ]

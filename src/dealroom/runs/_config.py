@@ -25,6 +25,9 @@ class RunConfig(TypedDict):
     """The harness's settings dataclass as a dict (``RLMSettings``, ``ToolLoopSettings``)."""
     models: dict[str, dict[str, Any]]
     """Each model's spec name → its prices (``Prices``), for cost accounting."""
+    deliverables: NotRequired[dict[str, str]]
+    """Deliverable name → file name in ``output/``: the task's when the run started. Absent in
+    older runs (``{"memo": "memo.md"}``)."""
     simulators: list[str]
     """Spec names of the run's models that are simulators, not models (the ``oracle``
     sub-agent answers from the answer key): their ``model_call`` events are simulated."""

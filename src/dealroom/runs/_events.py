@@ -44,7 +44,8 @@ class RunEnd(Event):
 
     type: Literal["run_end"]
     status: str
-    """``submitted``, ``finished`` (tool loop), ``budget_exhausted``, ``max_turns`` or ``error``."""
+    """``submitted``, ``finished`` (tool loop), ``budget_exhausted``, ``max_turns``, ``error``
+    or ``degraded`` (more than 10% of the sub-calls failed at the provider)."""
     reason: str
     """Why, in words."""
     turns: int
@@ -67,7 +68,8 @@ class ModelCall(Event):
     wave: int | None
     """The ``llm_batch`` round of a sub-call; None for a root call."""
     input: dict[str, Any]
-    """Root: ``{messages}``, only those added since its previous call. Sub-call: ``{prompt,
+    """Root: ``{messages}``, only those added since its previous call was sent (its reply
+    among them; :func:`~dealroom.runs.agent_conversation` joins them). Sub-call: ``{prompt,
     text, docs: [{id, pages: [first, last], chars: [start, end]}], truncated}``: document
     slices by reference into the room's text layer, free text in full."""
     output: str | None
@@ -78,6 +80,14 @@ class ModelCall(Event):
     """Why the call failed; None when it succeeded."""
     latency_s: float | None
     """Seconds the call took; None when it failed."""
+    provider: dict[str, Any]
+    """How the endpoint answered (``ChatResult.record()``: ``attempts``, ``finish_reason``,
+    ``usage_estimated``, ``streamed``, ``structured``, ``cut_bytes``, ``stripped``, ``hedge``)
+    or failed (``ProviderError.record()``: ``kind``, ``status``, ``attempts``, ``served``)."""
+    tokens: dict[str, Any] | None
+    """``{file, offset}``: where the call's :class:`~dealroom.runs.TokenRecord` (prompt and
+    completion ids, logprobs) is in ``tokens.jsonl``; None when the provider records none
+    (only ``hf:`` models do) or the call failed."""
 
 
 class SandboxStarted(Event):
@@ -181,6 +191,8 @@ class Tool(Event):
     """The error the model was shown, if any."""
     output_chars: int
     """Characters of the tool's output."""
+    doc: str | None
+    """The document a ``read`` opened (its id); None for other calls and failed reads."""
 
 
 class Resumed(Event):

@@ -3,7 +3,9 @@
     RUN/
       config.json       how the run was configured (:class:`~dealroom.runs.RunConfig`)
       trajectory.jsonl  one event per line, appended as it happens (:data:`EVENT_TYPES`)
-      output/memo.md    the deliverables, each rewritten atomically
+      output/           the deliverables under the task's file names (``memo.md`` when it
+                        names none), each rewritten atomically
+      tokens.jsonl      token-exact records of ``hf:`` calls (:class:`~dealroom.runs.TokenRecord`)
       memo_history.jsonl  the memo at the end of each turn it changed (line edits)
       metrics.json      measured when the run ends
       scores.json       written by ``dealroom judge`` (``scores.<judge>.json`` for others)
@@ -22,11 +24,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from dealroom._util.files import read_json, write_json_atomic, write_text_atomic
+from dealroom._util.files import (
+    read_json,
+    write_bytes_atomic,
+    write_json_atomic,
+    write_text_atomic,
+)
 from dealroom.errors import ConfigError
 from dealroom.runs._config import RUN_VERSION, RunConfig
 from dealroom.runs._jsonl import read_jsonl
 from dealroom.runs._memohistory import MEMO_HISTORY, memo_at, read_memo_history
+from dealroom.runs._tokens import TokenRecord, read_all_tokens
 
 CONFIG = "config.json"
 TRAJECTORY = "trajectory.jsonl"
@@ -35,7 +43,7 @@ SCORES = "scores.json"
 SCORES_BY_TURN = "scores_by_turn.json"
 OUTPUT = "output"
 MEMO = "memo.md"
-"""The memo's file name in ``output/``."""
+"""The memo's file name in ``output/`` when the task names no deliverables."""
 ROOM_MANIFEST = "room.json"
 """The file that makes a folder a room (the room format's manifest)."""
 
@@ -150,6 +158,11 @@ class RunFolder:
         return any(e.get("type") == "run_end" and e.get("agent", "root") == "root"
                    for e in events)
 
+    def tokens(self) -> dict[str, TokenRecord]:
+        """The token records of ``tokens.jsonl`` by ``call_id`` (none for runs without
+        ``hf:`` models); a call made again by a resumed run has its last record."""
+        return read_all_tokens(self.path)
+
     @property
     def room(self) -> Path:
         """The room folder the run used: the config's ``room``, as given or relative to the run."""
@@ -162,22 +175,35 @@ class RunFolder:
         raise ConfigError(f"the room of run {self.path} ({room}) is not found; pass it explicitly")
 
     # -- deliverables, metrics, scores --------------------------------------------------------
-    def deliverable(self, filename: str) -> Path:
-        """Where the deliverable ``filename`` (e.g. ``memo.md``) is written."""
-        return self.path / OUTPUT / filename
+    @property
+    def deliverables(self) -> dict[str, str]:
+        """Deliverable name → file name in ``output/``: the task's when the run started
+        (``config.json``'s ``deliverables``), ``{"memo": "memo.md"}`` for older runs."""
+        recorded = self.config.get("deliverables")
+        return dict(recorded) if isinstance(recorded, dict) and recorded else {"memo": MEMO}
+
+    def deliverable(self, name: str) -> Path:
+        """Where the deliverable ``name`` is written: a name of :attr:`deliverables` (``memo``)
+        or a file name (``memo.md``, ``antitrust-risk-memo.docx``)."""
+        return self.path / OUTPUT / self.deliverables.get(name, name)
 
     @property
     def memo_path(self) -> Path:
-        return self.deliverable(MEMO)
+        """The main deliverable (:func:`primary_deliverable`): ``output/memo.md`` for older runs."""
+        return self.deliverable(primary_deliverable(self.deliverables))
 
-    def read_deliverable(self, filename: str) -> str | None:
-        """The deliverable's text, or None when the run never wrote it."""
-        path = self.deliverable(filename)
+    def read_deliverable(self, name: str) -> str | None:
+        """A Markdown or text deliverable as written (read other formats, such as ``.docx``,
+        with :func:`dealroom.room.deliverable_text`), or None when the run never wrote it."""
+        path = self.deliverable(name)
         return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
 
-    def write_deliverable(self, filename: str, text: str) -> None:
+    def write_deliverable(self, name: str, data: str | bytes) -> None:
         """Replace the deliverable atomically (a kill leaves the old one or the new one)."""
-        write_text_atomic(self.deliverable(filename), text)
+        if isinstance(data, bytes):
+            write_bytes_atomic(self.deliverable(name), data)
+        else:
+            write_text_atomic(self.deliverable(name), data)
 
     def metrics(self) -> dict[str, Any] | None:
         """``metrics.json``, or None when the run has not written it."""
@@ -193,7 +219,6 @@ class RunFolder:
     def scores(self, judge: str | None = None) -> dict[str, Any] | None:
         """The scores :meth:`scores_path` names, or None when the run was not judged so."""
         return _json_or_none(self.scores_path(judge))
-
 
     # -- the memo history and its scores -------------------------------------------------------
     def memo_history(self) -> list[tuple[int, str]]:
@@ -211,6 +236,28 @@ class RunFolder:
     def scores_by_turn(self, judge: str | None = None) -> dict[str, Any] | None:
         """The by-turn scores, or None when the run was not judged by turn."""
         return _json_or_none(self.scores_by_turn_path(judge))
+
+
+def primary_deliverable(deliverables: dict[str, str]) -> str:
+    """The main deliverable's name: ``memo`` when the task has one, else its first.
+
+    >>> primary_deliverable({"issues": "issues.docx", "memo": "memo.md"})
+    'memo'
+    """
+    return "memo" if "memo" in deliverables else next(iter(deliverables))
+
+
+def deliverable_key(deliverables: dict[str, str], name: str) -> str | None:
+    """The deliverable ``name`` refers to (its name, its file name, or ``output/`` and its file
+    name), or None when it is none of them.
+
+    >>> deliverable_key({"memo": "memo.md"}, "output/memo.md")
+    'memo'
+    """
+    name = name.removeprefix(f"{OUTPUT}/")
+    if name in deliverables:
+        return name
+    return next((key for key, filename in deliverables.items() if filename == name), None)
 
 
 def _json_or_none(path: Path) -> Any:

@@ -8,9 +8,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dealroom.runs._folder import MEMO, TRAJECTORY, RunFolder
+from dealroom.runs._folder import TRAJECTORY, RunFolder
 from dealroom.runs._jsonl import drop_torn_tail
 from dealroom.runs._memohistory import MEMO_HISTORY, memo_delta
+from dealroom.runs._tokens import TOKENS, TokenRecord, write_tokens
 
 
 class RunRecorder:
@@ -37,6 +38,7 @@ class RunRecorder:
         """Continue the trajectory whose events (read back) are ``events``."""
         drop_torn_tail(folder.path / TRAJECTORY)
         drop_torn_tail(folder.path / MEMO_HISTORY)
+        drop_torn_tail(folder.path / TOKENS)
         next_seq = max((e.get("seq", -1) for e in events), default=-1) + 1
         last_t = events[-1].get("t", 0.0) if events else 0.0
         history = folder.memo_history()
@@ -64,9 +66,10 @@ class RunRecorder:
             self._seq += 1
         return record
 
-    def write_memo(self, markdown: str) -> None:
-        """Replace ``output/memo.md`` atomically."""
-        self.folder.write_deliverable(MEMO, markdown)
+    def write_tokens(self, call_id: str, record: TokenRecord | None) -> dict[str, Any] | None:
+        """Append a call's token record to ``tokens.jsonl``; the reference its ``model_call``
+        event carries under ``tokens`` (None when the provider recorded no tokens)."""
+        return None if record is None else write_tokens(self.path, call_id, record)
 
     def memo_turn(self, turn: int, markdown: str) -> None:
         """Record the memo as it stands at the end of root turn ``turn`` in the memo history;

@@ -54,7 +54,8 @@ class InProcessSandbox:
             ep = self.episode
             self.ns = build_namespace(request, room=ep.ctx.room, depth=ep.depth,
                                       max_depth=ep.ctx.settings.depth,
-                                      context_tokens=ep.sub_context_tokens())
+                                      context_tokens=ep.sub_context_tokens(),
+                                      deliverables=ep.ctx.deliverables.files)
         started = time.monotonic()
 
         def run() -> tuple[str, str | None]:

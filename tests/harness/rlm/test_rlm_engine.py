@@ -7,14 +7,17 @@ import pytest
 from inprocess import InProcessSandbox
 
 from dealroom.errors import ModelError
-from dealroom.harness import RunEvents
+from dealroom.harness import Deliverables, RunEvents
+from dealroom.harness.rlm import _engine as engine
 from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import Episode, RunContext
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._scripted import scripted_root
 from dealroom.harness.rlm._settings import RLMSettings
+from dealroom.harness.rlm._slices import SubPlan, cut_to_tokens
 from dealroom.measure import CoverageProbe, DocText
 from dealroom.models import ScriptedModel
+from dealroom.room import count_tokens
 from dealroom.runs import RunFolder, RunRecorder
 from dealroom.types import Budget
 
@@ -41,8 +44,15 @@ class FakeRoom:
     def doc(self, doc_id):
         return next(d for d in self.docs if d.id == doc_id)
 
-    def text(self, doc_id):
-        return "\f".join(PAGES[doc_id])
+    def text(self, doc_id, pages=None):
+        first, last = (1, len(PAGES[doc_id])) if pages is None else pages
+        return "\f".join(PAGES[doc_id][first - 1:last])
+
+    def page_tokens(self, doc_id):
+        return [count_tokens(p) for p in PAGES[doc_id]]
+
+    def token_offset(self, doc_id, page, n, text=None):
+        return len(cut_to_tokens(PAGES[doc_id][page - 1], n)[0])
 
     def page_spans(self, doc_id):
         spans, pos = [], 0
@@ -59,11 +69,12 @@ def make_ctx(tmp_path, root, sub, replay=None, **settings):
     room = FakeRoom()
     probe = CoverageProbe([DocText(d, "01 Contracts", "01 Contracts", "\f".join(p))
                            for d, p in PAGES.items()])
-    recorder = RunRecorder(RunFolder.create(tmp_path / "run", {"harness": "rlm"}))
+    folder = RunFolder.create(tmp_path / "run", {"harness": "rlm"})
     return RunContext(
         room=room, room_dir=tmp_path, root=root, sub=sub, settings=RLMSettings(**settings),
-        events=RunEvents(recorder, probe), replay=replay or Replay(), scratch=tmp_path,
-        instructions="Review.", sandbox_factory=InProcessSandbox,
+        events=RunEvents(RunRecorder(folder), probe), replay=replay or Replay(),
+        scratch=tmp_path, instructions="Review.", sandbox_factory=InProcessSandbox,
+        deliverables=Deliverables(folder),
     )
 
 
@@ -184,3 +195,68 @@ def test_printed_output_is_truncated_for_the_root(tmp_path):
     run_episode(ctx)
     seen = root.messages[1][-1]["content"]
     assert "characters cut" in seen and len(seen) < 700
+
+
+def test_a_batch_over_the_cap_is_refused_before_anything_is_built(tmp_path, monkeypatch):
+    planned = []
+    monkeypatch.setattr(engine, "plan_sub_input", lambda *a, **k: planned.append(1))
+    sub = ScriptedModel(["x"], cycle=True)
+    root = ScriptedModel([
+        f"```python\nllm_batch(['x'] * {engine.MAX_BATCH + 1})\n```", "```python\nsubmit()\n```",
+    ])
+    run_episode(make_ctx(tmp_path, root, sub))
+    seen = root.messages[1][-1]["content"]
+    assert f"at most {engine.MAX_BATCH:,}" in seen
+    assert f"llm_batch(calls[i:i + {engine.MAX_BATCH}])" in seen
+    assert planned == [] and sub.calls == []
+
+
+def test_under_a_token_budget_only_admitted_calls_are_built(tmp_path, monkeypatch):
+    planned, read = [], []
+    real_plan, real_messages = engine.plan_sub_input, SubPlan.messages
+    monkeypatch.setattr(engine, "plan_sub_input",
+                        lambda *a, **k: planned.append(1) or real_plan(*a, **k))
+    monkeypatch.setattr(SubPlan, "messages", lambda self, room: read.append(1)
+                        or real_messages(self, room))
+    root = ScriptedModel([
+        "```python\nr = llm_batch([{'prompt': 'read', 'docs': ['D00001']}] * 5000)\n"
+        "print(sum(isinstance(x, SubcallError) for x in r), r[-1])\n```",
+        "```python\nsubmit()\n```",
+    ])
+    sub = ScriptedModel(["finding"], cycle=True)
+    _, events, tracker = run_episode(make_ctx(tmp_path, root, sub, max_tokens=6000))
+    sent = [e for e in events if e["type"] == "model_call" and e["role"] == "sub"]
+    assert 0 < len(sent) == len(sub.calls) == len(read) <= len(planned) <= len(sent) + 2
+    seen = root.messages[1][-1]["content"]
+    assert f"{5000 - len(sent)} [sub-call failed: budget exhausted" in seen
+    assert tracker.spent.total_tokens <= 6000
+
+
+def test_a_batch_is_read_and_sent_a_window_at_a_time(tmp_path, monkeypatch):
+    monkeypatch.setattr(engine, "SEND_WINDOW", 8)
+    live, peak = [0], [0]
+    real_messages = SubPlan.messages
+
+    def messages(self, room):
+        live[0] += 1
+        peak[0] = max(peak[0], live[0])
+        return real_messages(self, room)
+
+    monkeypatch.setattr(SubPlan, "messages", messages)
+    sub = ScriptedModel([lambda m: "ok"], cycle=True, delay=0.01)
+    sub.chat = _counting(sub.chat, live)
+    root = ScriptedModel(["```python\nr = llm_batch([{'prompt': 'p', 'docs': ['D00002']}] * 50)"
+                          "\nprint(len(r))\n```", "```python\nsubmit()\n```"])
+    run_episode(make_ctx(tmp_path, root, sub))
+    assert "50" in root.messages[1][-1]["content"]
+    assert peak[0] == 8
+
+
+def _counting(chat, live):
+    async def wrapped(messages, **kwargs):
+        try:
+            return await chat(messages, **kwargs)
+        finally:
+            live[0] -= 1
+
+    return wrapped

@@ -41,7 +41,8 @@ def events_of(run: Path) -> list[dict]:
 def test_max_seconds_stops_a_cell_spinning_on_sub_calls(small_room: Path, tmp_path: Path) -> None:
     root = ScriptedModel([cell(SPIN), cell("print('never reached')")])
     t0 = time.monotonic()
-    result = run_agent(small_room, tmp_path / "run", root=root, sub=ScriptedModel(["x"]),
+    sub = ScriptedModel(["x"], cycle=True)  # a sub-agent that never fails: the clock stops it
+    result = run_agent(small_room, tmp_path / "run", root=root, sub=sub,
                        max_turns=10, cell_timeout=60, max_seconds=4)
     elapsed = time.monotonic() - t0
     assert result.status == "budget_exhausted" and "seconds" in result.reason

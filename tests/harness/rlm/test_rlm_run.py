@@ -150,3 +150,28 @@ def test_a_folder_that_is_not_a_room_is_named_as_such(tmp_path):
                            "--out", str(tmp_path / "r")], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 1 and "is not a data room" in done.stderr
+
+
+TIMING = {"t", "latency_s", "seconds"}
+
+
+def _untimed(run):
+    """The events without their timings (``print(budget)`` shows seconds used, too)."""
+    events = [{k: v for k, v in e.items() if k not in TIMING} for e in events_of(run)]
+    return re.sub(r"seconds_used=[\d.]+", "", json.dumps(events))
+
+
+def test_the_same_run_twice_gives_the_same_records(tmp_path, sub_server):
+    from dealroom.room import generate_room
+
+    room = tmp_path / "room"
+    generate_room(room, docs=30, seed=3, tokens=90_000, workers=1, secret="same")
+    runs = [tmp_path / "a", tmp_path / "b"]
+    for run in runs:  # a token budget that runs out mid-batch: admission must not vary
+        run_agent(room, run, root="scripted", sub=f"mock@{sub_server.base_url}",
+                  max_turns=8, slice_tokens=1500, max_tokens=40_000, concurrency=4)
+    a, b = (_untimed(run) for run in runs)
+    waves = [e for e in events_of(runs[0]) if e["type"] == "wave"]
+    assert any(0 < w["failed"] < w["calls"] for w in waves), "the budget ran out in a wave"
+    assert a == b
+    assert (runs[0] / "output/memo.md").read_bytes() == (runs[1] / "output/memo.md").read_bytes()

@@ -1,6 +1,7 @@
 """The tool-loop baseline on a real (ingested) room."""
 
 import json
+import re
 
 from dealroom.harness import run_agent
 from dealroom.harness.toolloop import ToolBox, parse_tool_calls
@@ -81,3 +82,60 @@ def test_an_interrupted_toolloop_run_resumes_without_repeating_a_call(small_room
         strip = [{k: v for k, v in e.items() if k not in ("seq", "t")} for e in resumed
                  if e["type"] != "resumed"]
         assert strip == [{k: v for k, v in e.items() if k not in ("seq", "t")} for e in events]
+
+
+def test_the_workspace_is_lab_s_documents_read_only_and_output_for_deliverables(small_room):
+    box = ToolBox(Room.open(small_room), {"antitrust-risk-memo.docx": "antitrust-risk-memo.docx",
+                                          "memo": "memo.md"})
+    top = box.call("list", {})
+    assert "documents/03 Material Contracts/3.2 Customer Agreements/  (1 documents" in top
+    assert top.endswith("output/  (the deliverables)\noutput/antitrust-risk-memo.docx  (not "
+                        "written yet)\noutput/memo.md  (not written yet)")
+    assert "Acme MSA" in box.call("list", {"folder": "documents/03 Material Contracts"})
+    assert box.call("list", {"folder": "documents"}) == top
+    assert "p.2" in box.call("grep", {"pattern": "(?i)change of control",
+                                      "folder": "documents/03 Material Contracts"})
+    assert box.call("write", {"path": "documents/x.md", "text": "x"}) == (
+        "error: documents/ is read-only: write the deliverables under output/")
+    assert box.call("write", {"path": "output/notes.md", "text": "x"}).startswith(
+        "error: 'output/notes.md' is not a deliverable of this task; write "
+        "output/antitrust-risk-memo.docx, output/memo.md")
+    assert box.call("write", {"path": "output/antitrust-risk-memo.docx", "text": "# A"}) == \
+        "output/antitrust-risk-memo.docx now has 3 characters"
+    box.call("write", {"path": "antitrust-risk-memo.docx", "text": "more", "append": True})
+    assert box.written == "antitrust-risk-memo.docx" and box.opened is None
+    assert box.call("read", {"doc": "output/antitrust-risk-memo.docx"}) == (
+        "output/antitrust-risk-memo.docx (as written so far)\n# A\nmore")
+    box.call("write", {"text": "# Memo"})  # no path: the main deliverable
+    assert box.outputs == {"antitrust-risk-memo.docx": "# A\nmore", "memo": "# Memo"}
+    box.call("read", {"doc": "documents/05 Litigation/5.1 Pending/Demand letter.md"})
+    assert box.opened == "D00003" and box.written is None
+
+
+def test_a_toolloop_run_writes_word_deliverables_and_reports_docs_read(small_room, tmp_path):
+    import shutil
+
+    import docx
+    from typer.testing import CliRunner
+
+    from dealroom.cli import app
+
+    room = shutil.copytree(small_room, tmp_path / "room")
+    task = json.loads((room / "task.json").read_text())
+    deliverables = {"antitrust-risk-memo.docx": "antitrust-risk-memo.docx"}
+    (room / "task.json").write_text(json.dumps({**task, "deliverables": deliverables}))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["run", str(room), "--out", str(out), "--harness",
+                                      "toolloop", "--root", "scripted"])
+    assert result.exit_code == 0, result.output
+    word = docx.Document(str(out / "output" / "antitrust-risk-memo.docx"))
+    assert [p.style.name for p in word.paragraphs][:2] == ["Heading 1", "Heading 2"]
+    assert any("[D0000" in p.text and p.style.name == "List Bullet" for p in word.paragraphs)
+    assert sorted(p.name for p in (out / "output").iterdir()) == ["antitrust-risk-memo.docx"]
+    events = [json.loads(x) for x in (out / "trajectory.jsonl").read_text().splitlines()]
+    read = {e["doc"] for e in events if e["type"] == "tool" and e["name"] == "read"}
+    behaviour = json.loads((out / "metrics.json").read_text())["behaviour"]
+    assert (behaviour["docs_read"], behaviour["room_docs"]) == (len(read), 4) and read
+    assert re.search(rf"docs read +{len(read)}/4 *\n", result.output), result.output
+    system = next(e for e in events if e["type"] == "model_call")["input"]["messages"][0]
+    assert "output/ (your deliverables: output/antitrust-risk-memo.docx)" in system["content"]

@@ -17,6 +17,7 @@ def make_sandbox(episode: Any) -> Any:
     options = {
         "max_depth": ctx.settings.depth,
         "context_tokens": episode.sub_context_tokens(),
+        "deliverables": ctx.deliverables.files,
     }
     return ProcessSandbox(
         ctx.room_dir,
@@ -39,4 +40,5 @@ def bootstrap(host: Any) -> dict[str, Any]:
         depth=host.depth,
         max_depth=host.options["max_depth"],
         context_tokens=host.options["context_tokens"],
+        deliverables=host.options["deliverables"],
     )

@@ -78,9 +78,14 @@ class BudgetTracker:
         }
 
     # -- spending ----------------------------------------------------------------------------
+    def fits(self, tokens: int, cost_usd: float) -> bool:
+        """Whether a call of ``tokens``/``cost_usd`` could be reserved now."""
+        return (tokens <= self.tokens_left() and cost_usd <= self.cost_left()
+                and self.seconds_left() > 0)
+
     def reserve(self, tokens: int, cost_usd: float) -> Reservation | None:
         """Hold ``tokens``/``cost_usd`` for a call about to start; None if they do not fit."""
-        if tokens > self.tokens_left() or cost_usd > self.cost_left() or self.seconds_left() <= 0:
+        if not self.fits(tokens, cost_usd):
             return None
         self._walk(lambda t: t._adjust(tokens, cost_usd))
         return Reservation(tokens, cost_usd)

@@ -15,9 +15,9 @@ carved out of its parent's. Every step is appended to the run's trajectory as it
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +36,18 @@ from dealroom.harness.rlm._prompt import (
 )
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
-from dealroom.harness.rlm._slices import build_sub_input
-from dealroom.room import count_tokens
+from dealroom.harness.rlm._slices import SubPlan, plan_sub_input, prompt_tokens
+from dealroom.models import HedgeWave, ProviderError, gather_bounded, hedging
 from dealroom.types import Budget, Usage
 
 ROOT_OUTPUT_RESERVE = 1024
 """Completion tokens held back for each root call when a token or cost budget is set."""
+MAX_BATCH = 10_000
+"""Most sub-calls in one ``llm_batch``; a larger batch is refused before anything is built."""
+SEND_WINDOW = 64
+"""Sub-calls of one batch read and sent at a time when the sub-agent client names no limit."""
+DEGRADED_SHARE = 0.10
+"""A run whose sub-calls failed for more than this share ends ``degraded``."""
 _NO_BUDGET = "\x00no budget"
 
 CHILD_FIRST = """\
@@ -56,11 +62,21 @@ class EpisodeResult:
     """How an episode ended and what it delivered."""
 
     status: str
-    """submitted | budget_exhausted | max_turns | error"""
+    """submitted | budget_exhausted | max_turns | error | degraded (more than
+    :data:`DEGRADED_SHARE` of the sub-calls failed; the reason says how it ended)"""
     reason: str
     memo: str
     answer: str | None
     turns: int
+
+
+@dataclass
+class _Admitted:
+    """A sub-call sized and budgeted, waiting for a slot to be read and sent."""
+
+    plan: SubPlan
+    reservation: Any
+    fields: dict[str, Any]
 
 
 @dataclass
@@ -78,7 +94,22 @@ class RunContext:
     scratch: Path
     instructions: str
     sandbox_factory: Any
+    deliverables: Any
+    """The run's :class:`~dealroom.harness.Deliverables`: the root's memo is written there."""
     waves: int = 0
+    hedges: dict[int, HedgeWave] = field(default_factory=dict)
+    """Per wave number: the latencies its stragglers are hedged against."""
+    sub_failed: set[str] = field(default_factory=set)
+    """Call ids of sub-calls whose provider failed (a later success in ``replay`` wins)."""
+
+    def final_status(self, status: str, reason: str) -> tuple[str, str]:
+        """``degraded`` when more than :data:`DEGRADED_SHARE` of the sub-calls failed."""
+        failed = len(self.sub_failed - self.replay.subs.keys())
+        total = failed + len(self.replay.subs)
+        if status == "error" or not total or failed / total <= DEGRADED_SHARE:
+            return status, reason
+        return "degraded", (f"{reason}; {failed} of {total} sub-calls failed "
+                            f"({failed / total:.0%}, above the {DEGRADED_SHARE:.0%} threshold)")
 
     def emit(self, type: str, agent: str, depth: int, **fields: Any) -> None:
         self.events.emit(type, agent, depth, **fields)
@@ -103,6 +134,7 @@ class Episode:
         self._counters: dict[int, int] = {}
         self._replaying = False
         self._memo = ""
+        self._own: dict[str, str] = {}
         self._sent = 0
 
     # -- the loop ---------------------------------------------------------------------------
@@ -137,6 +169,8 @@ class Episode:
                 messages.append({"role": "user", "content": self._next(turn, output)})
         finally:
             await sandbox.close()
+        if self.depth == 0:
+            status, reason = self.ctx.final_status(status, reason)
         return EpisodeResult(status, reason, self._memo, state.get("answer"), self.tracker.turns)
 
     async def open_sandbox(self) -> Any:
@@ -179,7 +213,7 @@ class Episode:
         if cached is not None:
             self._sent = len(messages)
             return cached
-        prompt = sum(count_tokens(m["content"]) for m in messages)
+        prompt = sum(prompt_tokens(m["content"]) for m in messages)  # each counted once
         worst = prompt + ROOT_OUTPUT_RESERVE
         reservation = self.tracker.reserve(worst, self.model.prices.cost(prompt, 0, worst))
         if reservation is None:
@@ -188,17 +222,21 @@ class Episode:
         self._sent = len(messages)
         fields: dict[str, Any] = {"role": self.role, "model": self.model.name, "turn": turn,
                                   "call_id": f"{self.agent}/t{turn}", "wave": None,
-                                  "input": {"messages": new}}
+                                  "input": {"messages": new}, "tokens": None}
         try:
             result = await self.model.chat(messages, temperature=self.ctx.settings.temperature)
-        except (TimeoutError, DealroomError, OSError) as exc:
-            self.tracker.settle(reservation, Usage())
+        except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
+            charged = failed_call_usage(exc, reservation, prompt)
+            self.tracker.settle(reservation, charged)
             self.ctx.emit("model_call", self.agent, self.depth, **fields, output=None,
-                          usage=Usage().to_dict(), error=str(exc), latency_s=None)
+                          usage=charged.to_dict(), error=error_text(exc), latency_s=None,
+                          provider=provider_record(exc))
             return None
         self.tracker.settle(reservation, result.usage)
+        fields["tokens"] = self.ctx.events.recorder.write_tokens(fields["call_id"], result.tokens)
         self.ctx.emit("model_call", self.agent, self.depth, **fields, output=result.text,
-                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s)
+                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s,
+                      provider=provider_record(result))
         return result.text
 
     # -- cells ------------------------------------------------------------------------------
@@ -271,12 +309,12 @@ class Episode:
         return failed
 
     def _memo_changed(self, state: dict[str, Any], turn: int, record: bool = True) -> None:
-        markdown = state.get("markdown")
-        if markdown is None or markdown == self._memo:
+        markdown, own = state.get("markdown"), state.get("documents") or {}
+        if markdown is None or (markdown, own) == (self._memo, self._own):
             return
-        self._memo = markdown
+        self._memo, self._own = markdown, own
         if self.depth == 0:
-            self.ctx.events.recorder.write_memo(markdown)
+            self.ctx.deliverables.write_memo(markdown, own)
             self.ctx.events.recorder.memo_turn(turn, markdown)
         if record:
             self.ctx.emit("memo", self.agent, self.depth,
@@ -314,52 +352,90 @@ class Episode:
         return f"{self.agent}/t{turn}/s{n}"
 
     async def _llm_batch(self, calls: list[dict[str, Any]], turn: int) -> dict[str, Any]:
+        """Size and budget every call in order (reading no text), then read and send the
+        admitted ones, at most the sub-agent endpoint's limit at a time."""
+        if len(calls) > MAX_BATCH:
+            raise DealroomError(
+                f"llm_batch got {len(calls):,} calls; one batch takes at most {MAX_BATCH:,}: "
+                f"split the list into batches, e.g. results = [r for i in range(0, "
+                f"len(calls), {MAX_BATCH}) for r in llm_batch(calls[i:i + {MAX_BATCH}])]")
         ids = [self._call_id(turn) for _ in calls]
         self.ctx.waves += 1
         wave = self.ctx.waves
         started = time.monotonic()
-        results = await asyncio.gather(
-            *(self._sub_call(c, cid, turn, wave) for c, cid in zip(calls, ids, strict=True))
-        )
+        results: list[Any] = [self._admit(c, cid, turn, wave)
+                              for c, cid in zip(calls, ids, strict=True)]
+        pending = [i for i, r in enumerate(results) if isinstance(r, _Admitted)]
+        sent = await gather_bounded(
+            [functools.partial(self._send, results[i]) for i in pending], limit=self._window())
+        for i, result in zip(pending, sent, strict=True):
+            if isinstance(result, BaseException):
+                raise result
+            results[i] = result
         if not self._replaying and wave not in self.ctx.replay.waves:
             ok = sum(r["ok"] for r in results)
             self.ctx.emit("wave", self.agent, self.depth, wave=wave, calls=len(calls), ok=ok,
                           failed=len(calls) - ok, seconds=round(time.monotonic() - started, 3))
         return {"results": results}
 
-    async def _sub_call(self, call: dict, call_id: str, turn: int, wave: int) -> dict[str, Any]:
+    def _admit(self, call: dict, call_id: str, turn: int, wave: int) -> _Admitted | dict:
+        """A replayed answer, a refusal, or the sized call with its budget reserved."""
         cached = self.ctx.replay.sub_result(call_id)
         if cached is not None:
             return cached
-        sub = self.ctx.sub
+        sub, out = self.ctx.sub, self._sub_max_output()
+        least = prompt_tokens(SUB_SYSTEM) + prompt_tokens(str(call.get("prompt") or "")) + out
+        if not self.tracker.fits(least, sub.prices.cost(least - out, 0, out)):
+            return self._refused([])
         try:
-            built = build_sub_input(self.ctx.room, call, system=SUB_SYSTEM,
-                                    context_tokens=sub.context_window - self._sub_max_output())
+            plan = plan_sub_input(self.ctx.room, call, system=SUB_SYSTEM,
+                                  context_tokens=sub.context_window - out)
         except (DealroomError, KeyError, LookupError) as exc:
             return {"ok": False, "error": f"bad call: {exc}", "notes": []}
-        worst = built.tokens + self._sub_max_output()
-        reservation = self.tracker.reserve(worst, sub.prices.cost(built.tokens, 0, worst))
-        fields = {"role": "sub", "model": sub.name, "turn": turn, "call_id": call_id,
-                  "wave": wave, "input": built.record}
+        worst = plan.tokens + out
+        reservation = self.tracker.reserve(worst, sub.prices.cost(plan.tokens, 0, worst))
         if reservation is None:
-            error = f"budget exhausted: {self.tracker.exhausted() or 'not enough left'}"
-            return {"ok": False, "error": error, "notes": built.notes}
-        context = {"context": {"room": str(self.ctx.room_dir), "tokens": built.tokens,
-                               **built.record}} if getattr(sub, "takes_context", False) else {}
+            return self._refused(plan.notes)
+        fields = {"role": "sub", "model": sub.name, "turn": turn, "call_id": call_id,
+                  "wave": wave, "input": plan.record, "tokens": None}
+        return _Admitted(plan, reservation, fields)
+
+    def _refused(self, notes: list[str]) -> dict[str, Any]:
+        error = f"budget exhausted: {self.tracker.exhausted() or 'not enough left'}"
+        return {"ok": False, "error": error, "notes": notes}
+
+    async def _send(self, admitted: _Admitted) -> dict[str, Any]:
+        plan, reservation, fields = admitted.plan, admitted.reservation, admitted.fields
+        context = {"context": {"room": str(self.ctx.room_dir), "tokens": plan.tokens,
+                               **plan.record}} if getattr(self.ctx.sub, "takes_context",
+                                                          False) else {}
         try:
-            result = await sub.chat(built.messages, max_tokens=self._sub_max_output(),
-                                    temperature=self.ctx.settings.temperature, **context)
-        except (TimeoutError, DealroomError, OSError) as exc:
-            self.tracker.settle(reservation, Usage())
+            with hedging(self.ctx.hedges.setdefault(fields["wave"], HedgeWave())):
+                result = await self.ctx.sub.chat(plan.messages(self.ctx.room),
+                                                 max_tokens=self._sub_max_output(),
+                                                 temperature=self.ctx.settings.temperature,
+                                                 **context)
+        except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
+            charged = failed_call_usage(exc, reservation, plan.tokens)
+            self.tracker.settle(reservation, charged)
+            self.ctx.sub_failed.add(fields["call_id"])
             self.ctx.emit("model_call", self.agent, self.depth + 1, **fields, output=None,
-                          usage=Usage().to_dict(), error=str(exc), latency_s=None)
-            return {"ok": False, "error": str(exc), "notes": built.notes}
+                          usage=charged.to_dict(), error=error_text(exc), latency_s=None,
+                          provider=provider_record(exc))
+            return {"ok": False, "error": error_text(exc), "notes": plan.notes}
         self.tracker.settle(reservation, result.usage)
+        fields["tokens"] = self.ctx.events.recorder.write_tokens(fields["call_id"], result.tokens)
         self.ctx.emit("model_call", self.agent, self.depth + 1, **fields, output=result.text,
-                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s)
-        answer = {"ok": True, "text": result.text, "notes": built.notes}
-        self.ctx.replay.subs[call_id] = answer  # a worker rebuild replays it, never re-asks
+                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s,
+                      provider=provider_record(result))
+        answer = {"ok": True, "text": result.text, "notes": plan.notes + cut_note(result)}
+        self.ctx.replay.subs[fields["call_id"]] = answer  # a rebuild replays it, never re-asks
         return answer
+
+    def _window(self) -> int:
+        """Sub-calls read and sent at a time: the sub-agent endpoint's concurrency."""
+        spec = getattr(self.ctx.sub, "spec", None)
+        return max(1, getattr(spec, "concurrency", None) or SEND_WINDOW)
 
     def sub_context_tokens(self) -> int:
         """Tokens of text one sub-call can carry: the context less the prompts and answer."""
@@ -397,3 +473,43 @@ class Episode:
         answer = {"ok": True, "text": text}
         self.ctx.replay.children[call_id] = answer
         return answer
+
+
+# -- failed and cut model calls ----------------------------------------------------------------
+
+
+def error_text(exc: BaseException) -> str:
+    """One line for a failed call: the error's message, its type when it is not ours."""
+    if isinstance(exc, DealroomError | TimeoutError | OSError):
+        return str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {exc}"
+
+
+def provider_record(outcome: Any) -> dict[str, Any]:
+    """How the provider answered (a ChatResult) or failed (any exception), for the event."""
+    if isinstance(outcome, ProviderError):
+        return outcome.record()
+    if isinstance(outcome, BaseException):
+        return {"kind": type(outcome).__name__, "status": getattr(outcome, "status", None),
+                "attempts": None, "served": False}
+    record = getattr(outcome, "record", None)
+    return record() if callable(record) else {}
+
+
+def failed_call_usage(exc: BaseException, reservation: Any, prompt: int) -> Usage:
+    """What a failed call is charged: nothing, unless the endpoint served it (e.g. with
+    impossible usage), when its worst-case reservation stands."""
+    if not isinstance(exc, ProviderError) or not exc.served or reservation is None:
+        return Usage()
+    prompt = min(prompt, reservation.tokens)
+    return Usage(input_tokens=prompt, output_tokens=reservation.tokens - prompt,
+                 cost_usd=reservation.cost_usd, calls=1)
+
+
+def cut_note(result: Any) -> list[str]:
+    """The note the REPL prints when a reply was cut to its byte cap."""
+    cut = getattr(result, "cut_bytes", 0)
+    if not cut:
+        return []
+    kept = len(result.text.encode("utf-8", "replace"))
+    return [f"the reply was cut to {kept:,} bytes ({cut:,} more bytes dropped)"]

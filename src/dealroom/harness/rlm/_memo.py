@@ -1,7 +1,10 @@
 """The memo: the root's deliverable, built section by section inside the REPL.
 
 The memo lives in the sandboxed worker; after each cell its snapshot travels to the host, which
-renders ``output/memo.md``. Citations are written as ``[D00042 p.3]`` (see docs/architecture.md).
+writes it to every deliverable the task names, under its file name and in its format
+(``output/memo.md``, ``output/antitrust-risk-memo.docx``, ...). ``memo.write(markdown,
+name=FILE)`` gives one deliverable its own text instead. Citations are written as
+``[D00042 p.3]`` (see docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from dealroom.runs import deliverable_key, primary_deliverable
 
 Citation = str | tuple[str, int] | tuple[str, int, int]
 
@@ -64,13 +69,18 @@ class Memo:
     ``memo.section(title, text)`` adds or replaces a section's prose; ``memo.finding(section,
     title, text, cites=[("D00042", 3)], severity="high", amount="$1.2 million",
     next_step=...)`` appends a finding; ``memo.write(markdown)`` replaces the whole memo with
-    free markdown; ``memo.render()`` returns the markdown; ``print(memo)`` shows an outline.
+    free markdown; ``memo.write(markdown, name=FILE)`` gives the deliverable ``FILE`` its own
+    text; ``memo.render()`` returns the markdown; ``print(memo)`` shows an outline.
+    ``deliverables`` (name → file name) are the task's; the memo is written to each.
     """
 
-    def __init__(self, title: str = "Due Diligence Memo") -> None:
+    def __init__(self, title: str = "Due Diligence Memo",
+                 deliverables: dict[str, str] | None = None) -> None:
         self.title = title
+        self.deliverables = dict(deliverables or {"memo": "memo.md"})
         self._sections: dict[str, Section] = {}
         self._free_text: str | None = None
+        self._own: dict[str, str] = {}
 
     def section(self, title: str, text: str = "") -> Section:
         """Create the section ``title`` (or replace its prose when ``text`` is given)."""
@@ -98,9 +108,25 @@ class Memo:
         """Put the section ``title`` after all others (e.g. next steps last)."""
         self._sections[title] = self._sections.pop(title)
 
-    def write(self, markdown: str) -> None:
-        """Replace the whole memo with ``markdown`` (sections are then ignored)."""
-        self._free_text = markdown
+    def write(self, markdown: str, name: str | None = None) -> None:
+        """Replace the whole memo with ``markdown`` (sections are then ignored); with ``name``
+        (a deliverable's file name or name), give that deliverable ``markdown`` instead of the
+        memo."""
+        if name is None:
+            self._free_text = str(markdown)
+            return
+        key = self._deliverable(str(name))
+        if key == primary_deliverable(self.deliverables):
+            self._free_text = str(markdown)
+        else:
+            self._own[key] = str(markdown)
+
+    def _deliverable(self, name: str) -> str:
+        key = deliverable_key(self.deliverables, name)
+        if key is None:
+            names = ", ".join(self.deliverables.values())
+            raise ValueError(f"no deliverable {name!r}: the task's deliverables are {names}")
+        return key
 
     @property
     def sections(self) -> Sequence[str]:
@@ -121,8 +147,10 @@ class Memo:
         return "\n".join(out).rstrip() + "\n"
 
     def snapshot(self) -> dict[str, Any]:
-        """What the host needs after every cell: the rendered memo and its section names."""
-        return {"markdown": self.render(), "sections": list(self._sections)}
+        """What the host needs after every cell: the rendered memo, its section names, and the
+        deliverables given their own text (name → markdown)."""
+        return {"markdown": self.render(), "sections": list(self._sections),
+                "documents": dict(self._own)}
 
     def __len__(self) -> int:
         return len(self.render())
@@ -130,4 +158,5 @@ class Memo:
     def __repr__(self) -> str:
         n = sum(len(s.findings) for s in self._sections.values())
         names = ", ".join(self._sections) or "none"
-        return f"<Memo {len(self)} chars; sections: {names}; {n} findings>"
+        files = ", ".join(self.deliverables.values())
+        return f"<Memo {len(self)} chars; sections: {names}; {n} findings; written to {files}>"

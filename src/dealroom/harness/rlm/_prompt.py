@@ -26,10 +26,12 @@ llm(prompt, text=None, docs=None)     one sub-agent call on a bounded slice -> s
 llm_batch(calls)          many sub-agent calls in parallel; each call is a prompt string or a dict
                           with llm's arguments; results in order; a failed call gives an
                           SubcallError object in its place (check isinstance(r, SubcallError)).
-{rlm_line}memo                      the deliverable, memo.md. memo.section(title, text=""),
-                          memo.finding(section, title, text, cites=[("D00042", 3)],
-                          severity="high", amount="$1.2 million", next_step="..."),
-                          memo.write(markdown) to replace it all, memo.render().
+{rlm_line}memo                      the deliverable, in Markdown (the task names its files).
+                          memo.section(title, text=""), memo.finding(section, title, text,
+                          cites=[("D00042", 3)], severity="high", amount="$1.2 million",
+                          next_step="..."), memo.write(markdown) to replace it all,
+                          memo.write(markdown, name=FILE) to give one file its own text,
+                          memo.render().
 budget                    turns, tokens, cost and seconds used and left: print(budget)
 submit()                  ends the review; the memo as it stands is delivered.
 
@@ -53,7 +55,10 @@ FIRST_USER = """\
 {instructions}
 
 The data room "{name}" holds {docs} documents ({tokens} tokens) in {categories} categories.
-Deliverable: memo.md through the `memo` variable. {turn_line}."""
+{turn_line}."""
+
+_KINDS = {"md": "Markdown", "markdown": "Markdown", "txt": "plain text",
+          "docx": "Word, rendered from the Markdown"}
 
 NEXT_USER = "{turn_line}. Output:\n{output}"
 
@@ -63,6 +68,24 @@ NO_CODE = (
 )
 
 _CODE = re.compile(r"```(?:python|py|repl)?[ \t]*\n(.*?)```", re.S)
+
+
+def with_deliverables(instructions: str, deliverables: dict[str, str]) -> str:
+    """The task's instructions and the files the `memo` variable is written to.
+
+    >>> print(with_deliverables("Review.", {"memo": "memo.md"}))
+    Review.
+    <BLANKLINE>
+    Deliverable: output/memo.md (Markdown), written from the `memo` variable.
+    """
+    from dealroom.harness._deliver import deliverable_format
+
+    files = [f"output/{f} ({_KINDS[deliverable_format(f)]})" for f in deliverables.values()]
+    if len(files) == 1:
+        return f"{instructions}\n\nDeliverable: {files[0]}, written from the `memo` variable."
+    other = list(deliverables.values())[-1]
+    return (f"{instructions}\n\nDeliverables: {', '.join(files)}. The `memo` variable is "
+            f"written to each; memo.write(markdown, name={other!r}) gives one its own text.")
 
 
 def extract_code(reply: str) -> str | None:

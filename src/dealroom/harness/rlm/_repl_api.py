@@ -80,14 +80,15 @@ def _call(prompt: Any, text: Any = None, docs: Any = None) -> dict[str, Any]:
 
 
 def build_namespace(request: Callable[[str, dict], dict], *, room: Any, depth: int,
-                    max_depth: int, context_tokens: int,
+                    max_depth: int, context_tokens: int, deliverables: dict[str, str],
                     title: str = "Due Diligence Memo") -> dict[str, Any]:
     """The REPL globals: ``room, llm, llm_batch, rlm, memo, budget, submit, SubcallError``.
 
-    ``llm.context_tokens`` is how many tokens of text one sub-call can carry.
-    ``__state__`` (not for the model) returns what the host needs after each cell.
+    ``llm.context_tokens`` is how many tokens of text one sub-call can carry; ``memo`` writes
+    ``deliverables`` (name → file name). ``__state__`` (not for the model) returns what the
+    host needs after each cell.
     """
-    memo = Memo(title)
+    memo = Memo(title, deliverables)
     flags: dict[str, Any] = {"submitted": False, "answer": None}
 
     def show_notes(result: dict[str, Any]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import shutil
 from pathlib import Path
 from typing import Any
@@ -10,6 +12,7 @@ from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
 from dealroom.harness._protocol import Listener
 from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import Episode, EpisodeResult, RunContext
+from dealroom.harness.rlm._prompt import with_deliverables
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.sandbox import make_scratch
@@ -43,11 +46,13 @@ async def resume_rlm(
 
 async def _episode(run: OpenRun, root: Any, sub: Any, settings: RLMSettings,
                    replay: Replay) -> RunResult:
+    loading = asyncio.ensure_future(_load(run.events.probe))  # read while the sandbox starts
     scratch = make_scratch("scratch")
     ctx = RunContext(
         room=run.room, room_dir=Path(run.room.path), root=root, sub=sub, settings=settings,
-        events=run.events, replay=replay, scratch=scratch, instructions=run.instructions.text,
-        sandbox_factory=_sandbox_factory,
+        events=run.events, replay=replay, scratch=scratch,
+        instructions=with_deliverables(run.instructions.text, run.deliverables.files),
+        sandbox_factory=_sandbox_factory, deliverables=run.deliverables,
     )
     tracker = BudgetTracker(settings.budget())
     try:
@@ -56,7 +61,15 @@ async def _episode(run: OpenRun, root: Any, sub: Any, settings: RLMSettings,
                  turns=result.turns)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+        await loading
     return run.finish(result.status, result.reason, result.turns)
+
+
+async def _load(probe: Any) -> None:
+    """Read the probe's coverage index in a thread; a failure is raised again where the probe
+    is first used."""
+    with contextlib.suppress(Exception):
+        await asyncio.to_thread(probe.load)
 
 
 def _sandbox_factory(episode: Episode) -> Any:

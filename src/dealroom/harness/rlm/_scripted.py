@@ -134,12 +134,30 @@ FINISH = '''\
 ```python
 cats = sorted({c for c, _ in findings})
 high = sum(1 for _, f in findings if f["severity"] == "high")
-memo.section("Executive Summary", (
-    f"We reviewed all {len(room.docs)} documents of the data room in {len(calls)} bounded "
-    f"reading tasks sent to sub-agents in {len(waves)} parallel waves. {len(findings)} findings in "
-    f"{len(cats)} categories are set out below, {high} rated high severity, each with the "
-    f"document and page it rests on. {len(failed)} slices could not be read."
-))
+why = {ref: error for ref, error in failed}
+sent = sum(len(w) for w in waves[:wave_no])  # waves cut `calls` in order
+unread = [ref for i, (_, refs, _) in enumerate(calls) for ref in refs
+          if i >= sent or ref in why]
+missed = sorted({doc for doc, _, _ in unread})
+part = [doc for doc in missed if any(
+    ref[0] == doc and ref not in why for _, refs, _ in calls[:sent] for ref in refs)]
+if not unread:
+    memo.section("Executive Summary", (
+        f"We reviewed all {len(room.docs)} documents of the data room in {len(calls)} bounded "
+        f"reading tasks sent to sub-agents in {len(waves)} parallel waves. {len(findings)} "
+        f"findings in {len(cats)} categories are set out below, {high} rated high severity, "
+        f"each with the document and page it rests on. 0 slices could not be read."
+    ))
+else:
+    memo.section("Executive Summary", (
+        f"We reviewed {len(room.docs) - len(missed)} of the {len(room.docs)} documents of the "
+        f"data room in full" + (f" and {len(part)} in part" if part else "")
+        + f", in {sent} bounded reading tasks sent to sub-agents in {wave_no} parallel waves. "
+        f"{len(missed)} documents were not fully reviewed (their reading tasks failed or were "
+        f"never sent): they are listed under Documents Not Reviewed, and nothing in this memo "
+        f"rests on the pages not read. {len(findings)} findings in {len(cats)} categories are "
+        f"set out below, {high} rated high severity, each with the document and page it rests on."
+    ))
 for title in ("Resolved Items", "Missing Documents"):
     if title not in memo.sections:
         memo.section(title, "None identified in the documents reviewed.")
@@ -149,10 +167,15 @@ memo.section("Recommended Next Steps", "\\n".join([
     "2. Obtain required counterparty consents and waivers ahead of closing.",
     "3. Quantify the listed exposures in the purchase price, escrow or specific indemnities.",
     "4. Request any document referenced in the room but not provided.",
-]))
-if failed:
-    memo.section("Open Items", "Slices not reviewed: " + ", ".join(
-        f"{d} pp.{a}-{b}" for (d, a, b), _ in failed[:50]))
+] + (["5. Review the documents listed under Documents Not Reviewed."] if unread else [])))
+if unread:
+    titles = {d.id: d.title for d in room.docs}
+    lines = [f"- {doc} {titles.get(doc, '')}: pp.{a}-{b} not read "
+             f"({' '.join(why.get((doc, a, b), 'never sent: the turns ran out').split())[:120]})"
+             for doc, a, b in unread[:50]]
+    if len(unread) > 50:
+        lines.append(f"- ... and {len(unread) - 50} more slices")
+    memo.section("Documents Not Reviewed", "\\n".join(lines))
 memo.move_to_end("Recommended Next Steps")
 submit()
 ```'''

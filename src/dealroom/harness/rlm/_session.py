@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.harness._common import RunEvents, run_config
+from dealroom.harness._deliver import Deliverables
 from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import Episode, RunContext
 from dealroom.harness.rlm._replay import Replay
@@ -56,7 +57,7 @@ class ReplSession:
         ctx = RunContext(
             room=room, room_dir=self.room_dir, root=self.sub, sub=self.sub,
             settings=self.settings, events=events, replay=Replay(), scratch=self._tmp,
-            instructions="", sandbox_factory=_factory,
+            instructions="", sandbox_factory=_factory, deliverables=Deliverables(folder),
         )
         tracker = BudgetTracker(self.settings.budget())
         self.episode = Episode(ctx, agent="repl", depth=0, tracker=tracker)

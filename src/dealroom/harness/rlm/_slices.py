@@ -4,19 +4,29 @@ The host, not the REPL, turns ``llm(prompt, text=..., docs=[...])`` into the tex
 so the record of what reached a model is exact: document slices are logged by reference
 (``{id, pages: [first, last], chars: [start, end]}`` into the document's text layer) and free
 text in full. When the slice does not fit, it is cut and the cut is reported.
+
+A call is built in two steps. :func:`plan_sub_input` sizes it from what the index already knows
+(tokens per page, and a checkpoint every 64 tokens to find where a page is cut), reading no
+text but the page it cuts; free ``text=`` is counted once. :meth:`SubPlan.messages` then reads
+the slices' text, only when the call is sent.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import accumulate, chain, repeat
+from operator import add
 from typing import Any
 
 from dealroom.errors import ConfigError
 from dealroom.room import count_tokens
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
+_CACHED_CHARS = 4096
+"""Prompts shorter than this have their token count cached (a batch repeats its prompt)."""
 
 
 @dataclass
@@ -27,6 +37,44 @@ class SubInput:
     record: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     tokens: int = 0
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """Pages ``first..last`` of a document (their char ``spans``), the last one kept up to
+    char ``keep``."""
+
+    doc_id: str
+    header: str
+    first: int
+    spans: list[tuple[int, int]]
+    keep: int
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.spans) - 1
+
+
+@dataclass
+class SubPlan:
+    """A sub-call sized but not yet read: its record, notes and exact token count."""
+
+    prompt: str
+    pieces: list[_Piece]
+    free: str | None
+    """The free text as it will be sent (cut to fit), or None."""
+    system: str
+    record: dict[str, Any]
+    notes: list[str]
+    tokens: int
+
+    def messages(self, room: Any) -> list[dict[str, str]]:
+        """Read the slices and assemble the call's messages."""
+        parts = [_piece_text(room, piece) for piece in self.pieces]
+        if self.free is not None:
+            parts.append(self.free)
+        content = self.prompt if not parts else f"{self.prompt}\n\n" + "\n\n".join(parts)
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": content}]
 
 
 def cut_to_tokens(text: str, limit: int) -> tuple[str, bool]:
@@ -62,47 +110,71 @@ def normalize_ref(ref: Any) -> tuple[str, int | None, int | None]:
     raise ConfigError(f"cannot read document reference {ref!r}: use an id or (id, first, last)")
 
 
-def build_sub_input(
+def prompt_tokens(prompt: str) -> int:
+    """Tokens of a prompt; short prompts are counted once per process."""
+    return _cached_tokens(prompt) if len(prompt) < _CACHED_CHARS else count_tokens(prompt)
+
+
+def plan_sub_input(
     room: Any, call: dict[str, Any], *, system: str, context_tokens: int
-) -> SubInput:
-    """Assemble a sub-call's messages from ``call`` = {prompt, text, docs}, cut to fit."""
+) -> SubPlan:
+    """Size a sub-call's input from ``call`` = {prompt, text, docs}, cut to fit."""
     prompt = str(call.get("prompt") or "")
-    system_tokens = _tokens_of_constant(system)
-    budget = context_tokens - system_tokens - count_tokens(prompt) - 16
+    system_tokens = _cached_tokens(system)
+    budget = context_tokens - system_tokens - prompt_tokens(prompt) - 16
+    used = system_tokens + prompt_tokens(prompt)
     notes: list[str] = []
-    parts: list[str] = []
+    pieces: list[_Piece] = []
     refs: list[dict[str, Any]] = []
     for raw in call.get("docs") or []:
         if budget <= 0:
             notes.append(f"{normalize_ref(raw)[0]} left out: the sub-agent's context is full")
             continue
-        body, ref, cut = _doc_slice(room, raw, budget)
-        budget -= count_tokens(body)
-        parts.append(body)
+        piece, ref, tokens, cut = _plan_slice(room, raw, budget)
+        budget -= tokens
+        used += tokens
+        pieces.append(piece)
         refs.append(ref)
         if cut:
-            page = ref["pages"][1]
-            notes.append(f"{ref['id']} cut at page {page} to fit the sub-agent's context")
+            notes.append(f"{ref['id']} cut at page {piece.last} to fit the sub-agent's context")
     free = call.get("text")
     if free:
-        kept, cut = cut_to_tokens(str(free), max(budget, 0))
+        free, tokens, cut = _cut_counted(str(free), max(budget, 0))
+        used += tokens
         if cut:
             notes.append(f"text cut to {max(budget, 0):,} tokens to fit the sub-agent's context")
-        free = kept
-        parts.append(kept)
-    content = prompt if not parts else f"{prompt}\n\n" + "\n\n".join(parts)
     record = {"prompt": prompt, "text": free or None, "docs": refs, "truncated": bool(notes)}
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": content}]
-    return SubInput(messages, record, notes, system_tokens + count_tokens(content))
+    return SubPlan(prompt, pieces, free if call.get("text") else None, system, record, notes,
+                   used)
 
 
-@functools.lru_cache(maxsize=32)
-def _tokens_of_constant(text: str) -> int:
-    """Token count of a prompt that is the same for every call (counted once)."""
+def build_sub_input(
+    room: Any, call: dict[str, Any], *, system: str, context_tokens: int
+) -> SubInput:
+    """Assemble a sub-call's messages from ``call`` = {prompt, text, docs}, cut to fit."""
+    plan = plan_sub_input(room, call, system=system, context_tokens=context_tokens)
+    return SubInput(plan.messages(room), plan.record, plan.notes, plan.tokens)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_tokens(text: str) -> int:
     return count_tokens(text)
 
 
-def _doc_slice(room: Any, raw: Any, budget: int) -> tuple[str, dict[str, Any], bool]:
+def _cut_counted(text: str, limit: int) -> tuple[str, int, bool]:
+    """:func:`cut_to_tokens` with the kept tokens, counting ``text`` once."""
+    if limit <= 0:
+        return "", 0, bool(text)
+    n = count_tokens(text)
+    if n < limit:
+        return text, n, False
+    if n == limit:  # cut_to_tokens keeps up to the end of the last token
+        return text.rstrip(), n, False
+    return cut_to_tokens(text, limit)[0], limit, True
+
+
+def _plan_slice(room: Any, raw: Any, budget: int) -> tuple[_Piece, dict[str, Any], int, bool]:
+    """The pages of one reference that fit ``budget`` tokens: piece, record, tokens, cut."""
     doc_id, first, last = normalize_ref(raw)
     doc = room.doc(doc_id)
     spans = room.page_spans(doc.id)
@@ -110,20 +182,56 @@ def _doc_slice(room: Any, raw: Any, budget: int) -> tuple[str, dict[str, Any], b
     last = min(len(spans), last or len(spans))
     if first > last:
         raise ConfigError(f"{doc.id} has {len(spans)} pages; pages {first}-{last} do not exist")
-    full = room.text(doc.id)
     header = f"=== {doc.id} | {doc.title} | {doc.path} ==="
-    out = [header]
-    left = budget - count_tokens(header)
-    start, end, kept_last, cut = spans[first - 1][0], spans[first - 1][0], first, False
-    for page in range(first, last + 1):
-        lo, hi = spans[page - 1]
-        marker = f"--- {doc.id} page {page} ---"
-        text, cut = cut_to_tokens(full[lo:hi], left - count_tokens(marker))
-        out += [marker, text]
-        left -= count_tokens(marker) + count_tokens(text)
-        end, kept_last = lo + len(text), page
-        if cut or left <= 0:
-            cut = cut or page < last
-            break
+    marker = _marker_tokens(doc.id)
+    page_tokens = room.page_tokens(doc.id)
+    left = budget - _header_tokens(header)
+    # page k is sent whole while its marker and text, with those before it, stay below `left`
+    costs = list(accumulate(map(add, page_tokens[first - 1:last], repeat(marker))))
+    whole = bisect_left(costs, left)
+    if whole == len(costs):
+        kept_last, keep, cut = last, spans[last - 1][1] - spans[last - 1][0], False
+        left -= costs[-1]
+    else:  # the page where the context fills: cut (or an exact fit), and nothing after it
+        kept_last = first + whole
+        lo, hi = spans[kept_last - 1]
+        left -= costs[whole - 1] if whole else 0
+        keep, kept, cut = _fit_page(room, doc.id, kept_last, hi - lo,
+                                    page_tokens[kept_last - 1], left - marker)
+        left -= marker + kept
+        cut = cut or kept_last < last
+    start, end = spans[first - 1][0], spans[kept_last - 1][0] + keep
     ref = {"id": doc.id, "pages": [first, kept_last], "chars": [start, end]}
-    return "\n".join(out), ref, cut
+    piece = _Piece(doc.id, header, first, spans[first - 1:kept_last], keep)
+    return piece, ref, budget - left, cut
+
+
+def _fit_page(room: Any, doc_id: str, page: int, length: int, tokens: int, limit: int
+              ) -> tuple[int, int, bool]:
+    """Chars kept, tokens kept and whether cut, as ``cut_to_tokens(page, limit)`` would."""
+    if limit <= 0:
+        return 0, 0, length > 0
+    if tokens < limit:
+        return length, tokens, False
+    return room.token_offset(doc_id, page, limit), limit, tokens > limit
+
+
+@functools.lru_cache(maxsize=4096)
+def _marker_tokens(doc_id: str) -> int:
+    """Tokens of ``--- ID page N ---`` (a page number is always one token)."""
+    return count_tokens(f"--- {doc_id} page 1 ---")
+
+
+@functools.lru_cache(maxsize=8192)
+def _header_tokens(header: str) -> int:
+    return count_tokens(header)
+
+
+def _piece_text(room: Any, piece: _Piece) -> str:
+    base = piece.spans[0][0]
+    text = room.text(piece.doc_id, (piece.first, piece.last))
+    pages = [text[lo - base:hi - base] for lo, hi in piece.spans]
+    lo = piece.spans[-1][0] - base
+    pages[-1] = text[lo:lo + piece.keep]
+    markers = [f"--- {piece.doc_id} page {n} ---" for n in range(piece.first, piece.last + 1)]
+    return "\n".join([piece.header, *chain.from_iterable(zip(markers, pages, strict=True))])

@@ -15,23 +15,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dealroom.errors import ConfigError, DealroomError
+from dealroom.errors import ConfigError
 from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
 from dealroom.harness._protocol import Listener
 from dealroom.harness.rlm._budget import BudgetTracker
+from dealroom.harness.rlm._engine import error_text, provider_record
 from dealroom.harness.toolloop._tools import ToolBox, tools_prompt
+from dealroom.runs import primary_deliverable
 from dealroom.types import Budget
 
 SYSTEM = """\
-You are an M&A associate reviewing a virtual data room to write a due diligence memo
-(memo.md). You have these tools (JSON, one per line):
+You are an M&A associate reviewing a virtual data room. Your workspace holds documents/ (the
+data room, read-only) and output/ (your deliverables: {deliverables}). You have these tools
+(JSON, one per line):
 {tools}
 Call tools by replying with one or more blocks of the form
 ```tool
 {{"name": "read", "arguments": {{"doc": "D00042", "page": 1}}}}
 ```
-Results come back in the next message. Cite documents as [D00042 p.3]. Write the memo with the
-write tool. When you reply without a tool block, the review ends."""
+Results come back in the next message. Cite documents as [D00042 p.3]. Write each deliverable
+in Markdown with the write tool. When you reply without a tool block, the review ends."""
 
 _BLOCK = re.compile(r"```tool[ \t]*\n(.*?)```", re.S)
 
@@ -114,7 +117,8 @@ async def _episode(run: OpenRun, model: Any, settings: ToolLoopSettings,
                    replies: dict[int, tuple[str, int]]) -> RunResult:
     tracker = BudgetTracker(Budget(settings.max_turns, settings.max_tokens,
                                    settings.max_cost_usd, settings.max_seconds))
-    loop = _Loop(model, ToolBox(run.room), tracker, settings, run, replies)
+    loop = _Loop(model, ToolBox(run.room, run.deliverables.files), tracker, settings, run,
+                 replies)
     status, reason = await loop.play()
     run.events.emit("run_end", status=status, reason=reason, turns=tracker.turns)
     return run.finish(status, reason, tracker.turns)
@@ -142,8 +146,9 @@ class _Loop:
     async def play(self) -> tuple[str, str]:
         """Turns until the model stops calling tools, fails, or a budget runs out."""
         settings, tracker = self.settings, self.tracker
+        files = ", ".join(f"output/{f}" for f in self.box.deliverables.values())
         messages = [
-            {"role": "system", "content": SYSTEM.format(tools=tools_prompt())},
+            {"role": "system", "content": SYSTEM.format(tools=tools_prompt(), deliverables=files)},
             {"role": "user", "content": f"{self.run.instructions.text}\n\n"
                                         f"Turn 1 of {settings.max_turns}."},
         ]
@@ -161,9 +166,11 @@ class _Loop:
             self.recorded = self.replies.get(turn, ("", 0))[1]
             outputs = [_run_tool(self.box, call, turn, self.emit) for call in calls]
             self.recorded = 0
-            if self.box.memo:
-                self.run.events.recorder.write_memo(self.box.memo)
-                self.run.events.recorder.memo_turn(turn, self.box.memo)
+            for key, text in self.box.outputs.items():
+                self.run.deliverables.write(key, text)
+            primary = primary_deliverable(self.box.deliverables)
+            if primary in self.box.outputs:
+                self.run.events.recorder.memo_turn(turn, self.box.outputs[primary])
             messages.append({"role": "assistant", "content": reply})
             body = "\n\n".join(outputs)
             messages.append({"role": "user",
@@ -176,30 +183,35 @@ class _Loop:
         if turn in self.replies:
             return self.replies[turn][0]
         fields = {"role": "root", "model": self.model.name, "turn": turn,
-                  "call_id": f"root/t{turn}", "wave": None, "input": {"messages": new}}
+                  "call_id": f"root/t{turn}", "wave": None, "input": {"messages": new},
+                  "tokens": None}
         try:
             result = await self.model.chat(messages, temperature=self.settings.temperature)
-        except (DealroomError, OSError, TimeoutError) as exc:
-            self.emit("model_call", **fields, output=None, usage={}, error=str(exc),
-                      latency_s=None)
-            self.failure = f"the model failed: {exc}"
+        except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
+            self.emit("model_call", **fields, output=None, usage={}, error=error_text(exc),
+                      latency_s=None, provider=provider_record(exc))
+            self.failure = f"the model failed: {error_text(exc)}"
             return None
         self.tracker.settle(None, result.usage)
+        fields["tokens"] = self.run.events.recorder.write_tokens(fields["call_id"], result.tokens)
         self.emit("model_call", **fields, output=result.text, usage=result.usage.to_dict(),
-                  error=None, latency_s=result.latency_s)
+                  error=None, latency_s=result.latency_s, provider=provider_record(result))
         return result.text
 
 
 def _run_tool(box: ToolBox, call: tuple[str, dict[str, Any]] | str, turn: int, emit: Any) -> str:
     if isinstance(call, str):
-        emit("tool", turn=turn, name=None, arguments=None, error=call, output_chars=0)
+        emit("tool", turn=turn, name=None, arguments=None, error=call, output_chars=0,
+             doc=None)
         return call
     name, args = call
     output = box.call(name, args)
     error = output if output.startswith("error:") else None
-    emit("tool", turn=turn, name=name, arguments=args, error=error, output_chars=len(output))
-    if name == "write" and error is None:
-        emit("memo", sections=box.memo.count("\n## "), chars=len(box.memo))
+    emit("tool", turn=turn, name=name, arguments=args, error=error, output_chars=len(output),
+         doc=box.opened)
+    if box.written is not None:
+        text = box.outputs[box.written]
+        emit("memo", sections=text.count("\n## "), chars=len(text))
     return f"[{name}]\n{output}"
 
 

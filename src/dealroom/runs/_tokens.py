@@ -1,9 +1,10 @@
 """Token-exact records of a completion, and the run folder's side file that holds them.
 
 A provider that generates in-process (``hf:``) knows exactly which tokens it was shown and which
-it sampled; RL needs them as they were, not re-tokenized. They go to one append-only file per
-run, ``RUN/tokens.jsonl`` (one JSON object per model call), and the ``model_call`` event points
-at its line::
+it sampled; RL needs them as they were, not re-tokenized. The provider returns a
+:class:`TokenRecord` with the reply; the harness writes it through the run's recorder to one
+append-only file per run, ``RUN/tokens.jsonl`` (one JSON object per model call), and the
+``model_call`` event points at its line (``tokens`` is None for a provider that records none)::
 
     model_call {..., "tokens": {"file": "tokens.jsonl", "offset": 18342}}
     tokens.jsonl @18342: {"call_id": "root/t3", "prompt_ids": [...], "completion_ids": [...],

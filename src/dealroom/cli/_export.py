@@ -1,0 +1,45 @@
+"""``dealroom export sft``: judged runs as an SFT dataset (see dealroom.train.export_sft)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dealroom.cli import app
+from dealroom.train import SFTSettings
+
+export_app = typer.Typer(name="export", help="Export runs as training data.",
+                         no_args_is_help=True)
+app.add_typer(export_app)
+
+
+@export_app.command("sft")
+def sft(
+    runs: Annotated[list[Path], typer.Argument(
+        help="Run folders, sweeps, or folders holding run folders or sweeps.")],
+    out: Annotated[Path, typer.Option("--out", help="New dataset folder (DS).")],
+    min_pass_rate: Annotated[float | None, typer.Option(
+        "--min-pass-rate", help="Keep runs whose judged pass rate is at least this.")] = None,
+    min_coverage: Annotated[float | None, typer.Option(
+        "--min-coverage", help="Keep runs whose room coverage is at least this.")] = None,
+    top_k: Annotated[int | None, typer.Option(
+        "--top-k", help="Per room, keep the best N runs (pass rate, then coverage).")] = None,
+    tokenizer: Annotated[str | None, typer.Option(
+        "--tokenizer", help="hf: model whose tokenizer writes DS/tokenized.jsonl.")] = None,
+    max_length: Annotated[int, typer.Option(
+        "--max-length", help="Longest row; longer episodes are split turn by turn.")
+    ] = SFTSettings.max_length,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace --out when it is a dataset this command wrote.")] = False,
+) -> None:
+    """Rejection sampling: the best judged runs per room, as chat JSONL and masked rows."""
+    from dealroom.cli.display_train import render_export_result, work_progress
+    from dealroom.train import export_sft
+
+    with work_progress("episodes") as progress:
+        result = export_sft(runs, out, min_pass_rate=min_pass_rate, min_coverage=min_coverage,
+                            top_k=top_k, tokenizer=tokenizer, max_length=max_length,
+                            force=force, progress=progress)
+    render_export_result(result)

@@ -1,0 +1,211 @@
+"""Hedged requests: in a wave of parallel calls, a straggler is sent again and the first
+answer wins, so one dead connection costs seconds instead of a whole time-out.
+
+    wave of N calls ──▶ answers come back; once a quarter of them (at least 2) have
+                         answered, the wave's median latency m is known
+    a call whose HTTP attempt has shown no progress for max(1 s, hedge · m)
+        ──▶ the same request is sent again (re-sends in flight: at most half the wave's calls)
+        ──▶ the first good answer is taken, the other attempt is cancelled; both are recorded
+        ──▶ if the re-send fails, or stalls as long too, both are given up and the call retries
+
+The wave is a context variable: whoever fans a wave out opens one with :func:`hedging`, and
+clients that support hedging (the OpenAI-compatible client) read it; others ignore it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import contextlib
+import contextvars
+import math
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+HEDGE_FLOOR_S = 1.0
+"""No call is re-sent sooner than this."""
+QUORUM = 0.25
+"""Share of a wave's calls that must have answered before its median is trusted."""
+MAX_HEDGED = 0.5
+"""Share of a wave's calls that may have a re-send in flight at once."""
+
+_WAVE: contextvars.ContextVar[HedgeWave | None] = contextvars.ContextVar("dealroom_wave",
+                                                                          default=None)
+
+
+class BothStalled(TimeoutError):
+    """An attempt and its re-send both went silent past the hedge delay."""
+
+
+class HedgeWave:
+    """The calls of one wave: how many there are, how fast they answered, how many were re-sent."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.latencies: list[float] = []
+        """Answer latencies so far, sorted."""
+        self.hedged = 0
+        """Re-sends made."""
+        self.in_flight = 0
+        """Re-sends not yet finished."""
+        self.peak = 0
+        """Most re-sends in flight at once."""
+        self._quorum: asyncio.Future[None] | None = None
+
+    def joined(self) -> None:
+        self.calls += 1
+
+    def answered(self, latency: float) -> None:
+        bisect.insort(self.latencies, latency)
+        if self._quorum is not None and not self._quorum.done() and self._has_quorum():
+            self._quorum.set_result(None)
+
+    def _has_quorum(self) -> bool:
+        return len(self.latencies) >= max(2, math.ceil(QUORUM * self.calls))
+
+    def quorum(self) -> asyncio.Future[None]:
+        """Done once enough calls have answered for the median to be trusted."""
+        if self._quorum is None:
+            self._quorum = asyncio.get_running_loop().create_future()
+        if self._has_quorum() and not self._quorum.done():
+            self._quorum.set_result(None)
+        return self._quorum
+
+    def delay(self, multiple: float) -> float | None:
+        """Seconds without progress after which a call is re-sent; None before the quorum."""
+        if not self._has_quorum():
+            return None
+        n = len(self.latencies)
+        median = (self.latencies[(n - 1) // 2] + self.latencies[n // 2]) / 2
+        return max(HEDGE_FLOOR_S, multiple * median)
+
+    def may_hedge(self) -> bool:
+        return self.in_flight < max(1, math.floor(MAX_HEDGED * self.calls))
+
+
+@contextlib.contextmanager
+def hedging(wave: HedgeWave | None = None) -> Iterator[HedgeWave]:
+    """Calls made inside the block (and tasks started there) belong to one wave."""
+    wave = wave or HedgeWave()
+    token = _WAVE.set(wave)
+    try:
+        yield wave
+    finally:
+        _WAVE.reset(token)
+
+
+def current_wave() -> HedgeWave | None:
+    return _WAVE.get()
+
+
+class Progress:
+    """When one HTTP attempt got its connection slot and when it last received anything."""
+
+    def __init__(self) -> None:
+        self.started: float | None = None
+        self.last: float | None = None
+        self._waiter: asyncio.Future[None] | None = None
+
+    def start(self) -> None:
+        self.started = self.last = time.monotonic()
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def begun(self) -> asyncio.Future[None]:
+        """Done once the attempt has its connection slot."""
+        if self._waiter is None:
+            self._waiter = asyncio.get_running_loop().create_future()
+            if self.started is not None:
+                self._waiter.set_result(None)
+        return self._waiter
+
+    def tick(self) -> None:
+        self.last = time.monotonic()
+
+    def idle(self) -> float:
+        return 0.0 if self.last is None else time.monotonic() - self.last
+
+
+async def race(wave: HedgeWave, multiple: float,
+               attempt: Callable[[Progress], Awaitable[T]]) -> tuple[T, dict[str, Any] | None]:
+    """Run ``attempt``; re-send it once if it stalls past the wave's hedge delay.
+
+    Returns the first good result and, when a hedge was sent, its record. When both fail
+    the first failure is raised (the caller's retry loop takes it from there).
+    """
+    first_progress = Progress()
+    first = asyncio.ensure_future(attempt(first_progress))
+    try:
+        delay = await _stall(wave, multiple, first, first_progress)
+        if delay is None:
+            return await first, None
+        wave.hedged += 1
+        wave.in_flight += 1
+        wave.peak = max(wave.peak, wave.in_flight)
+        try:
+            second_progress = Progress()
+            second = asyncio.ensure_future(attempt(second_progress))
+            return await _first_good(first, second, second_progress, delay)
+        finally:
+            wave.in_flight -= 1
+    finally:
+        if not first.done():
+            first.cancel()
+
+
+async def _stall(wave: HedgeWave, multiple: float, task: asyncio.Future[Any],
+                 progress: Progress) -> float | None:
+    """Wait until ``task`` is done (None) or has stalled past the hedge delay (the delay).
+
+    Nothing polls: a queued attempt waits for its slot, a wave without a quorum for it."""
+    while not task.done():
+        delay = wave.delay(multiple)
+        if progress.started is None or delay is None:
+            event = progress.begun() if progress.started is None else wave.quorum()
+            await asyncio.wait({task, event}, return_when=asyncio.FIRST_COMPLETED)
+            continue
+        if not wave.may_hedge():
+            wait = HEDGE_FLOOR_S
+        elif progress.idle() >= delay:
+            return delay
+        else:
+            wait = max(delay - progress.idle(), 0.05)
+        await asyncio.wait({task}, timeout=wait)
+    return None
+
+
+async def _first_good(first: asyncio.Future[T], second: asyncio.Future[T],
+                      progress: Progress, delay: float) -> tuple[T, dict[str, Any]]:
+    """The first good answer of the two. A re-send that fails, or goes silent for ``delay``
+    too, gives the stalled attempt up as well (the retry loop takes over); a failed stalled
+    attempt leaves the re-send running."""
+    started = time.monotonic()
+    pending: set[asyncio.Future[T]] = {first, second}
+    failed: BaseException | None = None
+    try:
+        while True:
+            wait = max(delay - progress.idle(), 0.05) if progress.started else delay
+            done, pending = await asyncio.wait(pending, timeout=wait,
+                                               return_when=asyncio.FIRST_COMPLETED)
+            if not done:
+                if progress.started is not None and progress.idle() >= delay:
+                    raise BothStalled(f"an attempt and its re-send both stalled for {delay:.1f}s")
+                continue
+            good = [t for t in (second, first) if t in done and t.exception() is None]
+            if good:
+                return good[0].result(), {
+                    "after_s": round(delay, 3),
+                    "winner": "hedge" if good[0] is second else "primary",
+                    "loser": f"failed: {failed}" if failed else "cancelled",
+                    "won_after_s": round(time.monotonic() - started, 3),
+                }
+            if second in done:
+                raise second.exception()  # type: ignore[misc]
+            failed = first.exception()
+    finally:
+        for task in (first, second):
+            if not task.done():
+                task.cancel()

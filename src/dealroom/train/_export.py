@@ -1,0 +1,223 @@
+"""``dealroom export sft``: judged runs become a chat dataset and masked, pre-tokenized rows.
+
+    RUNS / SWEEPS ──find_runs──▶ select_runs: per room the best N judged runs above the bars
+    kept run ──agent_conversation(events)──▶ the root's messages, exactly as it saw them
+        │                                     ──▶ DS/train.jsonl     {"messages": [...], "run"}
+        └─ with a tokenizer ──conversation_rows(messages, sampled=recorded ids)──▶
+                                              ──▶ DS/tokenized.jsonl {"input_ids",
+                                                  "assistant_masks", "run", "turns"}
+    DS/manifest.json: the selection, every kept run (why, rows, tokens) and every run left
+    out (reason, why)
+
+An ``hf:`` root's replies are its recorded sampled ids (``tokens.jsonl``) when they decode to
+the reply with the given tokenizer; other replies are re-tokenized through the chat template,
+with the check that the tokens give the text back. An episode longer than ``max_length`` is
+split turn by turn (:func:`~dealroom.train.conversation_rows`). The dataset is built in a
+temporary folder beside ``DS`` and moved into place whole: an interrupted export leaves no
+half-written ``DS``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dealroom._util.files import write_json_atomic
+from dealroom.errors import ConfigError
+from dealroom.runs import RunFolder, agent_conversation, find_runs, read_tokens
+from dealroom.train._mask import TrainingRow, conversation_rows
+from dealroom.train._select import Selection, check_bars, select_runs
+from dealroom.train._settings import SFTSettings
+from dealroom.train._sft import TOKENIZED
+
+TRAIN = "train.jsonl"
+MANIFEST = "manifest.json"
+EXPORT_VERSION = 1
+DEFAULT_MAX_LENGTH = SFTSettings.max_length
+"""Longest row written, by default the SFT default: rows train without being cut."""
+
+
+@dataclass
+class ExportResult:
+    """What ``export_sft`` wrote."""
+
+    out: Path
+    kept: int
+    """Runs in the dataset."""
+    left_out: dict[str, int] = field(default_factory=dict)
+    """Runs left out, by reason (see the manifest for each run's)."""
+    rows: int = 0
+    """Rows of ``tokenized.jsonl`` (0 without a tokenizer)."""
+    tokens: int = 0
+    """Tokens over those rows."""
+    trained_tokens: int = 0
+    """Of those, the tokens with mask 1 (the root's own)."""
+    skipped_replies: int = 0
+    """Replies too long to fit ``max_length`` even right after the task."""
+    tokenizer: str | None = None
+    seconds: float = 0.0
+
+
+def export_sft(runs: Sequence[Path], out: Path, *, min_pass_rate: float | None = None,
+               min_coverage: float | None = None, top_k: int | None = None,
+               tokenizer: str | None = None, max_length: int = DEFAULT_MAX_LENGTH,
+               force: bool = False,
+               progress: Callable[[int, int], None] | None = None) -> ExportResult:
+    """Select judged runs (:func:`~dealroom.train.select_runs`) and write the dataset ``out``.
+
+    ``runs`` are run folders, sweeps or folders of either. ``tokenizer`` is an ``hf:`` spec;
+    without one only ``train.jsonl`` and ``manifest.json`` are written. An existing ``out``
+    is replaced only with ``force`` and only when it is a dataset (holds ``manifest.json``).
+    """
+    start = time.perf_counter()
+    check_bars(min_pass_rate, min_coverage, top_k)
+    if max_length < 16:
+        raise ConfigError(f"max_length must be at least 16 tokens, got {max_length}")
+    out = Path(out)
+    _check_out(out, force)
+    run_dirs = find_runs(runs)
+    tok = _tokenizer(tokenizer)
+    selection = select_runs(run_dirs, min_pass_rate=min_pass_rate, min_coverage=min_coverage,
+                            top_k=top_k)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        result = ExportResult(out, 0, tokenizer=tokenizer)
+        kept = _write(tmp, selection, tok, max_length, result, progress)
+        selection.kept = kept
+        result.kept = len(kept)
+        result.left_out = dict(Counter(r["reason"] for r in selection.left_out))
+        result.seconds = time.perf_counter() - start
+        write_json_atomic(tmp / MANIFEST, _manifest(runs, selection, result, min_pass_rate,
+                                                    min_coverage, top_k, max_length))
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return result
+
+
+def _check_out(out: Path, force: bool) -> None:
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        if not force:
+            raise ConfigError(f"{out} already exists: choose another --out or pass --force")
+        if not (out / MANIFEST).is_file():
+            raise ConfigError(f"{out} exists and is not a dataset (no {MANIFEST}): "
+                              "refusing to replace it")
+
+
+def _tokenizer(spec: str | None) -> Any:
+    if spec is None:
+        return None
+    from dealroom.models import load_hf_tokenizer
+
+    return load_hf_tokenizer(spec)
+
+
+def _write(folder: Path, selection: Selection, tokenizer: Any, max_length: int,
+           result: ExportResult, progress: Callable[[int, int], None] | None
+           ) -> list[dict[str, Any]]:
+    """Write the kept runs' conversations (and rows); the entries that made it in."""
+    kept: list[dict[str, Any]] = []
+    with ExitStack() as stack:
+        chats = stack.enter_context(open(folder / TRAIN, "w", encoding="utf-8"))
+        rows = (stack.enter_context(open(folder / TOKENIZED, "w", encoding="utf-8"))
+                if tokenizer is not None else None)
+        for n, entry in enumerate(selection.kept, 1):
+            messages, episode_rows, info = _episode(Path(entry["run"]), tokenizer, max_length)
+            if messages is None:
+                selection.left_out.append({**entry, **info})
+            else:
+                chats.write(json.dumps({"messages": messages, "run": entry["run"]},
+                                       ensure_ascii=False) + "\n")
+                for row in episode_rows:
+                    assert rows is not None
+                    rows.write(json.dumps({"input_ids": row.input_ids,
+                                           "assistant_masks": row.assistant_masks,
+                                           "run": entry["run"], "turns": row.turns}) + "\n")
+                _count(result, info)
+                kept.append({**entry, **info})
+            if progress is not None:
+                progress(n, len(selection.kept))
+    return kept
+
+
+def _episode(run: Path, tokenizer: Any, max_length: int
+             ) -> tuple[list[dict[str, str]] | None, list[TrainingRow], dict[str, Any]]:
+    """The run's conversation, its rows and their figures; ``(None, [], {reason, why})``
+    when it cannot be used."""
+    folder = RunFolder.open(run)
+    conversation = agent_conversation(folder.events())
+    if not conversation.calls:
+        return None, [], {"reason": "no_replies",
+                          "why": "the root replied nothing (every call failed)"}
+    messages = conversation.messages
+    info: dict[str, Any] = {"replies": len(conversation.calls)}
+    if tokenizer is None:
+        return messages, [], info
+    sampled = [_sampled(folder, call, tokenizer) for call in conversation.calls]
+    used = sum(r is not None for r in sampled)
+    try:
+        episode = conversation_rows(messages, tokenizer, max_length=max_length, sampled=sampled)
+    except ConfigError as exc:
+        return None, [], {"reason": "tokenize", "why": f"cannot tokenize the conversation: {exc}"}
+    if not episode.rows:
+        return None, [], {"reason": "too_long", "why": f"no reply fits in {max_length} tokens "
+                                                       "after the system prompt and the task"}
+    info.update(
+        token_source="sampled" if used == len(sampled) else "template" if not used else "mixed",
+        rows=len(episode.rows), tokens=sum(len(r.input_ids) for r in episode.rows),
+        trained_tokens=sum(sum(r.assistant_masks) for r in episode.rows),
+        skipped_replies=episode.skipped)
+    return messages, episode.rows, info
+
+
+def _sampled(folder: RunFolder, call: dict[str, Any], tokenizer: Any) -> Any:
+    """The call's recorded token record when it decodes to its reply with ``tokenizer``."""
+    from dealroom.models._chat import reply_text
+
+    if not call.get("tokens"):
+        return None
+    record = read_tokens(folder.path, call["tokens"])
+    return record if reply_text(tokenizer, record) == call["output"] else None
+
+
+def _count(result: ExportResult, entry: dict[str, Any]) -> None:
+    result.rows += entry.get("rows", 0)
+    result.tokens += entry.get("tokens", 0)
+    result.trained_tokens += entry.get("trained_tokens", 0)
+    result.skipped_replies += len(entry.get("skipped_replies", []))
+
+
+def _manifest(sources: Sequence[Path], selection: Selection, result: ExportResult,
+              min_pass_rate: float | None, min_coverage: float | None, top_k: int | None,
+              max_length: int) -> dict[str, Any]:
+    return {
+        "version": EXPORT_VERSION,
+        "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "sources": [str(s) for s in sources],
+        "selection": {"min_pass_rate": min_pass_rate, "min_coverage": min_coverage,
+                      "top_k": top_k},
+        "tokenizer": result.tokenizer,
+        "max_length": max_length,
+        "files": {"conversations": TRAIN,
+                  "tokenized": TOKENIZED if result.tokenizer else None},
+        "totals": {"runs": len(selection.kept) + len(selection.left_out),
+                   "kept": result.kept, "left_out": result.left_out, "rows": result.rows,
+                   "tokens": result.tokens, "trained_tokens": result.trained_tokens,
+                   "skipped_replies": result.skipped_replies},
+        "kept": selection.kept,
+        "left_out": selection.left_out,
+    }

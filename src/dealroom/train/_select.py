@@ -1,0 +1,130 @@
+"""Rejection sampling over judged runs: per room, the best runs that clear the bars.
+
+Every run is either kept or left out with a reason, checked in this order:
+
+=================  ===================================================================
+``no_root``        the folder holds no agent run (a REPL session)
+``unfinished``     the root's episode did not end (resume it, then judge it)
+``not_judged``     no ``scores.json`` (run ``dealroom judge RUN``)
+``judge_errors``   the judge could not score some criteria (``n_errors`` > 0)
+``below_pass_rate``  pass rate under ``min_pass_rate``
+``no_coverage``    ``min_coverage`` asked for and the run measured none
+``below_coverage`` coverage under ``min_coverage``
+``not_top_k``      cleared the bars, but ``top_k`` better runs of its room did too
+=================  ===================================================================
+
+Within a room (the run's ``config.json`` ``room``) runs are ranked by pass rate, then
+coverage, then folder path; the first ``top_k`` are kept.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dealroom.errors import ConfigError
+from dealroom.runs import RunFolder
+
+
+@dataclass
+class Selection:
+    """Which runs an export keeps and why the others were left out."""
+
+    kept: list[dict[str, Any]] = field(default_factory=list)
+    """``{run, room, pass_rate, coverage, rank, why}`` per kept run, in input order."""
+    left_out: list[dict[str, Any]] = field(default_factory=list)
+    """``{run, room, pass_rate, coverage, reason, why}`` per run left out."""
+
+
+def check_bars(min_pass_rate: float | None, min_coverage: float | None,
+               top_k: int | None) -> None:
+    """Raise ConfigError for a bar outside [0, 1] or a ``top_k`` below 1."""
+    for name, value in (("min_pass_rate", min_pass_rate), ("min_coverage", min_coverage)):
+        if value is not None and not 0 <= value <= 1:
+            raise ConfigError(f"{name} is a share between 0 and 1, got {value}")
+    if top_k is not None and top_k < 1:
+        raise ConfigError(f"top_k must be at least 1, got {top_k}")
+
+
+def select_runs(runs: list[Path], *, min_pass_rate: float | None = None,
+                min_coverage: float | None = None, top_k: int | None = None) -> Selection:
+    """Keep, per room, the ``top_k`` best judged runs at or above both bars (see above)."""
+    check_bars(min_pass_rate, min_coverage, top_k)
+    selection = Selection()
+    eligible: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for run in runs:
+        row = _row(Path(run))
+        reason, why = _rejected(row, min_pass_rate, min_coverage)
+        if reason:
+            selection.left_out.append({**_public(row), "reason": reason, "why": why})
+        else:
+            eligible[row["room"]].append(row)
+    for room_runs in eligible.values():
+        room_runs.sort(key=lambda r: (-r["pass_rate"], -_or(r["coverage"]), r["run"]))
+        for rank, row in enumerate(room_runs, 1):
+            if top_k is not None and rank > top_k:
+                why = (f"rank {rank} of {len(room_runs)} in room {row['room_name']}, "
+                       f"below the best {top_k}")
+                selection.left_out.append({**_public(row), "reason": "not_top_k", "why": why})
+            else:
+                why = _kept_why(row, rank, len(room_runs), min_pass_rate, min_coverage)
+                selection.kept.append({**_public(row), "rank": rank, "why": why})
+    order = {str(Path(r)): n for n, r in enumerate(runs)}
+    selection.kept.sort(key=lambda r: order[r["run"]])
+    selection.left_out.sort(key=lambda r: order[r["run"]])
+    return selection
+
+
+def _row(run: Path) -> dict[str, Any]:
+    folder = RunFolder.open(run)
+    config = folder.config
+    scores = folder.scores() or {}
+    metrics = folder.metrics() or {}
+    room = str(config.get("room", ""))
+    return {"run": str(run), "room": room, "room_name": Path(room).name or "?",
+            "harness": config.get("harness"), "ended": RunFolder.ended(folder.events()),
+            "judged": bool(scores), "n_errors": scores.get("n_errors") or 0,
+            "pass_rate": scores.get("pass_rate"),
+            "coverage": (metrics.get("coverage") or {}).get("coverage")}
+
+
+def _rejected(row: dict[str, Any], min_pass_rate: float | None,
+              min_coverage: float | None) -> tuple[str, str]:
+    """The reason code and words for leaving a run out ("" when it clears every check)."""
+    if row["harness"] == "repl" or not row["harness"]:
+        return "no_root", "a REPL session: no root agent to learn from"
+    if not row["ended"]:
+        return "unfinished", "the root's episode did not end: resume it, then judge it"
+    if not row["judged"] or row["pass_rate"] is None:
+        return "not_judged", "no scores.json: judge it with `dealroom judge RUN`"
+    if row["n_errors"]:
+        return "judge_errors", (f"the judge could not score {row['n_errors']} criteria, so "
+                                "its pass rate is not a measurement")
+    if min_pass_rate is not None and row["pass_rate"] < min_pass_rate:
+        return "below_pass_rate", f"pass rate {row['pass_rate']:.3f} < {min_pass_rate:g}"
+    if min_coverage is not None and row["coverage"] is None:
+        return "no_coverage", "no coverage measured (metrics.json has none)"
+    if min_coverage is not None and row["coverage"] < min_coverage:
+        return "below_coverage", f"coverage {row['coverage']:.3f} < {min_coverage:g}"
+    return "", ""
+
+
+def _kept_why(row: dict[str, Any], rank: int, of: int, min_pass_rate: float | None,
+              min_coverage: float | None) -> str:
+    parts = [f"pass rate {row['pass_rate']:.3f}"
+             + (f" >= {min_pass_rate:g}" if min_pass_rate is not None else "")]
+    if row["coverage"] is not None:
+        parts.append(f"coverage {row['coverage']:.3f}"
+                     + (f" >= {min_coverage:g}" if min_coverage is not None else ""))
+    parts.append(f"rank {rank} of {of} in room {row['room_name']}")
+    return ", ".join(parts)
+
+
+def _public(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: row[k] for k in ("run", "room", "pass_rate", "coverage")}
+
+
+def _or(value: float | None) -> float:
+    return -1.0 if value is None else value

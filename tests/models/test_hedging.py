@@ -1,0 +1,133 @@
+"""Hedged requests: a straggler in a wave is re-sent after a multiple of the wave's median
+latency; the first answer wins and both attempts are recorded."""
+
+import asyncio
+import dataclasses
+import time
+
+import pytest
+
+from dealroom.models import HedgeWave, hedging, open_model
+from dealroom.models.testing import Fault, MockOpenAIServer
+
+HELLO = [{"role": "user", "content": "Read page 3."}]
+
+
+async def wave_of(srv, n, *faults, spec_changes=None):
+    srv.fail_next(*faults)
+    spec = dataclasses.replace(srv.spec, **(spec_changes or {}))
+    async with open_model(spec) as client:
+        start = time.monotonic()
+        with hedging() as wave:
+            results = await asyncio.gather(*(client.chat(HELLO) for _ in range(n)))
+        return results, wave, time.monotonic() - start
+
+
+@pytest.mark.parametrize("fault", [Fault.timeout(60), Fault.stall(60)])
+@pytest.mark.parametrize("streams", [True, False])
+def test_one_dead_connection_costs_seconds_not_the_timeout(fault, streams):
+    async def go():
+        async with MockOpenAIServer("read", latency=0.05, streams=streams) as srv:
+            return await wave_of(srv, 12, fault), srv.calls
+
+    (results, wave, elapsed), calls = asyncio.run(go())
+    hedged = [r for r in results if r.hedge]
+    if fault.kind == "stall" and not streams:
+        assert not hedged and calls == 12  # a server that does not stream never stalls
+        return
+    assert elapsed < 5, "the 300 s timeout and the 60 s read timeout were not waited for"
+    assert len(hedged) == 1 and wave.hedged == 1 and calls == 13
+    record = hedged[0].hedge
+    assert record["winner"] == "hedge" and record["loser"] == "cancelled"
+    assert record["after_s"] >= 1.0 and hedged[0].attempts == 2
+    assert hedged[0].record()["hedge"] == record
+
+
+def test_calls_outside_a_wave_are_not_hedged():
+    async def go():
+        async with MockOpenAIServer("read") as srv:
+            srv.fail_next(Fault.timeout(2.5))
+            spec = dataclasses.replace(srv.spec, stream=False)
+            async with open_model(spec) as client:
+                start = time.monotonic()
+                results = await asyncio.gather(*(client.chat(HELLO) for _ in range(8)))
+                return results, time.monotonic() - start
+
+    results, elapsed = asyncio.run(go())
+    assert elapsed >= 2.5 and not any(r.hedge for r in results)
+
+
+def test_hedging_can_be_turned_off_per_model():
+    async def go():
+        async with MockOpenAIServer("read") as srv:
+            return await wave_of(srv, 8, Fault.timeout(2.5),
+                                 spec_changes={"hedge": 0, "stream": False})
+
+    results, wave, elapsed = asyncio.run(go())
+    assert elapsed >= 2.5 and wave.hedged == 0 and wave.calls == 0
+
+
+def test_a_wave_has_re_sends_in_flight_for_at_most_half_its_calls():
+    seen = []
+
+    async def reply(req):  # six of eight calls hang 3 s; each re-send takes 0.5 s
+        seen.append(req)
+        if len(seen) <= 6:
+            return Fault.timeout(3.0)
+        if len(seen) > 8:
+            await asyncio.sleep(0.5)
+        return "read"
+
+    async def go():
+        async with MockOpenAIServer(reply) as srv:
+            return await wave_of(srv, 8, spec_changes={"stream": False})
+
+    results, wave, elapsed = asyncio.run(go())
+    assert wave.hedged == 6 and wave.peak == 4, "four re-sends first, the other two after"
+    assert sum(bool(r.hedge) for r in results) == 6 and elapsed < 3.0
+
+
+def test_a_failed_re_send_gives_up_the_stalled_attempt_and_retries():
+    seen = []
+
+    def reply(req):  # the first request hangs, the ninth (its re-send) fails
+        seen.append(req)
+        return {1: Fault.timeout(60), 9: Fault.server_error()}.get(len(seen), "read")
+
+    async def go():
+        async with MockOpenAIServer(reply, latency=0.05) as srv:
+            return await wave_of(srv, 8, spec_changes={"stream": False})
+
+    results, wave, elapsed = asyncio.run(go())
+    assert elapsed < 10, "the hung attempt was not waited for"
+    assert all(r.text == "read" for r in results) and len(seen) == 10
+    assert wave.hedged == 1 and max(r.attempts for r in results) == 3
+
+
+def test_the_delay_needs_a_quorum_and_has_a_floor():
+    wave = HedgeWave()
+    for _ in range(8):
+        wave.joined()
+    wave.answered(0.1)
+    assert wave.delay(3.0) is None, "one answer of eight is no median"
+    wave.answered(0.1)
+    assert wave.delay(3.0) == 1.0
+    wave.answered(2.0)
+    wave.answered(2.0)
+    assert wave.delay(3.0) == pytest.approx(3.0 * 1.05)
+
+
+def test_a_re_send_that_stalls_too_gives_both_up_and_retries():
+    seen = []
+
+    def reply(req):  # the first request and its re-send (the ninth) both hang
+        seen.append(req)
+        return Fault.timeout(60) if len(seen) in (1, 9) else "read"
+
+    async def go():
+        async with MockOpenAIServer(reply, latency=0.05) as srv:
+            return await wave_of(srv, 8, spec_changes={"stream": False})
+
+    results, wave, elapsed = asyncio.run(go())
+    assert elapsed < 10 and all(r.text == "read" for r in results)
+    assert len(seen) == 10 and max(r.attempts for r in results) == 3

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -146,6 +147,73 @@ def small_room(tmp_path_factory):
     room = tmp_path_factory.mktemp("rooms") / "falcon"
     ingest(src, room)
     return room
+
+
+@pytest.fixture(scope="session")
+def generated_room(tmp_path_factory) -> Path:
+    """A generated 20-document room (with its answer key), fixed by its seed and secret."""
+    from dealroom.room import generate_room
+
+    room = tmp_path_factory.mktemp("generated") / "g20"
+    generate_room(room, docs=20, seed=1, secret="tests")
+    return room
+
+class SweepBuilder:
+    """Writes ``sweep.json`` and the episodes' run folders the eval commands read."""
+
+    def __init__(self, path: Path, **spec: Any) -> None:
+        self.path = path
+        self.spec = {"budget_visible": True, **spec}
+        self.entries: list[dict[str, Any]] = []
+
+    def episode(self, room: str, root: str, *, sub: str | None = "oracle", depth: int = 1,
+                max_turns: int = 8, seed: int = 0, pass_rate: float = 0.0,
+                all_pass: bool = False, by_type: dict[str, float] | None = None,
+                by_turn: list[float] | None = None, metrics: dict | None = None,
+                memo_turns: dict[int, str] | None = None, room_path: str = "",
+                status: str = "done") -> Path:
+        eid = f"{room}/{root}__{sub}/d{depth}-T{max_turns}-s{seed}"
+        run = self.path / "episodes" / eid
+        run.mkdir(parents=True)
+        config = {"version": 1, "harness": "rlm", "room": room_path, "root": root, "sub": sub,
+                  "settings": {"depth": depth, "max_turns": max_turns},
+                  "simulators": ["oracle"] if sub == "oracle" else []}
+        (run / "config.json").write_text(json.dumps(config))
+        (run / "trajectory.jsonl").write_text(json.dumps(
+            {"seq": 0, "t": 0.0, "type": "run_end", "agent": "root", "depth": 0,
+             "status": "submitted", "reason": "", "turns": len(by_turn or [])}) + "\n")
+        types = {k: {"pass_rate": v} for k, v in (by_type or {}).items()}
+        if status == "done":
+            (run / "scores.json").write_text(json.dumps(
+                {"pass_rate": pass_rate, "all_pass": all_pass, "pass_rate_by_type": types}))
+        if by_turn is not None:
+            rows = [{"turn": t + 1, "pass_rate": v, "all_pass": v == 1.0,
+                     "pass_rate_by_type": {}} for t, v in enumerate(by_turn)]
+            (run / "scores_by_turn.json").write_text(json.dumps({"by_turn": rows}))
+        if metrics is not None:
+            (run / "metrics.json").write_text(json.dumps(metrics))
+        if memo_turns:
+            from dealroom.runs import RunFolder, RunRecorder
+
+            recorder = RunRecorder(RunFolder(run))
+            for turn, memo in memo_turns.items():
+                recorder.memo_turn(turn, memo)
+            recorder.close()
+        self.entries.append({"id": eid, "room": room, "room_path": room_path, "root": root,
+                             "sub": sub, "depth": depth, "max_turns": max_turns, "seed": seed,
+                             "status": status})
+        return run
+
+    def write(self) -> Path:
+        record = {"version": 1, "spec": self.spec, "episodes": self.entries}
+        (self.path / "sweep.json").write_text(json.dumps(record))
+        return self.path
+
+
+@pytest.fixture
+def sweep_builder(tmp_path):
+    """``sweep_builder(name, **spec)`` → a :class:`SweepBuilder` under tmp_path."""
+    return lambda name="sweep", **spec: SweepBuilder(tmp_path / name, **spec)
 
 
 @pytest.fixture(scope="session")

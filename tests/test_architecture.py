@@ -94,6 +94,15 @@ def test_the_documented_records_are_the_typed_ones() -> None:
     assert set(documented_table("### config.json")) == set(typing.get_type_hints(RunConfig))
 
 
+def test_the_run_folder_tree_names_every_file_of_the_format() -> None:
+    import dealroom.runs as runs
+
+    tree = DOC.split("## Run folder", 1)[1].split("```", 2)[1]
+    for name in ("CONFIG", "TRAJECTORY", "MEMO", "MEMO_HISTORY", "METRICS", "SCORES",
+                 "SCORES_BY_TURN"):
+        assert getattr(runs, name) in tree, name
+
+
 COMMON = set(typing.get_type_hints(Event))
 ROOT_MODEL = [
     "```python\nr = llm_batch([{'prompt': 'read', 'docs': ['D00001']}, 'free text'])\n"

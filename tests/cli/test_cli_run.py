@@ -39,6 +39,10 @@ def test_every_setting_of_every_harness_is_a_run_flag_and_reaches_the_harness(mo
     hints = typing.get_type_hints(run_command)
     given, argv = {}, []
     for n, (param, field) in enumerate(sorted(flags.items(), key=lambda x: x[1])):
+        if hints[param.name] is bool:  # a --on/--off pair: the off form, which is not default
+            given[field] = False
+            argv += [param.secondary_opts[0]]
+            continue
         value = 70 + n if hints[param.name] is int else 0.25 + n
         given[field] = value
         argv += [param.opts[0], str(value)]

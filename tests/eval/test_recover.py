@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dealroom.errors import ConfigError
-from dealroom.eval import pool_prefixes, recover, sign_test
+from dealroom.eval import pool_prefixes, recover
 from dealroom.harness import run_agent
 from dealroom.models import ScriptedModel
 from dealroom.models.testing import MockOpenAIServer
@@ -115,12 +115,6 @@ def test_a_process_pool_gives_the_same_report(pool, servers, tmp_path):
     here = recover(pool.path, ["scripted", quitter], 1, tmp_path / "here")
     there = recover(pool.path, ["scripted", quitter], 1, tmp_path / "there", workers=2)
     assert there["by_policy"] == here["by_policy"] and there["paired"] == here["paired"]
-
-
-def test_the_sign_test_against_hand_computed_cases():
-    assert sign_test(5, 5) == 1.0
-    assert sign_test(3, 0) == pytest.approx(0.25)
-    assert sign_test(10, 0) == pytest.approx(2 / 1024)
 
 
 def test_cli_recover(pool, servers, tmp_path):

@@ -43,12 +43,14 @@ def _root(
 
 
 eval_app = typer.Typer(name="eval", no_args_is_help=True,
-                       help="Evaluate policies over recorded runs: error prefixes, recovery.")
+                       help="Evaluate policies: sweeps, Pass@(K,T), comparisons, analyses, error "
+                            "prefixes and recovery, BudgetMix plans.")
 app.add_typer(eval_app, name="eval")
 
 from dealroom.cli import (  # noqa: E402,F401  (registers commands)
     _budgetmix,
     _doctor,
+    _eval,
     _export,
     _ingest,
     _judge,

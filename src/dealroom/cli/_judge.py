@@ -8,7 +8,13 @@ import typer
 
 from dealroom.cli import app
 from dealroom.cli.display import render_json
-from dealroom.cli.display_scores import render_scores, render_scores_json, render_summary
+from dealroom.cli.display_scores import (
+    render_by_turn,
+    render_scores,
+    render_scores_json,
+    render_summary,
+)
+from dealroom.errors import ConfigError
 
 MODELS_HELP = "Models file (TOML) naming models; default ./models.toml or ~/.config/dealroom."
 
@@ -27,10 +33,19 @@ def judge(
     out: Path = typer.Option(None, "--out", help="Where to write scores.json."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print scores.json instead of tables."),
+    by_turn: bool = typer.Option(
+        False, "--by-turn", help="Judge the memo as of each turn: RUN/scores_by_turn.json."),
 ) -> None:
     """Score a memo against the room's rubric (criteria pass rate, by type, judge errors)."""
-    from dealroom.judge import judge_files
+    from dealroom.judge import judge_by_turn, judge_files
 
+    if by_turn:
+        if run is None or memo is not None:
+            raise ConfigError("--by-turn judges a run folder's memo history: give RUN")
+        result = judge_by_turn(run, judge_, out=out, batch=batch, retries=retries,
+                               models_file=models)
+        render_json(result, indent=2) if as_json else render_by_turn(result)
+        return
     judged = judge_files(run, room=room, memo=memo, judge=judge_, compare=compare, out=out,
                          batch=batch, retries=retries, models_file=models)
     if as_json:

@@ -45,7 +45,9 @@ def recover(
                             "each run's own)."),
     temperature: float = typer.Option(None, "--temperature", help="The policies' temperature."),
     kinds: list[str] = typer.Option(None, "--kinds", help="Only prefixes of these kinds."),
-    workers: int = typer.Option(1, "--workers", help="Continuations at once (process pool)."),
+    workers: int = typer.Option(1, "--workers", help="Continuations at once."),
+    backend: str = typer.Option("process", "--backend", help="process (a local pool) or ray."),
+    address: str = typer.Option(None, "--address", help="A running Ray cluster (--backend ray)."),
     models: Path = typer.Option(None, "--models", help="Models file naming the policies."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
 ) -> None:
@@ -59,7 +61,8 @@ def recover(
     with continuation_progress(quiet=as_json) as progress:
         report = recover_prefixes(pool, roots, k, out, judge=judge, sub=sub,
                                   temperature=temperature, kinds=chosen or None,
-                                  workers=workers, models_file=models, progress=progress)
+                                  workers=workers, backend=backend, address=address,
+                                  models_file=models, progress=progress)
     if as_json:
         render_json(report, indent=2)
         return

@@ -30,8 +30,10 @@ def run(
     room: Path = typer.Argument(..., help="The data room folder."),
     out: Path = typer.Option(..., "--out", help="New run folder to write."),
     harness: str = typer.Option("rlm", help="rlm or toolloop."),
-    root: str = typer.Option("scripted", help="Root model: NAME, local, scripted, MODEL@URL."),
-    sub: str = typer.Option("local", help="Sub-agent model (rlm): NAME, local, MODEL@URL."),
+    root: str = typer.Option(
+        "scripted", help="Root model: NAME, local, MODEL@URL, scripted[:coverage=..,waves=..]."),
+    sub: str = typer.Option(
+        "local", help="Sub-agent model (rlm): NAME, local, MODEL@URL, oracle[:recall=..]."),
     depth: int = typer.Option(None, help="RLM depth: 1 plain sub-calls, 2+ child REPLs."),
     max_turns: int = typer.Option(None, "--max-turns", help="Root turn budget."),
     max_cost: float = typer.Option(None, "--max-cost", help="Budget in USD, children included."),
@@ -47,6 +49,9 @@ def run(
         None, "--sub-max-output", help="Completion tokens a sub-agent may write per call."),
     temperature: float = typer.Option(
         None, "--temperature", help="Sampling temperature of every model call (default 0)."),
+    budget_visible: bool = typer.Option(
+        None, "--budget-visible/--budget-hidden",
+        help="Tell the root 'Turn k of T' (default), or only 'Turn k'."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP),
 ) -> None:
     """Run an agent on a data room; records go to the run folder as it works.
@@ -60,7 +65,7 @@ def run(
              "max_tokens": max_tokens, "max_seconds": max_seconds,
              "cell_timeout": cell_timeout, "slice_tokens": slice_tokens,
              "output_limit": output_limit, "sub_max_output": sub_max_output,
-             "temperature": temperature}
+             "temperature": temperature, "budget_visible": budget_visible}
     options = {SETTING_OF_FLAG.get(flag, flag): value for flag, value in flags.items()}
     with RunDisplay(max_turns=max_turns) as display:
         result = asyncio.run(run_agent_async(

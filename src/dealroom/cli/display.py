@@ -57,6 +57,9 @@ def render_run_result(result) -> None:  # type: ignore[no-untyped-def]
                   f"{usage.get('output_tokens', 0):,} out")
     table.add_row("cost", f"${usage.get('cost_usd', 0.0):.4f}")
     table.add_row("coverage", "n/a" if cov is None else f"{cov:.1%}")
+    if m.get("simulators"):
+        table.add_row("simulated", f"{', '.join(m['simulators'])}: a simulator answering from "
+                      "the answer key, not a model")
     if beh.get("docs_read") is not None:
         table.add_row("docs read", f"{beh['docs_read']}/{beh.get('room_docs') or '?'}")
     paths = list(result.deliverables.values()) or [result.memo_path]

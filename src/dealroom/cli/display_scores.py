@@ -52,6 +52,24 @@ def render_scores(data: dict[str, Any], written: Path | None) -> None:
         console.print(f"[dim]→ {written}[/]")
 
 
+def render_by_turn(result: dict[str, Any]) -> None:
+    """``dealroom judge --by-turn``: pass rate of the memo as of each turn."""
+    from rich.table import Table
+
+    table = Table("turn", "pass rate", "passed", "all pass", "memo chars", box=None)
+    last = None
+    for row in result["by_turn"]:
+        state = (row["n_passed"], row["memo_chars"])
+        style = "dim" if state == last else ""
+        last = state
+        table.add_row(str(row["turn"]), _pct(row["pass_rate"]),
+                      f"{row['n_passed']}/{row['n_criteria']}", "yes" if row["all_pass"] else "",
+                      f"{row['memo_chars']:,}", style=style)
+    console.print(table)
+    console.print(f"[dim]judge: {result['judge'].get('name')} · {result['turns']} turns · "
+                  f"{result['run']}[/]")
+
+
 def render_summary(result: dict[str, Any]) -> None:
     """The runs table with a totals row, and the delegation/room-size correlation."""
     from rich.table import Table
@@ -70,7 +88,7 @@ def render_summary(result: dict[str, Any]) -> None:
     )
     for r in result["runs"]:
         table.add_row(
-            r["run"],
+            r["run"] + (" [yellow](simulated sub)[/]" if r.get("simulated") else ""),
             r["status"],
             _pct(r["pass_rate"]),
             _pct(r["coverage"]),
@@ -94,6 +112,9 @@ def render_summary(result: dict[str, Any]) -> None:
         str(t["turns"]),
     )
     console.print(table)
+    if any(r.get("simulated") for r in result["runs"]):
+        console.print("[yellow]simulated sub: answered from the room's answer key (the oracle "
+                      "simulator), an upper bound on reading, not a model[/]")
     console.print(
         f"sub-calls vs room size: Pearson r = {_num(t['corr_sub_calls_room_tokens'])}"
         + (f"; judge cost ${t['judge_cost_usd']:.2f}" if t["judge_cost_usd"] else "")

@@ -1,6 +1,9 @@
-"""Evaluation: summaries over run folders, error-prefix evaluation (failure points pooled from
-recorded runs, continued by each policy, compared), and BudgetMix plans and their audit."""
+"""Evaluation: summaries over run folders, sweeps of episodes on a process pool or Ray, the
+metrics and analyses over them (Pass@(K,T), comparisons, the source's analyses), error-prefix
+evaluation (failure points pooled from recorded runs, continued by each policy, compared), and
+BudgetMix plans and their audit."""
 
+from dealroom.eval._analyze import analyze
 from dealroom.eval._budgetmix import (
     BudgetMixAudit,
     BudgetMixEntry,
@@ -9,23 +12,61 @@ from dealroom.eval._budgetmix import (
     audit_budgetmix,
     make_budgetmix_plan,
 )
+from dealroom.eval._compare import compare
+from dealroom.eval._metrics import (
+    as_of,
+    bootstrap_ci,
+    cluster_bootstrap_ci,
+    mean_pass_at_k,
+    pass_at_k,
+    pearson_log,
+    sign_test,
+    size_bucket,
+    spearman,
+)
+from dealroom.eval._passk import passk, success, table
 from dealroom.eval._prefixes import PREFIX_KINDS, Prefix, PrefixPool, pool_prefixes
-from dealroom.eval._recover import recover, sign_test
+from dealroom.eval._recover import recover
+from dealroom.eval._results import Row, load_rows
+from dealroom.eval._spec import EpisodeSpec, GeneratedRoom, SweepSpec, load_spec
 from dealroom.eval._summary import run_row, summarize_runs
+from dealroom.eval._sweep import SweepProgress, SweepResult, run_sweep
 
 __all__ = [
+    "PREFIX_KINDS",
     "BudgetMixAudit",
     "BudgetMixEntry",
     "BudgetMixPlan",
-    "PREFIX_KINDS",
+    "EpisodeSpec",
+    "GeneratedRoom",
     "Prefix",
     "PrefixPool",
+    "Row",
     "RunAudit",
+    "SweepProgress",
+    "SweepResult",
+    "SweepSpec",
+    "analyze",
+    "as_of",
     "audit_budgetmix",
+    "bootstrap_ci",
+    "cluster_bootstrap_ci",
+    "compare",
+    "load_rows",
+    "load_spec",
     "make_budgetmix_plan",
+    "mean_pass_at_k",
+    "pass_at_k",
+    "passk",
+    "pearson_log",
     "pool_prefixes",
     "recover",
     "run_row",
+    "run_sweep",
     "sign_test",
+    "size_bucket",
+    "spearman",
+    "success",
     "summarize_runs",
+    "table",
 ]

@@ -9,8 +9,8 @@ compared on the same prefixes.
 A continuation is ``fork_run(prefix.run, prefix.turn, ...)`` with the policy as root and the
 run's own sub-agent, then judged. Running the same command again skips finished
 continuations, resumes interrupted ones and never plays one twice; a failing continuation is
-recorded with its error and the rest go on. The continuations run here (``workers=1``) or on
-a local process pool.
+recorded with its error and the rest go on. The continuations run as a sweep's episodes do
+(:mod:`dealroom.eval._executor`): on a local process pool or on Ray, one lock per continuation.
 """
 
 from __future__ import annotations
@@ -18,17 +18,17 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
-import multiprocessing
 import re
 import shutil
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from dealroom._util.files import json_safe, read_json, write_json_atomic
 from dealroom.errors import ConfigError, DealroomError
+from dealroom.eval._executor import check_backend, execute, job_lock
+from dealroom.eval._metrics import sign_test
 from dealroom.eval._prefixes import PREFIX_KINDS, Prefix, PrefixPool
 from dealroom.runs import EPISODES, RunFolder, root_replies
 
@@ -56,12 +56,15 @@ class Continuation:
 
 def recover(pool_dir: Path, roots: list[str], k: int, out: Path, *, judge: str = "reference",
             sub: str | None = None, temperature: float | None = None,
-            kinds: list[str] | None = None, workers: int = 1, models_file: Path | None = None,
+            kinds: list[str] | None = None, workers: int = 1, backend: str = "process",
+            address: str | None = None, models_file: Path | None = None,
             progress: Progress | None = None) -> dict[str, Any]:
     """Continue every prefix of the pool in ``pool_dir`` ``k`` times with each of ``roots``
     into ``out`` and return (and write) the report of :func:`recovery_report`. ``sub``
-    replaces the prefixes' sub-agent (default: each run's own); ``temperature`` the roots'."""
+    replaces the prefixes' sub-agent (default: each run's own); ``temperature`` the roots';
+    ``workers``, ``backend`` (``process`` or ``ray``) and ``address`` as for a sweep."""
     out = Path(out)
+    workers = check_backend(backend, workers, address)
     pool = PrefixPool.load(pool_dir)
     prefixes = [p for p in pool.prefixes if not kinds or p.kind in kinds]
     spec = _spec(pool, roots, k, judge, sub, temperature, kinds)
@@ -69,17 +72,22 @@ def recover(pool_dir: Path, roots: list[str], k: int, out: Path, *, judge: str =
         raise ConfigError(f"{pool_dir} holds no prefixes{' of those kinds' if kinds else ''}")
     state = _open(out, spec, prefixes)
     todo = [c for c in state["episodes"] if c.status != "done" or not _finished(out / c.run)]
-    jobs = {c.id: _job(c, {p.id: p for p in prefixes}[c.prefix], spec, out, models_file)
-            for c in todo}
+    by_id = {p.id: p for p in prefixes}
+    jobs = [(c.id, (_job(c, by_id[c.prefix], spec, out, models_file),)) for c in todo]
+    episodes = {c.id: c for c in state["episodes"]}
     done = len(state["episodes"]) - len(todo)
-    for cid, result in _play_all(jobs, workers):
-        episode = next(c for c in state["episodes"] if c.id == cid)
-        episode.status, episode.error = result["status"], result.get("error")
+
+    def finished(cid: str, result: dict[str, Any]) -> None:
+        nonlocal done
+        episodes[cid].status, episodes[cid].error = result["status"], result.get("error")
         done += 1
         _save(out, state)
         if progress:
             progress(done, sum(c.status == "failed" for c in state["episodes"]),
                      len(state["episodes"]))
+
+    execute(play_continuation, jobs, finished, workers=workers, backend=backend,
+            address=address)
     state["originals"] = _originals(prefixes, state.get("originals", {}), judge, models_file)
     _save(out, state)
     report = recovery_report(prefixes, state["episodes"], state["originals"], out, spec)
@@ -146,48 +154,41 @@ def _slug(text: str) -> str:
 def _job(c: Continuation, p: Prefix, spec: dict[str, Any], out: Path,
          models_file: Path | None) -> dict[str, Any]:
     options = {} if spec["temperature"] is None else {"temperature": spec["temperature"]}
-    return {"source": p.run, "turn": p.turn, "out": str(out / c.run), "root": c.root,
+    return {"id": c.id, "recovery": str(out), "source": p.run, "turn": p.turn,
+            "out": str(out / c.run), "root": c.root,
             "sub": spec["sub"], "judge": spec["judge"], "options": options,
             "models_file": None if models_file is None else str(models_file)}
-
-
-def _play_all(jobs: dict[str, dict[str, Any]], workers: int):  # type: ignore[no-untyped-def]
-    """(id, result) of every job as it finishes: here, or on a pool of ``workers`` processes."""
-    if workers <= 1:
-        for cid, job in jobs.items():
-            yield cid, play_continuation(job)
-        return
-    context = multiprocessing.get_context("spawn")  # fresh interpreters: no event loop copied
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(play_continuation, job): cid for cid, job in jobs.items()}
-        for future in as_completed(futures):
-            yield futures[future], future.result()
 
 
 def play_continuation(job: dict[str, Any]) -> dict[str, Any]:
     """Play one continuation to its end and judge it (in a worker process): fork it, or
     resume it when an earlier attempt was interrupted, or only judge it when it ended."""
-    from dealroom.harness import fork_run, resume_run
-    from dealroom.judge import judge_run
-
     out = Path(job["out"])
     models_file = Path(job["models_file"]) if job["models_file"] else None
     try:
-        if (out / "config.json").is_file():
-            folder = RunFolder.open(out)
-            events = folder.events()
-            if len(events) < folder.config.get("forked_from", {}).get("events", 0):
-                shutil.rmtree(out)  # killed while copying the prefix: nothing of it played
-        if not (out / "config.json").is_file():
-            fork_run(job["source"], job["turn"], out, root=job["root"], sub=job["sub"],
-                     models_file=models_file, **job["options"])
-        elif not RunFolder.ended(RunFolder.open(out).events()):
-            resume_run(out, models_file=models_file)
-        if RunFolder.open(out).scores() is None:
-            judge_run(out, job["judge"], models_file=models_file)
-    except Exception as exc:  # a failing continuation is that continuation's result
+        with job_lock(Path(job["recovery"]), job["id"]):
+            _continue(job, out, models_file)
+    except Exception as exc:  # noqa: BLE001 - a failing continuation is its result
         return {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
     return {"status": "done"}
+
+
+def _continue(job: dict[str, Any], out: Path, models_file: Path | None) -> None:
+    """Fork, resume or judge the continuation in ``out``, whichever it still needs."""
+    from dealroom.harness import fork_run, resume_run
+    from dealroom.judge import judge_run
+
+    if (out / "config.json").is_file():
+        folder = RunFolder.open(out)
+        if len(folder.events()) < folder.config.get("forked_from", {}).get("events", 0):
+            shutil.rmtree(out)  # killed while copying the prefix: nothing of it played
+    if not (out / "config.json").is_file():
+        fork_run(job["source"], job["turn"], out, root=job["root"], sub=job["sub"],
+                 models_file=models_file, **job["options"])
+    elif not RunFolder.ended(RunFolder.open(out).events()):
+        resume_run(out, models_file=models_file)
+    if RunFolder.open(out).scores() is None:
+        judge_run(out, job["judge"], models_file=models_file)
 
 
 def _originals(prefixes: list[Prefix], known: dict[str, Any], judge: str,
@@ -322,21 +323,4 @@ def _pair(a: str, b: str, kind: str, rows: list[dict[str, Any]]) -> dict[str, An
             "recovery_diff": _mean([rec_b[p] - rec_a[p] for p in both
                                     if not (math.isnan(rec_a[p]) or math.isnan(rec_b[p]))]),
             "wins": wins, "losses": losses, "ties": len(diffs) - wins - losses,
-            "p_value": sign_test(wins, losses)}
-
-
-def sign_test(wins: int, losses: int) -> float:
-    """Two-sided exact sign test of ``wins`` against ``losses`` (ties dropped): the chance of
-    a split at least this uneven when either side is equally likely (Dixon and Mood, "The
-    statistical sign test", JASA 41, 1946). NaN when there is no untied pair.
-
-    >>> round(sign_test(9, 1), 4)
-    0.0215
-    >>> sign_test(0, 0)
-    nan
-    """
-    n = wins + losses
-    if n == 0:
-        return math.nan
-    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2 ** n
-    return min(1.0, 2 * tail)
+            "p_value": sign_test(diffs)}

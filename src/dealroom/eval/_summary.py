@@ -41,6 +41,8 @@ def run_row(run_dir: Path) -> dict[str, Any]:
         "room": metrics.get("room", ""),
         "harness": metrics.get("harness", ""),
         "root_model": metrics.get("root_model", ""),
+        "sub_model": metrics.get("sub_model", folder.config.get("sub", "")),
+        "simulated": bool(metrics.get("simulators", folder.config.get("simulators"))),
         "status": metrics.get("status", ""),
         "pass_rate": scores.get("pass_rate") if scores else None,
         "n_criteria": scores.get("n_criteria"),

@@ -44,21 +44,28 @@ def get_harness(name: str) -> Harness:
 
 @contextlib.asynccontextmanager
 async def open_models(harness: Harness, root: str | Any, sub: str | Any | None, *,
-                      models_file: Path | None = None,
-                      concurrency: int | None = None) -> AsyncIterator[tuple[Any, Any]]:
-    """Open (and preflight) the root and sub-agent clients; spec strings or ready clients."""
+                      models_file: Path | None = None, concurrency: int | None = None,
+                      room: Path | None = None) -> AsyncIterator[tuple[Any, Any]]:
+    """Open (and preflight) the root and sub-agent clients; spec strings or ready clients.
+
+    ``scripted:KEY=VALUE,...`` gives the options to the harness's scripted root. A client
+    with ``check_room`` (the oracle) is asked whether it can work on ``room``."""
     from dealroom.models import check, open_model, resolve_model_spec
 
     opened: list[Any] = []
 
     async def one(spec: str | Any, role: str) -> Any:
-        if not isinstance(spec, str):
-            return spec
-        if resolve_model_spec(spec, models_file=models_file, role=role).kind == "scripted":
-            return harness.scripted_root()
-        client = open_model(spec, models_file=models_file, role=role, concurrency=concurrency)
-        opened.append(client)
-        await check(client)
+        client = spec
+        if isinstance(spec, str):
+            resolved = resolve_model_spec(spec, models_file=models_file, role=role)
+            if resolved.kind == "scripted":
+                return harness.scripted_root(**resolved.options)
+            client = open_model(resolved, concurrency=concurrency)
+            opened.append(client)
+            await check(client)
+        check_room = getattr(client, "check_room", None)
+        if room is not None and check_room is not None:
+            check_room(Path(room))
         return client
 
     try:
@@ -85,8 +92,8 @@ async def run_agent_async(room: Path, out: Path, *, harness: str = "rlm",
     _check_budgetmix(budgetmix)
     RunFolder.check_new(Path(out))  # before any model is opened
     check_deliverables(load_instructions(Path(room)).deliverables)
-    async with open_models(impl, root, sub, models_file=models_file,
-                           concurrency=concurrency) as (root_client, sub_client):
+    async with open_models(impl, root, sub, models_file=models_file, concurrency=concurrency,
+                           room=Path(room)) as (root_client, sub_client):
         with config_extra(budgetmix=budgetmix):
             return await impl.run(Path(room), Path(out), root=root_client, sub=sub_client,
                                   settings=settings, listeners=listeners,
@@ -97,9 +104,10 @@ def run_agent(room: Path, out: Path, **kwargs: Any) -> RunResult:
     """Run an agent on a room and write a run folder; the sync front door.
 
     ``harness``: ``rlm`` (default) or ``toolloop``; ``root``/``sub``: model specs (a models-file
-    name, ``local``, ``scripted``, ``MODEL@BASE_URL``) or open clients; ``concurrency``: parallel
-    calls per endpoint (recorded; ``resume_run`` uses it again); ``budgetmix``: the BudgetMix
-    plan entry the run follows, ``{plan, step, group}``, recorded in ``config.json`` (see
+    name, ``local``, ``scripted`` or ``scripted:KEY=VALUE,...``, ``oracle``, ``MODEL@BASE_URL``)
+    or open clients; ``concurrency``: parallel calls per endpoint (recorded; ``resume_run``
+    uses it again); ``budgetmix``: the BudgetMix plan entry the run follows,
+    ``{plan, step, group}``, recorded in ``config.json`` (see
     ``dealroom.eval.BudgetMixPlan.run_options``); the remaining keyword arguments are the
     harness's settings (``depth``, ``max_turns``, ``max_cost_usd``, ...).
     """
@@ -121,8 +129,8 @@ async def resume_run_async(run_dir: Path, *, root: Any = None, sub: Any = None,
         raise ConfigError(f"{run_dir} names no root model in its config: pass root=")
     if concurrency is None:
         concurrency = config.get("concurrency")
-    async with open_models(impl, root, sub, models_file=models_file,
-                           concurrency=concurrency) as (root_c, sub_c):
+    async with open_models(impl, root, sub, models_file=models_file, concurrency=concurrency,
+                           room=folder.room) as (root_c, sub_c):
         return await impl.resume(Path(run_dir), root=root_c, sub=sub_c, listeners=listeners)
 
 
@@ -168,8 +176,8 @@ async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *, root: Any 
     sub = sub or config.get("sub")
     if concurrency is None:
         concurrency = config.get("concurrency")
-    async with open_models(impl, root, sub, models_file=models_file,
-                           concurrency=concurrency) as (root_c, sub_c):
+    async with open_models(impl, root, sub, models_file=models_file, concurrency=concurrency,
+                           room=source.room) as (root_c, sub_c):
         new = run_config(impl.name, source.room, settings, root=root_c, sub=sub_c,
                          concurrency=concurrency, deliverables=source.deliverables)
         fork_run_folder(source, Path(out), from_turn, new)

@@ -170,7 +170,8 @@ def run_config(harness: str, room_dir: Path, settings: Any, *, root: Any = None,
                sub: Any = None, concurrency: int | None = None,
                deliverables: dict[str, str] | None = None) -> dict[str, Any]:
     """The ``config.json`` record (:class:`~dealroom.runs.RunConfig`): enough to rebuild the run
-    (models by spec name with their prices, settings, deliverables, concurrency)."""
+    (models by spec name with their prices, settings, deliverables, concurrency; which are
+    simulators)."""
     from dealroom.room import DEFAULT_DELIVERABLES
 
     roles = {role: m for role, m in (("root", root), ("sub", sub)) if m is not None}
@@ -180,6 +181,7 @@ def run_config(harness: str, room_dir: Path, settings: Any, *, root: Any = None,
         **{role: m.name for role, m in roles.items()},
         "settings": asdict(settings),
         "models": {m.name: asdict(m.prices) for m in roles.values()},
+        "simulators": sorted({m.name for m in roles.values() if getattr(m, "simulator", False)}),
         "deliverables": dict(deliverables or DEFAULT_DELIVERABLES),
         "concurrency": concurrency,
         "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

@@ -29,8 +29,10 @@ class Harness(Protocol):
     uses_sub: bool
     """Whether it calls a sub-agent model (then ``--sub`` is opened and passed as ``sub``)."""
 
-    def scripted_root(self) -> Any:
-        """The model that ``--root scripted`` stands for: a ScriptedModel playing its policy."""
+    def scripted_root(self, **options: str) -> Any:
+        """The model that ``--root scripted`` stands for: a ScriptedModel playing its policy;
+        ``options`` are those of ``scripted:KEY=VALUE,...`` (a ConfigError names one it does
+        not know)."""
         ...
 
     async def run(self, room_dir: Path, out: Path, *, root: Any, sub: Any, settings: Any,

@@ -41,6 +41,8 @@ def run_metrics(config: dict[str, Any], events: Sequence[dict[str, Any]], *, run
         "room": str(config.get("room", "")),
         "harness": config.get("harness", ""),
         "root_model": config.get("root", ""),
+        "sub_model": config.get("sub", ""),
+        "simulators": list(config.get("simulators") or []),
         "status": end.get("status", "running" if events else "not_started"),
         "wall_s": float(events[-1].get("t", 0.0)) if events else 0.0,
         "events": len(events),

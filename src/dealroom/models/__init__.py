@@ -3,9 +3,10 @@ in-process transformers models (``hf:``) and the ``ScriptedModel`` fake, behind 
 :class:`ModelClient` protocol.
 
 Open a client with :func:`open_model` (spec strings: a models-file name, ``local``,
-``scripted`` for the root, ``MODEL@BASE_URL``, or ``hf:PATH``), fail fast with :func:`check`,
-and fan out with :func:`gather_bounded` (inside :func:`hedging`, stragglers are re-sent);
-:func:`lazy_model` opens its model on the first call. A call that fails for good raises
+``scripted`` for the root, ``oracle`` for the answer-key simulator sub-agent,
+``MODEL@BASE_URL``, or ``hf:PATH``), fail fast with :func:`check`, and fan out with
+:func:`gather_bounded` (inside :func:`hedging`, stragglers are re-sent); :func:`lazy_model`
+opens its model on the first call. A call that fails for good raises
 :class:`ProviderError`.
 ``hf:`` replies carry a :class:`TokenRecord` (the run folder's record, from ``dealroom.runs``).
 ``dealroom.models.testing`` holds ``MockOpenAIServer``.
@@ -20,6 +21,7 @@ from dealroom.models._hfload import TRAIN_RECORD, LoadedModel, load_hf_model, lo
 from dealroom.models._lazy import LazyModel, lazy_model
 from dealroom.models._local import LocalServer, local_server
 from dealroom.models._local import model_path as local_model_path
+from dealroom.models._oracle import OracleModel, OracleSettings
 from dealroom.models._registry import open_model, provider_names
 from dealroom.models._scripted import ScriptedCall, ScriptedModel
 from dealroom.models._spec import (
@@ -29,6 +31,7 @@ from dealroom.models._spec import (
     load_models_file,
     require_prices,
     resolve_model_spec,
+    split_spec,
 )
 from dealroom.models._text import strip_controls, visible_controls
 from dealroom.models._wire import ProviderError
@@ -46,6 +49,8 @@ __all__ = [
     "ModelClient",
     "ModelSpec",
     "OpenAICompatibleClient",
+    "OracleModel",
+    "OracleSettings",
     "Prices",
     "ProviderError",
     "ScriptedCall",
@@ -67,6 +72,7 @@ __all__ = [
     "provider_names",
     "require_prices",
     "resolve_model_spec",
+    "split_spec",
     "strip_controls",
     "visible_controls",
 ]

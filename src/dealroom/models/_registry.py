@@ -8,9 +8,9 @@ A provider is a factory ``create(spec: ModelSpec) -> ModelClient`` registered in
     myprovider = "my_package.dealroom_provider:create"
 
 and a models file selects it with ``provider = "myprovider"``. The built-ins (``openai``,
-``local``, ``hf``) go through the same hook (:class:`dealroom._util.plugins.Registry`), as harnesses
-and judges do; a built-in name cannot be taken over by a plug-in. Nothing is imported until a
-provider is used.
+``local``, ``hf``, ``oracle``) go through the same hook
+(:class:`dealroom._util.plugins.Registry`), as harnesses and judges do; a built-in name cannot
+be taken over by a plug-in. Nothing is imported until a provider is used.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ BUILTIN_PROVIDERS = {
     "openai": "dealroom.models._client:create",
     "local": "dealroom.models._local:create",
     "hf": "dealroom.models._hf:create",
+    "oracle": "dealroom.models._oracle:create",
 }
 
 Provider = Callable[[ModelSpec], ModelClient]

@@ -4,7 +4,9 @@ A spec string is one of
 
 * ``NAME`` — a ``[models.NAME]`` table of the models file;
 * ``local`` — the embedded SmolLM2-135M-Instruct served by llama.cpp on loopback;
-* ``scripted`` — the scripted root policy (root only; the harness builds it);
+* ``scripted`` — the scripted root policy (root only; the harness builds it), or a variant
+  with options: ``scripted:coverage=0.3,seed=2``, ``scripted:waves=1``, ``scripted:memo=end``;
+* ``oracle`` — the answer-key simulator sub-agent (``oracle:recall=0.7,noise=0.1,seed=3``);
 * ``MODEL@BASE_URL`` — any OpenAI-compatible endpoint, e.g. ``qwen3-35b@http://127.0.0.1:8000/v1``,
   optionally followed by ``#key=value,...`` options (:data:`SPEC_OPTIONS`), e.g.
   ``qwen3-35b@http://127.0.0.1:8000/v1#price_input=0.2,price_output=0.8,context_window=65536``;
@@ -33,7 +35,9 @@ DEFAULT_READ_TIMEOUT_S = 60.0
 DEFAULT_HEDGE = 3.0
 DEFAULT_CONTEXT_WINDOW = 32_768
 LOCAL_MODEL = "smollm2-135m-instruct"
-RESERVED = ("local", "scripted")
+RESERVED = ("local", "scripted", "oracle")
+WITH_OPTIONS = ("scripted", "oracle")
+"""Reserved names that take ``:KEY=VALUE,...`` options."""
 
 
 @dataclass(frozen=True)
@@ -244,7 +248,7 @@ def _spec_from_table(name: str, table: Any, path: Path) -> ModelSpec:
     where = f"models file {path}, [models.{name}]"
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: must be a table with base_url, model, context_window, ...")
-    if name in RESERVED:
+    if name in RESERVED or name.partition(":")[0] in WITH_OPTIONS:
         raise ConfigError(f"{where}: '{name}' is a reserved spec name; choose another name")
     if "@" in name:
         raise ConfigError(f"{where}: a model name cannot contain '@'")
@@ -319,13 +323,21 @@ def resolve_model_spec(
     text = spec.strip() if isinstance(spec, str) else ""
     if not text:
         raise ConfigError("empty model spec: give a models-file name, `local`, or MODEL@BASE_URL")
-    if text == "scripted":
+    base, options = split_spec(text)
+    if base == "scripted":
         if role != "root":
             raise ConfigError(
                 f"`scripted` is reserved for --root (the scripted root policy), not the {role} "
                 "model: give a models-file name, `local`, or MODEL@BASE_URL"
             )
-        return ModelSpec(name="scripted", kind="scripted", context_window=1_000_000, priced=True)
+        return ModelSpec(name=text, kind="scripted", context_window=1_000_000, options=options,
+                         priced=True)
+    if base == "oracle":
+        from dealroom.models._oracle import oracle_spec
+
+        if role != "sub":
+            raise ConfigError(f"`oracle` is a simulated sub-agent (--sub), not a {role} model")
+        return oracle_spec(text, options)
     if text == "local":
         return local_spec()
     if text.startswith(HF_PREFIX):
@@ -348,6 +360,27 @@ def resolve_model_spec(
             f"[models.{text}], or give `local` or MODEL@BASE_URL"
         )
     return table[text]
+
+
+def split_spec(text: str) -> tuple[str, dict[str, str]]:
+    """``(name, options)`` of a spec string; only ``scripted`` and ``oracle`` take options.
+
+    >>> split_spec("oracle:recall=0.7,seed=3")
+    ('oracle', {'recall': '0.7', 'seed': '3'})
+    >>> split_spec("qwen@http://127.0.0.1:8000/v1")
+    ('qwen@http://127.0.0.1:8000/v1', {})
+    """
+    base, sep, rest = text.partition(":")
+    if base not in WITH_OPTIONS:
+        return text, {}
+    options: dict[str, str] = {}
+    for part in rest.split(",") if sep else []:
+        key, eq, value = (p.strip() for p in part.partition("="))
+        if not eq or not key or not value or key in options:
+            raise ConfigError(f"bad option {part.strip()!r} in {text!r}: write "
+                              f"{base}:KEY=VALUE,KEY=VALUE, each key once")
+        options[key] = value
+    return base, options
 
 
 SPEC_OPTIONS = {

@@ -35,6 +35,7 @@ from dealroom.room._lab import (
 from dealroom.room._manifest import (
     DocumentRecord,
     RoomManifest,
+    load_answer_key,
     load_manifest,
     load_task,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "index_status",
     "ingest",
     "inspect_room",
+    "load_answer_key",
     "load_instructions",
     "load_lab_task_file",
     "load_manifest",

@@ -180,3 +180,14 @@ def _plain_files(top: str) -> set[str]:
         except OSError:
             continue
     return found
+
+
+def load_answer_key(room: Path) -> dict[str, Any]:
+    """``answer_key/findings.json`` of ``room`` (host-side only: never shown to an agent); a
+    RoomError when the room has none (only generated rooms do)."""
+    path = Path(room) / ANSWER_KEY / "findings.json"
+    key = read_json(path, RoomError, f"{room} has no answer key ({ANSWER_KEY}/findings.json): "
+                    "only generated rooms (dealroom generate) have one")
+    if not isinstance(key, dict) or not isinstance(key.get("findings"), list):
+        raise RoomError(f"{path} holds no findings list")
+    return key

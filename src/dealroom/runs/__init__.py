@@ -1,11 +1,12 @@
 """Run folders: the one definition of their format, read and written only through here.
 
-:class:`RunFolder` (open, create, config, events, deliverables by name, metrics, scores, room),
-:class:`RunRecorder` (events appended as the run goes), the typed records of ``config.json``
-(:class:`RunConfig`), of every trajectory event (:data:`EVENT_TYPES`) and of the token-exact
-side file (:class:`TokenRecord` in ``tokens.jsonl``), an agent's conversation rebuilt from
-its events (:func:`agent_conversation`), forks of a run at a root turn
-(:func:`fork_run_folder`), and :func:`find_runs`. This package imports nothing of dealroom
+:class:`RunFolder` (open, create, config, events, deliverables by name, memo history, metrics,
+scores, room), :class:`RunRecorder` (events and the memo history appended as the run goes),
+the typed records of ``config.json`` (:class:`RunConfig`), of every trajectory event
+(:data:`EVENT_TYPES`) and of the token-exact side file (:class:`TokenRecord` in
+``tokens.jsonl``), an agent's conversation rebuilt from its events
+(:func:`agent_conversation`), forks of a run at a root turn (:func:`fork_run_folder`), and
+:func:`find_runs`. This package imports nothing of dealroom
 but ``_util`` and ``errors``, so harnesses, measurement, judges, evaluation and training all
 stand on it. See docs/architecture.md, "Run folder".
 """
@@ -35,6 +36,7 @@ from dealroom.runs._folder import (
     METRICS,
     OUTPUT,
     SCORES,
+    SCORES_BY_TURN,
     TRAJECTORY,
     RunFolder,
     deliverable_key,
@@ -42,6 +44,7 @@ from dealroom.runs._folder import (
 )
 from dealroom.runs._fork import check_fork_copied, fork_point, fork_run_folder, root_replies
 from dealroom.runs._jsonl import append_jsonl, read_jsonl
+from dealroom.runs._memohistory import MEMO_HISTORY, apply_delta, memo_delta
 from dealroom.runs._recorder import RunRecorder
 from dealroom.runs._tokens import TOKENS, TokenRecord, read_all_tokens, read_tokens, write_tokens
 
@@ -50,10 +53,12 @@ __all__ = [
     "EPISODES",
     "EVENT_TYPES",
     "MEMO",
+    "MEMO_HISTORY",
     "METRICS",
     "OUTPUT",
     "RUN_VERSION",
     "SCORES",
+    "SCORES_BY_TURN",
     "TOKENS",
     "TRAJECTORY",
     "BudgetMixLabel",
@@ -77,12 +82,14 @@ __all__ = [
     "Wave",
     "agent_conversation",
     "append_jsonl",
+    "apply_delta",
     "check_fork_copied",
     "deliverable_key",
     "event_fields",
     "find_runs",
     "fork_point",
     "fork_run_folder",
+    "memo_delta",
     "primary_deliverable",
     "read_all_tokens",
     "read_jsonl",

@@ -53,6 +53,9 @@ class RunConfig(TypedDict):
     deliverables: NotRequired[dict[str, str]]
     """Deliverable name → file name in ``output/``: the task's when the run started. Absent in
     older runs (``{"memo": "memo.md"}``)."""
+    simulators: list[str]
+    """Spec names of the run's models that are simulators, not models (the ``oracle``
+    sub-agent answers from the answer key): their ``model_call`` events are simulated."""
     concurrency: int | None
     """Parallel calls per endpoint the run was started with (None: each model's default);
     ``dealroom resume`` opens the models with it again. Absent in older runs (None)."""

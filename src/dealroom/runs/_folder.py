@@ -6,8 +6,10 @@
       output/           the deliverables under the task's file names (``memo.md`` when it
                         names none), each rewritten atomically
       tokens.jsonl      token-exact records of ``hf:`` calls (:class:`~dealroom.runs.TokenRecord`)
+      memo_history.jsonl  the memo at the end of each turn it changed (line edits)
       metrics.json      measured when the run ends
       scores.json       written by ``dealroom judge`` (``scores.<judge>.json`` for others)
+      scores_by_turn.json  ``dealroom judge --by-turn``: the memo judged as of each turn
 
 A run folder is never overwritten. A folder left by a run killed before it wrote
 ``config.json`` (nothing in it but an empty ``output/`` or a temp file of the config) holds no
@@ -31,12 +33,14 @@ from dealroom._util.files import (
 from dealroom.errors import ConfigError
 from dealroom.runs._config import RUN_VERSION, RunConfig
 from dealroom.runs._jsonl import read_jsonl
+from dealroom.runs._memohistory import MEMO_HISTORY, memo_at, read_memo_history
 from dealroom.runs._tokens import TokenRecord, read_all_tokens
 
 CONFIG = "config.json"
 TRAJECTORY = "trajectory.jsonl"
 METRICS = "metrics.json"
 SCORES = "scores.json"
+SCORES_BY_TURN = "scores_by_turn.json"
 OUTPUT = "output"
 MEMO = "memo.md"
 """The memo's file name in ``output/`` when the task names no deliverables."""
@@ -215,6 +219,23 @@ class RunFolder:
     def scores(self, judge: str | None = None) -> dict[str, Any] | None:
         """The scores :meth:`scores_path` names, or None when the run was not judged so."""
         return _json_or_none(self.scores_path(judge))
+
+    # -- the memo history and its scores -------------------------------------------------------
+    def memo_history(self) -> list[tuple[int, str]]:
+        """``(turn, memo)`` at the end of each root turn in which the memo changed."""
+        return read_memo_history(self.path / MEMO_HISTORY)
+
+    def memo_at(self, turn: int) -> str:
+        """The memo as it stood at the end of root turn ``turn`` ("" before the first write)."""
+        return memo_at(self.memo_history(), turn)
+
+    def scores_by_turn_path(self, judge: str | None = None) -> Path:
+        """``scores_by_turn.json`` (``scores_by_turn.<judge>.json`` for a second judge)."""
+        return self.path / (f"scores_by_turn.{judge}.json" if judge else SCORES_BY_TURN)
+
+    def scores_by_turn(self, judge: str | None = None) -> dict[str, Any] | None:
+        """The by-turn scores, or None when the run was not judged by turn."""
+        return _json_or_none(self.scores_by_turn_path(judge))
 
 
 def primary_deliverable(deliverables: dict[str, str]) -> str:

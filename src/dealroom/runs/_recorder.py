@@ -10,6 +10,7 @@ from typing import Any
 
 from dealroom.runs._folder import TRAJECTORY, RunFolder
 from dealroom.runs._jsonl import drop_torn_tail
+from dealroom.runs._memohistory import MEMO_HISTORY, memo_delta
 from dealroom.runs._tokens import TOKENS, TokenRecord, write_tokens
 
 
@@ -21,22 +22,28 @@ class RunRecorder:
     :attr:`written` holds the events this recorder wrote, in ``seq`` order.
     """
 
-    def __init__(self, folder: RunFolder, *, next_seq: int = 0, t_offset: float = 0.0) -> None:
+    def __init__(self, folder: RunFolder, *, next_seq: int = 0, t_offset: float = 0.0,
+                 memo: tuple[int, str] = (0, "")) -> None:
         self.folder = folder
         self._seq = next_seq
         self._t0 = time.monotonic() - t_offset
         self._lock = threading.Lock()
         self.written: list[dict[str, Any]] = []
         self._fh = open(folder.path / TRAJECTORY, "a", encoding="utf-8")  # noqa: SIM115
+        self._memo_turn, self._memo = memo
+        self._history: Any = None
 
     @classmethod
     def reopen(cls, folder: RunFolder, events: list[dict[str, Any]]) -> RunRecorder:
         """Continue the trajectory whose events (read back) are ``events``."""
         drop_torn_tail(folder.path / TRAJECTORY)
+        drop_torn_tail(folder.path / MEMO_HISTORY)
         drop_torn_tail(folder.path / TOKENS)
         next_seq = max((e.get("seq", -1) for e in events), default=-1) + 1
         last_t = events[-1].get("t", 0.0) if events else 0.0
-        return cls(folder, next_seq=max(next_seq, len(events)), t_offset=last_t)
+        history = folder.memo_history()
+        return cls(folder, next_seq=max(next_seq, len(events)), t_offset=last_t,
+                   memo=history[-1] if history else (0, ""))
 
     @property
     def path(self) -> Path:
@@ -64,5 +71,21 @@ class RunRecorder:
         event carries under ``tokens`` (None when the provider recorded no tokens)."""
         return None if record is None else write_tokens(self.path, call_id, record)
 
+    def memo_turn(self, turn: int, markdown: str) -> None:
+        """Record the memo as it stands at the end of root turn ``turn`` in the memo history;
+        a turn already recorded (a resumed run replaying it) or an unchanged memo adds nothing."""
+        with self._lock:
+            if turn <= self._memo_turn or markdown == self._memo:
+                return
+            if self._history is None:
+                self._history = open(self.path / MEMO_HISTORY, "a", encoding="utf-8")  # noqa: SIM115
+            record = {"turn": turn, "ops": memo_delta(self._memo, markdown),
+                      "chars": len(markdown)}
+            self._history.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self._history.flush()
+            self._memo_turn, self._memo = turn, markdown
+
     def close(self) -> None:
         self._fh.close()
+        if self._history is not None:
+            self._history.close()

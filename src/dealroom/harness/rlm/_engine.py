@@ -32,6 +32,7 @@ from dealroom.harness.rlm._prompt import (
     SUB_SYSTEM,
     extract_code,
     truncate,
+    turn_line,
 )
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
@@ -53,7 +54,7 @@ CHILD_FIRST = """\
 You are a child agent of a due diligence review. Your task:
 {task}
 {docs_line}Work in the REPL as described, then call submit(answer) with your answer as a string
-(findings with citations such as [D00042 p.3]). Turn 1 of {max_turns}."""
+(findings with citations such as [D00042 p.3]). {turn_line}."""
 
 
 @dataclass
@@ -196,22 +197,24 @@ class Episode:
             output_limit=s.output_limit, sub_context=self.sub_context_tokens(),
             rlm_line=rlm_line,
         )
-        turns = self.tracker.budget.max_turns or "unlimited"
+        first = self._turn_line(1)
         if self.depth == 0:
             totals = self.ctx.room.totals
             user = FIRST_USER.format(
                 instructions=self.ctx.instructions, name=self.ctx.room.name,
                 docs=totals["docs"], tokens=f"{totals['tokens']:,}",
-                categories=totals["categories"], max_turns=turns,
+                categories=totals["categories"], turn_line=first,
             )
         else:
             docs_line = f"Documents to start from: {self.docs}\n" if self.docs else ""
-            user = CHILD_FIRST.format(task=self.task, docs_line=docs_line, max_turns=turns)
+            user = CHILD_FIRST.format(task=self.task, docs_line=docs_line, turn_line=first)
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
     def _next(self, turn: int, output: str) -> str:
-        turns = self.tracker.budget.max_turns or "unlimited"
-        return NEXT_USER.format(turn=turn + 1, max_turns=turns, output=output)
+        return NEXT_USER.format(turn_line=self._turn_line(turn + 1), output=output)
+
+    def _turn_line(self, turn: int) -> str:
+        return turn_line(turn, self.tracker.budget.max_turns, self.ctx.settings.budget_visible)
 
     # -- the root's model call --------------------------------------------------------------
     async def _root_reply(self, messages: list[dict[str, str]], turn: int) -> str | None:
@@ -257,12 +260,12 @@ class Episode:
         state = result.state or {}
         recorded = self.ctx.replay.cell_output(self.agent, turn)
         if recorded is not None:  # replayed: the agent sees what it saw then
-            self._memo_changed(state, record=False)
+            self._memo_changed(state, turn, record=False)
             return recorded, state
         self.ctx.emit("cell", self.agent, self.depth, turn=turn, code=code, output=shown,
                       error=result.error, timed_out=result.timed_out, crashed=result.crashed,
                       seconds=round(result.seconds, 3))
-        self._memo_changed(state)
+        self._memo_changed(state, turn)
         return shown, state
 
     async def execute_cell(self, sandbox: Any, turn: int, code: str) -> tuple[Any, str]:
@@ -315,13 +318,14 @@ class Episode:
             self._replaying = False
         return failed
 
-    def _memo_changed(self, state: dict[str, Any], record: bool = True) -> None:
+    def _memo_changed(self, state: dict[str, Any], turn: int, record: bool = True) -> None:
         markdown, own = state.get("markdown"), state.get("documents") or {}
         if markdown is None or (markdown, own) == (self._memo, self._own):
             return
         self._memo, self._own = markdown, own
         if self.depth == 0:
             self.ctx.deliverables.write_memo(markdown, own)
+            self.ctx.events.recorder.memo_turn(turn, markdown)
         if record:
             self.ctx.emit("memo", self.agent, self.depth,
                           sections=len(state.get("sections", [])), chars=len(markdown))
@@ -345,7 +349,10 @@ class Episode:
         if kind == "rlm":
             return await self._child(payload, turn)
         if kind == "budget":
-            return self.tracker.snapshot()
+            snapshot = self.tracker.snapshot()
+            if not self.ctx.settings.budget_visible:  # the turn budget stays hidden
+                snapshot.update(turns_left=None, max_turns=None)
+            return snapshot
         raise DealroomError(f"unknown request {kind!r}")
 
     def _call_id(self, turn: int) -> str:
@@ -409,11 +416,15 @@ class Episode:
 
     async def _send(self, admitted: _Admitted) -> dict[str, Any]:
         plan, reservation, fields = admitted.plan, admitted.reservation, admitted.fields
+        context = {"context": {"room": str(self.ctx.room_dir), "tokens": plan.tokens,
+                               **plan.record}} if getattr(self.ctx.sub, "takes_context",
+                                                          False) else {}
         try:
             with hedging(self.ctx.hedges.setdefault(fields["wave"], HedgeWave())):
                 result = await self.ctx.sub.chat(plan.messages(self.ctx.room),
                                                  max_tokens=self._sub_max_output(),
-                                                 temperature=self.ctx.settings.temperature)
+                                                 temperature=self.ctx.settings.temperature,
+                                                 **context)
         except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
             charged = failed_call_usage(exc, reservation, plan.tokens)
             self.tracker.settle(reservation, charged)

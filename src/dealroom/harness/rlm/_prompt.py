@@ -55,12 +55,12 @@ FIRST_USER = """\
 {instructions}
 
 The data room "{name}" holds {docs} documents ({tokens} tokens) in {categories} categories.
-Turn 1 of {max_turns}."""
+{turn_line}."""
 
 _KINDS = {"md": "Markdown", "markdown": "Markdown", "txt": "plain text",
           "docx": "Word, rendered from the Markdown"}
 
-NEXT_USER = "Turn {turn} of {max_turns}. Output:\n{output}"
+NEXT_USER = "{turn_line}. Output:\n{output}"
 
 NO_CODE = (
     "Your reply had no ```python code block, so nothing ran. Reply with exactly one "
@@ -98,6 +98,18 @@ def extract_code(reply: str) -> str | None:
     if not blocks:
         return None
     return "\n".join(blocks)
+
+
+def turn_line(turn: int, max_turns: int | None, visible: bool = True) -> str:
+    """What an agent is told of its turn budget: ``Turn k of T`` (``budget_visible``), or
+    ``Turn k`` alone when the budget is hidden.
+
+    >>> turn_line(3, 30), turn_line(3, 30, visible=False), turn_line(1, None)
+    ('Turn 3 of 30', 'Turn 3', 'Turn 1 of unlimited')
+    """
+    if not visible:
+        return f"Turn {turn}"
+    return f"Turn {turn} of {max_turns or 'unlimited'}"
 
 
 def truncate(text: str, limit: int) -> str:

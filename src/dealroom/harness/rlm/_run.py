@@ -88,10 +88,10 @@ class _RLMHarness:
     settings = RLMSettings
 
     @staticmethod
-    def scripted_root() -> Any:
+    def scripted_root(**options: str) -> Any:
         from dealroom.harness.rlm._scripted import scripted_root
 
-        return scripted_root()
+        return scripted_root(**options)
 
     run = staticmethod(run_rlm)
     resume = staticmethod(resume_rlm)

@@ -6,13 +6,21 @@ memo section by section as waves return, then submit — by sending code cells i
 an LLM root uses. It needs no model of its own, so it is the offline default root and a
 baseline. Its replies depend only on how many turns it has had and on whether the last output
 said the waves are done, so a run with it is deterministic when the sub-agent is.
+
+Variants (``scripted:KEY=VALUE,...``, see :class:`ScriptedVariant`) are other real policies
+over the same cells: ``coverage=0.3,seed=S`` delegates a seeded random share of each category's
+documents, ``waves=1`` sends one call per turn, ``memo=end`` writes the memo only after the last
+wave. Each adds a cell to a turn of the plain policy; seeds give distinct samples.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from dataclasses import dataclass, fields
 from typing import Any
 
+from dealroom.errors import ConfigError
 from dealroom.models import ScriptedModel
 
 OUTLINE = '''\
@@ -173,15 +181,108 @@ submit()
 ```'''
 
 
-def scripted_policy(messages: list[dict[str, Any]]) -> str:
-    """The next cell of the scripted review, from the conversation so far."""
+DEFER = '''\
+```python
+class DeferredMemo:
+    """Holds every memo write until flush(): the memo is written after the last wave."""
+    def __init__(self, memo):
+        self._memo, self._writes = memo, []
+    def __getattr__(self, name):
+        attr = getattr(self._memo, name)
+        return (lambda *a, **k: self._writes.append((name, a, k))) if callable(attr) else attr
+    def flush(self):
+        for name, a, k in self._writes:
+            getattr(self._memo, name)(*a, **k)
+        return self._memo
+memo = DeferredMemo(memo)
+print("memo writes held until the last wave")
+```'''
+
+FLUSH = '''\
+```python
+memo = memo.flush()
+```'''
+
+RESHAPE = '''\
+```python
+import random
+sample_rng = random.Random({seed})
+by_category = {{}}
+for d in sorted(room.docs, key=lambda d: d.id):
+    by_category.setdefault(d.category, []).append(d.id)
+chosen = set()
+for category in sorted(by_category):
+    ids = by_category[category]
+    chosen.update(sample_rng.sample(ids, max(1, round(len(ids) * {coverage}))))
+sent = [[c, [r for r in refs if r[0] in chosen], t] for c, refs, t in calls]
+sent = [c for c in sent if c[1]]
+WAVE = {width}
+waves = [sent[i:i + WAVE] for i in range(0, len(sent), WAVE)]
+print(f"delegating {{len(chosen)}} of {{len(room.docs)}} documents ({coverage:.0%} of each "
+      f"category) in {{len(sent)}} calls -> {{len(waves)}} waves of <= {{WAVE}}")
+```'''
+
+
+@dataclass(frozen=True)
+class ScriptedVariant:
+    """The options of ``scripted:KEY=VALUE,...``; the defaults are the plain policy."""
+
+    coverage: float = 1.0
+    """Share of each category's documents delegated (at least one each), drawn with ``seed``."""
+    seed: int = 0
+    """Seeds the draw of documents: samples of one policy differ by seed."""
+    waves: int = 0
+    """Most sub-calls per wave (1: one call per turn, no parallel waves); 0: as planned."""
+    memo: str = "incremental"
+    """``incremental``: write findings as waves return; ``end``: only after the last wave."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.coverage <= 1.0:
+            raise ConfigError(f"scripted coverage must be in (0, 1], got {self.coverage!r}")
+        if self.waves < 0:
+            raise ConfigError(f"scripted waves must be a positive number of calls per wave, "
+                              f"got {self.waves!r}")
+        if self.memo not in ("incremental", "end"):
+            raise ConfigError(f"scripted memo must be incremental or end, got {self.memo!r}")
+
+    @classmethod
+    def parse(cls, options: dict[str, str]) -> ScriptedVariant:
+        known = {f.name: f.default for f in fields(cls)}
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise ConfigError(f"the scripted root has no option {', '.join(unknown)} (its "
+                              f"options: {', '.join(known)}; e.g. scripted:coverage=0.3,seed=2)")
+        try:
+            values = {k: type(known[k])(v) for k, v in options.items()}
+        except ValueError:
+            raise ConfigError(f"bad scripted option in {options}: coverage is a number, seed "
+                              "and waves integers, memo incremental or end") from None
+        return cls(**values)
+
+    def steps(self) -> list[str]:
+        """The opening cells: outline, parser (and deferred memo), plan (and reshaped waves)."""
+        parser = PARSER + "\n" + DEFER if self.memo == "end" else PARSER
+        plan = PLAN
+        if self.coverage < 1.0 or self.waves:
+            plan += "\n" + RESHAPE.format(seed=self.seed, coverage=self.coverage,
+                                         width=self.waves or "WAVE")
+        return [OUTLINE, parser, plan]
+
+    def finish(self) -> str:
+        return FLUSH + "\n" + FINISH if self.memo == "end" else FINISH
+
+
+def scripted_policy(messages: list[dict[str, Any]],
+                    variant: ScriptedVariant | None = None) -> str:
+    """The next cell of the scripted review (of ``variant``), from the conversation so far."""
+    variant = variant or ScriptedVariant()
     turn = sum(1 for m in messages if m["role"] == "assistant")
-    steps = [OUTLINE, PARSER, PLAN]
+    steps = variant.steps()
     if turn < len(steps):
         return steps[turn]
     last = messages[-1]["content"] if messages else ""
     if "WAVES_DONE" in last or _turns_left(last) <= 1:
-        return FINISH
+        return variant.finish()
     return WAVE_CELL
 
 
@@ -191,6 +292,12 @@ def _turns_left(observation: str) -> int:
     return int(match.group(2)) - int(match.group(1)) if match else 1_000
 
 
-def scripted_root() -> ScriptedModel:
-    """A ScriptedModel playing :func:`scripted_policy` for as many turns as the budget allows."""
-    return ScriptedModel([scripted_policy], name="scripted", model="scripted", cycle=True)
+def scripted_root(**options: str) -> ScriptedModel:
+    """A ScriptedModel playing :func:`scripted_policy` for as many turns as the budget allows;
+    ``options`` choose a :class:`ScriptedVariant` (its name records them:
+    ``scripted:coverage=0.3,seed=2``)."""
+    variant = ScriptedVariant.parse(options)
+    name = "scripted" + (":" + ",".join(f"{k}={v}" for k, v in options.items()) if options
+                         else "")
+    policy = functools.partial(scripted_policy, variant=variant)
+    return ScriptedModel([policy], name=name, model="scripted", cycle=True)

@@ -33,6 +33,9 @@ class RLMSettings:
     the REPL); default: all that the sub-agent's context window leaves room for."""
     temperature: float = 0.0
     """Sampling temperature of the root and sub-agents."""
+    budget_visible: bool = True
+    """Tell the root its turn budget ("Turn k of T", and ``budget``'s turns left); false: only
+    "Turn k" (the truncation setting of Pass@(K,T))."""
 
     def __post_init__(self) -> None:
         if self.depth < 1:

@@ -21,6 +21,7 @@ from dealroom.harness._protocol import Listener
 from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import error_text, provider_record
 from dealroom.harness.toolloop._tools import ToolBox, tools_prompt
+from dealroom.runs import primary_deliverable
 from dealroom.types import Budget
 
 SYSTEM = """\
@@ -168,6 +169,9 @@ class _Loop:
             self.recorded = 0
             for key, text in self.box.outputs.items():
                 self.run.deliverables.write(key, text)
+            primary = primary_deliverable(self.box.deliverables)
+            if primary in self.box.outputs:
+                self.run.events.recorder.memo_turn(turn, self.box.outputs[primary])
             messages.append({"role": "assistant", "content": reply})
             body = "\n\n".join(outputs)
             messages.append({"role": "user",
@@ -220,9 +224,12 @@ class _ToolLoopHarness:
     settings = ToolLoopSettings
 
     @staticmethod
-    def scripted_root() -> Any:
+    def scripted_root(**options: str) -> Any:
         from dealroom.harness.toolloop._scripted import scripted_toolloop
 
+        if options:
+            raise ConfigError(f"the tool loop's scripted root takes no options (got "
+                              f"{', '.join(options)}): use --root scripted")
         return scripted_toolloop()
 
     @staticmethod

@@ -1,0 +1,145 @@
+"""``dealroom eval passk`` and ``eval table``: Pass@(K,T) and pass rates with intervals.
+
+Success of an episode: a criteria pass rate of at least ``tau`` (default 0.5), or, with
+``all_pass``, every criterion passed (LAB's score). Pass@(K,T) is computed in both settings of
+the related paper: ``visible`` — from the runs made with budget T, which were told "Turn k of
+T"; ``truncation`` — from the runs at the largest T, each judged on its memo as of turn T
+(``scores_by_turn.json``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from dealroom._util.files import json_safe
+from dealroom.errors import ConfigError
+from dealroom.eval._metrics import as_of, bootstrap_ci, mean_pass_at_k
+from dealroom.eval._results import Row, judged, load_rows, sweep_spec
+
+SETTINGS = ("visible", "truncation")
+DEFAULT_TAU = 0.5
+GROUPS = ("root", "sub", "depth", "max_turns", "room", "size", "seed", "type")
+"""What ``eval table --by`` groups on (``size``: room-size bucket; ``type``: criterion type)."""
+
+
+def success(value: float, all_pass: bool | None, tau: float | None) -> bool:
+    """An episode succeeded: all criteria passed (``tau`` None), or a pass rate >= ``tau``.
+
+    >>> success(0.6, False, 0.5), success(0.6, False, None), success(float("nan"), None, 0.5)
+    (True, False, False)
+    """
+    if tau is None:
+        return bool(all_pass)
+    return not math.isnan(value) and value >= tau
+
+
+def passk(source: str | Path, *, tau: float | None = DEFAULT_TAU, setting: str | None = None,
+          k: int | None = None) -> list[dict[str, Any]]:
+    """Pass@(K,T) per (policy, T, k): ``{root, sub, depth, max_turns, k, pass_at_k, rooms}``
+    (plus ``setting``, ``tau``, ``samples``, ``simulated``); ``tau=None`` for all-pass.
+
+    ``pass_at_k`` is the mean over rooms of the unbiased estimate from that room's samples;
+    ``rooms`` counts the rooms with at least k samples. ``k`` (default: the most samples of
+    any cell) larger than the samples recorded is a ConfigError.
+    """
+    spec = sweep_spec(source) or {}
+    setting = setting or ("visible" if spec.get("budget_visible", True) else "truncation")
+    if setting not in SETTINGS:
+        raise ConfigError(f"--setting must be visible or truncation, got {setting!r}")
+    rows = judged(load_rows(source))
+    cells = sample_cells(rows, spec, setting, tau)
+    most = max((len(s) for rooms in cells.values() for s in rooms.values()), default=0)
+    k = k or most
+    if k > most:
+        raise ConfigError(f"k = {k} is more than the {most} samples recorded per (room, policy, "
+                          "T): give a smaller --k, or a sweep with more samples")
+    out = []
+    for (root, sub, depth, turns), rooms in sorted(cells.items(), key=_order):
+        simulated = any(r.simulated for r in rows if r.policy == (root, sub, depth))
+        for kk in range(1, k + 1):
+            value, used = mean_pass_at_k(list(rooms.values()), kk)
+            out.append({"root": root, "sub": sub, "depth": depth, "max_turns": turns, "k": kk,
+                        "pass_at_k": value, "rooms": used, "setting": setting, "tau": tau,
+                        "samples": max(len(s) for s in rooms.values()),
+                        "simulated": simulated})
+    return json_safe(out)
+
+
+def sample_cells(rows: list[Row], spec: dict[str, Any], setting: str,
+           tau: float | None) -> dict[tuple, dict[str, list[bool]]]:
+    """(root, sub, depth, T) → room → the samples' successes at T."""
+    cells: dict[tuple, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    if setting == "visible":
+        for r in rows:
+            cells[(r.root, r.sub, r.depth, r.max_turns)][r.room].append(
+                success(r.pass_rate, r.all_pass, tau))
+        return cells
+    budgets = sorted(set(spec.get("max_turns") or {r.max_turns for r in rows}))
+    top = max(r.max_turns for r in rows) if rows else 0
+    at_top = [r for r in rows if r.max_turns == top]
+    if at_top and not any(r.by_turn for r in at_top):
+        raise ConfigError(f"the runs at T = {top} were not judged by turn "
+                          "(dealroom judge RUN --by-turn): truncation needs their memo history "
+                          "judged turn by turn")
+    for r in (r for r in at_top if r.by_turn):  # a run not judged by turn is no sample
+        for turns in (t for t in budgets if t <= top):
+            ok = success(as_of(r.by_turn, turns), _all_pass_at(r, turns), tau)
+            cells[(r.root, r.sub, r.depth, turns)][r.room].append(ok)
+    return cells
+
+
+def _all_pass_at(row: Row, turns: int) -> bool:
+    return bool(row.by_turn_all_pass[min(turns, len(row.by_turn_all_pass)) - 1])
+
+
+def _order(item: tuple) -> tuple:
+    (root, sub, depth, turns), _ = item
+    return root, sub or "", depth, turns
+
+
+# -- eval table ---------------------------------------------------------------------------------
+
+
+def table(source: str | Path, by: Iterable[str] = ("root", "sub", "depth", "max_turns")
+          ) -> list[dict[str, Any]]:
+    """Per group: episodes, rooms, criteria pass rate with its 95% bootstrap interval over rooms
+    (each room's mean), LAB's all-pass rate, and mean coverage, cost and sub-calls.
+
+    ``by``: any of :data:`GROUPS`; ``type`` splits each group by criterion type (the pass rate
+    of that type's criteria).
+    """
+    by = list(by)
+    unknown = sorted(set(by) - set(GROUPS))
+    if unknown:
+        raise ConfigError(f"--by {', '.join(unknown)}: group by {', '.join(GROUPS)}")
+    rows = judged(load_rows(source))
+    groups: dict[tuple, list[tuple[Row, float]]] = defaultdict(list)
+    for r in rows:
+        items = r.by_type.items() if "type" in by else [(None, r.pass_rate)]
+        for kind, value in items:
+            key = tuple(kind if g == "type" else r.value(g) for g in by)
+            groups[key].append((r, value))
+    out = []
+    for key, members in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        per_room: dict[str, list[float]] = defaultdict(list)
+        for r, value in members:
+            per_room[r.room].append(value)
+        rate, low, high = bootstrap_ci([sum(v) / len(v) for v in per_room.values()])
+        episodes = [r for r, _ in members]
+        out.append({**dict(zip(by, key, strict=True)), "episodes": len(members),
+                    "rooms": len(per_room), "pass_rate": rate, "ci_low": low, "ci_high": high,
+                    "all_pass": _mean(float(bool(r.all_pass)) for r in episodes),
+                    "coverage": _mean(r.coverage for r in episodes),
+                    "cost_usd": _mean(r.cost_usd for r in episodes),
+                    "sub_calls": _mean(r.sub_calls for r in episodes),
+                    "simulated": any(r.simulated for r in episodes)})
+    return json_safe(out)
+
+
+def _mean(values: Iterable[float]) -> float:
+    present = [v for v in values if v is not None and not math.isnan(v)]
+    return sum(present) / len(present) if present else math.nan

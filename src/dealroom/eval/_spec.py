@@ -1,0 +1,404 @@
+"""The sweep spec (``SPEC.toml``), validated on load, and the episodes it stands for.
+
+    rooms = ["rooms/a", "rooms/*"]      # folders or globs, relative to the spec file
+    [[generate]]                        # and/or rooms to generate into SWEEP/rooms/
+    docs = 20
+    seed = 1
+    secret = "fixed"                    # required: the same secret gives the same room
+    harness = "rlm"
+    roots = ["scripted", "scripted:coverage=0.3"]
+    subs = ["oracle"]
+    depth = [1]
+    max_turns = [4, 30]                 # the turn budgets T
+    samples = 3                         # K samples per (room, policy, T): seeds 0..K-1
+    judge = "reference"
+    budget_visible = true
+
+The product of rooms, roots, subs, depth, turn budgets and seeds is the list of episodes. A
+sample's seed goes to the policies that take one (``scripted``, ``oracle``), added to their own
+(``oracle:seed=3`` at sample 1 runs as ``oracle:seed=4``). With ``budget_visible = false`` the
+root is never told T, so a run's first T turns do not depend on its budget: only the largest T
+is run, and the other budgets are read from its memo history (truncated Pass@(K,T)).
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import re
+import tomllib
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from dealroom.errors import ConfigError, DealroomError
+
+ROOMS = "rooms"
+"""The sweep's folder of generated rooms."""
+_SLUG = re.compile(r"[^A-Za-z0-9._=,+@-]+")
+_CAPS = ("max_cost_usd", "max_tokens", "max_seconds")
+
+
+@dataclass(frozen=True)
+class GeneratedRoom:
+    """A room the sweep generates (``[[generate]]``): the generator's arguments."""
+
+    docs: int
+    secret: str
+    """Keys the generator's draws: fixed here so that the sweep is reproducible (recorded)."""
+    seed: int = 0
+    profile: str = "bank"
+    tokens: int | None = None
+    name: str = ""
+    """The room's folder under ``SWEEP/rooms/`` (default ``g<docs>-s<seed>``)."""
+
+    def folder_name(self) -> str:
+        return self.name or f"g{self.docs}-s{self.seed}"
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """What a sweep runs. Every field is a top-level key of ``SPEC.toml``."""
+
+    rooms: tuple[str, ...] = ()
+    """Room folders or globs (relative to the spec file's folder)."""
+    generate: tuple[GeneratedRoom, ...] = ()
+    """Rooms to generate into ``SWEEP/rooms/`` before the episodes."""
+    harness: str = "rlm"
+    roots: tuple[str, ...] = ("scripted",)
+    subs: tuple[str, ...] = ("local",)
+    """Sub-agent specs (ignored by a harness without sub-agents); ``dealroom run``'s default."""
+    depth: tuple[int, ...] = (1,)
+    max_turns: tuple[int, ...] = (30,)
+    """The turn budgets T."""
+    samples: int = 1
+    """K samples per (room, policy, T), seeds 0..K-1 (or ``seeds``)."""
+    seeds: tuple[int, ...] = ()
+    """The samples' seeds, when not 0..K-1 (K = their number)."""
+    judge: str = "reference"
+    """``reference`` or a judge model spec; every episode is judged as it finishes."""
+    budget_visible: bool = True
+    """Tell the root "Turn k of T"; false: only the largest T runs (see the module)."""
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+    max_seconds: float | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    """Further harness settings for every episode (``cell_timeout``, ``slice_tokens``, ...)."""
+    models: str | None = None
+    """A models file naming the models (relative to the spec file)."""
+    concurrency: int | None = None
+    """Parallel calls per endpoint, per episode."""
+
+    def __post_init__(self) -> None:
+        if not self.rooms and not self.generate:
+            raise ConfigError("the sweep names no rooms: give rooms = [...] or [[generate]]")
+        for name in ("roots", "depth", "max_turns"):
+            if not getattr(self, name):
+                raise ConfigError(f"{name} is empty: give at least one")
+        if any(t < 1 for t in self.max_turns) or any(d < 1 for d in self.depth):
+            raise ConfigError("max_turns and depth must be at least 1")
+        if self.samples < 1:
+            raise ConfigError("samples must be at least 1")
+        if self.seeds and len(self.seeds) != self.samples and self.samples != 1:
+            raise ConfigError(f"seeds has {len(self.seeds)} values but samples = "
+                              f"{self.samples}: give one of them, or as many seeds as samples")
+        if len(set(self.seed_list())) != len(self.seed_list()):
+            raise ConfigError("seeds must differ from each other (each is one sample)")
+        reserved = {"max_turns", "depth", "budget_visible", *_CAPS} & set(self.settings)
+        if reserved:
+            raise ConfigError(f"set {', '.join(sorted(reserved))} at the top level of the "
+                              "spec, not in [settings]")
+
+    def seed_list(self) -> list[int]:
+        return list(self.seeds) if self.seeds else list(range(self.samples))
+
+    @property
+    def k(self) -> int:
+        """Samples per (room, policy, T)."""
+        return len(self.seed_list())
+
+    def run_turns(self) -> list[int]:
+        """The budgets episodes run at: every T, or only the largest when it is hidden."""
+        return sorted(set(self.max_turns)) if self.budget_visible else [max(self.max_turns)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def load_spec(path: Path) -> SweepSpec:
+    """Read and validate ``SPEC.toml``; a ConfigError names the key at fault."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"sweep spec {path} does not exist")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"sweep spec {path} is not valid TOML: {exc}") from None
+    return spec_from_dict(data, f"sweep spec {path}")
+
+
+def spec_from_dict(data: dict[str, Any], where: str = "sweep spec") -> SweepSpec:
+    """A :class:`SweepSpec` from a parsed TOML (or JSON) table; scalars stand for lists."""
+    known = {f.name: f for f in fields(SweepSpec)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {', '.join(map(repr, unknown))}; the keys are "
+                          f"{', '.join(known)}")
+    values: dict[str, Any] = {}
+    for name, value in data.items():
+        values[name] = _typed(name, value, where)
+    try:
+        return SweepSpec(**values)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _typed(name: str, value: Any, where: str) -> Any:
+    lists = {"rooms": str, "roots": str, "subs": str, "depth": int, "max_turns": int,
+             "seeds": int}
+    if name in lists:
+        items = value if isinstance(value, list) else [value]
+        if not all(_is(item, lists[name]) for item in items):
+            raise ConfigError(f"{where}: {name} must be a list of {lists[name].__name__}s, "
+                              f"got {value!r}")
+        return tuple(items)
+    if name == "generate":
+        return tuple(_generated(t, where) for t in (value if isinstance(value, list)
+                                                     else [value]))
+    scalars = {"harness": str, "samples": int, "judge": str, "budget_visible": bool,
+               "max_cost_usd": float, "max_tokens": int, "max_seconds": float,
+               "settings": dict, "models": str, "concurrency": int}
+    if not _is(value, scalars[name]):
+        raise ConfigError(f"{where}: {name} must be a {scalars[name].__name__}, got {value!r}")
+    return value
+
+
+def _generated(table: Any, where: str) -> GeneratedRoom:
+    keys = {f.name: f.type for f in fields(GeneratedRoom)}
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: generate must be [[generate]] tables")
+    unknown = sorted(set(table) - set(keys))
+    if unknown:
+        raise ConfigError(f"{where}: [[generate]] has no key {', '.join(map(repr, unknown))}; "
+                          f"its keys are {', '.join(keys)}")
+    if not isinstance(table.get("docs"), int) or not isinstance(table.get("secret"), str):
+        raise ConfigError(f"{where}: each [[generate]] needs docs (a number) and secret (a "
+                          "string: the same secret gives the same room, so the sweep can be "
+                          "reproduced)")
+    for key, kind in (("seed", int), ("profile", str), ("tokens", int), ("name", str)):
+        if key in table and not _is(table[key], kind):
+            raise ConfigError(f"{where}: [[generate]] {key} must be a {kind.__name__}")
+    return GeneratedRoom(**table)
+
+
+def _is(value: Any, kind: type) -> bool:
+    if kind is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+# -- rooms and episodes ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SweepRoom:
+    """One room of the sweep."""
+
+    name: str
+    """Unique within the sweep: the episodes' first folder level."""
+    path: str
+    generated: dict[str, Any] | None = None
+    """The generator's arguments (secret included) for a room the sweep generated."""
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """One episode: an ordinary run folder under ``SWEEP/episodes/<id>``."""
+
+    id: str
+    room: str
+    """The room's name in the sweep."""
+    room_path: str
+    root: str
+    """The root policy as the spec names it (the policy an episode is a sample of)."""
+    sub: str | None
+    depth: int
+    max_turns: int
+    seed: int
+    root_spec: str
+    """The spec the episode runs with: the policy with the sample's seed."""
+    sub_spec: str | None
+    options: dict[str, Any]
+    """The harness settings (max_turns, depth, budget_visible, caps, [settings])."""
+    by_turn: bool
+    """Also judged turn by turn (the episodes at the largest T)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def resolve_rooms(spec: SweepSpec, base: Path, sweep: Path) -> list[SweepRoom]:
+    """The spec's rooms: folders and glob matches (relative to ``base``), then the generated
+    ones (under ``sweep/rooms/``); a ConfigError names one that does not exist."""
+    paths: list[Path] = []
+    for pattern in spec.rooms:
+        full = pattern if Path(pattern).is_absolute() else str(base / pattern)
+        if glob.has_magic(full):
+            found = sorted(Path(p) for p in glob.glob(full) if (Path(p) / "room.json").is_file())
+            if not found:
+                raise ConfigError(f"rooms: {pattern!r} matches no room folder")
+            paths += found
+        elif not (Path(full) / "room.json").is_file():
+            raise ConfigError(f"rooms: {pattern!r} is not a room (no room.json in {full})")
+        else:
+            paths.append(Path(full))
+    rooms, names = [], set()
+    for path in dict.fromkeys(p.resolve() for p in paths):
+        rooms.append(SweepRoom(_unique(path.name, names), str(path)))
+    for gen in spec.generate:
+        name = _unique(gen.folder_name(), names)
+        rooms.append(SweepRoom(name, str((sweep / ROOMS / name).resolve()), asdict(gen)))
+    return rooms
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    candidate, n = slug(name), 2
+    while candidate in taken:
+        candidate, n = f"{slug(name)}-{n}", n + 1
+    taken.add(candidate)
+    return candidate
+
+
+def slug(text: str) -> str:
+    """A folder name for ``text``.
+
+    >>> slug("scripted:coverage=0.3"), slug("qwen@http://127.0.0.1:8000/v1")
+    ('scripted_coverage=0.3', 'qwen@http_127.0.0.1_8000_v1')
+    """
+    return _SLUG.sub("_", text).strip("_") or "_"
+
+
+def seeded_parts(spec: str) -> tuple[str, dict[str, str], str] | None:
+    """``(head, options, separator)`` of a spec whose policy takes a ``seed`` option —
+    ``scripted:...``, ``oracle:...``, ``hf:PATH,...`` — so that it can be written back with
+    another seed; None for the others.
+
+    >>> seeded_parts("oracle:recall=0.7"), seeded_parts("hf:local,seed=1"), seeded_parts("x")
+    (('oracle', {'recall': '0.7'}, ':'), ('hf:local', {'seed': '1'}, ','), None)
+    """
+    from dealroom.models import split_spec
+
+    if spec.startswith("hf:"):
+        head, *items = spec.split(",")
+        return head, dict(i.split("=", 1) for i in items if "=" in i), ","
+    base, options = split_spec(spec)
+    return (base, options, ":") if base in ("scripted", "oracle") else None
+
+
+def join_parts(head: str, options: dict[str, str], separator: str) -> str:
+    return head + (separator + ",".join(f"{k}={v}" for k, v in options.items())
+                   if options else "")
+
+
+def with_seed(spec: str | None, seed: int) -> str | None:
+    """``spec`` for sample ``seed``: its own seed plus the sample's, for the policies that take
+    one (``scripted``, ``oracle``, ``hf:``); other specs as they are.
+
+    >>> with_seed("oracle:recall=0.7,seed=3", 1), with_seed("scripted", 2), with_seed("local", 2)
+    ('oracle:recall=0.7,seed=4', 'scripted:seed=2', 'local')
+    """
+    parts = seeded_parts(spec) if spec else None
+    if parts is None:
+        return spec
+    head, options, separator = parts
+    try:
+        options["seed"] = str(int(options.get("seed", 0)) + seed)
+    except ValueError:
+        raise ConfigError(f"{spec!r}: seed must be an integer") from None
+    return join_parts(head, options, separator)
+
+
+def episodes(spec: SweepSpec, rooms: list[SweepRoom], harness_fields: set[str],
+             uses_sub: bool) -> list[EpisodeSpec]:
+    """Every episode of the sweep, in a stable order."""
+    subs: list[str | None] = list(spec.subs) if uses_sub else [None]
+    caps = {k: getattr(spec, k) for k in _CAPS if getattr(spec, k) is not None}
+    top = max(spec.max_turns)
+    out = []
+    for room, root, sub, depth, turns, seed in itertools.product(
+            rooms, spec.roots, subs, spec.depth, spec.run_turns(), spec.seed_list()):
+        options: dict[str, Any] = {"max_turns": turns, **caps, **spec.settings}
+        if "depth" in harness_fields:
+            options.update(depth=depth, budget_visible=spec.budget_visible)
+        policy = slug(root) + ("" if sub is None else f"__{slug(sub)}")
+        out.append(EpisodeSpec(
+            id=f"{room.name}/{policy}/d{depth}-T{turns}-s{seed}", room=room.name,
+            room_path=room.path, root=root, sub=sub, depth=depth, max_turns=turns, seed=seed,
+            root_spec=with_seed(root, seed) or root, sub_spec=with_seed(sub, seed),
+            options=options, by_turn=turns == top))
+    return out
+
+
+def check_policies(spec: SweepSpec, rooms: list[SweepRoom], harness: Any,
+                   models_file: Path | None) -> None:
+    """Refuse, before anything runs, a policy that cannot run: an unknown model, bad options,
+    bad settings, or the oracle on a room without an answer key."""
+    from dealroom.models import resolve_model_spec
+    from dealroom.room import load_answer_key
+
+    for root in spec.roots:
+        resolved = resolve_model_spec(root, models_file=models_file, role="root")
+        if resolved.kind == "scripted":
+            harness.scripted_root(**resolved.options)
+    subs = spec.subs if harness.uses_sub else ()
+    kinds = {sub: resolve_model_spec(sub, models_file=models_file, role="sub").kind
+             for sub in subs}
+    if "oracle" in kinds.values():
+        for room in rooms:
+            if room.generated is None:
+                try:
+                    load_answer_key(Path(room.path))
+                except DealroomError as exc:
+                    raise ConfigError(f"subs: the oracle cannot run on room {room.name}: "
+                                      f"{exc}") from None
+    _check_judge(spec.judge, rooms)
+    known = set(harness.settings.__dataclass_fields__)
+    unknown = sorted(set(spec.settings) - known)
+    if unknown:
+        raise ConfigError(f"settings: {', '.join(unknown)} does not apply to the "
+                          f"{harness.name} harness (its settings: {', '.join(sorted(known))})")
+    for depth in spec.depth:
+        options = {"max_turns": max(spec.max_turns), **spec.settings,
+                   **{k: getattr(spec, k) for k in _CAPS if getattr(spec, k) is not None}}
+        if "depth" in known:
+            options.update(depth=depth, budget_visible=spec.budget_visible)
+        elif depth != 1 or not spec.budget_visible:
+            raise ConfigError(f"depth and budget_visible do not apply to the {harness.name} "
+                              "harness")
+        harness.settings(**options)
+
+
+def _check_judge(judge: str, rooms: list[SweepRoom]) -> None:
+    """A judge that needs no model (``reference``) checks each given room's rubric now."""
+    import asyncio
+
+    from dealroom.judge import judge_names, open_judge
+    from dealroom.room import load_task
+
+    if judge not in judge_names():
+        return
+
+    async def check() -> None:
+        async with open_judge(judge) as ready:
+            checker = getattr(ready, "check_task", None)
+            for room in rooms:
+                if checker is not None and room.generated is None:
+                    try:
+                        checker(load_task(Path(room.path)), room.name)
+                    except DealroomError as exc:
+                        raise ConfigError(f"judge: {exc} (in the spec: judge = \"MODEL\")"
+                                          ) from None
+
+    asyncio.run(check())

@@ -70,7 +70,10 @@ def test_a_word_deliverable_is_judged_on_its_text(room, task, gold, tmp_path):
     first_line = docx.Document(str(run / "output" / files["memo"])).paragraphs[1].text
     assert all(first_line in prompt for prompt in judged_prompts(model))
     by_reference = judge_run(run, "reference", out=tmp_path / "ref.json")
-    assert by_reference.n_passed > 0
+    as_markdown = judge_memo(copy, gold)  # headings and blocks survive the round trip
+    assert by_reference.n_passed == as_markdown.n_passed > 0
+    assert ({r.id: r.verdict for r in by_reference.criteria_results}
+            == {r.id: r.verdict for r in as_markdown.criteria_results})
 
 
 def test_a_memo_file_in_word_is_read_as_text(room, gold, tmp_path):

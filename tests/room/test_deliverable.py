@@ -20,15 +20,19 @@ def test_markdown_and_text_are_read_as_written_and_normalized(tmp_path):
     assert deliverable_text(tmp_path / "empty.md") == ""
 
 
-def test_docx_and_pdf_go_through_the_document_extraction(tmp_path):
+def test_docx_keeps_headings_items_and_blocks_and_pdf_goes_through_extraction(tmp_path):
     d = docx.Document()
-    d.add_heading("Antitrust risk", level=1)
+    d.add_heading("Memo", level=0)
+    d.add_heading("Antitrust risk", level=2)
     d.add_paragraph("HSR filing required [D00003 p.1]", style="List Bullet")
-    table = d.add_table(rows=1, cols=2)
+    d.add_paragraph("A second paragraph.")
+    table = d.add_table(rows=2, cols=2)
     table.rows[0].cells[0].text, table.rows[0].cells[1].text = "Route", "Overlap"
+    table.rows[1].cells[0].text, table.rows[1].cells[1].text = "EU", "a | b"
     d.save(tmp_path / "memo.docx")
     assert deliverable_text(tmp_path / "memo.docx") == (
-        "Antitrust risk\nHSR filing required [D00003 p.1]\nRoute | Overlap"
+        "# Memo\n\n## Antitrust risk\n\n- HSR filing required [D00003 p.1]\n\n"
+        "A second paragraph.\n\n| Route | Overlap |\n|---|---|\n| EU | a \\| b |"
     )
     (tmp_path / "memo.pdf").write_bytes(unicode_pdf_bytes([["Page one"], ["Page two"]]))
     assert deliverable_text(tmp_path / "memo.pdf") == "Page one\n\nPage two"

@@ -1,12 +1,12 @@
 """The environment: room format, text layer and index, generator, rubric, ingestion, LAB I/O."""
 
+from dealroom.room._deliverable import deliverable_text
 from dealroom.room._extract import (
     REASONS,
     Extraction,
     ExtractionError,
     ExtractionWarning,
     decode_text,
-    deliverable_text,
     extract_document,
     extract_pages,
     format_of,

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.errors import RoomError
-from dealroom.room._normalize import normalize_pages, normalize_text
+from dealroom.room._normalize import normalize_pages
 from dealroom.room._xlsx import sheet_pages
 
 PAGE_BREAK = "\f"
@@ -554,25 +554,3 @@ def extract_pages(path: Path, fmt: str | None = None) -> list[str]:
     The error is an :class:`ExtractionError` whose ``reason`` says why (see :data:`REASONS`).
     """
     return extract_document(path, fmt).pages
-
-
-def deliverable_text(path: Path | str) -> str:
-    """The text of a deliverable (a memo) for judging: ``.md``/``.txt`` decoded as written,
-    ``.docx``, ``.pdf`` and the other document formats through the documents' extraction, pages
-    joined by a blank line; normalized like the text layer. An empty file gives ``""``.
-
-    Raises :class:`ExtractionError` when the file cannot be read as text, and
-    :class:`~dealroom.errors.RoomError` when it is missing.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise RoomError(f"deliverable {path} does not exist")
-    fmt = format_of(path)
-    try:
-        if fmt in ("md", "txt"):
-            return normalize_text(decode_text(path.read_bytes(), path.name))
-        return "\n\n".join(page.strip("\n") for page in extract_pages(path, fmt))
-    except ExtractionError as exc:
-        if exc.reason == "empty":
-            return ""
-        raise

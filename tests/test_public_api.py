@@ -15,12 +15,37 @@ PACKAGES = ["dealroom.runs", "dealroom.room", "dealroom.models", "dealroom.harne
             "dealroom.train"]
 
 
+LAZY = ["dealroom.room", "dealroom.harness", "dealroom.harness.rlm"]
+"""Packages whose public names load on first use (``dealroom._util.lazy``)."""
+
+
 @pytest.mark.parametrize("name", PACKAGES)
 def test_all_lists_exactly_the_public_names(name):
     pkg = importlib.import_module(name)
+    if name in LAZY:
+        assert sorted(pkg.__all__) == sorted(pkg._EXPORTS)
+        for public, target in pkg._EXPORTS.items():
+            module, _, attr = target.partition(":")
+            assert module.startswith(name + "."), (public, module)
+            value = getattr(importlib.import_module(module), attr or public)
+            assert getattr(pkg, public) is value and not isinstance(value, types.ModuleType)
+        assert set(pkg.__all__) <= set(dir(pkg))
+        with pytest.raises(AttributeError, match="no attribute 'no_such_thing'"):
+            pkg.no_such_thing  # noqa: B018
+        return
     public = {n for n, v in vars(pkg).items()
               if not n.startswith("_") and not isinstance(v, types.ModuleType)}
     assert public == set(pkg.__all__)
+
+
+def test_the_sandboxed_worker_imports_only_what_its_repl_needs():
+    code = ("import sys, dealroom.harness.rlm._boot, dealroom.harness.sandbox._worker, "
+            "dealroom.room._store; print(sorted(sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    for heavy in ("aiohttp", "dealroom.room._generate", "dealroom.room._ingest",
+                  "dealroom.models", "dealroom.harness._api", "dealroom.harness.rlm._engine"):
+        assert f"'{heavy}'" not in out, f"{heavy} is imported by the worker"
 
 
 def test_top_level_exports_are_the_objects_of_their_packages_loaded_lazily():

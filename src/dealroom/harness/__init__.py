@@ -7,41 +7,29 @@ or Word, by file name) through the run's :class:`Deliverables`. :func:`fork_run`
 run after one of its root turns with another policy, through the harness's resume.
 """
 
-from dealroom.harness._api import (
-    fork_run,
-    fork_run_async,
-    get_harness,
-    harness_names,
-    resume_run,
-    resume_run_async,
-    run_agent,
-    run_agent_async,
-)
-from dealroom.harness._common import OpenRun, RunEvents, RunResult, open_run, reopen_run
-from dealroom.harness._deliver import (
-    DELIVERABLE_FORMATS,
-    Deliverables,
-    check_deliverables,
-)
-from dealroom.harness._protocol import Harness, Listener
+from dealroom._util.lazy import lazy_exports
 
-__all__ = [
-    "DELIVERABLE_FORMATS",
-    "Deliverables",
-    "Harness",
-    "Listener",
-    "OpenRun",
-    "RunEvents",
-    "RunResult",
-    "check_deliverables",
-    "fork_run",
-    "fork_run_async",
-    "get_harness",
-    "harness_names",
-    "open_run",
-    "reopen_run",
-    "resume_run",
-    "resume_run_async",
-    "run_agent",
-    "run_agent_async",
-]
+_EXPORTS = {
+    "fork_run": "dealroom.harness._api",
+    "fork_run_async": "dealroom.harness._api",
+    "get_harness": "dealroom.harness._api",
+    "harness_names": "dealroom.harness._api",
+    "resume_run": "dealroom.harness._api",
+    "resume_run_async": "dealroom.harness._api",
+    "run_agent": "dealroom.harness._api",
+    "run_agent_async": "dealroom.harness._api",
+    "OpenRun": "dealroom.harness._common",
+    "RunEvents": "dealroom.harness._common",
+    "RunResult": "dealroom.harness._common",
+    "open_run": "dealroom.harness._common",
+    "reopen_run": "dealroom.harness._common",
+    "DELIVERABLE_FORMATS": "dealroom.harness._deliver",
+    "Deliverables": "dealroom.harness._deliver",
+    "check_deliverables": "dealroom.harness._deliver",
+    "Harness": "dealroom.harness._protocol",
+    "Listener": "dealroom.harness._protocol",
+}
+"""Public name → the module that defines it (``module:name`` where renamed)."""
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

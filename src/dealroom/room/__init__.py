@@ -1,100 +1,56 @@
 """The environment: room format, text layer and index, generator, rubric, ingestion, LAB I/O."""
 
-from dealroom.room._deliverable import deliverable_text
-from dealroom.room._extract import (
-    REASONS,
-    Extraction,
-    ExtractionError,
-    ExtractionWarning,
-    decode_text,
-    extract_document,
-    extract_pages,
-    format_of,
-)
-from dealroom.room._generate import GenerateSettings, generate_room, parse_count
-from dealroom.room._index import index_status
-from dealroom.room._ingest import (
-    INGEST_REASONS,
-    IngestProgress,
-    IngestReport,
-    IngestSettings,
-    ReportEntry,
-    ingest,
-)
-from dealroom.room._ingest import (
-    REPORT as INGEST_REPORT,
-)
-from dealroom.room._inspect import inspect_room
-from dealroom.room._lab import (
-    classify_criterion,
-    export_lab,
-    import_lab,
-    load_lab_task_file,
-    to_room_task,
-)
-from dealroom.room._manifest import (
-    DocumentRecord,
-    RoomManifest,
-    load_answer_key,
-    load_manifest,
-    load_task,
-)
-from dealroom.room._normalize import normalize_text
-from dealroom.room._store import Doc, Hit, HitList, Room, RoomKeyError, build_index
-from dealroom.room._task import (
-    DEFAULT_DELIVERABLES,
-    DEFAULT_INSTRUCTIONS,
-    Instructions,
-    load_instructions,
-)
-from dealroom.room._tokens import TOKENIZER, count_tokens
-from dealroom.room._validate import Problem, validate_room
+from dealroom._util.lazy import lazy_exports
 
-__all__ = [
-    "DEFAULT_DELIVERABLES",
-    "DEFAULT_INSTRUCTIONS",
-    "INGEST_REASONS",
-    "INGEST_REPORT",
-    "REASONS",
-    "TOKENIZER",
-    "Doc",
-    "DocumentRecord",
-    "GenerateSettings",
-    "Extraction",
-    "ExtractionError",
-    "ExtractionWarning",
-    "Hit",
-    "HitList",
-    "IngestProgress",
-    "IngestReport",
-    "IngestSettings",
-    "Instructions",
-    "Problem",
-    "ReportEntry",
-    "Room",
-    "RoomKeyError",
-    "RoomManifest",
-    "build_index",
-    "classify_criterion",
-    "count_tokens",
-    "decode_text",
-    "deliverable_text",
-    "extract_document",
-    "export_lab",
-    "extract_pages",
-    "format_of",
-    "generate_room",
-    "import_lab",
-    "index_status",
-    "ingest",
-    "inspect_room",
-    "load_answer_key",
-    "load_instructions",
-    "load_lab_task_file",
-    "load_manifest",
-    "load_task",
-    "normalize_text",
-    "parse_count",
-    "to_room_task",
-    "validate_room",
-]
+_EXPORTS = {
+    "deliverable_text": "dealroom.room._deliverable",
+    "Extraction": "dealroom.room._extract",
+    "ExtractionError": "dealroom.room._extract",
+    "ExtractionWarning": "dealroom.room._extract",
+    "REASONS": "dealroom.room._extract",
+    "decode_text": "dealroom.room._extract",
+    "extract_document": "dealroom.room._extract",
+    "extract_pages": "dealroom.room._extract",
+    "format_of": "dealroom.room._extract",
+    "GenerateSettings": "dealroom.room._generate",
+    "generate_room": "dealroom.room._generate",
+    "parse_count": "dealroom.room._generate",
+    "index_status": "dealroom.room._index",
+    "INGEST_REASONS": "dealroom.room._ingest",
+    "INGEST_REPORT": "dealroom.room._ingest:REPORT",
+    "IngestProgress": "dealroom.room._ingest",
+    "IngestReport": "dealroom.room._ingest",
+    "IngestSettings": "dealroom.room._ingest",
+    "ReportEntry": "dealroom.room._ingest",
+    "ingest": "dealroom.room._ingest",
+    "inspect_room": "dealroom.room._inspect",
+    "classify_criterion": "dealroom.room._lab",
+    "export_lab": "dealroom.room._lab",
+    "import_lab": "dealroom.room._lab",
+    "load_lab_task_file": "dealroom.room._lab",
+    "to_room_task": "dealroom.room._lab",
+    "DocumentRecord": "dealroom.room._manifest",
+    "RoomManifest": "dealroom.room._manifest",
+    "load_answer_key": "dealroom.room._manifest",
+    "load_manifest": "dealroom.room._manifest",
+    "load_task": "dealroom.room._manifest",
+    "normalize_text": "dealroom.room._normalize",
+    "Doc": "dealroom.room._store",
+    "Hit": "dealroom.room._store",
+    "HitList": "dealroom.room._store",
+    "Room": "dealroom.room._store",
+    "RoomKeyError": "dealroom.room._store",
+    "build_index": "dealroom.room._store",
+    "DEFAULT_DELIVERABLES": "dealroom.room._task",
+    "DEFAULT_INSTRUCTIONS": "dealroom.room._task",
+    "Instructions": "dealroom.room._task",
+    "load_instructions": "dealroom.room._task",
+    "TOKENIZER": "dealroom.room._tokens",
+    "count_tokens": "dealroom.room._tokens",
+    "Problem": "dealroom.room._validate",
+    "validate_room": "dealroom.room._validate",
+}
+"""Public name → the module that defines it (``module:name`` where renamed)."""
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

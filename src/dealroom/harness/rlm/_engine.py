@@ -15,6 +15,7 @@ carved out of its parent's. Every step is appended to the run's trajectory as it
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 from dataclasses import dataclass, field
@@ -146,7 +147,7 @@ class Episode:
 
     # -- the loop ---------------------------------------------------------------------------
     async def run(self) -> EpisodeResult:
-        sandbox = await self.open_sandbox()
+        sandbox = _StartingSandbox(self)  # the root's first call goes out while it starts
         messages = self._opening()
         status, reason, state = "max_turns", "turn budget used up", {}
         try:
@@ -169,7 +170,7 @@ class Episode:
                 if code is None:
                     messages.append({"role": "user", "content": self._next(turn, NO_CODE)})
                     continue
-                output, state = await self._cell(sandbox, turn, code)
+                output, state = await self._cell(await sandbox.started(), turn, code)
                 if state.get("submitted"):
                     status, reason = "submitted", "the agent called submit()"
                     break
@@ -186,9 +187,12 @@ class Episode:
         """This agent's REPL, started; the confinement in force goes into the records."""
         sandbox = self.ctx.sandbox_factory(self)
         await sandbox.start()
+        self.record_sandbox(sandbox)
+        return sandbox
+
+    def record_sandbox(self, sandbox: Any) -> None:
         self.ctx.emit("sandbox", self.agent, self.depth, isolation=sandbox.isolation,
                       confinement=sandbox.confinement, degraded=sandbox.degraded)
-        return sandbox
 
     def _opening(self) -> list[dict[str, str]]:
         s = self.ctx.settings
@@ -523,3 +527,30 @@ def cut_note(result: Any) -> list[str]:
         return []
     kept = len(result.text.encode("utf-8", "replace"))
     return [f"the reply was cut to {kept:,} bytes ({cut:,} more bytes dropped)"]
+
+
+class _StartingSandbox:
+    """An agent's REPL started in the background, so that its start (a fresh interpreter that
+    opens the room, about a second) overlaps the root's first model call. The ``sandbox``
+    event is written when the first cell needs the REPL (or at the end), so the records keep
+    one order whatever finishes first."""
+
+    def __init__(self, episode: Episode) -> None:
+        self.episode = episode
+        self.sandbox = episode.ctx.sandbox_factory(episode)
+        self._start = asyncio.ensure_future(self.sandbox.start())
+        self._recorded = False
+
+    async def started(self) -> Any:
+        await self._start
+        if not self._recorded:
+            self._recorded = True
+            self.episode.record_sandbox(self.sandbox)
+        return self.sandbox
+
+    async def close(self) -> None:
+        """Stop the REPL, waiting for its start first; a failed start is raised here."""
+        try:
+            await self.started()
+        finally:
+            await self.sandbox.close()

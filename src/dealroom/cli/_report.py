@@ -42,8 +42,7 @@ def view(
     import tempfile
 
     from dealroom.cli.display_report import render_serving, render_written
-    from dealroom.report import write_trace
-    from dealroom.report._serve import make_server
+    from dealroom.report import make_server, write_trace
 
     if out is None:
         out = Path(tempfile.mkdtemp(prefix=f"dealroom-view-{run.resolve().name}-"))

@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import html
 import math
+import shutil
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -47,6 +48,7 @@ def build_report(sources: list[str | Path], out: Path, *, title: str | None = No
         raise ConfigError("give at least one sweep or run folder to report on")
     out = Path(out)
     _check_out(out)
+    shutil.rmtree(out / "traces", ignore_errors=True)  # a rebuilt report's old traces
     episodes, cells, analyses = [], [], {}
     for source in map(str, sources):
         rows = load_rows(source)

@@ -103,8 +103,10 @@ class Browser:
             self.errors.append(params["entry"].get("text", ""))
         self._events.put(message)
 
-    def send(self, method: str, session: str | None = None, **params: Any) -> dict[str, Any]:
-        """Send one command and wait for its result (a RuntimeError for a protocol error)."""
+    def send(self, method: str, session: str | None = None, wait: float | None = None,
+             **params: Any) -> dict[str, Any]:
+        """Send one command and wait for its result (``wait`` seconds, default the browser's
+        timeout); a RuntimeError for a protocol error."""
         with self._lock:
             self._id += 1
             ident = self._id
@@ -113,8 +115,13 @@ class Browser:
         if session:
             message["sessionId"] = session
         os.write(self._out, json.dumps(message).encode() + b"\0")
-        reply = self._replies[ident].get(timeout=self.timeout)
-        del self._replies[ident]
+        try:
+            reply = self._replies[ident].get(timeout=wait or self.timeout)
+        except queue.Empty:
+            raise TimeoutError(f"Chromium did not answer {method} in {wait or self.timeout} s") \
+                from None
+        finally:
+            del self._replies[ident]
         if "error" in reply:
             raise RuntimeError(f"{method}: {reply['error'].get('message')}")
         return reply.get("result", {})
@@ -135,20 +142,24 @@ class Browser:
                 return
         raise TimeoutError(f"{url} did not load in {self.timeout} s")
 
-    def evaluate(self, expression: str) -> Any:
+    def evaluate(self, expression: str, wait: float | None = None) -> Any:
         """The value of a JavaScript expression in the page (promises awaited)."""
-        result = self.send("Runtime.evaluate", session=self.session, expression=expression,
-                           returnByValue=True, awaitPromise=True)
+        result = self.send("Runtime.evaluate", session=self.session, wait=wait,
+                           expression=expression, returnByValue=True, awaitPromise=True)
         if "exceptionDetails" in result:
             raise RuntimeError(f"{expression}: {result['exceptionDetails'].get('text')} "
                                f"{result['result'].get('description', '')}")
         return result["result"].get("value")
 
     def wait_for(self, expression: str, timeout: float | None = None) -> Any:
-        """Poll ``expression`` until it is truthy; its value (TimeoutError when it stays not)."""
+        """Poll ``expression`` until it is truthy; its value (TimeoutError when it stays not).
+        A page that is navigating (after a click on a link) is polled again."""
         deadline = time.monotonic() + (timeout or self.timeout)
         while time.monotonic() < deadline:
-            value = self.evaluate(expression)
+            try:
+                value = self.evaluate(expression, wait=5.0)
+            except (RuntimeError, TimeoutError):
+                value = None  # the context went away with a navigation: ask the new page
             if value:
                 return value
             time.sleep(0.05)
@@ -170,7 +181,7 @@ class Browser:
         return path
 
     def close(self) -> None:
-        with contextlib.suppress(RuntimeError, queue.Empty, OSError):
+        with contextlib.suppress(RuntimeError, TimeoutError, OSError):
             self.send("Browser.close")
         try:
             self.proc.wait(timeout=10)

@@ -37,7 +37,6 @@ const agents = {};
 const waves = {};
 const subs = {};
 let nextPage = 0;
-let loading = false;
 
 function agentBox(agent) {
   if (agents[agent]) return agents[agent];
@@ -136,16 +135,20 @@ function render(item) {
       break;
   }
 }
-async function loadPage() {
-  if (loading || nextPage >= meta.pages) return;
-  loading = true;
+let pending = null;
+function loadPage() {  // one page at a time: a second caller waits for the page in flight
+  if (pending) return pending;
+  if (nextPage >= meta.pages) return Promise.resolve();
+  pending = loadNext().finally(() => { pending = null; });
+  return pending;
+}
+async function loadNext() {
   const n = nextPage;
   const items = await DR.load(`items:${n}`, `data/items-${String(n).padStart(4, "0")}.js`);
   items.forEach(render);
   nextPage = n + 1;
   $("#loaded").textContent = `${Math.min(nextPage * meta.per_page, meta.items)} of ${meta.items} events`;
   if (nextPage >= meta.pages) $("#more").hidden = true;
-  loading = false;
   requestAnimationFrame(() => {  // the observer fires on changes only: keep filling the view
     if (nextPage < meta.pages && $("#more").getBoundingClientRect().top < 2 * innerHeight) loadPage();
   });

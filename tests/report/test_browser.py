@@ -66,6 +66,12 @@ def test_the_viewer_nests_children_and_links_citations_and_sub_calls(browser, ch
         "document.querySelector('details.child section.turn h3').textContent") == \
         "root/c1-0 · turn 1"
     assert browser.evaluate("!!document.querySelector('section.turn details.child')")
+    waves = browser.evaluate("Array.from(document.querySelectorAll('details.wave'))"
+                             ".map(w => w.firstElementChild.textContent)")
+    assert waves == ["wave 1 · 1 calls (1 ok, 0 failed) · 0.25 s · 150 tokens"]
+    order = browser.evaluate("Array.from(document.querySelector('section.turn').children)"
+                             ".map(e => e.className || e.tagName)")
+    assert order[:4] == ["H3", "reply", "cell", "wave"]  # the code before the waves it sent
     assert "output cut" in browser.evaluate("document.querySelector('#timeline').textContent")
     assert browser.evaluate("document.querySelector('.budget').textContent").startswith(
         "turn 1 · ")  # the child's line: no T of its own

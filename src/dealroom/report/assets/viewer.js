@@ -72,7 +72,7 @@ function add(parent, cls, html) {
   return div;
 }
 function waveBox(item, parent) {
-  const key = `${item.a}|${item.turn}|${item.wave}`;
+  const key = `${item.a}|${agents[item.a].current}|${item.wave}`;
   if (!waves[key]) {
     const box = document.createElement("details");
     box.className = "wave";
@@ -88,12 +88,15 @@ function render(item) {
     case "reply":
       add(at, "reply", `<details><summary>${esc(item.role)} reply · ${esc(item.model)} · ${fmt(tokens(item.usage))} tokens · ${fmt(item.lat, 2)} s${item.err ? " · <span class=err>error</span>" : ""}</summary><pre>${esc(item.out || item.err || "")}</pre></details>`);
       break;
-    case "cell":
-      add(at, "cell", `<pre class="code">${esc(item.code)}</pre><pre class="out">${esc(item.out)}</pre>` +
+    case "cell": {
+      const cell = add(at, "cell", `<pre class="code">${esc(item.code)}</pre><pre class="out">${esc(item.out)}</pre>` +
         (item.cut ? `<div class="note">output cut to the limit the root was shown</div>` : "") +
         (item.err ? `<pre class="err">${esc(item.err)}</pre>` : "") +
         (item.timed_out ? `<div class="err">timed out</div>` : "") + (item.crashed ? `<div class="err">crashed</div>` : ""));
+      const first = at.querySelector(":scope > details.wave, :scope > .child-line, :scope > details.child");
+      if (first) at.insertBefore(cell, first);  // the code before the waves it sent
       break;
+    }
     case "sub": {
       const w = waveBox(item, at);
       w.calls += 1; w.tokens += tokens(item.usage);

@@ -94,3 +94,19 @@ def test_bad_output_folders_and_sources_are_refused(sweep_builder, tmp_path):
     build_report([f"{sweep}:root=a"], tmp_path / "rep")  # a report's folder is rebuilt
     report = json.loads((tmp_path / "rep" / REPORT_JSON).read_text())
     assert {r["root"] for r in report["headline"]} == {"a"}
+
+
+def test_the_same_runs_give_the_same_page(sweep_builder, tmp_path):
+    sweep = built_sweep(sweep_builder)
+    first = build_report([sweep], tmp_path / "one").read_bytes()
+    assert build_report([sweep], tmp_path / "two").read_bytes() == first
+
+
+def test_without_matplotlib_the_error_names_the_extra(sweep_builder, tmp_path, monkeypatch):
+    import sys
+
+    from dealroom.errors import MissingDependency
+
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    with pytest.raises(MissingDependency, match=r'pip install "dealroom\[report\]"'):
+        build_report([built_sweep(sweep_builder)], tmp_path / "rep")

@@ -11,7 +11,7 @@ import dealroom
 
 PACKAGES = ["dealroom.runs", "dealroom.room", "dealroom.models", "dealroom.harness",
             "dealroom.harness.rlm", "dealroom.harness.sandbox", "dealroom.harness.toolloop",
-            "dealroom.judge", "dealroom.measure", "dealroom.eval",
+            "dealroom.judge", "dealroom.measure", "dealroom.eval", "dealroom.report",
             "dealroom.train"]
 
 

@@ -55,6 +55,7 @@ from dealroom.cli import (  # noqa: E402,F401  (registers commands)
     _ingest,
     _judge,
     _prefixes,
+    _report,
     _room,
     _run,
     _train,

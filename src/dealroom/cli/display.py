@@ -113,7 +113,8 @@ def render_cell(out: Any) -> None:
 
 
 @contextmanager
-def generation_progress(total: int, quiet: bool = False) -> Iterator[Callable[[int, int], None]]:
+def generation_progress(total: int, quiet: bool = False, label: str = "writing documents"
+                        ) -> Iterator[Callable[[int, int], None]]:
     """A progress bar on stderr fed by ``progress(done, total)``; refreshed only on updates,
     so no display thread runs while the generator forks its workers."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -121,7 +122,7 @@ def generation_progress(total: int, quiet: bool = False) -> Iterator[Callable[[i
     if quiet or not err_console.is_terminal:
         yield lambda done, total: None
         return
-    bar = Progress(TextColumn("[bold]writing documents"), BarColumn(), MofNCompleteColumn(),
+    bar = Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), console=err_console, auto_refresh=False, transient=True)
     with bar:
         task = bar.add_task("", total=total)

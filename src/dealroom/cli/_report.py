@@ -1,0 +1,57 @@
+"""``dealroom report`` (the HTML report over sweeps and runs) and ``dealroom view`` (one run's
+trace viewer)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from dealroom.cli import app
+
+
+@app.command()
+def report(
+    sources: list[str] = typer.Argument(
+        ..., help="Sweep folders, folders of runs or run folders (each may carry a "
+                  ":root=...,sub=... selector)."),
+    out: Path = typer.Option(..., "--out", help="The report folder (new, or a report's)."),
+    title: str = typer.Option(None, "--title", help="The report's title."),
+) -> None:
+    """Write DIR/index.html (tables, plots, episodes linking to their traces) and
+    DIR/report.json; the folder opens from disk."""
+    from dealroom.cli.display import generation_progress
+    from dealroom.cli.display_report import render_written
+    from dealroom.report import build_report
+
+    with generation_progress(0, label="writing traces") as progress:
+        index = build_report(sources, out, title=title, progress=progress)
+    render_written(index)
+
+
+@app.command()
+def view(
+    run: Path = typer.Argument(..., help="A run folder."),
+    out: Path = typer.Option(None, "--out", help="The viewer's folder (default: a new folder "
+                                                 "in the system's temp folder)."),
+    serve: bool = typer.Option(False, "--serve", help="Serve it on 127.0.0.1 until Ctrl-C."),
+    port: int = typer.Option(8765, "--port", help="The port of --serve (0: any free port)."),
+) -> None:
+    """Write the trace viewer of RUN (timeline, sub-calls, memo history, scores, coverage,
+    usage); it opens from disk, or from the local server with --serve."""
+    import tempfile
+
+    from dealroom.cli.display_report import render_serving, render_written
+    from dealroom.report import make_server, write_trace
+
+    if out is None:
+        out = Path(tempfile.mkdtemp(prefix=f"dealroom-view-{run.resolve().name}-"))
+    index = write_trace(run, out)
+    render_written(index)
+    if serve:
+        server = make_server(out, port)
+        render_serving(server.server_address)
+        try:
+            server.serve_forever()
+        finally:
+            server.server_close()

@@ -1,0 +1,138 @@
+"""One run's trace as data for the viewer: timeline items, the run's summary, its memo history
+and the documents it read.
+
+Items are the trajectory's events, flattened and made compact (``k``: reply, cell, sub, wave,
+child_start, child_end, memo, tool, budget, resumed, run_end; ``a``: the agent path; ``turn``),
+in ``seq`` order. A ``budget`` item follows each cell: what the run had spent by then (turn of
+T, tokens, cost, seconds). Sub-call items hold the prompt, the slices as references
+(``{id, pages, chars}``), the free text, the answer, usage and latency.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from dealroom.errors import DealroomError
+from dealroom.measure import metrics_from_run
+from dealroom.runs import RunFolder
+
+CITE = re.compile(r"\bD\d{5}\b")
+CUT = re.compile(r"\[\.\.\. [\d,]+ of [\d,]+ characters cut \.\.\.\]")
+"""How the harness marks a cell's output cut to its limit."""
+
+
+def trace_items(events: list[dict[str, Any]], max_turns: int | None) -> list[dict[str, Any]]:
+    """The timeline items of ``events`` (see the module docstring)."""
+    items: list[dict[str, Any]] = []
+    spent = {"tokens": 0, "cost": 0.0}
+    for e in events:
+        item = _item(e, max_turns, spent)
+        if item is not None:
+            items.append(item)
+        if e.get("type") == "cell":
+            items.append({"k": "budget", "a": e.get("agent", "root"), "turn": e.get("turn"),
+                          "of": max_turns if e.get("depth", 0) == 0 else None,
+                          "tokens": spent["tokens"], "cost": round(spent["cost"], 6),
+                          "t": e.get("t")})
+    return items
+
+
+def _item(e: dict[str, Any], max_turns: int | None, spent: dict[str, Any]) -> dict | None:
+    kind, agent = e.get("type"), e.get("agent", "root")
+    base = {"a": agent, "d": e.get("depth", 0), "turn": e.get("turn"), "seq": e.get("seq")}
+    if kind == "model_call":
+        usage = e.get("usage") or {}
+        spent["tokens"] += usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
+        spent["cost"] += usage.get("cost_usd") or 0.0
+        call = {**base, "id": e.get("call_id"), "model": e.get("model"), "usage": usage,
+                "lat": e.get("latency_s"), "err": e.get("error"), "out": e.get("output")}
+        if e.get("role") == "sub":
+            inp = e.get("input") or {}
+            return {**call, "k": "sub", "wave": e.get("wave"), "prompt": inp.get("prompt"),
+                    "text": inp.get("text"), "docs": inp.get("docs") or [],
+                    "cut": inp.get("truncated")}
+        return {**call, "k": "reply", "role": e.get("role")}
+    if kind == "cell":
+        output = e.get("output") or ""
+        return {**base, "k": "cell", "code": e.get("code"), "out": output,
+                "cut": bool(CUT.search(output)), "err": e.get("error"),
+                "timed_out": e.get("timed_out"), "crashed": e.get("crashed"),
+                "s": e.get("seconds")}
+    if kind in ("wave", "child_start", "child_end", "memo", "tool", "resumed", "run_end"):
+        keep = {k: v for k, v in e.items() if k not in ("seq", "t", "type", "agent", "depth")}
+        return {**base, **keep, "k": kind}
+    return None
+
+
+def referenced_docs(items: list[dict[str, Any]], memo: str) -> set[str]:
+    """The documents the viewer links to: slices sent, documents opened, citations."""
+    docs = {d["id"] for i in items if i["k"] == "sub" for d in i["docs"] if "id" in d}
+    docs |= {i["doc"] for i in items if i["k"] == "tool" and i.get("doc")}
+    return docs | set(CITE.findall(memo))
+
+
+def trace_summary(folder: RunFolder, events: list[dict[str, Any]],
+                  manifest: list[Any]) -> dict[str, Any]:
+    """The run's header, usage, scores and coverage tree (everything but the timeline)."""
+    config = folder.config
+    metrics = folder.metrics() or _metrics(folder.path)
+    end = next((e for e in reversed(events) if e.get("type") == "run_end"
+                and e.get("agent", "root") == "root"), {})
+    coverage = metrics.get("coverage") or {}
+    return {
+        "run": folder.name, "harness": config.get("harness"), "root": config.get("root"),
+        "sub": config.get("sub"), "settings": config.get("settings") or {},
+        "room": Path(str(config.get("room", ""))).name, "status": end.get("status", "running"),
+        "reason": end.get("reason", ""), "turns": end.get("turns"),
+        "wall_s": metrics.get("wall_s"), "usage": metrics.get("usage") or {},
+        "behaviour": metrics.get("behaviour") or {},
+        "coverage": {k: coverage.get(k) for k in ("coverage", "documents_touched",
+                                                  "documents_total")},
+        "tree": coverage_tree(manifest, coverage.get("by_document") or {}),
+        "scores": scores_view(folder.scores()),
+    }
+
+
+def _metrics(run: Path) -> dict[str, Any]:
+    try:
+        return metrics_from_run(run)
+    except DealroomError:
+        return metrics_from_run(run, coverage=False)
+
+
+def scores_view(scores: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The scores as the viewer shows them: criteria judged, and judge errors apart."""
+    if not scores:
+        return None
+    results = scores.get("criteria_results") or []
+    return {"judge": (scores.get("judge") or {}).get("name"), "summary": scores.get("summary"),
+            "pass_rate": scores.get("pass_rate"), "all_pass": scores.get("all_pass"),
+            "by_type": scores.get("pass_rate_by_type") or {},
+            "criteria": [r for r in results if r.get("verdict") in ("pass", "fail")],
+            "errors": [r for r in results if r.get("verdict") not in ("pass", "fail")]}
+
+
+def coverage_tree(manifest: list[Any], by_document: dict[str, float]) -> list[dict[str, Any]]:
+    """Category → folder → documents (the room's ``DocumentRecord``s), each with the share
+    read (token-weighted)."""
+    folders: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for doc in manifest:
+        folders[doc.category][doc.folder].append(
+            {"id": doc.id, "title": doc.title, "tokens": doc.tokens,
+             "share": float(by_document.get(doc.id, 0.0) or 0.0)})
+    return [{"name": cat, "share": _share(d for f in subs.values() for d in f),
+             "folders": [{"name": name, "share": _share(docs), "docs": docs}
+                         for name, docs in sorted(subs.items())]}
+            for cat, subs in sorted(folders.items())]
+
+
+def _share(docs: Any) -> float:
+    docs = list(docs)
+    total = sum(d["tokens"] for d in docs)
+    read = sum(d["tokens"] * d["share"] for d in docs)
+    share = read / total if total else 0.0
+    return share if math.isfinite(share) else 0.0

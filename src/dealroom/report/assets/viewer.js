@@ -1,0 +1,245 @@
+/* The trace viewer: the timeline loads page by page as it scrolls; documents and the memo
+   history load when first opened. Data: DR.data.meta, items:N, memo, doc:ID. */
+const meta = DR.data.meta;
+const $ = (sel) => document.querySelector(sel);
+const texts = new Set(meta.texts);
+
+function ref(doc, first, last) {
+  const pages = first ? (last && last !== first ? ` pp.${first}-${last}` : ` p.${first}`) : "";
+  if (!texts.has(doc)) return esc(doc + pages);
+  return `<a class="ref" href="#" data-doc="${esc(doc)}" data-page="${first || 1}">${esc(doc + pages)}</a>`;
+}
+function linkCitations(text) {
+  return esc(text).replace(/\b(D\d{5})(?: (?:p|pp)\.(\d+)(?:-(\d+))?)?/g,
+    (m, doc, a, b) => ref(doc, a ? +a : null, b ? +b : null));
+}
+function tokens(u) { return u ? (u.input_tokens || 0) + (u.output_tokens || 0) : 0; }
+
+/* -- the header and tabs ------------------------------------------------------------------ */
+function header() {
+  const s = meta.scores;
+  $("#title").textContent = `${meta.run} — ${meta.room}`;
+  $("#facts").innerHTML = [
+    ["harness", meta.harness], ["root", meta.root], ["sub", meta.sub],
+    ["status", meta.status], ["turns", meta.turns], ["wall", fmt(meta.wall_s, 1) + " s"],
+    ["sub-calls", meta.behaviour.sub_calls], ["coverage", fmt(meta.coverage.coverage, 3)],
+    ["pass rate", s ? fmt(s.pass_rate, 3) : "not judged"],
+  ].map(([k, v]) => `<span><b>${esc(k)}</b> ${esc(v ?? "–")}</span>`).join("");
+}
+function showTab(name) {
+  document.querySelectorAll("nav button").forEach((b) => b.classList.toggle("on", b.dataset.tab === name));
+  document.querySelectorAll("main > section").forEach((s) => { s.hidden = s.id !== name; });
+  if (name === "memo") memoTab();
+}
+
+/* -- the timeline ---------------------------------------------------------------------------- */
+const agents = {};
+const waves = {};
+const subs = {};
+let nextPage = 0;
+
+function agentBox(agent) {
+  if (agents[agent]) return agents[agent];
+  let el = $("#timeline-body");
+  if (agent.includes("/")) {
+    const parent = agent.slice(0, agent.lastIndexOf("/"));
+    const box = document.createElement("details");
+    box.className = "child"; box.open = true;
+    box.innerHTML = `<summary>child ${esc(agent)}</summary><div></div>`;
+    turnBox(parent, null).appendChild(box);
+    el = box.lastElementChild;
+  }
+  return (agents[agent] = { el, turns: {}, current: null });
+}
+function turnBox(agent, turn) {
+  const box = agentBox(agent);
+  if (turn === null || turn === undefined) turn = box.current ?? 0;
+  box.current = turn;
+  if (!box.turns[turn]) {
+    const sec = document.createElement("section");
+    sec.className = "turn";
+    sec.dataset.agent = agent; sec.dataset.turn = turn;
+    sec.innerHTML = `<h3>${esc(agent)} · ${turn ? "turn " + turn : "start"}</h3>`;
+    box.el.appendChild(sec);
+    box.turns[turn] = sec;
+  }
+  return box.turns[turn];
+}
+function add(parent, cls, html) {
+  const div = document.createElement("div");
+  div.className = cls; div.innerHTML = html;
+  parent.appendChild(div);
+  return div;
+}
+function waveBox(item, parent) {
+  const key = `${item.a}|${agents[item.a].current}|${item.wave}`;
+  if (!waves[key]) {
+    const box = document.createElement("details");
+    box.className = "wave";
+    box.innerHTML = `<summary>wave ${esc(item.wave ?? "–")}</summary><table class="calls"><thead><tr><th>call</th><th>slices</th><th>tokens in / out</th><th>latency</th><th></th></tr></thead><tbody></tbody></table>`;
+    parent.appendChild(box);
+    waves[key] = { box, calls: 0, tokens: 0 };
+  }
+  return waves[key];
+}
+function render(item) {
+  const at = turnBox(item.a, item.turn);
+  switch (item.k) {
+    case "reply":
+      add(at, "reply", `<details><summary>${esc(item.role)} reply · ${esc(item.model)} · ${fmt(tokens(item.usage))} tokens · ${fmt(item.lat, 2)} s${item.err ? " · <span class=err>error</span>" : ""}</summary><pre>${esc(item.out || item.err || "")}</pre></details>`);
+      break;
+    case "cell": {
+      const cell = add(at, "cell", `<pre class="code">${esc(item.code)}</pre><pre class="out">${esc(item.out)}</pre>` +
+        (item.cut ? `<div class="note">output cut to the limit the root was shown</div>` : "") +
+        (item.err ? `<pre class="err">${esc(item.err)}</pre>` : "") +
+        (item.timed_out ? `<div class="err">timed out</div>` : "") + (item.crashed ? `<div class="err">crashed</div>` : ""));
+      const first = at.querySelector(":scope > details.wave, :scope > .child-line, :scope > details.child");
+      if (first) at.insertBefore(cell, first);  // the code before the waves it sent
+      break;
+    }
+    case "sub": {
+      const w = waveBox(item, at);
+      w.calls += 1; w.tokens += tokens(item.usage);
+      const n = Object.keys(subs).length;
+      subs[n] = item;
+      const slices = item.docs.map((d) => ref(d.id, d.pages && d.pages[0], d.pages && d.pages[1])).join(", ") || (item.text ? "text" : "");
+      const row = document.createElement("tr");
+      row.className = "call" + (item.err ? " failed" : ""); row.dataset.n = n;
+      row.innerHTML = `<td><a href="#" class="open-call">${esc(item.id)}</a></td><td>${slices}</td><td>${fmt(item.usage.input_tokens)} / ${fmt(item.usage.output_tokens)}</td><td>${fmt(item.lat, 2)} s</td><td>${item.err ? "<span class=err>failed</span>" : ""}</td>`;
+      w.box.querySelector("tbody").appendChild(row);
+      w.box.firstElementChild.textContent = `wave ${item.wave ?? "–"} · ${w.calls} calls · ${fmt(w.tokens)} tokens`;
+      break;
+    }
+    case "wave": {
+      const w = waveBox(item, at);
+      w.box.firstElementChild.textContent = `wave ${item.wave} · ${item.calls} calls (${item.ok} ok, ${item.failed} failed) · ${fmt(item.seconds, 2)} s · ${fmt(w.tokens)} tokens`;
+      break;
+    }
+    case "budget":
+      add(at, "budget", `${item.of ? `turn ${item.turn} of ${item.of}` : `turn ${item.turn}`} · ${fmt(item.tokens)} tokens · $${fmt(item.cost, 4)} · ${fmt(item.t, 1)} s`);
+      break;
+    case "child_start":
+      add(at, "child-line", `rlm() child started: ${esc(item.task)}`);
+      break;
+    case "child_end":
+      add(at, "child-line", `child ended (${esc(item.status)}, ${esc(item.turns)} turns): ${esc(item.text)}`);
+      break;
+    case "memo":
+      add(at, "memo-line", `memo: ${esc(item.sections)} sections, ${fmt(item.chars)} chars`);
+      break;
+    case "tool":
+      add(at, "tool", `tool ${esc(item.name)}(${esc(JSON.stringify(item.arguments))}) ${item.doc ? ref(item.doc) : ""} · ${fmt(item.output_chars)} chars${item.error ? ` <span class=err>${esc(item.error)}</span>` : ""}`);
+      break;
+    case "resumed":
+      add(at, "note", `resumed after ${esc(item.previous_events)} events`);
+      break;
+    case "run_end":
+      add(at, "end", `${esc(item.a)} ended: ${esc(item.status)} — ${esc(item.reason)}`);
+      break;
+  }
+}
+let pending = null;
+function loadPage() {  // one page at a time: a second caller waits for the page in flight
+  if (pending) return pending;
+  if (nextPage >= meta.pages) return Promise.resolve();
+  pending = loadNext().finally(() => { pending = null; });
+  return pending;
+}
+async function loadNext() {
+  const n = nextPage;
+  const items = await DR.load(`items:${n}`, `data/items-${String(n).padStart(4, "0")}.js`);
+  items.forEach(render);
+  nextPage = n + 1;
+  $("#loaded").textContent = `${Math.min(nextPage * meta.per_page, meta.items)} of ${meta.items} events`;
+  if (nextPage >= meta.pages) $("#more").hidden = true;
+  requestAnimationFrame(() => {  // the observer fires on changes only: keep filling the view
+    if (nextPage < meta.pages && $("#more").getBoundingClientRect().top < 2 * innerHeight) loadPage();
+  });
+}
+async function loadAll() { while (nextPage < meta.pages) await loadPage(); }
+
+/* -- the side panel: a sub-call, a document page ------------------------------------------ */
+function panel(html) {
+  $("#panel-body").innerHTML = html; $("#panel").hidden = false;
+  document.body.classList.add("with-panel");
+}
+function showCall(item) {
+  const slices = item.docs.map((d) => `<li>${ref(d.id, d.pages && d.pages[0], d.pages && d.pages[1])} chars ${d.chars ? d.chars.join("–") : ""}</li>`).join("");
+  const u = item.usage || {};
+  panel(`<h2>sub-call ${esc(item.id)}</h2>
+    <p>${esc(item.model)} · ${fmt(u.input_tokens)} in / ${fmt(u.output_tokens)} out · $${fmt(u.cost_usd, 4)} · ${fmt(item.lat, 2)} s${item.cut ? " · slice cut" : ""}</p>
+    <h3>prompt</h3><pre>${esc(item.prompt)}</pre>
+    ${slices ? `<h3>slices</h3><ul>${slices}</ul>` : ""}
+    ${item.text ? `<h3>text</h3><pre>${esc(item.text)}</pre>` : ""}
+    <h3>answer</h3><pre class="answer">${esc(item.out ?? "")}</pre>
+    ${item.err ? `<h3>error</h3><pre class="err">${esc(JSON.stringify(item.err))}</pre>` : ""}`);
+}
+async function showDoc(id, page) {
+  const doc = await DR.load(`doc:${id}`, `${meta.docs_href}/${id}.js`);
+  page = Math.max(1, Math.min(page, doc.pages.length));
+  panel(`<h2 class="doc-title">${esc(id)} p.${page} of ${doc.pages.length}</h2><p>${esc(doc.title)}</p>
+    <p>${page > 1 ? `<a class="ref" href="#" data-doc="${esc(id)}" data-page="${page - 1}">previous page</a>` : ""}
+    ${page < doc.pages.length ? `<a class="ref" href="#" data-doc="${esc(id)}" data-page="${page + 1}">next page</a>` : ""}</p>
+    <pre class="page-text">${esc(doc.pages[page - 1])}</pre>`);
+}
+
+/* -- the memo, its history, the scores, coverage, usage ------------------------------------ */
+async function memoTab() {
+  if ($("#memo").dataset.done) return;
+  const memo = await DR.load("memo", "data/memo.js");
+  $("#memo").dataset.done = "1";
+  const score = Object.fromEntries(memo.by_turn.map((t) => [t.turn, t]));
+  const buttons = memo.history.map((h) => {
+    const s = score[h.turn];
+    return `<button data-turn="${h.turn}">turn ${h.turn}${s ? ` · ${fmt(s.pass_rate, 2)}` : ""}</button>`;
+  }).join("");
+  $("#memo").innerHTML = `<div class="history">as of: <button data-turn="final" class="on">delivered</button>${buttons}</div><pre class="memo-text">${linkCitations(memo.final || "(no memo)")}</pre>`;
+  $("#memo .history").addEventListener("click", (ev) => {
+    const b = ev.target.closest("button");
+    if (!b) return;
+    $("#memo .history").querySelectorAll("button").forEach((x) => x.classList.toggle("on", x === b));
+    const h = memo.history.find((x) => String(x.turn) === b.dataset.turn);
+    $("#memo .memo-text").innerHTML = linkCitations(h ? h.memo : memo.final);
+  });
+}
+function scoresTab() {
+  const s = meta.scores;
+  if (!s) { $("#scores").innerHTML = `<p class="note">not judged: run <code>dealroom judge RUN</code></p>`; return; }
+  const row = (r) => `<tr class="${esc(r.verdict)}"><td>${esc(r.id)}</td><td>${esc(r.title)}</td><td>${esc(r.verdict)}</td><td>${esc(r.reasoning)}</td></tr>`;
+  const types = Object.entries(s.by_type).map(([t, v]) => `<span><b>${esc(t)}</b> ${fmt(v.pass_rate, 2)}</span>`).join("");
+  $("#scores").innerHTML = `<p>${esc(s.judge)} judge: ${esc(s.summary)}</p><div class="facts">${types}</div>
+    <table class="criteria"><thead><tr><th>id</th><th>criterion</th><th>verdict</th><th>reasoning / matched line</th></tr></thead><tbody>${s.criteria.map(row).join("")}</tbody></table>
+    <h3>judge errors (${s.errors.length})</h3>${s.errors.length ? `<table class="criteria"><tbody>${s.errors.map(row).join("")}</tbody></table>` : "<p class=note>none</p>"}`;
+}
+function shade(share) { return `hsl(${Math.round(120 * share)}, 60%, ${share > 0 ? 82 : 94}%)`; }
+function coverageTab() {
+  const tree = meta.tree.map((cat) => `<details><summary style="background:${shade(cat.share)}">${esc(cat.name)} · ${fmt(100 * cat.share, 0)}%</summary>` +
+    cat.folders.map((f) => `<details class="folder"><summary style="background:${shade(f.share)}">${esc(f.name)} · ${fmt(100 * f.share, 0)}%</summary><ul>` +
+      f.docs.map((d) => `<li style="background:${shade(d.share)}">${ref(d.id)} ${esc(d.title)} · ${fmt(100 * d.share, 0)}%</li>`).join("") + "</ul></details>").join("") + "</details>").join("");
+  const c = meta.coverage;
+  $("#coverage").innerHTML = `<p>coverage ${fmt(c.coverage, 3)} · ${fmt(c.documents_touched)} of ${fmt(c.documents_total)} documents touched (colour: share read)</p>${tree || "<p class=note>the room is not found: no tree</p>"}`;
+}
+function usageTab() {
+  const u = meta.usage;
+  const table = (title, group) => `<h3>by ${title}</h3><table><thead><tr><th>${title}</th><th>calls</th><th>input</th><th>cached</th><th>output</th><th>cost USD</th></tr></thead><tbody>` +
+    Object.entries(group || {}).map(([k, v]) => `<tr><td>${esc(k)}</td><td>${fmt(v.calls)}</td><td>${fmt(v.input_tokens)}</td><td>${fmt(v.cached_input_tokens)}</td><td>${fmt(v.output_tokens)}</td><td>${fmt(v.cost_usd, 4)}</td></tr>`).join("") + "</tbody></table>";
+  $("#usage").innerHTML = u.total ? table("role", u.by_role) + table("model", u.by_model) + table("depth", u.by_depth) : "<p class=note>no usage recorded</p>";
+}
+
+/* -- wiring -------------------------------------------------------------------------------- */
+document.addEventListener("click", (ev) => {
+  const a = ev.target.closest("a.ref, a.open-call, nav button");
+  if (!a) return;
+  ev.preventDefault();
+  if (a.matches("nav button")) showTab(a.dataset.tab);
+  else if (a.classList.contains("ref")) showDoc(a.dataset.doc, +a.dataset.page || 1);
+  else showCall(subs[a.closest("tr").dataset.n]);
+});
+$("#panel-close").addEventListener("click", () => {
+  $("#panel").hidden = true; document.body.classList.remove("with-panel");
+});
+$("#load-all").addEventListener("click", loadAll);
+header(); scoresTab(); coverageTab(); usageTab();
+new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) loadPage(); })
+  .observe($("#more"));
+loadPage();

@@ -1,0 +1,113 @@
+"""Fixtures of the report's tests: a judged scripted run, a hand-written run with a child
+and a judge error, and a sweep of copies of the scripted run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dealroom.runs import memo_delta
+
+
+@pytest.fixture(scope="session")
+def scripted_run(generated_room, tmp_path_factory) -> Path:
+    """A scripted run (oracle sub-agent) on the generated room, judged and judged by turn."""
+    from dealroom.harness import run_agent
+    from dealroom.judge import judge_by_turn, judge_run
+
+    run = tmp_path_factory.mktemp("runs") / "scripted"
+    run_agent(generated_room, run, root="scripted", sub="oracle")
+    judge_run(run)
+    judge_by_turn(run)
+    return run
+
+
+def _event(seq: int, kind: str, agent: str = "root", **fields) -> dict:
+    depth = agent.count("/")
+    return {"seq": seq, "t": seq / 10, "type": kind, "agent": agent, "depth": depth, **fields}
+
+
+USAGE = {"input_tokens": 120, "cached_input_tokens": 0, "output_tokens": 30, "cost_usd": 0.002,
+         "calls": 1}
+
+
+@pytest.fixture
+def child_run(generated_room, tmp_path) -> Path:
+    """A run folder written by hand: a root turn that sends one sub-call and starts a child
+    (which runs one turn of its own), a memo citing D00002 p.2, and scores with a judge error."""
+    run = tmp_path / "child-run"
+    (run / "output").mkdir(parents=True)
+    config = {"version": 1, "harness": "rlm", "room": str(generated_room), "root": "scripted",
+              "sub": "oracle", "settings": {"depth": 2, "max_turns": 4},
+              "deliverables": {"memo": "memo.md"}}
+    (run / "config.json").write_text(json.dumps(config))
+    sub_input = {"prompt": "List the issues.", "text": None, "truncated": False,
+                 "docs": [{"id": "D00002", "pages": [1, 3], "chars": [0, 900]}]}
+    events = [
+        _event(0, "run_start", room="g20", docs=20, tokens=1000),
+        _event(1, "model_call", role="root", model="scripted", call_id="root/t1", turn=1,
+               wave=None, input={"messages": []}, output="```python\nprint(1)\n```",
+               usage=USAGE, error=None, latency_s=0.5, provider={}, tokens=None),
+        _event(2, "model_call", agent="root", role="sub", model="oracle", call_id="root/t1/s0",
+               turn=1, wave=1, input=sub_input, output="ISSUE: change of control",
+               usage=USAGE, error=None, latency_s=0.25, provider={}, tokens=None),
+        _event(3, "wave", wave=1, calls=1, ok=1, failed=0, seconds=0.25),
+        _event(4, "child_start", call_id="root/t1/s1", task="read the litigation folder",
+               budget={"max_turns": 2}),
+        _event(5, "model_call", agent="root/c1-0", role="child_root", model="scripted",
+               call_id="root/c1-0/t1", turn=1, wave=None, input={"messages": []},
+               output="child reply", usage=USAGE, error=None, latency_s=0.1, provider={},
+               tokens=None),
+        _event(6, "cell", agent="root/c1-0", turn=1, code="print('child cell')",
+               output="child output", error=None, timed_out=False, crashed=False, seconds=0.01),
+        _event(7, "child_end", call_id="root/t1/s1", status="submitted", reason="",
+               text="the child's answer", turns=1),
+        _event(8, "cell", turn=1, code="print(room.tree())", output="x" * 10 +
+               "\n[... 5,000 of 9,000 characters cut ...]\n" + "y" * 10, error=None,
+               timed_out=False, crashed=False, seconds=0.02),
+        _event(9, "memo", sections=1, chars=60),
+        _event(10, "run_end", status="submitted", reason="the agent called submit()", turns=1,
+               ended="submitted"),
+    ]
+    (run / "trajectory.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    memo = "# Memo\n\n- Change of control at Acme [D00002 p.2]\n"
+    (run / "output" / "memo.md").write_text(memo)
+    (run / "memo_history.jsonl").write_text(json.dumps(
+        {"turn": 1, "ops": memo_delta("", memo), "chars": len(memo)}) + "\n")
+    scores = {"summary": "1/2 criteria passed", "pass_rate": 0.5, "all_pass": False,
+              "judge": {"name": "reference"}, "pass_rate_by_type": {"fact": {"pass_rate": 1.0}},
+              "criteria_results": [
+                  {"id": "C-001", "title": "change of control", "verdict": "pass",
+                   "reasoning": "stated together at line 3: - Change of control at Acme"},
+                  {"id": "C-002", "title": "the amount", "verdict": "error",
+                   "reasoning": "the judge's reply could not be parsed"}]}
+    (run / "scores.json").write_text(json.dumps(scores))
+    return run
+
+
+@pytest.fixture(scope="session")
+def copied_sweep(scripted_run, tmp_path_factory) -> Path:
+    """A sweep of real run folders (copies of the scripted run) as ``dealroom eval sweep``
+    lays them out: two policies x 2 samples at T = 8, with scores scaled per policy and seed."""
+    sweep = tmp_path_factory.mktemp("report-sweep") / "sweep"
+    config = json.loads((scripted_run / "config.json").read_text())
+    entries = []
+    for root, scale in (("scripted", 1.0), ("scripted:coverage=0.3", 0.5)):
+        for seed in (0, 1):
+            eid = f"g20/{root}__oracle/d1-T8-s{seed}"
+            run = sweep / "episodes" / eid
+            shutil.copytree(scripted_run, run)
+            (run / "config.json").write_text(json.dumps({**config, "root": root}))
+            scores = json.loads((run / "scores.json").read_text())
+            scores["pass_rate"] *= scale - 0.1 * seed
+            (run / "scores.json").write_text(json.dumps(scores))
+            entries.append({"id": eid, "room": "g20", "room_path": config["room"],
+                            "root": root, "sub": "oracle", "depth": 1, "max_turns": 8,
+                            "seed": seed, "status": "done"})
+    spec = {"budget_visible": True, "max_turns": [8], "samples": 2}
+    (sweep / "sweep.json").write_text(json.dumps({"version": 1, "spec": spec,
+                                                  "episodes": entries}))
+    return sweep

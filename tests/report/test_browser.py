@@ -1,0 +1,119 @@
+"""The report and the viewer in headless Chromium: no console errors, plots with marks,
+episode → trace, citation → page text, sub-call → its prompt and answer. Screenshots go to
+``test-artifacts/report/`` (gitignored)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dealroom.report import build_report, write_trace
+from dealroom.report._plots import PLOTS
+from dealroom.report.testing import Browser, find_chromium
+from dealroom.room import Room
+
+pytestmark = pytest.mark.skipif(find_chromium() is None,
+                                reason="no Chromium found (install Debian's `chromium`)")
+ARTIFACTS = Path(__file__).parents[2] / "test-artifacts" / "report"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with Browser(timeout=30) as b:
+        yield b
+
+
+def marks(browser) -> dict[str, int]:
+    return browser.evaluate(
+        "Object.fromEntries(Array.from(document.querySelectorAll('figure.plot')).map(f => "
+        "[f.id, f.querySelectorAll('[id^=data-] path, [id^=data-] use').length]))")
+
+
+def test_the_report_draws_every_plot_and_an_episode_opens_its_trace(browser, copied_sweep,
+                                                                    tmp_path):
+    index = build_report([copied_sweep], tmp_path / "rep")
+    report = json.loads((tmp_path / "rep" / "report.json").read_text())
+    browser.errors.clear()
+    browser.open(index.as_uri())
+    browser.screenshot(ARTIFACTS / "report.png", full_page=True)
+    drawn = marks(browser)
+    expected = {f"plot-{k}" for k, (key, _, _) in PLOTS.items()
+                if "note" not in report["plots"][key]}
+    assert set(drawn) == expected and len(expected) >= 6
+    assert all(n > 0 for n in drawn.values()), drawn
+    assert browser.evaluate("document.querySelectorAll('table.headline tbody tr').length") == 2
+    browser.click("table.headline th:nth-child(4)")  # sort by pass rate, twice
+    browser.click("table.headline th:nth-child(4)")
+    first = browser.evaluate("document.querySelector('table.headline tbody td').textContent")
+    best = max(report["headline"], key=lambda r: r["pass_rate"])["policy"]
+    assert first.startswith(best)
+    browser.click("a.trace")
+    browser.wait_for("document.querySelectorAll('section.turn').length > 2")
+    assert browser.evaluate("location.pathname").endswith("/traces/e0000/index.html")
+    browser.screenshot(ARTIFACTS / "report-trace.png")
+    assert browser.errors == []
+
+
+def test_the_viewer_nests_children_and_links_citations_and_sub_calls(browser, child_run,
+                                                                     tmp_path):
+    index = write_trace(child_run, tmp_path / "view")
+    browser.errors.clear()
+    browser.open(index.as_uri())
+    browser.wait_for("document.querySelector('.budget') !== null")
+    assert browser.evaluate(
+        "document.querySelector('details.child section.turn h3').textContent") == \
+        "root/c1-0 · turn 1"
+    assert browser.evaluate("!!document.querySelector('section.turn details.child')")
+    waves = browser.evaluate("Array.from(document.querySelectorAll('details.wave'))"
+                             ".map(w => w.firstElementChild.textContent)")
+    assert waves == ["wave 1 · 1 calls (1 ok, 0 failed) · 0.25 s · 150 tokens"]
+    order = browser.evaluate("Array.from(document.querySelector('section.turn').children)"
+                             ".map(e => e.className || e.tagName)")
+    assert order[:4] == ["H3", "reply", "cell", "wave"]  # the code before the waves it sent
+    assert "output cut" in browser.evaluate("document.querySelector('#timeline').textContent")
+    assert browser.evaluate("document.querySelector('.budget').textContent").startswith(
+        "turn 1 · ")  # the child's line: no T of its own
+    browser.click("a.open-call")
+    browser.wait_for("document.querySelector('#panel .answer') !== null")
+    panel = browser.evaluate("document.querySelector('#panel').textContent")
+    assert "List the issues." in panel and "ISSUE: change of control" in panel
+    browser.click("nav button[data-tab=memo]")
+    browser.wait_for("document.querySelector('#memo a.ref') !== null")
+    browser.click("#memo a.ref")
+    text = browser.wait_for("document.querySelector('#panel .page-text')?.textContent")
+    with Room.open(json.loads((child_run / "config.json").read_text())["room"]) as room:
+        assert text == room.text("D00002", 2)
+    assert browser.evaluate("document.querySelector('#panel .doc-title').textContent") == \
+        "D00002 p.2 of " + str(room.doc("D00002").pages)
+    browser.screenshot(ARTIFACTS / "viewer-citation.png")
+    browser.click("nav button[data-tab=scores]")
+    scores = browser.evaluate("document.querySelector('#scores').textContent")
+    assert "stated together at line 3" in scores and "judge errors (1)" in scores
+    browser.click("nav button[data-tab=coverage]")
+    browser.click("nav button[data-tab=usage]")
+    usage = browser.evaluate("Array.from(document.querySelectorAll('#usage tr'))"
+                             ".map(r => r.cells[0].textContent)")
+    assert usage == ["role", "child_root", "root", "sub", "model", "oracle", "scripted",
+                     "depth", "0", "1"]
+    tree = browser.evaluate("document.querySelectorAll('#coverage li').length")
+    assert tree == len(room.docs)
+    assert browser.errors == []
+
+
+def test_a_long_timeline_loads_as_it_scrolls(browser, scripted_run, tmp_path, monkeypatch):
+    from dealroom.report import _view
+
+    monkeypatch.setattr(_view, "ITEMS_PER_PAGE", 3)
+    index = write_trace(scripted_run, tmp_path / "view")
+    pages = len(list((index.parent / "data").glob("items-*.js")))
+    browser.errors.clear()
+    browser.open(index.as_uri())
+    browser.wait_for("Object.keys(DR.data).some(k => k.startsWith('items:'))")
+    browser.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    browser.click("#load-all")
+    browser.wait_for(f"Object.keys(DR.data).filter(k => k.startsWith('items:')).length == {pages}")
+    assert browser.wait_for("document.querySelector('#more').hidden")
+    browser.screenshot(ARTIFACTS / "viewer-scripted.png", full_page=True)
+    assert browser.errors == []

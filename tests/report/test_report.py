@@ -1,0 +1,112 @@
+"""``build_report``: report.json's numbers, the plots drawn or noted, the page, the traces."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from dealroom.errors import ConfigError
+from dealroom.eval import passk, table
+from dealroom.report import REPORT_JSON, build_report
+from dealroom.report._plots import PLOTS
+
+METRICS = {"usage": {"total": {"input_tokens": 1000, "output_tokens": 100, "cost_usd": 0.5},
+                     "by_role": {"root": {"input_tokens": 100, "output_tokens": 50}}},
+           "behaviour": {"sub_calls": 4, "turns": 3}, "coverage": {"coverage": 0.25},
+           "wall_s": 2.0}
+
+
+def built_sweep(sweep_builder, *, costs=True):
+    """Two roots x two rooms x depth 1 and 2 x two samples, judged by turn, with costs."""
+    sweep = sweep_builder("sweep", max_turns=[8], samples=2)
+    for room in ("r1", "r2"):
+        for root, base in (("a", 0.8), ("b", 0.3)):
+            for depth in (1, 2):
+                for seed in (0, 1):
+                    rate = base - 0.1 * seed - 0.2 * (depth - 1)
+                    metrics = json.loads(json.dumps(METRICS))
+                    metrics["usage"]["total"]["cost_usd"] = (0.1 + rate) if costs else 0.0
+                    sweep.episode(room, root, depth=depth, seed=seed, pass_rate=rate,
+                                  all_pass=rate > 0.6, by_type={"fact": rate, "citation": 0.5},
+                                  by_turn=[rate / 2, rate], metrics=metrics)
+    return sweep.write()
+
+
+def test_the_headline_and_plots_hold_the_numbers_of_eval(sweep_builder, tmp_path):
+    sweep = built_sweep(sweep_builder)
+    build_report([sweep], tmp_path / "rep", title="Two roots")
+    report = json.loads((tmp_path / "rep" / REPORT_JSON).read_text())
+    assert report["title"] == "Two roots"
+    expected = {(r["root"], r["depth"]): r for r in table(sweep, by=("root", "sub", "depth"))}
+    assert len(report["headline"]) == 4
+    for row in report["headline"]:
+        ref = expected[(row["root"], row["depth"])]
+        assert math.isclose(row["pass_rate"], ref["pass_rate"])
+        assert (row["ci_low"], row["ci_high"]) == (ref["ci_low"], ref["ci_high"])
+        assert (row["episodes"], row["rooms"], row["harness"]) == (4, 2, "rlm")
+        assert row["root_share"] == pytest.approx(150 / 1100)
+        assert (row["sub_calls"], row["turns"], row["wall_s"]) == (4, 3, 2.0)
+    plots = report["plots"]
+    assert [c for c in report["passk"] if c["k"] == 1] == \
+        [c for c in passk(sweep) if c["k"] == 1]
+    assert set(plots["passk_curves"]["policies"]) == {"a / oracle / d1", "a / oracle / d2",
+                                                      "b / oracle / d1", "b / oracle / d2"}
+    assert plots["depth"]["pairs"][0][:2] == pytest.approx([0.75, 0.55])
+    assert plots["grid"]["roots"] == ["a", "b"]
+    assert plots["by_turn"]["series"]["a / oracle / rlm / d1"] == \
+        [[1, pytest.approx(0.375)], [2, pytest.approx(0.75)]]
+    assert plots["by_type"]["types"] == ["citation", "fact"]
+    assert "note" in plots["delegation"]  # rooms of one size (no room folders here)
+    html = (tmp_path / "rep" / "index.html").read_text()
+    drawn = [key for key, (data, _, _) in PLOTS.items() if "note" not in plots[data]]
+    assert drawn and all(f'id="plot-{key}"' in html for key in drawn)
+    assert plots["delegation"]["note"] in html
+    assert html.count('class="trace"') == len(report["episodes"]) == 16
+    assert "http://" not in html and "https://" not in html
+
+
+def test_a_plot_without_data_is_a_note_and_failed_episodes_are_counted(sweep_builder, tmp_path):
+    sweep = sweep_builder("free")
+    sweep.episode("r1", "a", pass_rate=0.5, metrics=METRICS | {"usage": {"total": {}}})
+    sweep.episode("r1", "a", seed=1, status="failed")
+    build_report([sweep.write()], tmp_path / "rep")
+    report = json.loads((tmp_path / "rep" / REPORT_JSON).read_text())
+    assert report["plots"]["pass_cost"] == {
+        "note": "every episode cost nothing (offline or unpriced models): no cost axis"}
+    assert "note" in report["plots"]["grid"] and "note" in report["plots"]["by_turn"]
+    assert report["headline"][0]["failed"] == 1
+    assert [e["trace"] is None for e in report["episodes"]] == [False, True]
+
+
+def test_bad_output_folders_and_sources_are_refused(sweep_builder, tmp_path):
+    sweep = built_sweep(sweep_builder)
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "x").write_text("keep")
+    with pytest.raises(ConfigError, match="holds other files"):
+        build_report([sweep], tmp_path / "used")
+    with pytest.raises(ConfigError, match="at least one"):
+        build_report([], tmp_path / "rep")
+    with pytest.raises(ConfigError, match="holds no episodes"):
+        build_report([f"{sweep}:root=nobody"], tmp_path / "rep")
+    build_report([sweep], tmp_path / "rep")
+    build_report([f"{sweep}:root=a"], tmp_path / "rep")  # a report's folder is rebuilt
+    report = json.loads((tmp_path / "rep" / REPORT_JSON).read_text())
+    assert {r["root"] for r in report["headline"]} == {"a"}
+
+
+def test_the_same_runs_give_the_same_page(sweep_builder, tmp_path):
+    sweep = built_sweep(sweep_builder)
+    first = build_report([sweep], tmp_path / "one").read_bytes()
+    assert build_report([sweep], tmp_path / "two").read_bytes() == first
+
+
+def test_without_matplotlib_the_error_names_the_extra(sweep_builder, tmp_path, monkeypatch):
+    import sys
+
+    from dealroom.errors import MissingDependency
+
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    with pytest.raises(MissingDependency, match=r'pip install "dealroom\[report\]"'):
+        build_report([built_sweep(sweep_builder)], tmp_path / "rep")

@@ -22,6 +22,7 @@ from dealroom.train._mask import (
 from dealroom.train._select import Selection, select_runs
 from dealroom.train._settings import SFTSettings, field_help
 from dealroom.train._sft import SFTResult, read_rows, train_sft
+from dealroom.train._skyrl import register_skyrl_env
 
 __all__ = [
     "BudgetMixViolation",
@@ -40,6 +41,7 @@ __all__ = [
     "group_advantages",
     "load_grpo_spec",
     "read_rows",
+    "register_skyrl_env",
     "select_runs",
     "tokenize_conversation",
     "train_grpo",

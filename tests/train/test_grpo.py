@@ -350,3 +350,16 @@ def test_every_grpo_setting_is_documented():
     for field in dataclasses.fields(GRPOSettings):
         assert helps[field.name], f"{field.name} has a docstring"
         assert f"| `{field.name}` |" in doc, f"docs/training.md lists {field.name}"
+
+
+def test_the_example_specs_load():
+    from pathlib import Path
+
+    from dealroom.train import load_grpo_spec
+
+    examples = Path(__file__).parents[2] / "examples"
+    spec, base = load_grpo_spec(examples / "grpo.toml")
+    assert spec.sub == "oracle" and spec.grpo.group_size == 4 and base == examples.resolve()
+    cluster, _ = load_grpo_spec(examples / "grpo_cluster.toml", budgetmix=[8, 16, 32, 64])
+    assert (cluster.grpo.group_size, cluster.grpo.batch_size) == (8, 24)
+    assert cluster.budgetmix == (8, 16, 32, 64) and cluster.heldout

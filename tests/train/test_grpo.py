@@ -363,3 +363,20 @@ def test_the_example_specs_load():
     cluster, _ = load_grpo_spec(examples / "grpo_cluster.toml", budgetmix=[8, 16, 32, 64])
     assert (cluster.grpo.group_size, cluster.grpo.batch_size) == (8, 24)
     assert cluster.budgetmix == (8, 16, 32, 64) and cluster.heldout
+
+
+@pytest.mark.slow
+def test_held_out_rooms_are_evaluated_by_a_sweep_of_the_checkpoint(tiny_model_dir, room,
+                                                                   tmp_path):
+    from dealroom.room import generate_room
+    from dealroom.runs import find_runs
+
+    held = tmp_path / "held"
+    generate_room(held, docs=6, seed=2, secret="tests")
+    spec = spec_from_dict({"model": f"hf:{tiny_model_dir}", "rooms": [str(room)],
+                           "heldout": [str(held)], "sub": "oracle",
+                           "grpo": {**FAST, "steps": 1, "eval_every": 1, "extra_groups": 0}})
+    result = train_grpo(spec, tmp_path / "ckpt", judge=ScriptedJudge("pf"))
+    assert result.log[0]["heldout_pass_rate"] == 0.0  # the reference judge on the tiny model
+    runs = find_runs([tmp_path / "ckpt" / "eval" / "step-1" / "sweep"])
+    assert len(runs) == 1 and "checkpoint-1" in (runs[0] / "config.json").read_text()

@@ -292,8 +292,13 @@ def _save(out: Path, model: Any, optimizer: Any, step: int, spec: GRPOSpec) -> N
 
 
 def _evaluate(spec: GRPOSpec, base: Path, out: Path, step: int) -> float | None:
-    """The held-out pass rate of checkpoint ``step``, through the evaluation sweep."""
-    from dealroom.eval import run_sweep, summarize_runs
+    """The held-out pass rate of checkpoint ``step``, by an evaluation sweep in its own
+    process (``dealroom eval sweep``: its own memory, and no re-import of the caller's
+    ``__main__`` by the pool's spawned workers); None when the sweep fails."""
+    import subprocess
+    import sys
+
+    from dealroom.eval import summarize_runs
     from dealroom.runs import find_runs
 
     folder = out / "eval" / f"step-{step}"
@@ -305,9 +310,13 @@ def _evaluate(spec: GRPOSpec, base: Path, out: Path, step: int) -> float | None:
             "subs": [spec.sub], "max_turns": [turns], "judge": spec.judge,
             "settings": spec.settings}
     (folder / "SPEC.toml").write_text(_toml(body), encoding="utf-8")
-    run_sweep(folder / "SPEC.toml", folder / "sweep", workers=1)
-    summary = summarize_runs(find_runs([folder / "sweep"]))
-    return summary["totals"].get("pass_rate_mean")
+    done = subprocess.run([sys.executable, "-m", "dealroom", "eval", "sweep",
+                           str(folder / "SPEC.toml"), "--out", str(folder / "sweep"),
+                           "--workers", "1"], capture_output=True, text=True)
+    (folder / "sweep.log").write_text(done.stdout + done.stderr, encoding="utf-8")
+    if done.returncode != 0:
+        return None
+    return summarize_runs(find_runs([folder / "sweep"]))["totals"].get("pass_rate_mean")
 
 
 def _toml(body: dict[str, Any]) -> str:

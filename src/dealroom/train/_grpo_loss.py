@@ -46,7 +46,9 @@ def token_logprobs(model: Any, input_ids: Any, temperature: float) -> tuple[Any,
     logits = model(input_ids=input_ids).logits[0, :-1].float() / temperature
     logp_all = torch.log_softmax(logits, dim=-1)
     logp = logp_all.gather(-1, input_ids[0, 1:, None])[:, 0]
-    entropy = -(logp_all.exp() * logp_all).sum(-1)
+    with torch.no_grad():  # logged, not trained: no graph over the whole vocabulary
+        detached = logp_all.detach()
+        entropy = -(detached.exp() * detached).sum(-1)
     return logp, entropy
 
 

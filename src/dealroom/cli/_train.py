@@ -61,3 +61,32 @@ def sft(
         result = train_sft(dataset, model, out, settings, resume=resume, merge=merge,
                            progress=progress)
     render_sft_result(result)
+
+
+@train_app.command("grpo")
+def grpo(
+    spec: Annotated[Path, typer.Argument(help="The GRPO spec (SPEC.toml): policy, frozen "
+                                              "sub-agents, rooms, judge, [grpo] settings.")],
+    out: Annotated[Path, typer.Option("--out", help="New checkpoint folder (CKPT).")],
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Continue the training in --out from its last checkpoint "
+                         "(the current step's finished rollouts are reused).")] = False,
+    budgetmix: Annotated[str | None, typer.Option(
+        "--budgetmix", help="Turn budgets, e.g. 8,16,32,64: each group's visible budget "
+                            "from a BudgetMix plan, audited every step.")] = None,
+) -> None:
+    """Train the root with GRPO in the harness, sub-agents frozen; logs to CKPT/log.jsonl."""
+    from dealroom.cli.display_train import render_grpo_result, work_progress
+    from dealroom.errors import ConfigError
+    from dealroom.train import train_grpo
+
+    budgets = None
+    if budgetmix is not None:
+        try:
+            budgets = [int(b) for b in budgetmix.split(",")]
+        except ValueError:
+            raise ConfigError(f"--budgetmix takes whole turn budgets, e.g. 8,16,32,64; got "
+                              f"{budgetmix!r}") from None
+    with work_progress("GRPO steps") as progress:
+        result = train_grpo(spec, out, resume=resume, budgetmix=budgets, progress=progress)
+    render_grpo_result(result)

@@ -60,6 +60,30 @@ def render_sft_result(result: Any) -> None:
     console.print(table)
 
 
+def render_grpo_result(result: Any) -> None:
+    """Steps, the first and last step's reward and loss, and where the adapter went."""
+    from rich.table import Table
+
+    def number(value: Any, form: str) -> str:
+        return "n/a" if value is None else format(value, form)
+
+    table = Table(show_header=False, box=None, padding=(0, 2))
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")
+    table.add_row("steps", str(result.steps))
+    if result.log:
+        first, last = result.log[0], result.log[-1]
+        table.add_row("reward", f"{number(first['reward_mean'], '.3f')} (step {first['step']})"
+                                f" -> {number(last['reward_mean'], '.3f')} (step {last['step']})")
+        table.add_row("last loss", number(last["loss"], ".4f"))
+        table.add_row("last step", f"{last['step_s']:,.1f} s ({last['rollout_s']:,.1f} s "
+                                   f"rollouts, {last['train_s']:,.1f} s training)")
+    table.add_row("time", f"{result.seconds:,.1f} s")
+    table.add_row("adapter", f"{result.out}   (run it: --root hf:{result.out})")
+    table.add_row("log", f"{result.out / 'log.jsonl'}   rollouts: {result.out / 'rollouts'}")
+    console.print(table)
+
+
 def render_export_result(result: Any) -> None:
     """Runs kept and left out (by reason), rows and tokens, and where the dataset went."""
     from rich.table import Table

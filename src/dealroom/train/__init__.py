@@ -10,6 +10,9 @@ mask SFT and RL share. :func:`train_sft` fine-tunes an ``hf:`` model on such row
 """
 
 from dealroom.train._export import ExportResult, export_sft
+from dealroom.train._grpo import BudgetMixViolation, GRPOResult, train_grpo
+from dealroom.train._grpo_loss import group_advantages
+from dealroom.train._grpo_settings import GRPOSettings, GRPOSpec, load_grpo_spec
 from dealroom.train._mask import (
     TokenizedEpisode,
     TrainingRow,
@@ -19,9 +22,14 @@ from dealroom.train._mask import (
 from dealroom.train._select import Selection, select_runs
 from dealroom.train._settings import SFTSettings, field_help
 from dealroom.train._sft import SFTResult, read_rows, train_sft
+from dealroom.train._skyrl import register_skyrl_env
 
 __all__ = [
+    "BudgetMixViolation",
     "ExportResult",
+    "GRPOResult",
+    "GRPOSettings",
+    "GRPOSpec",
     "SFTResult",
     "SFTSettings",
     "Selection",
@@ -30,8 +38,12 @@ __all__ = [
     "conversation_rows",
     "export_sft",
     "field_help",
+    "group_advantages",
+    "load_grpo_spec",
     "read_rows",
+    "register_skyrl_env",
     "select_runs",
     "tokenize_conversation",
+    "train_grpo",
     "train_sft",
 ]

@@ -1,0 +1,353 @@
+"""GRPO on the root inside the harness, sub-agents frozen: rollouts, reward, LoRA update.
+
+    SPEC.toml ─▶ GRPOSpec (policy, frozen sub, judge, rooms, [grpo] GRPOSettings)
+    per step:  collect groups (_grpo_step) ─▶ BudgetMix audit ─▶ update ─▶ CKPT/log.jsonl row
+    CKPT/ train.json          what is trained, from what, with which spec
+          rollouts/step-S/..  every rollout: an ordinary run folder (judged)
+          rollouts.jsonl      every rollout as it finished: --resume reuses the current step's
+          budgetmix-plan.json the plan of the groups' budgets (with --budgetmix)
+          checkpoint-N/       every save_every steps: adapter, optimizer, state (--resume)
+          eval/step-N/        held-out sweeps (eval_every)
+          adapter_config.json, adapter_model.safetensors   the result: hf:CKPT
+
+The engine is this module's own loop over the PEFT model in torch (the loss in
+``_grpo_loss``), not TRL's GRPOTrainer: see docs/training.md, "GRPO: the engine".
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dealroom._util.files import write_json_atomic
+from dealroom.errors import ConfigError, DealroomError
+from dealroom.runs import append_jsonl, read_jsonl
+from dealroom.train._grpo_settings import GRPOSpec, check_spec, load_grpo_spec
+from dealroom.train._grpo_step import ROLLOUTS, Group, StepContext, collect, update
+from dealroom.train._rollout import CRASHED, JUDGE_ERROR, UNTRAINABLE, Rollout
+
+LOG = "log.jsonl"
+PLAN = "budgetmix-plan.json"
+GRPO_VERSION = 1
+
+
+class BudgetMixViolation(DealroomError):
+    """A step's rollouts did not follow the BudgetMix plan: training stops."""
+
+
+@dataclass
+class GRPOResult:
+    """What ``train_grpo`` produced."""
+
+    out: Path
+    """The checkpoint folder (a PEFT adapter: ``hf:CKPT``)."""
+    steps: int
+    """Steps done, resumed ones included."""
+    log: list[dict[str, Any]]
+    """The rows of ``CKPT/log.jsonl``."""
+    seconds: float
+
+
+def train_grpo(spec: GRPOSpec | Path, out: Path, *, resume: bool = False,
+               budgetmix: list[int] | None = None, judge: Any = None,
+               progress: Callable[[int, int], None] | None = None,
+               on_rollout: Callable[[Rollout], None] | None = None) -> GRPOResult:
+    """Train ``spec``'s root with GRPO into ``out`` (see the module docstring).
+
+    ``spec``: a GRPOSpec or the path of its SPEC.toml; ``budgetmix``: turn budgets replacing
+    the spec's; ``judge``: a Judge object used instead of ``spec.judge``; ``resume``:
+    continue the training in ``out`` from its last checkpoint; ``progress(step, steps)``
+    after each step, ``on_rollout(rollout)`` after each rollout."""
+    from dealroom.train._sft import _require_extra, _require_reporter
+
+    started = time.perf_counter()
+    base = Path.cwd()
+    if not isinstance(spec, GRPOSpec):
+        spec, base = load_grpo_spec(Path(spec), budgetmix=budgetmix)
+    elif budgetmix is not None:
+        from dataclasses import replace
+
+        spec = replace(spec, budgetmix=tuple(budgetmix))
+    check_spec(spec)
+    _require_extra()
+    for reporter in set(spec.grpo.reporters()) - {"none"}:
+        _require_reporter(reporter)
+    out = Path(out).resolve()
+    start = _prepare_out(out, spec, resume)
+    rooms = _rooms(spec, base, out)
+    plan = _plan(spec, rooms, out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        model, loaded, optimizer = _policy(spec, out, start)
+    ctx = StepContext(spec, out, loaded, rooms, plan, judge, _done(out, start), on_rollout)
+    reporter = _Reporter(spec.grpo.reporters(), out)
+    for step in range(start, spec.grpo.steps):
+        row = _step(ctx, model, optimizer, step)
+        if (step + 1) % spec.grpo.save_every == 0 or step + 1 == spec.grpo.steps or (
+                spec.grpo.eval_every and (step + 1) % spec.grpo.eval_every == 0):
+            _save(out, model, optimizer, step + 1, spec)
+        if spec.grpo.eval_every and (step + 1) % spec.grpo.eval_every == 0 and spec.heldout:
+            row["heldout_pass_rate"] = _evaluate(spec, base, out, step + 1)
+        append_jsonl(out / LOG, row)
+        reporter.log(row)
+        if progress is not None:
+            progress(step + 1, spec.grpo.steps)
+    model.save_pretrained(str(out))
+    record = json.loads((out / "train.json").read_text(encoding="utf-8"))
+    write_json_atomic(out / "train.json", {**record, "status": "done",
+                                           "steps": spec.grpo.steps})
+    return GRPOResult(out, spec.grpo.steps, list(read_jsonl(out / LOG)),
+                      time.perf_counter() - started)
+
+
+def _step(ctx: StepContext, model: Any, optimizer: Any, step: int) -> dict[str, Any]:
+    from dealroom.eval import audit_budgetmix
+
+    clock = time.perf_counter()
+    groups = collect(ctx, step)
+    rollout_s = time.perf_counter() - clock
+    if ctx.plan is not None:
+        audit = audit_budgetmix(ctx.plan, _audited(ctx, step))
+        bad = [f"{Path(r.run).name}: {v}" for r in audit.runs for v in r.violations]
+        if bad:
+            raise BudgetMixViolation(f"step {step + 1}: the rollouts broke the BudgetMix plan "
+                                     f"({len(bad)} violations; first: {bad[0]}); training "
+                                     "stopped")
+    clock = time.perf_counter()
+    figures = update(model, optimizer, groups, ctx.spec.grpo, step)
+    train_s = time.perf_counter() - clock
+    return {"step": step + 1, **step_figures(groups), **figures,
+            "learning_rate": ctx.spec.grpo.learning_rate, "rollout_s": round(rollout_s, 3),
+            "train_s": round(train_s, 3), "step_s": round(rollout_s + train_s, 3)}
+
+
+def _audited(ctx: StepContext, step: int) -> list[Path]:
+    """Every run folder of the step's rollouts that exists (crashed ones included)."""
+    folder = ctx.out / "rollouts" / f"step-{step + 1:04d}"
+    return sorted(p for p in folder.glob("g*/r*") if (p / "config.json").is_file())
+
+
+def _mean(values: list[Any]) -> float | None:
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def step_figures(groups: list[Group]) -> dict[str, Any]:
+    """The rollout side of a log row (see docs/training.md, "Logged metrics")."""
+    rollouts = [r for g in groups for r in g.rollouts]
+    rewards = [r.reward for r in rollouts if r.reward is not None]
+    mean = _mean(rewards)
+    std = (sum((r - mean) ** 2 for r in rewards) / len(rewards)) ** 0.5 if rewards else None
+    metric = [r.metrics for r in rollouts if r.metrics]
+    memo = [m["memo_incremental"] for m in metric if m.get("memo_incremental") is not None]
+    kept = [g for g in groups if g.fate == "kept"]
+    return {
+        "reward_mean": mean, "reward_std": std,
+        "pass_rate": _mean([float(r == 1.0) for r in rewards]),
+        "coverage": _mean([m.get("coverage") for m in metric]),
+        "sub_calls": _mean([m.get("sub_calls") for m in metric]),
+        "waves": _mean([m.get("waves") for m in metric]),
+        "largest_wave": max((m.get("max_wave", 0) for m in metric), default=0),
+        "memo_incremental_rate": _mean([float(bool(m)) for m in memo]),
+        "root_tokens": sum(m.get("root_tokens", 0) for m in metric),
+        "rollouts": len(rollouts), "groups": len(kept),
+        "groups_dropped": sum(g.fate == "dropped" for g in groups),
+        "groups_lost": sum(g.fate == "lost" for g in groups),
+        "crashed": sum(len(g.crashed) for g in groups),
+        "judge_errors": sum(r.status == JUDGE_ERROR for r in rollouts),
+        "untrainable": sum(r.status == UNTRAINABLE for r in rollouts),
+        "budgets": sorted({g.max_turns for g in kept}),
+    }
+
+
+# -- the folder, the rooms, the policy ----------------------------------------------------------
+
+
+def _record(spec: GRPOSpec) -> dict[str, Any]:
+    return {"version": GRPO_VERSION, "kind": "grpo", "base": spec.model,
+            "spec": json.loads(json.dumps(spec.to_dict()))}
+
+
+def _prepare_out(out: Path, spec: GRPOSpec, resume: bool) -> int:
+    """Refuse a used folder (or a resume that does not match); the step to start from."""
+    if not resume:
+        if out.exists() and any(out.iterdir()):
+            raise ConfigError(f"{out} already holds files: choose a new --out folder, or "
+                              "continue that training with --resume")
+        out.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(out / "train.json", {**_record(spec), "status": "running"})
+        return 0
+    try:
+        stored = json.loads((out / "train.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise ConfigError(f"{out} holds no train.json: nothing to resume") from None
+    if stored.get("spec") != _record(spec)["spec"]:
+        raise ConfigError(f"--resume: the spec differs from the training in {out}; resume "
+                          "with the same SPEC.toml and flags")
+    step = last_checkpoint(out)
+    _cut(out / LOG, lambda row: row["step"] <= step)
+    _cut(out / ROLLOUTS, lambda row: row["step"] <= step)
+    return step
+
+
+def last_checkpoint(out: Path) -> int:
+    """The step of the newest complete ``checkpoint-N`` (0 when none)."""
+    done = [int(p.name.split("-")[1]) for p in out.glob("checkpoint-*")
+            if (p / "state.json").is_file()]
+    return max(done, default=0)
+
+
+def _cut(path: Path, keep: Callable[[dict[str, Any]], bool]) -> None:
+    if path.is_file():
+        rows = [row for row in read_jsonl(path) if keep(row)]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def _done(out: Path, step: int) -> dict[tuple[int, int, int, int], Rollout]:
+    """The rollouts of ``step`` finished before a kill: a resume reuses them."""
+    rows = read_jsonl(out / ROLLOUTS) if (out / ROLLOUTS).is_file() else []
+    found = {}
+    for row in rows:
+        rollout = Rollout(**row)
+        if rollout.step == step and (rollout.status == CRASHED
+                                     or (Path(rollout.run) / "scores.json").is_file()):
+            found[(rollout.step, rollout.slot, rollout.index, rollout.attempt)] = rollout
+    return found
+
+
+def _rooms(spec: GRPOSpec, base: Path, out: Path) -> list[str]:
+    from dealroom.eval._budgetmix import _rooms as expand
+    from dealroom.room import generate_room
+
+    rooms = expand([p if Path(p).is_absolute() else str(base / p) for p in spec.rooms]) \
+        if spec.rooms else []
+    for gen in spec.generate:
+        path = out / "rooms" / gen.folder_name()
+        if not (path / "room.json").is_file():
+            generate_room(path, docs=gen.docs, seed=gen.seed, profile=gen.profile,
+                          tokens=gen.tokens, secret=gen.secret)
+        rooms.append(str(path.resolve()))
+    return rooms
+
+
+def _plan(spec: GRPOSpec, rooms: list[str], out: Path) -> Any:
+    from dealroom.eval import BudgetMixPlan, make_budgetmix_plan
+
+    if not spec.budgetmix:
+        return None
+    settings = spec.grpo
+    plan = make_budgetmix_plan(list(spec.budgetmix), settings.groups + settings.extra_groups,
+                               list(rooms), settings.steps, settings.seed)
+    if (out / PLAN).is_file():
+        stored = BudgetMixPlan.load(out / PLAN)
+        if stored.id != plan.id:
+            raise ConfigError(f"{out / PLAN} is another plan than this spec makes")
+        return stored
+    plan.save(out / PLAN)
+    return plan
+
+
+def _policy(spec: GRPOSpec, out: Path, step: int) -> tuple[Any, Any, Any]:
+    """The PEFT policy (new LoRA, or the checkpoint's), its LoadedModel and optimizer."""
+    import torch
+    from peft import LoraConfig, PeftModel, get_peft_model
+
+    from dealroom.models import LoadedModel, load_hf_model
+
+    settings = spec.grpo
+    loaded = load_hf_model(spec.model)
+    torch.manual_seed(settings.seed)
+    random.seed(settings.seed)
+    if step:
+        model = PeftModel.from_pretrained(loaded.model, str(out / f"checkpoint-{step}"),
+                                          is_trainable=True)
+    else:
+        model = get_peft_model(loaded.model, LoraConfig(
+            r=settings.lora_rank, lora_alpha=settings.lora_alpha,
+            lora_dropout=settings.lora_dropout, target_modules=settings.targets(),
+            task_type="CAUSAL_LM"))
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
+                                  lr=settings.learning_rate, weight_decay=settings.weight_decay)
+    if step:
+        optimizer.load_state_dict(torch.load(out / f"checkpoint-{step}" / "optimizer.pt"))
+    model.eval()
+    return model, LoadedModel(model, loaded.tokenizer, loaded.device), optimizer
+
+
+def _save(out: Path, model: Any, optimizer: Any, step: int, spec: GRPOSpec) -> None:
+    import torch
+
+    folder = out / f"checkpoint-{step}"
+    model.save_pretrained(str(folder))
+    torch.save(optimizer.state_dict(), folder / "optimizer.pt")
+    write_json_atomic(folder / "train.json", {**_record(spec), "status": "checkpoint",
+                                              "steps": step})
+    write_json_atomic(folder / "state.json", {"step": step})  # last: marks it complete
+
+
+def _evaluate(spec: GRPOSpec, base: Path, out: Path, step: int) -> float | None:
+    """The held-out pass rate of checkpoint ``step``, by an evaluation sweep in its own
+    process (``dealroom eval sweep``: its own memory, and no re-import of the caller's
+    ``__main__`` by the pool's spawned workers); None when the sweep fails."""
+    import subprocess
+    import sys
+
+    from dealroom.eval import summarize_runs
+    from dealroom.runs import find_runs
+
+    folder = out / "eval" / f"step-{step}"
+    folder.mkdir(parents=True, exist_ok=True)
+    rooms = [p if Path(p).is_absolute() else str(base / p) for p in spec.heldout]
+    turns = max(spec.budgetmix) if spec.budgetmix else spec.grpo.max_turns
+    body = {"rooms": rooms, "harness": spec.harness,
+            "roots": [f"hf:{out / f'checkpoint-{step}'},max_tokens={spec.grpo.max_new_tokens}"],
+            "subs": [spec.sub], "max_turns": [turns], "judge": spec.judge,
+            "settings": spec.settings}
+    (folder / "SPEC.toml").write_text(_toml(body), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "dealroom", "eval", "sweep",
+                           str(folder / "SPEC.toml"), "--out", str(folder / "sweep"),
+                           "--workers", "1"], capture_output=True, text=True)
+    (folder / "sweep.log").write_text(done.stdout + done.stderr, encoding="utf-8")
+    if done.returncode != 0:
+        return None
+    return summarize_runs(find_runs([folder / "sweep"]))["totals"].get("pass_rate_mean")
+
+
+def _toml(body: dict[str, Any]) -> str:
+    lines = []
+    for key, value in body.items():
+        if key != "settings":
+            lines.append(f"{key} = {json.dumps(value)}")
+    lines.append("[settings]")
+    lines += [f"{k} = {json.dumps(v)}" for k, v in body["settings"].items()]
+    return "\n".join(lines) + "\n"
+
+
+class _Reporter:
+    """TensorBoard and W&B, when ``report_to`` asks for them."""
+
+    def __init__(self, names: list[str], out: Path) -> None:
+        self.writers: list[Callable[[dict[str, float], int], None]] = []
+        if "tensorboard" in names:
+            from torch.utils.tensorboard import SummaryWriter
+
+            writer = SummaryWriter(str(out / "tensorboard"))
+            self.writers.append(lambda row, step: [writer.add_scalar(k, v, step)
+                                                   for k, v in row.items()] and writer.flush())
+        if "wandb" in names:
+            import wandb
+
+            run = wandb.init(project="dealroom-grpo", dir=str(out), resume="allow")
+            self.writers.append(lambda row, step: run.log(row, step=step))
+
+    def log(self, row: dict[str, Any]) -> None:
+        numbers = {k: float(v) for k, v in row.items()
+                   if isinstance(v, int | float) and not isinstance(v, bool) and k != "step"}
+        for write in self.writers:
+            write(numbers, row["step"])

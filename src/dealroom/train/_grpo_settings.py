@@ -1,0 +1,276 @@
+"""GRPO's settings and its spec file, validated when built (before any work).
+
+``SPEC.toml`` of ``dealroom train grpo``::
+
+    model = "hf:local"              # the root policy: an hf: base or an SFT checkpoint
+    sub = "oracle"                  # frozen sub-agents: any model spec
+    judge = "reference"             # reward = this judge's criteria pass rate
+    rooms = ["rooms/*"]             # training rooms (folders or globs, relative to the spec)
+    heldout = ["heldout/*"]         # held-out rooms, evaluated every eval_every steps
+    budgetmix = [8, 16, 32, 64]     # optional: each group's visible turn budget from a plan
+    [[generate]]                    # and/or training rooms generated into CKPT/rooms/
+    docs = 20
+    secret = "fixed"
+    [settings]                      # further harness settings (cell_timeout, output_limit, ...)
+    [grpo]                          # GRPOSettings fields
+    group_size = 8
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from dealroom.errors import ConfigError
+from dealroom.train._settings import REPORTERS
+
+
+@dataclass
+class GRPOSettings:
+    """How ``train_grpo`` optimizes the root. Every field is a key of the spec's ``[grpo]``."""
+
+    group_size: int = 8
+    """G: rollouts per group (one room, one turn budget); group-relative advantages."""
+    batch_size: int = 24
+    """B: episodes trained on per step, a multiple of G (B / G groups)."""
+    steps: int = 40
+    """Training steps (each: rollouts, then one update)."""
+    extra_groups: int = 4
+    """Most groups drawn per step beyond B / G, to replace groups dropped for zero reward
+    variance (oversampling)."""
+    rollout_retries: int = 2
+    """Times a crashed rollout is replaced (each crash is recorded) before its group is lost."""
+    learning_rate: float = 1e-5
+    """AdamW learning rate of the LoRA weights."""
+    weight_decay: float = 0.0
+    """AdamW weight decay."""
+    max_grad_norm: float = 1.0
+    """Gradient-norm clip of each optimizer step."""
+    minibatches: int = 1
+    """Optimizer steps per training step; the step's episodes are split among them."""
+    lora_rank: int = 16
+    """Rank r of the LoRA matrices."""
+    lora_alpha: int = 32
+    """LoRA scaling numerator: updates are scaled by lora_alpha / lora_rank."""
+    lora_dropout: float = 0.0
+    """Dropout on the LoRA input, 0 to 1."""
+    lora_targets: str = "all-linear"
+    """Modules that get adapters: all-linear or comma-separated names (q_proj,v_proj)."""
+    clip_low: float = 0.2
+    """The ratio is clipped below at 1 - clip_low."""
+    clip_high: float = 0.28
+    """The ratio is clipped above at 1 + clip_high (DAPO's clip-higher)."""
+    tis_cap: float = 2.0
+    """Truncated importance sampling: each token's weight pi_old / pi_behaviour against the
+    recorded behaviour logprobs is capped at this value."""
+    max_staleness: int = 1
+    """Rollouts made by a policy more than this many steps older than the one trained are
+    dropped (the off-policy cap)."""
+    kl_coef: float = 0.0
+    """Weight of the KL penalty to the base model (k3 estimator); 0 turns it off."""
+    scale_rewards: bool = True
+    """Divide a group's advantages by its reward standard deviation (false: Dr. GRPO)."""
+    temperature: float = 1.0
+    """Sampling temperature of the root during rollouts (and of the loss's logprobs)."""
+    max_new_tokens: int = 512
+    """Most tokens the root samples per reply."""
+    max_turns: int = 30
+    """The turn budget T of every rollout, when no BudgetMix budgets are given."""
+    eval_every: int = 0
+    """Steps between held-out evaluations (a sweep over heldout); 0: none."""
+    save_every: int = 5
+    """Steps between checkpoints (CKPT/checkpoint-N), the point --resume restarts from."""
+    seed: int = 0
+    """Seed of the LoRA initialization, rollout sampling and BudgetMix plan."""
+    report_to: str = "none"
+    """Also log to tensorboard or wandb (comma-separated); none: CKPT/log.jsonl only."""
+
+    def __post_init__(self) -> None:
+        for name in ("batch_size", "steps", "minibatches", "lora_rank", "lora_alpha",
+                     "max_new_tokens", "max_turns", "save_every"):
+            if not _is_int(getattr(self, name)) or getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be an integer of at least 1")
+        for name in ("extra_groups", "rollout_retries", "max_staleness", "eval_every", "seed"):
+            if not _is_int(getattr(self, name)) or getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be an integer of at least 0")
+        if not _is_int(self.group_size) or self.group_size < 2:
+            raise ConfigError("group_size must be at least 2: a group-relative advantage needs "
+                              "two rollouts or more")
+        if self.batch_size % self.group_size:
+            raise ConfigError(f"batch_size {self.batch_size} is not a multiple of group_size "
+                              f"{self.group_size}: give whole groups")
+        if self.minibatches > self.batch_size:
+            raise ConfigError("minibatches must be at most batch_size")
+        if not (math.isfinite(self.learning_rate) and 0 < self.learning_rate < 1):
+            raise ConfigError("learning_rate must be between 0 and 1, e.g. 1e-5")
+        for name in ("clip_low", "clip_high"):
+            if not 0 < getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be in (0, 1), e.g. 0.2")
+        if not self.tis_cap >= 1:
+            raise ConfigError("tis_cap must be at least 1 (1 keeps only down-weighting)")
+        for name in ("kl_coef", "weight_decay"):
+            if not getattr(self, name) >= 0:
+                raise ConfigError(f"{name} must be at least 0")
+        if not self.max_grad_norm > 0:
+            raise ConfigError("max_grad_norm must be positive")
+        if not 0 <= self.lora_dropout < 1:
+            raise ConfigError("lora_dropout must be in [0, 1)")
+        if not 0 < self.temperature <= 2:
+            raise ConfigError("temperature must be in (0, 2]: GRPO needs sampled, varied "
+                              "rollouts (greedy decoding gives a group one answer)")
+        if not self.targets():
+            raise ConfigError("lora_targets names no module: give all-linear or q_proj,v_proj")
+        unknown = set(self.reporters()) - set(REPORTERS)
+        if unknown or ("none" in self.reporters() and len(self.reporters()) > 1):
+            raise ConfigError(f"report_to must be none, or tensorboard and/or wandb; "
+                              f"got {self.report_to!r}")
+
+    @property
+    def groups(self) -> int:
+        """Groups trained on per step: B / G."""
+        return self.batch_size // self.group_size
+
+    def targets(self) -> str | list[str]:
+        """``lora_targets`` as PEFT takes it."""
+        names = [t.strip() for t in self.lora_targets.split(",") if t.strip()]
+        return "all-linear" if names == ["all-linear"] else names
+
+    def reporters(self) -> list[str]:
+        return [r.strip() for r in self.report_to.split(",") if r.strip()] or ["none"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class GRPOSpec:
+    """What a GRPO training runs on: the policy, the frozen sub-agents, rooms and judge."""
+
+    model: str
+    """The root policy: ``hf:local``, ``hf:PATH`` or an SFT checkpoint ``hf:CKPT``."""
+    rooms: tuple[str, ...] = ()
+    """Training rooms: folders or globs, relative to the spec file."""
+    generate: tuple[Any, ...] = ()
+    """Training rooms to generate into ``CKPT/rooms/`` (the sweep's ``[[generate]]``)."""
+    heldout: tuple[str, ...] = ()
+    """Held-out rooms (folders or globs) for the evaluation every ``eval_every`` steps."""
+    sub: str = "oracle"
+    """The frozen sub-agents' model spec."""
+    judge: str = "reference"
+    """The judge whose criteria pass rate is the reward."""
+    harness: str = "rlm"
+    """The harness the episodes run in."""
+    budgetmix: tuple[int, ...] = ()
+    """Turn budgets for BudgetMix (one per group, visible to the root); empty: max_turns."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """Further harness settings of every rollout."""
+    grpo: GRPOSettings = field(default_factory=GRPOSettings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_RESERVED = {"max_turns", "temperature", "budget_visible"}
+
+
+def load_grpo_spec(path: Path, *, budgetmix: list[int] | None = None) -> tuple[GRPOSpec, Path]:
+    """Read and validate ``SPEC.toml``; returns the spec and the folder its paths are relative
+    to. ``budgetmix`` (the ``--budgetmix`` flag) replaces the spec's."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"GRPO spec {path} does not exist")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"GRPO spec {path} is not valid TOML: {exc}") from None
+    if budgetmix is not None:
+        data["budgetmix"] = budgetmix
+    try:
+        return spec_from_dict(data), path.parent.resolve()
+    except ConfigError as exc:
+        raise ConfigError(f"GRPO spec {path}: {exc}") from None
+
+
+def spec_from_dict(data: dict[str, Any]) -> GRPOSpec:
+    """A :class:`GRPOSpec` from a parsed table; unknown keys and impossible values refused."""
+    from dealroom.eval._spec import _generated
+
+    known = [f.name for f in fields(GRPOSpec)]
+    _refuse_unknown(data, known, "")
+    if not isinstance(data.get("model"), str):
+        raise ConfigError("model must name the root policy, e.g. model = \"hf:local\"")
+    values = dict(data)
+    for name in ("rooms", "heldout"):
+        items = values.get(name, [])
+        items = items if isinstance(items, list) else [items]
+        if not all(isinstance(i, str) for i in items):
+            raise ConfigError(f"{name} must be a list of room folders or globs")
+        values[name] = tuple(items)
+    budgets = values.get("budgetmix", [])
+    if not isinstance(budgets, list) or not all(_is_int(b) for b in budgets):
+        raise ConfigError("budgetmix must be a list of whole turn budgets, e.g. [8, 16, 32, 64]")
+    if len(set(budgets)) != len(budgets):
+        raise ConfigError(f"budgetmix lists a budget twice: {budgets}")
+    values["budgetmix"] = tuple(budgets)
+    gen = values.get("generate", [])
+    values["generate"] = tuple(_generated(t, "generate") for t in
+                               (gen if isinstance(gen, list) else [gen]))
+    for name in ("sub", "judge", "harness"):
+        if name in values and not isinstance(values[name], str):
+            raise ConfigError(f"{name} must be a string")
+    if not isinstance(values.get("settings", {}), dict):
+        raise ConfigError("settings must be a table of harness settings")
+    reserved = _RESERVED & set(values.get("settings", {}))
+    if reserved:
+        raise ConfigError(f"set {', '.join(sorted(reserved))} in [grpo] (or budgetmix), not in "
+                          "[settings]")
+    table = values.get("grpo", {})
+    if not isinstance(table, dict):
+        raise ConfigError("grpo must be a table of GRPO settings")
+    _refuse_unknown(table, [f.name for f in fields(GRPOSettings)], "[grpo] ")
+    values["grpo"] = GRPOSettings(**table)
+    if not values["rooms"] and not values["generate"]:
+        raise ConfigError("the spec names no training rooms: give rooms = [...] or [[generate]]")
+    return GRPOSpec(**values)
+
+
+def _refuse_unknown(data: dict[str, Any], known: list[str], where: str) -> None:
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ConfigError(f"{where}unknown key {', '.join(map(repr, unknown))}; the keys are "
+                          f"{', '.join(known)}")
+
+
+def check_spec(spec: GRPOSpec) -> Any:
+    """Refuse what the harness cannot run (a budget below its minimum, unknown settings, an
+    unknown sub-agent or judge) before any work; returns the harness."""
+    from dealroom.harness import get_harness
+    from dealroom.judge import judge_names
+    from dealroom.models import resolve_model_spec
+
+    harness = get_harness(spec.harness)
+    known = set(harness.settings.__dataclass_fields__)
+    unknown = sorted(set(spec.settings) - known)
+    if unknown:
+        raise ConfigError(f"settings: {', '.join(unknown)} does not apply to the "
+                          f"{harness.name} harness (its settings: {', '.join(sorted(known))})")
+    for budget in spec.budgetmix or (spec.grpo.max_turns,):
+        try:
+            harness.settings(**spec.settings, max_turns=budget,
+                             temperature=spec.grpo.temperature)
+        except (ConfigError, TypeError) as exc:
+            raise ConfigError(f"turn budget {budget}: {exc}") from None
+    if resolve_model_spec(spec.model, role="root").kind != "hf":
+        raise ConfigError(f"model: GRPO trains an in-process model: give hf:local or hf:PATH, "
+                          f"not {spec.model!r}")
+    resolve_model_spec(spec.sub, role="sub")
+    if spec.judge not in judge_names():
+        resolve_model_spec(spec.judge, role="judge")
+    return harness

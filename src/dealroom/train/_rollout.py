@@ -1,0 +1,152 @@
+"""GRPO rollouts: whole dealroom episodes run by the real harness, judged, made into tokens.
+
+    policy (in memory) ──HFModelClient──▶ run_agent(room, CKPT/rollouts/step-S/gG/rK-aA,
+                                                     sub=frozen spec, max_turns=T, budgetmix=...)
+                                          ajudge_run ──▶ reward = criteria pass rate
+    run folder ──agent_conversation + tokens.jsonl──▶ conversation_rows (the shared mask)
+               ──▶ Episode(input_ids, mask, behaviour logprobs at the mask's tokens)
+
+Every rollout is an ordinary run folder, so evaluation, the viewer and the report read it as
+any run. A rollout whose judge erred on a criterion has no reward (``judge_error``, counted,
+never a silent 0); a rollout whose episode raised is ``crashed`` (its error recorded) and is
+replaced by the caller.
+"""
+
+from __future__ import annotations
+
+import shutil
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dealroom.runs import RunFolder, agent_conversation, read_tokens
+
+OK, JUDGE_ERROR, CRASHED, UNTRAINABLE = "ok", "judge_error", "crashed", "untrainable"
+
+
+@dataclass
+class Rollout:
+    """One rollout as ``CKPT/rollouts.jsonl`` records it."""
+
+    run: str
+    """Its run folder."""
+    step: int
+    slot: int
+    """The group slot of the step (group slots past B / G are the oversampled ones)."""
+    index: int
+    """The rollout's place in its group, 0..G-1."""
+    attempt: int
+    room: str
+    max_turns: int
+    policy_step: int
+    """Updates the policy had had when it sampled this rollout (its version)."""
+    status: str = OK
+    """ok, judge_error (no reward), crashed (replaced) or untrainable (no usable tokens)."""
+    reward: float | None = None
+    error: str | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+    """coverage, sub_calls, waves, max_wave, memo_incremental, root_tokens."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Episode:
+    """A rollout as the loss reads it."""
+
+    input_ids: list[int]
+    mask: list[int]
+    """1 on the root's sampled tokens, 0 on everything the environment wrote."""
+    behaviour: list[float]
+    """The recorded logprob of each mask-1 token, in order."""
+
+
+def policy_client(loaded: Any, model: str, seed: int, max_new_tokens: int, step: int) -> Any:
+    """A ModelClient over the policy in memory, sampling with ``seed``."""
+    from dealroom.models import HFModelClient, resolve_model_spec
+
+    head, *options = model.split(",")
+    kept = [o for o in options if o.split("=", 1)[0] not in ("seed", "max_tokens")]
+    spec = resolve_model_spec(",".join([head, *kept, f"seed={seed}",
+                                        f"max_tokens={max_new_tokens}"]), role="root")
+    return HFModelClient(loaded, name=f"{spec.name},grpo_step={step}", spec=spec)
+
+
+async def run_rollout(rollout: Rollout, client: Any, *, sub: str, judge: str, harness: str,
+                      temperature: float, settings: dict[str, Any],
+                      budgetmix: dict[str, Any] | None) -> Rollout:
+    """Run, judge and measure one rollout in place; failures become its status."""
+    from dealroom.harness import run_agent_async
+    from dealroom.judge import ajudge_run
+
+    run_dir = Path(rollout.run)
+    if run_dir.exists():  # a rollout cut short by a kill: it is run again from the start
+        shutil.rmtree(run_dir)
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        await run_agent_async(Path(rollout.room), run_dir, harness=harness, root=client,
+                              sub=sub, max_turns=rollout.max_turns, temperature=temperature,
+                              budgetmix=budgetmix, **settings)
+    except Exception as exc:  # noqa: BLE001 - a crashed rollout is recorded and replaced
+        rollout.status, rollout.error = CRASHED, _error(exc)
+        return rollout
+    try:
+        scores = await ajudge_run(run_dir, judge)
+    except Exception as exc:  # noqa: BLE001 - a judge failure gives no reward, counted
+        rollout.status, rollout.error = JUDGE_ERROR, _error(exc)
+    else:
+        if scores.n_errors or not scores.n_criteria:
+            rollout.status = JUDGE_ERROR
+            rollout.error = f"the judge could not score {scores.n_errors} of " \
+                            f"{scores.n_criteria} criteria"
+        else:
+            rollout.reward = scores.n_passed / scores.n_criteria
+    rollout.metrics = rollout_metrics(run_dir)
+    return rollout
+
+
+def _error(exc: BaseException) -> str:
+    last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    where = f" at {Path(last[0].filename).name}:{last[0].lineno}" if last else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def rollout_metrics(run_dir: Path) -> dict[str, Any]:
+    """The logged (never rewarded) figures of a finished rollout."""
+    folder = RunFolder(run_dir)
+    metrics = folder.metrics() or {}
+    behaviour = metrics.get("behaviour") or {}
+    coverage = (metrics.get("coverage") or {}).get("coverage")
+    root_tokens = sum(len(read_tokens(run_dir, c["tokens"]).completion_ids)
+                      for c in agent_conversation(folder.events()).calls if c.get("tokens"))
+    return {"coverage": coverage, "sub_calls": behaviour.get("sub_calls", 0),
+            "waves": behaviour.get("waves", 0), "max_wave": behaviour.get("max_wave", 0),
+            "memo_incremental": behaviour.get("memo_incremental"), "root_tokens": root_tokens,
+            "turns": behaviour.get("turns", 0)}
+
+
+def episode_tokens(run_dir: Path, tokenizer: Any) -> Episode | None:
+    """The rollout's whole root conversation as one row of the shared mask, with the
+    behaviour logprobs of its sampled tokens; None when a reply has no token record that
+    decodes to it (nothing exact to train on)."""
+    from dealroom.models._chat import reply_text
+    from dealroom.train._mask import tokenize_conversation
+
+    conversation = agent_conversation(RunFolder(run_dir).events())
+    records = []
+    for call in conversation.calls:
+        record = read_tokens(run_dir, call["tokens"]) if call.get("tokens") else None
+        if record is None or reply_text(tokenizer, record) != call["output"]:
+            return None
+        records.append(record)
+    if not records:
+        return None
+    row = tokenize_conversation(conversation.messages, tokenizer, sampled=records)
+    sampled = [i for r in records for i in r.completion_ids]
+    trained = [i for i, bit in zip(row.input_ids, row.assistant_masks, strict=True) if bit]
+    if trained != sampled:  # the row is not the token sequence the root extended
+        return None
+    return Episode(row.input_ids, row.assistant_masks,
+                   [p for r in records for p in r.logprobs])

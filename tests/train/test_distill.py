@@ -30,9 +30,9 @@ def toml_value(value):
     return _distill_spec._value(value)
 
 
-def write_spec(path, model, *, select=None, sft=None, **sweep):
+def write_spec(path, model, *, select=None, sft=None, **keys):
     keys = {"model": f"hf:{model},max_tokens=8,threads=2", "subs": ["oracle"], "samples": 2,
-            "max_turns": [2], **sweep}
+            "max_turns": [2], **keys}
     lines = [f"{k} = {toml_value(v)}" for k, v in keys.items()]
     lines += ["[[generate]]", "docs = 20", "seed = 1", 'secret = "distill"']
     for name, table in (("select", select or {"top_k": 1}), ("sft", sft or SFT)):
@@ -51,11 +51,12 @@ def test_the_spec_module_examples_hold():
 
 @pytest.mark.parametrize(("change", "message"), [
     ({"roots": ["scripted"]}, "roots is set by the loop"),
-    ({"rounds": 3}, "unknown key 'rounds'; the keys are model, select, sft and the sweep's"),
+    ({"rounds": 3}, "unknown key 'rounds'; the keys are model, adapter, select, sft and"),
     ({"model": "scripted"}, "model must be the root to train, an hf: spec"),
     ({"model": "hf:local,adapter=/x"}, "model names an adapter"),
     ({"select": {"top_n": 2}}, "[select] has no key 'top_n'"),
     ({"select": {"min_pass_rate": 2.0}}, "[select] min_pass_rate is a share between 0 and 1"),
+    ({"adapter": "nowhere"}, "adapter {tmp}/nowhere is not a LoRA adapter"),
     ({"sft": {"rank": 2}}, "[sft] has no key 'rank'"),
     ({"sft": {"lora_rank": 0}}, "[sft] lora_rank must be an integer of at least 1"),
     ({"samples": 0}, "samples must be at least 1"),
@@ -63,20 +64,23 @@ def test_the_spec_module_examples_hold():
 ])
 def test_bad_specs_are_one_clear_error(tmp_path, change, message):
     data = {"model": "hf:local", "rooms": ["rooms/a"], **change}
-    with pytest.raises(ConfigError, match=re.escape(message)):
+    with pytest.raises(ConfigError, match=re.escape(message.format(tmp=tmp_path))):
         _distill_spec.distill_spec_from_dict(data, tmp_path)
 
 
 def test_a_spec_loads_with_paths_made_absolute_and_writes_a_sweep_spec(tmp_path):
     path = tmp_path / "spec.toml"
+    (tmp_path / "start").mkdir()
+    (tmp_path / "start" / "adapter_config.json").write_text("{}")
     path.write_text('model = "hf:local,threads=2"\nrooms = ["rooms/*"]\nmodels = "m.toml"\n'
+                    'adapter = "start"\n'
                     'samples = 3\n[settings]\ncell_timeout = 5.0\n[select]\ntop_k = 2\n'
                     'min_coverage = 0.3\n[sft]\nmax_steps = 7\n')
     spec = load_distill_spec(path)
     assert spec.sweep["rooms"] == [str(tmp_path / "rooms/*")]
     assert spec.sweep["models"] == str(tmp_path / "m.toml")
     assert (spec.top_k, spec.min_coverage, spec.min_pass_rate) == (2, 0.3, None)
-    assert spec.sft == SFTSettings(max_steps=7)
+    assert spec.sft == SFTSettings(max_steps=7) and spec.adapter == str(tmp_path / "start")
     assert spec.root(tmp_path / "ckpt") == f"hf:local,threads=2,adapter={tmp_path / 'ckpt'}"
     written = tomllib.loads(_distill_spec.to_toml({**spec.sweep, "roots": [spec.root(None)]}))
     assert written == {**spec.sweep, "roots": ["hf:local,threads=2"]}
@@ -158,11 +162,16 @@ def test_another_spec_in_the_same_folder_is_refused(loop, tmp_path):
         self_distill(spec, out, 0)
 
 
-def test_a_round_that_keeps_no_run_stops_the_loop(tmp_path, tiny_model_dir):
+def test_a_loop_can_start_from_an_adapter_and_a_round_that_keeps_no_run_stops_it(
+        loop, tmp_path, tiny_model_dir):
+    start = loop[1] / "round-1" / "ckpt"
     spec = write_spec(tmp_path / "spec.toml", tiny_model_dir, samples=1, max_turns=[1],
-                      select={"min_pass_rate": 1.0})
+                      adapter=str(start), select={"min_pass_rate": 1.0})
     result = self_distill(spec, tmp_path / "DIR", 3, workers=1)
     (row,) = result.rounds
+    assert row["root"].endswith(f",adapter={start.resolve()}")
+    (config,) = (tmp_path / "DIR" / "round-1" / "sweep" / "episodes").rglob("config.json")
+    assert json.loads(config.read_text())["root"].startswith(row["root"])
     assert row["stage"] == "stopped" and row["kept"] == 0
     assert row["left_out"] == {"below_pass_rate": 1}
     assert "kept no run to train on" in result.stopped

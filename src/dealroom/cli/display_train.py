@@ -125,7 +125,8 @@ def render_distill_result(result: Any) -> None:
     for row in result.rounds:
         adapter = row.get("adapter_from")
         table.add_row(
-            str(row["round"]), f"round {row['round'] - 1}" if adapter else "base",
+            str(row["round"]), "base" if not adapter else "start" if row["round"] == 1
+            else f"round {row['round'] - 1}",
             f"{row.get('judged', 0)}/{row.get('episodes', 0)}", share(row.get("pass_rate")),
             share(row.get("coverage")),
             "n/a" if row.get("sub_calls") is None else f"{row['sub_calls']:.1f}",

@@ -8,7 +8,7 @@
                   ckpt/         LoRA trained on data/, continuing round N-1's adapter
 
     round N:  sweep (root_N) ──judge──▶ export sft (select) ──▶ train sft ──▶ ckpt_N
-              root_1 = model, root_N+1 = model,adapter=DIR/round-N/ckpt
+              root_1 = model (or model,adapter=ADAPTER), root_N+1 = model,adapter=DIR/round-N/ckpt
 
 ``rounds`` rounds are trained, then round ``rounds + 1`` runs its sweep only: the pass rate of
 the last checkpoint (a later, longer loop reuses it as that round's sample). Each stage's
@@ -68,7 +68,7 @@ def self_distill(spec_path: Path, out: Path, rounds: int, *, workers: int | None
     out = Path(out)
     _claim(out, spec, Path(spec_path))
     result = DistillResult(out)
-    adapter: Path | None = None
+    adapter = Path(spec.adapter) if spec.adapter else None
     for n in range(1, rounds + 2):
         def note(row: dict[str, Any]) -> None:
             _write_rounds(out, spec, [*result.rounds, row])

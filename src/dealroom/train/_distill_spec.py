@@ -1,6 +1,7 @@
 """The self-distillation spec (``SPEC.toml``), validated on load.
 
     model = "hf:local,threads=2,max_tokens=256"   # the root: base model and generation options
+    adapter = "ckpt"                              # optional: round 1 starts from this adapter
     rooms = ["rooms/*"]                           # the sweep part: every sweep key but roots
     subs = ["oracle"]
     samples = 4                                   # K runs per room and round
@@ -14,7 +15,9 @@
     max_steps = 50
     lora_rank = 16
 
-Round 1 samples with ``model``; round N+1 with ``model`` plus ``adapter=DIR/round-N/ckpt``.
+Round 1 samples with ``model`` (plus ``adapter=`` when one is given: a ``dealroom train sft``
+checkpoint of ``model`` to go on from); round N+1 with ``model`` plus
+``adapter=DIR/round-N/ckpt``.
 Each round's sweep spec is the sweep part with ``roots = [that root]`` and the rooms and
 models file made absolute (``DIR/round-N/sweep.toml``).
 """
@@ -34,7 +37,7 @@ from dealroom.train._select import check_bars
 from dealroom.train._settings import SFTSettings
 
 SELECT_KEYS = ("min_pass_rate", "min_coverage", "top_k")
-LOOP_KEYS = ("model", "select", "sft")
+LOOP_KEYS = ("model", "adapter", "select", "sft")
 """Keys of the loop's own; every other top-level key belongs to the sweep part."""
 
 
@@ -51,6 +54,8 @@ class DistillSpec:
     min_coverage: float | None = None
     top_k: int | None = None
     sft: SFTSettings = field(default_factory=SFTSettings)
+    adapter: str | None = None
+    """A LoRA adapter of ``model`` that round 1 samples with and trains on from (absolute)."""
 
     def root(self, adapter: Path | None) -> str:
         """The root spec of a round: ``model``, with ``adapter`` when there is one."""
@@ -60,7 +65,7 @@ class DistillSpec:
         return spec_from_dict({**self.sweep, "roots": [root]}, "self-distill spec")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "sweep": self.sweep,
+        return {"model": self.model, "adapter": self.adapter, "sweep": self.sweep,
                 "select": {k: getattr(self, k) for k in SELECT_KEYS},
                 "sft": self.sft.to_dict()}
 
@@ -94,8 +99,16 @@ def distill_spec_from_dict(data: dict[str, Any], base: Path,
         raise ConfigError(f"{where}: model must be the root to train, an hf: spec such as "
                           "\"hf:local,threads=2\"")
     if "adapter=" in model:
-        raise ConfigError(f"{where}: model names an adapter; give the base model (round 1 "
-                          "starts from it, later rounds add their adapter)")
+        raise ConfigError(f"{where}: model names an adapter; give the base model, and the "
+                          "adapter to start from as adapter = \"DIR\"")
+    adapter = data.get("adapter")
+    if adapter is not None:
+        if not isinstance(adapter, str):
+            raise ConfigError(f"{where}: adapter must be a folder (a LoRA adapter of model)")
+        adapter = str(base / adapter) if not Path(adapter).is_absolute() else adapter
+        if not (Path(adapter) / "adapter_config.json").is_file():
+            raise ConfigError(f"{where}: adapter {adapter} is not a LoRA adapter (no "
+                              "adapter_config.json): give a dealroom train sft checkpoint")
     select = _table(data, "select", where)
     unknown = sorted(set(select) - set(SELECT_KEYS))
     if unknown:
@@ -107,7 +120,7 @@ def distill_spec_from_dict(data: dict[str, Any], base: Path,
         raise ConfigError(f"{where}: [select] {exc}") from None
     sweep = _absolute({k: v for k, v in data.items() if k not in LOOP_KEYS}, base)
     spec = DistillSpec(model, sweep, **{k: select.get(k) for k in SELECT_KEYS},
-                       sft=_settings(_table(data, "sft", where), where))
+                       sft=_settings(_table(data, "sft", where), where), adapter=adapter)
     spec.sweep_spec(model)  # the sweep part is a valid sweep: refused now, not in round 1
     return spec
 

@@ -202,7 +202,7 @@ def _trainer(spec: Any, rows: list[dict[str, list[int]]], out: Path, settings: S
     from dealroom.train._trl import LOG, CountingSFTTrainer, StepCounts, StepLog
 
     loaded = load_hf_model(spec)
-    model, tokenizer, device = loaded.model, loaded.tokenizer, loaded.device
+    model, tokenizer, device = _dequantized(loaded.model), loaded.tokenizer, loaded.device
     dtype = str(model.dtype).removeprefix("torch.")
     vocab = model.get_input_embeddings().num_embeddings
     if max(max(r["input_ids"]) for r in rows) >= vocab:
@@ -235,6 +235,18 @@ def _trainer(spec: Any, rows: list[dict[str, list[int]]], out: Path, settings: S
         processing_class=tokenizer, peft_config=lora, counts=counts,
         callbacks=[StepLog(out / LOG, counts, progress)],
     )
+
+
+def _dequantized(model: Any) -> Any:
+    """``model`` without the GGUF quantizer it was loaded through (``hf:local``): its weights
+    are already plain floats, but the trainer refuses a model that names a quantizer."""
+    quantizer = getattr(model, "hf_quantizer", None)
+    if quantizer is not None and quantizer.quantization_config.quant_method == "gguf":
+        model.hf_quantizer = None
+        model.is_quantized = False
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+    return model
 
 
 def _trainable_adapter(model: Any, adapter: Path) -> Any:

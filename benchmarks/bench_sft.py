@@ -101,8 +101,9 @@ def in_child(fn: Any, *args: Any) -> dict[str, Any]:
 def export(sweep_dir: str, out: str, model: str, max_length: int) -> dict[str, Any]:
     from dealroom.train import export_sft
 
-    if (Path(out) / "manifest.json").is_file():
-        return json.loads((Path(out) / "manifest.json").read_text())["totals"]
+    if (Path(out) / "manifest.json").is_file():  # a rerun: not measured again
+        return {**json.loads((Path(out) / "manifest.json").read_text())["totals"],
+                "reused": True}
     result = export_sft([Path(sweep_dir)], Path(out), top_k=1, tokenizer=model,
                         max_length=max_length)
     return {"kept": result.kept, "rows": result.rows, "tokens": result.tokens,
@@ -116,7 +117,7 @@ def train(data: str, model: str, out: str, settings: dict[str, Any]) -> dict[str
 
     record = Path(out) / "train.json"
     if record.is_file() and json.loads(record.read_text()).get("status") == "done":
-        return {"steps": json.loads(record.read_text())["steps"], "loss": None, "skipped": True}
+        return {"steps": json.loads(record.read_text())["steps"], "loss": None, "reused": True}
     resume = Path(out).is_dir() and get_last_checkpoint(out) is not None
     result = train_sft(Path(data), model, Path(out), SFTSettings(**settings), resume=resume)
     return {"steps": result.steps, "loss": result.loss, "rows": result.rows}
@@ -280,6 +281,8 @@ def distill_round(work: Path, args: Any, room_paths: list[Path], generation: str
 
 
 def report(results: dict[str, Any], names: dict[str, str], args: Any) -> None:
+    """The figures; an export or training reused from an earlier run says so (its time and
+    memory are then not measurements)."""
     export, train = results["export"], results["train"]
     print(f"\nexport: {export['seconds']:,.1f} s, peak RSS {export['peak_rss_mb']:,.0f} MB "
           f"({export['value']})")

@@ -32,6 +32,7 @@ import argparse
 import json
 import math
 import multiprocessing
+import os
 import resource
 import time
 from pathlib import Path
@@ -77,9 +78,12 @@ def sweep(work: Path, name: str, room_paths: list[Path], roots: list[str], turns
     return out
 
 
-def _child(queue: Any, fn: Any, args: tuple[Any, ...]) -> None:
+def _child(queue: Any, fn: Any, args: tuple[Any, ...], parent: int) -> None:
     import torch
 
+    from dealroom.eval._executor import die_with_parent
+
+    die_with_parent(parent)  # a killed benchmark leaves no training running on
     torch.set_num_threads(2)
     started = time.perf_counter()
     value = fn(*args)
@@ -91,7 +95,7 @@ def in_child(fn: Any, *args: Any) -> dict[str, Any]:
     """``fn(*args)`` in a fresh process: its value, wall time and peak RSS."""
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
-    process = context.Process(target=_child, args=(queue, fn, args))
+    process = context.Process(target=_child, args=(queue, fn, args, os.getpid()))
     process.start()
     result = queue.get()
     process.join()

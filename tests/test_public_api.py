@@ -57,3 +57,19 @@ def test_top_level_exports_are_the_objects_of_their_packages_loaded_lazily():
     assert sorted(dealroom.__all__) == sorted(dealroom._EXPORTS)
     with pytest.raises(AttributeError, match="no attribute 'no_such_thing'"):
         dealroom.no_such_thing  # noqa: B018
+
+
+def test_the_cli_and_every_package_import_without_the_optional_extras():
+    """A machine without ray, skyrl-gym or matplotlib still runs every command that needs
+    none of them (each optional import is deferred to the feature that uses it)."""
+    code = ("import sys\n"
+            "class Missing:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] in {'ray', 'skyrl_gym', 'matplotlib'}:\n"
+            "            raise ImportError(f'no {name} here')\n"
+            "sys.meta_path.insert(0, Missing())\n"
+            "import dealroom.cli, dealroom.train, dealroom.eval, dealroom.report\n"
+            "from dealroom.cli import app\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

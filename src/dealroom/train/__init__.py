@@ -26,7 +26,7 @@ from dealroom.train._mask import (
 from dealroom.train._select import Selection, select_runs
 from dealroom.train._settings import SFTSettings, field_help
 from dealroom.train._sft import SFTResult, read_rows, train_sft
-from dealroom.train._skyrl import register_skyrl_env
+from dealroom.train._skyrl_register import register_skyrl_env
 
 __all__ = [
     "BudgetMixViolation",

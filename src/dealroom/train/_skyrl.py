@@ -14,9 +14,10 @@ next ``step(action)`` is that call's reply::
                  ◀─────────── {observations: [], reward, done: True}
 
 Every episode is an ordinary run folder under ``extras["out"]``. Register it with
-:func:`register_skyrl_env` (id ``dealroom``); ``extras``: ``room`` (required), ``out``
-(required: a folder for the run folders), ``sub`` (default ``oracle``), ``max_turns``
-(default 30), ``judge`` (default ``reference``), ``settings`` (further harness settings).
+:func:`~dealroom.train.register_skyrl_env` (id ``dealroom``); ``extras``: ``room``
+(required), ``out`` (required: a folder for the run folders), ``sub`` (default ``oracle``),
+``max_turns`` (default 30), ``judge`` (default ``reference``), ``settings`` (further harness
+settings).
 """
 
 from __future__ import annotations
@@ -30,18 +31,7 @@ from typing import Any
 
 from dealroom.errors import ConfigError, MissingDependency
 
-ENV_ID = "dealroom"
 _END = object()
-
-
-def register_skyrl_env(env_id: str = ENV_ID) -> None:
-    """Register :class:`DealroomEnv` with skyrl-gym as ``env_id``."""
-    try:
-        from skyrl_gym.envs.registration import register, registry
-    except ImportError:
-        raise MissingDependency("skyrl-gym", extra="skyrl", feature="the SkyRL adapter") from None
-    if env_id not in registry:
-        register(id=env_id, entry_point="dealroom.train._skyrl:DealroomEnv")
 
 
 class _Bridge:

@@ -31,6 +31,7 @@ from dealroom.runs import append_jsonl, read_jsonl
 from dealroom.train._grpo_settings import GRPOSpec, check_spec, load_grpo_spec
 from dealroom.train._grpo_step import ROLLOUTS, Group, StepContext, collect, update
 from dealroom.train._rollout import CRASHED, JUDGE_ERROR, UNTRAINABLE, Rollout
+from dealroom.train._settings import lora_config
 
 LOG = "log.jsonl"
 PLAN = "budgetmix-plan.json"
@@ -256,7 +257,7 @@ def _plan(spec: GRPOSpec, rooms: list[str], out: Path) -> Any:
 def _policy(spec: GRPOSpec, out: Path, step: int) -> tuple[Any, Any, Any]:
     """The PEFT policy (new LoRA, or the checkpoint's), its LoadedModel and optimizer."""
     import torch
-    from peft import LoraConfig, PeftModel, get_peft_model
+    from peft import PeftModel, get_peft_model
 
     from dealroom.models import LoadedModel, load_hf_model
 
@@ -268,10 +269,7 @@ def _policy(spec: GRPOSpec, out: Path, step: int) -> tuple[Any, Any, Any]:
         model = PeftModel.from_pretrained(loaded.model, str(out / f"checkpoint-{step}"),
                                           is_trainable=True)
     else:
-        model = get_peft_model(loaded.model, LoraConfig(
-            r=settings.lora_rank, lora_alpha=settings.lora_alpha,
-            lora_dropout=settings.lora_dropout, target_modules=settings.targets(),
-            task_type="CAUSAL_LM"))
+        model = get_peft_model(loaded.model, lora_config(settings))
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
                                   lr=settings.learning_rate, weight_decay=settings.weight_decay)
     if step:

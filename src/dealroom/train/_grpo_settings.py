@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.errors import ConfigError
-from dealroom.train._settings import REPORTERS
+from dealroom.train._settings import check_lora_and_reporting, peft_targets, reporters
 
 
 @dataclass
@@ -121,12 +121,7 @@ class GRPOSettings:
         if not 0 < self.temperature <= 2:
             raise ConfigError("temperature must be in (0, 2]: GRPO needs sampled, varied "
                               "rollouts (greedy decoding gives a group one answer)")
-        if not self.targets():
-            raise ConfigError("lora_targets names no module: give all-linear or q_proj,v_proj")
-        unknown = set(self.reporters()) - set(REPORTERS)
-        if unknown or ("none" in self.reporters() and len(self.reporters()) > 1):
-            raise ConfigError(f"report_to must be none, or tensorboard and/or wandb; "
-                              f"got {self.report_to!r}")
+        check_lora_and_reporting(self)
 
     @property
     def groups(self) -> int:
@@ -135,11 +130,10 @@ class GRPOSettings:
 
     def targets(self) -> str | list[str]:
         """``lora_targets`` as PEFT takes it."""
-        names = [t.strip() for t in self.lora_targets.split(",") if t.strip()]
-        return "all-linear" if names == ["all-linear"] else names
+        return peft_targets(self.lora_targets)
 
     def reporters(self) -> list[str]:
-        return [r.strip() for r in self.report_to.split(",") if r.strip()] or ["none"]
+        return reporters(self.report_to)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -76,20 +76,14 @@ class SFTSettings:
             raise ConfigError("seed must be at least 0")
         if self.lr_scheduler not in SCHEDULERS:
             raise ConfigError(f"lr_scheduler must be one of {', '.join(SCHEDULERS)}")
-        if not self.targets():
-            raise ConfigError("lora_targets names no module: give all-linear or q_proj,v_proj")
-        unknown = set(self.reporters()) - set(REPORTERS)
-        if unknown or ("none" in self.reporters() and len(self.reporters()) > 1):
-            raise ConfigError(f"report_to must be none, or tensorboard and/or wandb; "
-                              f"got {self.report_to!r}")
+        check_lora_and_reporting(self)
 
     def targets(self) -> str | list[str]:
         """``lora_targets`` as PEFT takes it."""
-        names = [t.strip() for t in self.lora_targets.split(",") if t.strip()]
-        return "all-linear" if names == ["all-linear"] else names
+        return peft_targets(self.lora_targets)
 
     def reporters(self) -> list[str]:
-        return [r.strip() for r in self.report_to.split(",") if r.strip()] or ["none"]
+        return reporters(self.report_to)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -115,3 +109,35 @@ def field_help(cls: type) -> dict[str, str]:
             text = " ".join(str(doc.value).split()).replace("``", "")
             found[node.target.id] = text  # type: ignore[union-attr]
     return found
+
+
+# -- shared by SFTSettings and GRPOSettings ---------------------------------------------------
+def peft_targets(lora_targets: str) -> str | list[str]:
+    """``"all-linear"`` or ``"q_proj, v_proj"`` as PEFT's ``target_modules`` takes it."""
+    names = [t.strip() for t in lora_targets.split(",") if t.strip()]
+    return "all-linear" if names == ["all-linear"] else names
+
+
+def reporters(report_to: str) -> list[str]:
+    """``report_to`` as the trainer takes it (``["none"]`` when empty)."""
+    return [r.strip() for r in report_to.split(",") if r.strip()] or ["none"]
+
+
+def check_lora_and_reporting(settings: Any) -> None:
+    """Raise ConfigError when ``lora_targets`` names no module or ``report_to`` is unknown."""
+    if not peft_targets(settings.lora_targets):
+        raise ConfigError("lora_targets names no module: give all-linear or q_proj,v_proj")
+    chosen = reporters(settings.report_to)
+    if set(chosen) - set(REPORTERS) or ("none" in chosen and len(chosen) > 1):
+        raise ConfigError(f"report_to must be none, or tensorboard and/or wandb; "
+                          f"got {settings.report_to!r}")
+
+
+def lora_config(settings: Any) -> Any:
+    """The PEFT ``LoraConfig`` of ``settings`` (its ``lora_*`` fields) for a causal LM."""
+    from peft import LoraConfig
+
+    return LoraConfig(r=settings.lora_rank, lora_alpha=settings.lora_alpha,
+                      lora_dropout=settings.lora_dropout,
+                      target_modules=peft_targets(settings.lora_targets),
+                      task_type="CAUSAL_LM")

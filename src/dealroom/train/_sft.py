@@ -21,7 +21,7 @@ from typing import Any
 
 from dealroom._util.files import write_json_atomic
 from dealroom.errors import ConfigError, MissingDependency
-from dealroom.train._settings import SFTSettings
+from dealroom.train._settings import SFTSettings, lora_config
 
 TOKENIZED = "tokenized.jsonl"
 MERGED = "merged"
@@ -195,7 +195,6 @@ def _require_reporter(name: str) -> None:
 def _trainer(spec: Any, rows: list[dict[str, list[int]]], out: Path, settings: SFTSettings,
              adapter: Path | None, progress: Callable[[int, int], None] | None) -> Any:
     import datasets
-    from peft import LoraConfig
     from trl import SFTConfig
 
     from dealroom.models import load_hf_model
@@ -223,9 +222,7 @@ def _trainer(spec: Any, rows: list[dict[str, list[int]]], out: Path, settings: S
         use_cpu=device == "cpu", bf16=dtype == "bfloat16", fp16=dtype == "float16",
         packing=False, dataset_num_proc=None,
     )
-    lora = LoraConfig(r=settings.lora_rank, lora_alpha=settings.lora_alpha,
-                      lora_dropout=settings.lora_dropout, target_modules=settings.targets(),
-                      task_type="CAUSAL_LM")
+    lora = lora_config(settings)
     if adapter is not None:  # continue that adapter: TRL trains a PeftModel as it is
         model, lora = _trainable_adapter(model, Path(adapter)), None
     counts = StepCounts()

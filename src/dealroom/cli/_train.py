@@ -77,7 +77,7 @@ def grpo(
                             "from a BudgetMix plan, audited every step.")] = None,
 ) -> None:
     """Train the root with GRPO in the harness, sub-agents frozen; logs to CKPT/log.jsonl."""
-    from dealroom.cli.display_train import render_grpo_result, work_progress
+    from dealroom.cli.display_train import render_grpo_result, render_watch_sign, work_progress
     from dealroom.errors import ConfigError
     from dealroom.train import train_grpo
 
@@ -89,7 +89,8 @@ def grpo(
             raise ConfigError(f"--budgetmix takes whole turn budgets, e.g. 8,16,32,64; got "
                               f"{budgetmix!r}") from None
     with work_progress("GRPO steps") as progress:
-        result = train_grpo(spec, out, resume=resume, budgetmix=budgets, progress=progress)
+        result = train_grpo(spec, out, resume=resume, budgetmix=budgets, progress=progress,
+                            on_sign=render_watch_sign)
     render_grpo_result(result)
 
 

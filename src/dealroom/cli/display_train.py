@@ -84,6 +84,15 @@ def render_grpo_result(result: Any) -> None:
     console.print(table)
 
 
+def render_watch_sign(sign: Any) -> None:
+    """One line on stderr for a sign the training watch saw."""
+    from rich.markup import escape
+
+    where = f" ({sign.run})" if sign.run else ""
+    err_console.print(f"[yellow]watch, step {sign.step}: {sign.kind}:[/] "
+                      f"{escape(sign.detail + where)}")
+
+
 def render_export_result(result: Any) -> None:
     """Runs kept and left out (by reason), rows and tokens, and where the dataset went."""
     from rich.table import Table

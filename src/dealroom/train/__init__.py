@@ -27,6 +27,7 @@ from dealroom.train._select import Selection, select_runs
 from dealroom.train._settings import SFTSettings, field_help
 from dealroom.train._sft import SFTResult, read_rows, train_sft
 from dealroom.train._skyrl_register import register_skyrl_env
+from dealroom.train._watch import Sign, TrainingWatchError, hidden_touch
 
 __all__ = [
     "BudgetMixViolation",
@@ -39,12 +40,15 @@ __all__ = [
     "SFTResult",
     "SFTSettings",
     "Selection",
+    "Sign",
     "TokenizedEpisode",
     "TrainingRow",
+    "TrainingWatchError",
     "conversation_rows",
     "export_sft",
     "field_help",
     "group_advantages",
+    "hidden_touch",
     "load_grpo_spec",
     "load_distill_spec",
     "read_rows",

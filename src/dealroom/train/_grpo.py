@@ -6,6 +6,7 @@
           rollouts/step-S/..  every rollout: an ordinary run folder (judged)
           rollouts.jsonl      every rollout as it finished: --resume reuses the current step's
           budgetmix-plan.json the plan of the groups' budgets (with --budgetmix)
+          watch.jsonl         signs of a policy going around the task (``_watch``)
           checkpoint-N/       every save_every steps: adapter, optimizer, state (--resume)
           eval/step-N/        held-out sweeps (eval_every)
           adapter_config.json, adapter_model.safetensors   the result: hf:CKPT
@@ -32,6 +33,7 @@ from dealroom.train._grpo_settings import GRPOSpec, check_spec, load_grpo_spec
 from dealroom.train._grpo_step import ROLLOUTS, Group, StepContext, collect, update
 from dealroom.train._rollout import CRASHED, JUDGE_ERROR, UNTRAINABLE, Rollout
 from dealroom.train._settings import lora_config
+from dealroom.train._watch import WATCH, Sign, TrainingWatchError, step_signs
 
 LOG = "log.jsonl"
 PLAN = "budgetmix-plan.json"
@@ -58,13 +60,15 @@ class GRPOResult:
 def train_grpo(spec: GRPOSpec | Path, out: Path, *, resume: bool = False,
                budgetmix: list[int] | None = None, judge: Any = None,
                progress: Callable[[int, int], None] | None = None,
-               on_rollout: Callable[[Rollout], None] | None = None) -> GRPOResult:
+               on_rollout: Callable[[Rollout], None] | None = None,
+               on_sign: Callable[[Sign], None] | None = None) -> GRPOResult:
     """Train ``spec``'s root with GRPO into ``out`` (see the module docstring).
 
     ``spec``: a GRPOSpec or the path of its SPEC.toml; ``budgetmix``: turn budgets replacing
     the spec's; ``judge``: a Judge object used instead of ``spec.judge``; ``resume``:
     continue the training in ``out`` from its last checkpoint; ``progress(step, steps)``
-    after each step, ``on_rollout(rollout)`` after each rollout."""
+    after each step, ``on_rollout(rollout)`` after each rollout, ``on_sign(sign)`` for each
+    sign the watch sees (``CKPT/watch.jsonl``; ``stop_on_watch`` raises TrainingWatchError)."""
     from dealroom.train._sft import _require_extra, _require_reporter
 
     started = time.perf_counter()
@@ -88,15 +92,21 @@ def train_grpo(spec: GRPOSpec | Path, out: Path, *, resume: bool = False,
         model, loaded, optimizer = _policy(spec, out, start)
     ctx = StepContext(spec, out, loaded, rooms, plan, judge, _done(out, start), on_rollout)
     reporter = _Reporter(spec.grpo.reporters(), out)
+    heldout = _last_heldout(out)
     for step in range(start, spec.grpo.steps):
         row = _step(ctx, model, optimizer, step)
         if (step + 1) % spec.grpo.save_every == 0 or step + 1 == spec.grpo.steps or (
                 spec.grpo.eval_every and (step + 1) % spec.grpo.eval_every == 0):
             _save(out, model, optimizer, step + 1, spec)
         if spec.grpo.eval_every and (step + 1) % spec.grpo.eval_every == 0 and spec.heldout:
-            row["heldout_pass_rate"] = _evaluate(spec, base, out, step + 1)
+            row["heldout_pass_rate"] = heldout = _evaluate(spec, base, out, step + 1)
+        signs = _watch(ctx, step, row, heldout, on_sign)
         append_jsonl(out / LOG, row)
         reporter.log(row)
+        if signs and spec.grpo.stop_on_watch:
+            raise TrainingWatchError(f"step {step + 1}: the watch saw {len(signs)} sign(s) of "
+                                     f"a policy going around the task; first: "
+                                     f"{signs[0].kind}: {signs[0].detail} (see {out / WATCH})")
         if progress is not None:
             progress(step + 1, spec.grpo.steps)
     model.save_pretrained(str(out))
@@ -126,6 +136,28 @@ def _step(ctx: StepContext, model: Any, optimizer: Any, step: int) -> dict[str, 
     return {"step": step + 1, **step_figures(groups), **figures,
             "learning_rate": ctx.spec.grpo.learning_rate, "rollout_s": round(rollout_s, 3),
             "train_s": round(train_s, 3), "step_s": round(rollout_s + train_s, 3)}
+
+
+def _watch(ctx: StepContext, step: int, row: dict[str, Any], heldout: float | None,
+           on_sign: Callable[[Sign], None] | None) -> list[Sign]:
+    """Look for the step's signs, write them to CKPT/watch.jsonl and count them in ``row``."""
+    signs = step_signs(step + 1, _audited(ctx, step), row.get("reward_mean"), heldout,
+                       ctx.spec.grpo.watch_gap)
+    row["hidden_touches"] = sum(s.kind == "hidden_touch" for s in signs)
+    row["reward_gap"] = None if heldout is None or row.get("reward_mean") is None \
+        else round(row["reward_mean"] - heldout, 4)
+    for sign in signs:
+        append_jsonl(ctx.out / WATCH, sign.to_dict())
+        if on_sign is not None:
+            on_sign(sign)
+    return signs
+
+
+def _last_heldout(out: Path) -> float | None:
+    """The latest held-out pass rate in the log (a resumed training keeps comparing to it)."""
+    rows = read_jsonl(out / LOG) if (out / LOG).is_file() else []
+    rates = [row["heldout_pass_rate"] for row in rows if row.get("heldout_pass_rate") is not None]
+    return rates[-1] if rates else None
 
 
 def _audited(ctx: StepContext, step: int) -> list[Path]:
@@ -194,6 +226,7 @@ def _prepare_out(out: Path, spec: GRPOSpec, resume: bool) -> int:
     step = last_checkpoint(out)
     _cut(out / LOG, lambda row: row["step"] <= step)
     _cut(out / ROLLOUTS, lambda row: row["step"] <= step)
+    _cut(out / WATCH, lambda row: row["step"] <= step)
     return step
 
 

@@ -87,6 +87,12 @@ class GRPOSettings:
     """Seed of the LoRA initialization, rollout sampling and BudgetMix plan."""
     report_to: str = "none"
     """Also log to tensorboard or wandb (comma-separated); none: CKPT/log.jsonl only."""
+    watch_gap: float = 0.3
+    """The watch flags a step whose reward mean exceeds the latest held-out pass rate by more
+    than this (see CKPT/watch.jsonl)."""
+    stop_on_watch: bool = False
+    """Stop training (TrainingWatchError) at the first watched sign: a rollout reaching for
+    a hidden part of the room, or a reward gap over watch_gap; false: warn and log only."""
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "steps", "minibatches", "lora_rank", "lora_alpha",
@@ -114,6 +120,10 @@ class GRPOSettings:
         for name in ("kl_coef", "weight_decay"):
             if not getattr(self, name) >= 0:
                 raise ConfigError(f"{name} must be at least 0")
+        if not 0 <= self.watch_gap <= 1:
+            raise ConfigError("watch_gap must be in [0, 1]: a pass-rate difference")
+        if not isinstance(self.stop_on_watch, bool):
+            raise ConfigError("stop_on_watch must be true or false")
         if not self.max_grad_norm > 0:
             raise ConfigError("max_grad_norm must be positive")
         if not 0 <= self.lora_dropout < 1:

@@ -46,6 +46,7 @@ from dealroom.models._wire import (
     parse_usage,
     read_body,
     read_stream,
+    request_body,
     text_cap,
     usage_problem,
 )
@@ -330,7 +331,7 @@ class OpenAICompatibleClient:
         sent = [0]  # HTTP requests made, hedges included
         while True:
             payload = self._payload(messages, limit, temperature, stop, response_format)
-            data = json.dumps(payload).encode()
+            data = request_body(payload)
             attempt += 1
             try:
                 reply, latency, hedge = await self._send(endpoint, payload, data, cap, wave, sent)

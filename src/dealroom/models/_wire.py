@@ -16,6 +16,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from dealroom.errors import ModelError
 from dealroom.models._spec import Prices
 from dealroom.types import Usage
@@ -99,6 +101,16 @@ def content_text(content: Any) -> str | None:
     if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
         return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     return None
+
+
+def request_body(payload: dict[str, Any]) -> bytes:
+    """A request's JSON body. orjson encodes a 170 KB body in about 15 us where ``json.dumps``
+    takes about 0.9 ms, on the event loop, once per sub-call; what orjson refuses (an integer
+    past 64 bits in a spec's extra fields) falls back to ``json``."""
+    try:
+        return orjson.dumps(payload)
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(payload).encode()
 
 
 def load_json(raw: bytes) -> Any:

@@ -233,6 +233,9 @@ def test_text_pages_and_spans_line_up(room: Room) -> None:
     assert room.text("D00002", (2, 3)) == room.text("D00002")[spans[1][0]:spans[2][1]]
     with pytest.raises(IndexError, match="pages 1-3"):
         room.text("D00002", 4)
+    assert room.page_spans("D00002", 2, 3) == spans[1:3]
+    assert room.page_spans("D00002", 3) == spans[2:]
+    assert room.page_tokens("D00002", 2, 2) == room.page_tokens("D00002")[1:2]
 
 
 def test_tree(room: Room) -> None:

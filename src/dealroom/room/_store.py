@@ -247,24 +247,31 @@ class Room:
             raise RoomKeyError(f"no document {key!r} in this room{hint} (room.docs lists all)")
         return found
 
-    def page_spans(self, doc: str | Doc) -> list[tuple[int, int]]:
-        """``(start, end)`` char offsets of each page in the document's full text.
+    def page_spans(self, doc: str | Doc, first: int = 1,
+                   last: int | None = None) -> list[tuple[int, int]]:
+        """``(start, end)`` char offsets of pages ``first``..``last`` (all, by default) in the
+        document's full text.
 
         The full text is the pages joined by ``"\\f"``, so page ``n`` is
         ``text[spans[n-1][0]:spans[n-1][1]]`` and a form feed sits at each ``end``.
         """
-        d = self.doc(doc)
-        p0, p1 = self._a["doc_page0"][d.index], self._a["doc_page0"][d.index + 1]
+        p0, p1 = self._page_range(doc, first, last)
         return list(zip(self._a["page_cstart"][p0:p1], self._a["page_cend"][p0:p1], strict=True))
+
+    def _page_range(self, doc: str | Doc, first: int, last: int | None) -> tuple[int, int]:
+        """Rows ``[p0, p1)`` of the page tables holding pages ``first``..``last`` of ``doc``."""
+        d = self.doc(doc)
+        base = self._a["doc_page0"][d.index]
+        return base + first - 1, base + (d.pages if last is None else last)
 
     @functools.cached_property
     def _tokens(self) -> dict[str, Any]:
         return read_tables(self.path / ".index" / "tokens.bin", TOKEN_ARRAYS, self._counts)
 
-    def page_tokens(self, doc: str | Doc) -> list[int]:
-        """Tokens (dealroom-words-v1) on each page of the document, from the index."""
-        d = self.doc(doc)
-        p0, p1 = self._a["doc_page0"][d.index], self._a["doc_page0"][d.index + 1]
+    def page_tokens(self, doc: str | Doc, first: int = 1, last: int | None = None) -> list[int]:
+        """Tokens (dealroom-words-v1) on pages ``first``..``last`` (all, by default) of the
+        document, from the index."""
+        p0, p1 = self._page_range(doc, first, last)
         return self._tokens["page_tokens"][p0:p1].tolist()
 
     def token_offset(self, doc: str | Doc, page: int, n: int, text: str | None = None) -> int:

@@ -48,18 +48,18 @@ class FakeRoom:
         first, last = (1, len(PAGES[doc_id])) if pages is None else pages
         return "\f".join(PAGES[doc_id][first - 1:last])
 
-    def page_tokens(self, doc_id):
-        return [count_tokens(p) for p in PAGES[doc_id]]
+    def page_tokens(self, doc_id, first=1, last=None):
+        return [count_tokens(p) for p in PAGES[doc_id]][first - 1:last]
 
     def token_offset(self, doc_id, page, n, text=None):
         return len(cut_to_tokens(PAGES[doc_id][page - 1], n)[0])
 
-    def page_spans(self, doc_id):
+    def page_spans(self, doc_id, first=1, last=None):
         spans, pos = [], 0
         for page in PAGES[doc_id]:
             spans.append((pos, pos + len(page)))
             pos += len(page) + 1
-        return spans
+        return spans[first - 1:last]
 
     def tree(self):
         return "01 Contracts/ (3 documents)"

@@ -177,32 +177,33 @@ def _plan_slice(room: Any, raw: Any, budget: int) -> tuple[_Piece, dict[str, Any
     """The pages of one reference that fit ``budget`` tokens: piece, record, tokens, cut."""
     doc_id, first, last = normalize_ref(raw)
     doc = room.doc(doc_id)
-    spans = room.page_spans(doc.id)
     first = max(1, first or 1)
-    last = min(len(spans), last or len(spans))
+    last = min(doc.pages, last or doc.pages)
     if first > last:
-        raise ConfigError(f"{doc.id} has {len(spans)} pages; pages {first}-{last} do not exist")
+        raise ConfigError(f"{doc.id} has {doc.pages} pages; pages {first}-{last} do not exist")
+    spans = room.page_spans(doc.id, first, last)  # spans[k], page_tokens[k]: page first + k
+    page_tokens = room.page_tokens(doc.id, first, last)
     header = f"=== {doc.id} | {doc.title} | {doc.path} ==="
     marker = _marker_tokens(doc.id)
-    page_tokens = room.page_tokens(doc.id)
     left = budget - _header_tokens(header)
     # page k is sent whole while its marker and text, with those before it, stay below `left`
-    costs = list(accumulate(map(add, page_tokens[first - 1:last], repeat(marker))))
+    costs = list(accumulate(map(add, page_tokens, repeat(marker))))
     whole = bisect_left(costs, left)
     if whole == len(costs):
-        kept_last, keep, cut = last, spans[last - 1][1] - spans[last - 1][0], False
+        kept_last, keep, cut = last, spans[-1][1] - spans[-1][0], False
         left -= costs[-1]
     else:  # the page where the context fills: cut (or an exact fit), and nothing after it
         kept_last = first + whole
-        lo, hi = spans[kept_last - 1]
+        lo, hi = spans[whole]
         left -= costs[whole - 1] if whole else 0
-        keep, kept, cut = _fit_page(room, doc.id, kept_last, hi - lo,
-                                    page_tokens[kept_last - 1], left - marker)
+        keep, kept, cut = _fit_page(room, doc.id, kept_last, hi - lo, page_tokens[whole],
+                                    left - marker)
         left -= marker + kept
         cut = cut or kept_last < last
-    start, end = spans[first - 1][0], spans[kept_last - 1][0] + keep
+    sent = spans[:kept_last - first + 1]
+    start, end = sent[0][0], sent[-1][0] + keep
     ref = {"id": doc.id, "pages": [first, kept_last], "chars": [start, end]}
-    piece = _Piece(doc.id, header, first, spans[first - 1:kept_last], keep)
+    piece = _Piece(doc.id, header, first, sent, keep)
     return piece, ref, budget - left, cut
 
 

@@ -48,6 +48,7 @@ from dealroom.models._wire import (
     read_stream,
     request_body,
     text_cap,
+    token_record,
     usage_problem,
 )
 from dealroom.runs import TokenRecord
@@ -275,7 +276,7 @@ class OpenAICompatibleClient:
         self.context_window = spec.context_window
         self.prices = spec.prices
         self.base_url = base
-        self.refused: set[str] = set() if spec.stream else {"stream"}
+        self.refused: set[str] = set() if spec.stream and not spec.tokens else {"stream"}
         self._url = f"{base}/chat/completions"
         self._headers = {"Content-Type": "application/json"}
         if api_key:
@@ -308,6 +309,9 @@ class OpenAICompatibleClient:
         if "stream" not in self.refused:
             payload["stream"] = True
             payload["stream_options"] = {"include_usage": True}
+        if self.spec.tokens:
+            payload["logprobs"] = True
+            payload["return_token_ids"] = True
         payload.update(self._extra)
         return payload
 
@@ -367,12 +371,22 @@ class OpenAICompatibleClient:
         if usage is None:
             usage = estimate_usage(messages, text, self.prices)
         form = payload.get("response_format")
+        tokens = None
+        if self.spec.tokens:
+            try:
+                tokens = token_record(reply)
+            except BadReply as exc:
+                raise ProviderError(f"{exc} (from {self.base_url}; tokens=true needs an "
+                                    "endpoint that returns token ids, such as vLLM's "
+                                    "OpenAI server, 0.10.2 or newer)", model=self.name,
+                                    status=200, kind=exc.kind, attempts=attempts,
+                                    served=True) from None
         return ChatResult(
             text=text, usage=usage, model=reply.model or self.model,
             finish_reason=reply.finish_reason, latency_s=latency, usage_estimated=estimated,
             attempts=attempts, streamed=reply.streamed,
             structured=str(form["type"]) if form else None, cut_bytes=reply.cut_bytes,
-            stripped=stripped, hedge=hedge, raw=reply.body,
+            stripped=stripped, hedge=hedge, raw=reply.body, tokens=tokens,
         )
 
     def _backoff(self, attempt: int) -> float:

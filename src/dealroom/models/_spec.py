@@ -110,6 +110,10 @@ class ModelSpec:
     hedge: float = DEFAULT_HEDGE
     """In a wave of parallel calls, re-send a call still unanswered after this multiple of
     the wave's median latency (at least 1 s) and take the first answer; 0 turns it off."""
+    tokens: bool = False
+    """Ask for the prompt and completion token ids and each sampled token's logprob (vLLM's
+    ``return_token_ids`` and ``logprobs``) and record them in the run's ``tokens.jsonl``,
+    as ``hf:`` models do; the reply is then not streamed."""
     max_output_tokens: int | None = None
     """Default ``max_tokens`` when a call gives none."""
     max_retries: int = 4
@@ -202,6 +206,7 @@ _FILE_KEYS = {
     "read_timeout": (int, float),
     "stream": bool,
     "hedge": (int, float),
+    "tokens": bool,
     "max_output_tokens": int,
     "max_retries": int,
     "backoff_s": (int, float),
@@ -299,6 +304,7 @@ def _spec_from_table(name: str, table: Any, path: Path) -> ModelSpec:
         read_timeout=float(table.get("read_timeout", DEFAULT_READ_TIMEOUT_S)),
         stream=table.get("stream", True),
         hedge=float(table.get("hedge", DEFAULT_HEDGE)),
+        tokens=table.get("tokens", False),
         max_output_tokens=table.get("max_output_tokens"),
         max_retries=table.get("max_retries", 4),
         backoff_s=float(table.get("backoff_s", 0.5)),
@@ -395,6 +401,7 @@ SPEC_OPTIONS = {
     "read_timeout": float,
     "stream": bool,
     "hedge": float,
+    "tokens": bool,
 }
 """Options a ``MODEL@BASE_URL#key=value,...`` spec may carry after ``#`` (models-file keys)."""
 

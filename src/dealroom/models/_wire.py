@@ -20,6 +20,7 @@ import orjson
 
 from dealroom.errors import ModelError
 from dealroom.models._spec import Prices
+from dealroom.runs import TokenRecord
 from dealroom.types import Usage
 
 MAX_BODY_BYTES = 64 * 2**20
@@ -140,6 +141,34 @@ def parse_body(raw: bytes, content_type: str, cap: int) -> Reply:
     text, cut = _cap(text, cap)
     return Reply(text, str(choice.get("finish_reason") or "unknown"), _model_of(body),
                  body.get("usage"), streamed=False, cut_bytes=cut, body={} if cut else body)
+
+
+def token_record(reply: Reply) -> TokenRecord:
+    """The exact tokens of a non-streamed reply from an endpoint asked for them (vLLM's
+    ``return_token_ids``: ``prompt_token_ids`` on the body or the choice, ``token_ids`` on the
+    choice; ``logprobs.content[*].logprob``). The last id is an end of sequence when the reply
+    stopped without a stop string (``finish_reason`` stop, ``stop_reason`` null)."""
+    if reply.streamed or not reply.body:
+        raise BadReply("no_tokens", "the reply came streamed or cut, without its token ids",
+                       retry=False)
+    choice = _first_choice(reply.body)
+    prompt = reply.body.get("prompt_token_ids") or choice.get("prompt_token_ids")
+    completion = choice.get("token_ids")
+    content = (choice.get("logprobs") or {}).get("content")
+    if not _ids(prompt) or not _ids(completion) or not isinstance(content, list):
+        raise BadReply("no_tokens", "the reply has no prompt_token_ids, token_ids or "
+                       "logprobs.content", retry=False)
+    logprobs = [_number(c.get("logprob")) if isinstance(c, dict) else None for c in content]
+    if len(logprobs) != len(completion) or any(p is None for p in logprobs):
+        raise BadReply("no_tokens", f"{len(completion)} token ids but {len(logprobs)} "
+                       "logprobs", retry=False)
+    eos = choice.get("finish_reason") == "stop" and choice.get("stop_reason") is None
+    return TokenRecord(list(prompt), list(completion), logprobs, eos=eos)
+
+
+def _ids(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in value)
 
 
 def _first_choice(body: Any) -> dict[str, Any]:

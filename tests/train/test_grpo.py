@@ -202,14 +202,15 @@ def test_the_loss_is_clipped_and_importance_weighted():
     assert kl[0] == 0 and (kl[1:] > 0).all()
 
 
+@pytest.mark.parametrize("engine", ["dealroom", "trl"])
 def test_budgetmix_groups_see_one_budget_each_and_the_audit_passes(tiny_model_dir, room,
-                                                                   tmp_path):
+                                                                   tmp_path, engine):
     from dealroom.eval import BudgetMixPlan, audit_budgetmix
     from dealroom.runs import RunFolder
 
     out = tmp_path / "bm"
     spec = make_spec(tiny_model_dir, room, steps=1, group_size=2, batch_size=4,
-                     extra_groups=0)
+                     extra_groups=0, engine=engine)
     result = train_grpo(spec, out, budgetmix=[1, 2], judge=ScriptedJudge("pf"))
     plan = BudgetMixPlan.load(out / "budgetmix-plan.json")
     runs = [r["run"] for r in rows(out / "rollouts.jsonl")]
@@ -236,8 +237,9 @@ def test_a_budget_violation_stops_training(tiny_model_dir, room, tmp_path, monke
         train_grpo(spec, tmp_path / "bad", budgetmix=[2], judge=ScriptedJudge("pf"))
 
 
+@pytest.mark.parametrize("engine", ["dealroom", "trl"])
 def test_crashes_are_replaced_and_judge_errors_give_no_reward(tiny_model_dir, room, tmp_path,
-                                                              monkeypatch):
+                                                              monkeypatch, engine):
     import dealroom.harness as harness
 
     original = harness.run_agent_async
@@ -250,7 +252,7 @@ def test_crashes_are_replaced_and_judge_errors_give_no_reward(tiny_model_dir, ro
         return await original(*args, **kwargs)
 
     monkeypatch.setattr(harness, "run_agent_async", flaky)
-    spec = make_spec(tiny_model_dir, room, steps=1, group_size=3, batch_size=3)
+    spec = make_spec(tiny_model_dir, room, steps=1, group_size=3, batch_size=3, engine=engine)
     result = train_grpo(spec, tmp_path / "flaky", judge=ScriptedJudge("epf"))
     row = result.log[0]
     assert row["crashed"] == 1 and row["judge_errors"] == 1 and row["groups"] == 1
@@ -263,10 +265,11 @@ def test_crashes_are_replaced_and_judge_errors_give_no_reward(tiny_model_dir, ro
         "error"]
 
 
-def test_a_killed_training_resumes_from_its_checkpoint(tiny_model_dir, room, tmp_path):
+@pytest.mark.parametrize("engine", ["dealroom", "trl"])
+def test_a_killed_training_resumes_from_its_checkpoint(tiny_model_dir, room, tmp_path, engine):
     from safetensors.torch import load_file
 
-    spec = make_spec(tiny_model_dir, room, steps=2, extra_groups=0)
+    spec = make_spec(tiny_model_dir, room, steps=2, extra_groups=0, engine=engine)
     straight = train_grpo(spec, tmp_path / "straight", judge=ScriptedJudge("pf"))
     out = tmp_path / "killed"
     judged = []
@@ -280,7 +283,8 @@ def test_a_killed_training_resumes_from_its_checkpoint(tiny_model_dir, room, tmp
         train_grpo(spec, out, judge=ScriptedJudge("pf"), on_rollout=kill)
     assert (out / "checkpoint-1" / "state.json").is_file() and not (out / "checkpoint-2").exists()
     with pytest.raises(ConfigError, match="spec differs"):
-        train_grpo(make_spec(tiny_model_dir, room, steps=3, extra_groups=0), out, resume=True)
+        train_grpo(make_spec(tiny_model_dir, room, steps=3, extra_groups=0, engine=engine), out,
+                   resume=True)
     again = []
     judge = ScriptedJudge("f")  # step 2's first rollout (a pass) is reused, not rerun
     resumed = train_grpo(spec, out, resume=True, judge=judge, on_rollout=again.append)
@@ -380,3 +384,33 @@ def test_held_out_rooms_are_evaluated_by_a_sweep_of_the_checkpoint(tiny_model_di
     assert result.log[0]["heldout_pass_rate"] == 0.0  # the reference judge on the tiny model
     runs = find_runs([tmp_path / "ckpt" / "eval" / "step-1" / "sweep"])
     assert len(runs) == 1 and "checkpoint-1" in (runs[0] / "config.json").read_text()
+
+
+def test_the_trl_engine_trains_the_same_rollouts_through_grpotrainer(tiny_model_dir, room,
+                                                                      tmp_path):
+    """engine = "trl": TRL's GRPOTrainer with dealroom's rollouts as its rollout_func."""
+    import torch
+    from peft import PeftModel
+    from safetensors.torch import load_file
+
+    from dealroom.models import load_hf_model
+
+    judge = ScriptedJudge("pf")
+    out = tmp_path / "trl"
+    result = train_grpo(make_spec(tiny_model_dir, room, engine="trl", extra_groups=0), out,
+                        judge=judge)
+    log = rows(out / "log.jsonl")
+    assert [r["step"] for r in log] == [1, 2] and all(r["engine"] == "trl" for r in log)
+    assert all(math.isfinite(r["loss"]) for r in log) and log[0]["groups"] == 1
+    assert all(r["entropy"] > 0 and r["clip_fraction"] is not None for r in log)
+    assert {r["reward_mean"] for r in log} == {0.5}  # one pass, one fail per group
+    assert (out / "checkpoint-1" / "state.json").is_file() and result.steps == 2
+    lora = load_file(out / "adapter_model.safetensors")
+    assert any(k.endswith("lora_B.weight") and torch.count_nonzero(v) for k, v in lora.items())
+    base = load_hf_model(f"hf:{tiny_model_dir}").model.state_dict()
+    merged = PeftModel.from_pretrained(load_hf_model(f"hf:{tiny_model_dir}").model, str(out))
+    for name, weight in merged.get_base_model().state_dict().items():
+        if "lora" not in name and "base_layer" not in name and name in base:
+            assert torch.equal(weight, base[name]), name
+    with pytest.raises(ConfigError, match="engine trl takes one optimizer step"):
+        GRPOSettings(engine="trl", eval_every=2)

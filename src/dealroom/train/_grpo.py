@@ -11,8 +11,10 @@
           eval/step-N/        held-out sweeps (eval_every)
           adapter_config.json, adapter_model.safetensors   the result: hf:CKPT
 
-The engine is this module's own loop over the PEFT model in torch (the loss in
-``_grpo_loss``), not TRL's GRPOTrainer: see docs/training.md, "GRPO: the engine".
+Two engines update the policy from the same rollouts: this module's own loop over the PEFT
+model in torch (the loss in ``_grpo_loss``; the default), or TRL's GRPOTrainer through its
+``rollout_func`` (``_grpo_trl``, ``engine = "trl"``): see docs/training.md, "GRPO: the
+engines".
 """
 
 from __future__ import annotations
@@ -89,26 +91,12 @@ def train_grpo(spec: GRPOSpec | Path, out: Path, *, resume: bool = False,
     plan = _plan(spec, rooms, out)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        model, loaded, optimizer = _policy(spec, out, start)
+        model, loaded, optimizer = _policy(spec, out, 0 if spec.grpo.engine == "trl" else start)
     ctx = StepContext(spec, out, loaded, rooms, plan, judge, _done(out, start), on_rollout)
-    reporter = _Reporter(spec.grpo.reporters(), out)
-    heldout = _last_heldout(out)
-    for step in range(start, spec.grpo.steps):
-        row = _step(ctx, model, optimizer, step)
-        if (step + 1) % spec.grpo.save_every == 0 or step + 1 == spec.grpo.steps or (
-                spec.grpo.eval_every and (step + 1) % spec.grpo.eval_every == 0):
-            _save(out, model, optimizer, step + 1, spec)
-        if spec.grpo.eval_every and (step + 1) % spec.grpo.eval_every == 0 and spec.heldout:
-            row["heldout_pass_rate"] = heldout = _evaluate(spec, base, out, step + 1)
-        signs = _watch(ctx, step, row, heldout, on_sign)
-        append_jsonl(out / LOG, row)
-        reporter.log(row)
-        if signs and spec.grpo.stop_on_watch:
-            raise TrainingWatchError(f"step {step + 1}: the watch saw {len(signs)} sign(s) of "
-                                     f"a policy going around the task; first: "
-                                     f"{signs[0].kind}: {signs[0].detail} (see {out / WATCH})")
-        if progress is not None:
-            progress(step + 1, spec.grpo.steps)
+    if spec.grpo.engine == "trl":
+        _trl_loop(ctx, model, start, resume, on_sign, progress)
+    else:
+        _own_loop(ctx, model, optimizer, start, base, on_sign, progress)
     model.save_pretrained(str(out))
     record = json.loads((out / "train.json").read_text(encoding="utf-8"))
     write_json_atomic(out / "train.json", {**record, "status": "done",
@@ -117,25 +105,82 @@ def train_grpo(spec: GRPOSpec | Path, out: Path, *, resume: bool = False,
                       time.perf_counter() - started)
 
 
-def _step(ctx: StepContext, model: Any, optimizer: Any, step: int) -> dict[str, Any]:
-    from dealroom.eval import audit_budgetmix
+def _own_loop(ctx: StepContext, model: Any, optimizer: Any, start: int, base: Path,
+              on_sign: Callable[[Sign], None] | None,
+              progress: Callable[[int, int], None] | None) -> None:
+    """dealroom's engine: per step, rollouts, audit, one update, checkpoint, evaluation."""
+    spec, out = ctx.spec, ctx.out
+    reporter = _Reporter(spec.grpo.reporters(), out)
+    heldout = _last_heldout(out)
+    for step in range(start, spec.grpo.steps):
+        row = _step(ctx, model, optimizer, step)
+        evaluate = bool(spec.grpo.eval_every) and (step + 1) % spec.grpo.eval_every == 0
+        if (step + 1) % spec.grpo.save_every == 0 or step + 1 == spec.grpo.steps or evaluate:
+            _save(out, model, optimizer, step + 1, spec)
+        if evaluate and spec.heldout:
+            row["heldout_pass_rate"] = heldout = _evaluate(spec, base, out, step + 1)
+        signs = _watch(ctx, step, row, heldout, on_sign)
+        append_jsonl(out / LOG, row)
+        reporter.log(row)
+        if signs and spec.grpo.stop_on_watch:
+            raise _watch_error(step, signs, out)
+        if progress is not None:
+            progress(step + 1, spec.grpo.steps)
 
+
+def _trl_loop(ctx: StepContext, model: Any, start: int, resume: bool,
+              on_sign: Callable[[Sign], None] | None,
+              progress: Callable[[int, int], None] | None) -> None:
+    """TRL's engine over the same rollouts, audit and watch (see ``_grpo_trl``)."""
+    from dealroom.train._grpo_trl import train_with_trl
+
+    signs: dict[int, list[Sign]] = {}
+
+    def watch(step: int, groups: list[Group]) -> dict[str, Any]:
+        row = step_figures(groups)
+        signs[step + 1] = _watch(ctx, step, row, None, on_sign)
+        return row
+
+    def log_row(row: dict[str, Any]) -> None:
+        append_jsonl(ctx.out / LOG, row)
+        found = signs.pop(row["step"], [])
+        if found and ctx.spec.grpo.stop_on_watch:
+            raise _watch_error(row["step"] - 1, found, ctx.out)
+
+    train_with_trl(ctx, model, start, resume, lambda step: _audit(ctx, step), watch, log_row,
+                   progress)
+
+
+def _step(ctx: StepContext, model: Any, optimizer: Any, step: int) -> dict[str, Any]:
     clock = time.perf_counter()
     groups = collect(ctx, step)
     rollout_s = time.perf_counter() - clock
-    if ctx.plan is not None:
-        audit = audit_budgetmix(ctx.plan, _audited(ctx, step))
-        bad = [f"{Path(r.run).name}: {v}" for r in audit.runs for v in r.violations]
-        if bad:
-            raise BudgetMixViolation(f"step {step + 1}: the rollouts broke the BudgetMix plan "
-                                     f"({len(bad)} violations; first: {bad[0]}); training "
-                                     "stopped")
+    _audit(ctx, step)
     clock = time.perf_counter()
     figures = update(model, optimizer, groups, ctx.spec.grpo, step)
     train_s = time.perf_counter() - clock
     return {"step": step + 1, **step_figures(groups), **figures,
             "learning_rate": ctx.spec.grpo.learning_rate, "rollout_s": round(rollout_s, 3),
             "train_s": round(train_s, 3), "step_s": round(rollout_s + train_s, 3)}
+
+
+def _audit(ctx: StepContext, step: int) -> None:
+    """The BudgetMix audit of the step's rollouts; a violation stops training."""
+    from dealroom.eval import audit_budgetmix
+
+    if ctx.plan is None:
+        return
+    audit = audit_budgetmix(ctx.plan, _audited(ctx, step))
+    bad = [f"{Path(r.run).name}: {v}" for r in audit.runs for v in r.violations]
+    if bad:
+        raise BudgetMixViolation(f"step {step + 1}: the rollouts broke the BudgetMix plan "
+                                 f"({len(bad)} violations; first: {bad[0]}); training stopped")
+
+
+def _watch_error(step: int, signs: list[Sign], out: Path) -> TrainingWatchError:
+    return TrainingWatchError(f"step {step + 1}: the watch saw {len(signs)} sign(s) of a policy "
+                              f"going around the task; first: {signs[0].kind}: "
+                              f"{signs[0].detail} (see {out / WATCH})")
 
 
 def _watch(ctx: StepContext, step: int, row: dict[str, Any], heldout: float | None,

@@ -87,6 +87,9 @@ class GRPOSettings:
     """Seed of the LoRA initialization, rollout sampling and BudgetMix plan."""
     report_to: str = "none"
     """Also log to tensorboard or wandb (comma-separated); none: CKPT/log.jsonl only."""
+    engine: str = "dealroom"
+    """What updates the policy: dealroom (this package's own loop) or trl (TRL's
+    GRPOTrainer through its rollout_func, over the same rollouts; see docs/training.md)."""
     watch_gap: float = 0.3
     """The watch flags a step whose reward mean exceeds the latest held-out pass rate by more
     than this (see CKPT/watch.jsonl)."""
@@ -120,6 +123,13 @@ class GRPOSettings:
         for name in ("kl_coef", "weight_decay"):
             if not getattr(self, name) >= 0:
                 raise ConfigError(f"{name} must be at least 0")
+        if self.engine not in ("dealroom", "trl"):
+            raise ConfigError(f"engine must be dealroom or trl, got {self.engine!r}")
+        if self.engine == "trl" and (self.minibatches > 1 or self.eval_every):
+            raise ConfigError("engine trl takes one optimizer step per step and no held-out "
+                              "evaluation: set minibatches = 1 and eval_every = 0 (evaluate "
+                              "its checkpoints with dealroom eval sweep), or use engine "
+                              "dealroom")
         if not 0 <= self.watch_gap <= 1:
             raise ConfigError("watch_gap must be in [0, 1]: a pass-rate difference")
         if not isinstance(self.stop_on_watch, bool):

@@ -58,6 +58,7 @@ def trl_config(settings: Any, out: Path) -> Any:
         report_to=[r for r in settings.reporters() if r != "none"] or "none",
         seed=settings.seed, use_cpu=True, bf16=False, remove_unused_columns=False,
         shuffle_dataset=False, dataloader_num_workers=0, disable_tqdm=True,
+        gradient_checkpointing=False,  # as dealroom's engine: no recomputation (TRL's default)
     )
 
 

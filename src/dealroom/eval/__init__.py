@@ -10,6 +10,7 @@ from dealroom.eval._budgetmix import (
     BudgetMixPlan,
     RunAudit,
     audit_budgetmix,
+    expand_rooms,
     make_budgetmix_plan,
 )
 from dealroom.eval._compare import compare
@@ -28,7 +29,14 @@ from dealroom.eval._passk import passk, success, table
 from dealroom.eval._prefixes import PREFIX_KINDS, Prefix, PrefixPool, pool_prefixes
 from dealroom.eval._recover import recover
 from dealroom.eval._results import Row, load_rows
-from dealroom.eval._spec import EpisodeSpec, GeneratedRoom, SweepSpec, load_spec
+from dealroom.eval._spec import (
+    EpisodeSpec,
+    GeneratedRoom,
+    SweepSpec,
+    generated_room,
+    load_spec,
+    spec_from_dict,
+)
 from dealroom.eval._summary import run_row, summarize_runs
 from dealroom.eval._sweep import SweepProgress, SweepResult, run_sweep
 
@@ -52,6 +60,8 @@ __all__ = [
     "bootstrap_ci",
     "cluster_bootstrap_ci",
     "compare",
+    "expand_rooms",
+    "generated_room",
     "load_rows",
     "load_spec",
     "make_budgetmix_plan",
@@ -64,6 +74,7 @@ __all__ = [
     "run_row",
     "run_sweep",
     "sign_test",
+    "spec_from_dict",
     "size_bucket",
     "spearman",
     "success",

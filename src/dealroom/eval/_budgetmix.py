@@ -119,7 +119,7 @@ def make_budgetmix_plan(budgets: list[int], groups: int, rooms: list[str | Path]
         raise ConfigError(f"--budgets lists a budget twice: {budgets}")
     if groups < 1 or steps < 1:
         raise ConfigError("--groups and --steps must be at least 1")
-    folders = _rooms(rooms)
+    folders = expand_rooms(rooms)
     rng = random.Random(seed)
     order_b, order_r = list(budgets), list(folders)
     rng.shuffle(order_b)
@@ -131,7 +131,9 @@ def make_budgetmix_plan(budgets: list[int], groups: int, rooms: list[str | Path]
     return BudgetMixPlan(list(budgets), groups, steps, seed, folders, entries)
 
 
-def _rooms(rooms: list[str | Path]) -> list[str]:
+def expand_rooms(rooms: list[str | Path]) -> list[str]:
+    """Room folders (globs expanded, each checked to hold a room.json), resolved, in order,
+    each once."""
     found: dict[str, None] = {}
     for given in rooms:
         matches = sorted(glob.glob(str(given))) if glob.has_magic(str(given)) else [str(given)]

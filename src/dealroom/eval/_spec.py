@@ -163,7 +163,7 @@ def _typed(name: str, value: Any, where: str) -> Any:
                               f"got {value!r}")
         return tuple(items)
     if name == "generate":
-        return tuple(_generated(t, where) for t in (value if isinstance(value, list)
+        return tuple(generated_room(t, where) for t in (value if isinstance(value, list)
                                                      else [value]))
     scalars = {"harness": str, "samples": int, "judge": str, "budget_visible": bool,
                "max_cost_usd": float, "max_tokens": int, "max_seconds": float,
@@ -173,7 +173,8 @@ def _typed(name: str, value: Any, where: str) -> Any:
     return value
 
 
-def _generated(table: Any, where: str) -> GeneratedRoom:
+def generated_room(table: Any, where: str) -> GeneratedRoom:
+    """A ``[[generate]]`` table as a GeneratedRoom; unknown keys and bad values refused."""
     keys = {f.name: f.type for f in fields(GeneratedRoom)}
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: generate must be [[generate]] tables")

@@ -31,8 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.errors import ConfigError
-from dealroom.eval import SweepSpec
-from dealroom.eval._spec import spec_from_dict
+from dealroom.eval import SweepSpec, spec_from_dict
 from dealroom.train._select import check_bars
 from dealroom.train._settings import SFTSettings
 

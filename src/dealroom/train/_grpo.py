@@ -301,10 +301,10 @@ def _done(out: Path, step: int) -> dict[tuple[int, int, int, int], Rollout]:
 
 
 def _rooms(spec: GRPOSpec, base: Path, out: Path) -> list[str]:
-    from dealroom.eval._budgetmix import _rooms as expand
+    from dealroom.eval import expand_rooms
     from dealroom.room import generate_room
 
-    rooms = expand([p if Path(p).is_absolute() else str(base / p) for p in spec.rooms]) \
+    rooms = expand_rooms([p if Path(p).is_absolute() else str(base / p) for p in spec.rooms]) \
         if spec.rooms else []
     for gen in spec.generate:
         path = out / "rooms" / gen.folder_name()

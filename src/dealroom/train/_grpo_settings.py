@@ -214,7 +214,7 @@ def load_grpo_spec(path: Path, *, budgetmix: list[int] | None = None) -> tuple[G
 
 def spec_from_dict(data: dict[str, Any]) -> GRPOSpec:
     """A :class:`GRPOSpec` from a parsed table; unknown keys and impossible values refused."""
-    from dealroom.eval._spec import _generated
+    from dealroom.eval import generated_room
 
     known = [f.name for f in fields(GRPOSpec)]
     _refuse_unknown(data, known, "")
@@ -234,7 +234,7 @@ def spec_from_dict(data: dict[str, Any]) -> GRPOSpec:
         raise ConfigError(f"budgetmix lists a budget twice: {budgets}")
     values["budgetmix"] = tuple(budgets)
     gen = values.get("generate", [])
-    values["generate"] = tuple(_generated(t, "generate") for t in
+    values["generate"] = tuple(generated_room(t, "generate") for t in
                                (gen if isinstance(gen, list) else [gen]))
     for name in ("sub", "judge", "harness"):
         if name in values and not isinstance(values[name], str):

@@ -159,6 +159,12 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _mid_episode(run: Path) -> bool:
+    """The run has begun (events recorded) and not ended."""
+    events = RunFolder(run).events()
+    return bool(events) and not RunFolder.ended(events)
+
+
 def _digest(path: Path) -> str:
     return hashlib.sha256((path / "trajectory.jsonl").read_bytes()).hexdigest()
 
@@ -172,24 +178,25 @@ def test_a_sigkilled_sweep_resumes_with_no_episode_lost_or_run_twice(tmp_path, g
                              "--out", str(out), "--workers", "2"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
-    done, running = [], []
+    done, running, workers = [], [], []
     while time.monotonic() < deadline and not (done and running):
-        time.sleep(0.05)
+        time.sleep(0.02)
         runs = [p.parent for p in (out / "episodes").rglob("config.json")] \
             if (out / "episodes").is_dir() else []
+        if runs and not workers:
+            workers = _children(proc.pid)  # the pool is up once episodes appear
         done = [r for r in runs if (r / "scores.json").is_file()]
-        running = [r for r in runs if r not in done and not RunFolder.ended(
-            RunFolder(r).events())]
+        running = [r for r in runs if r not in done and _mid_episode(r)]  # started, not ended
+    os.kill(proc.pid, signal.SIGKILL)  # at once: a running episode is cut mid-way
     assert done and running, proc.stderr.read().decode() if proc.poll() is not None else ""
-    workers = _children(proc.pid)
-    os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     gone = time.monotonic() + 10
     while time.monotonic() < gone and any(Path(f"/proc/{w}").exists() for w in workers):
         time.sleep(0.05)
     assert not any(Path(f"/proc/{w}").exists() for w in workers), "workers outlived the sweep"
     finished = {r: _digest(r) for r in done}
-    interrupted = [r for r in running if not (r / "scores.json").exists()]
+    interrupted = [r for r in running if _mid_episode(r)]  # still unfinished at the kill
+    assert interrupted
     result = sweep_cli(spec, "--out", out, "--workers", "2")
     assert result.returncode == 0, result.stderr
     index = entries(out)
@@ -202,7 +209,7 @@ def test_a_sigkilled_sweep_resumes_with_no_episode_lost_or_run_twice(tmp_path, g
         assert sum(e["type"] == "run_end" and e["agent"] == "root" for e in events) == 1
         calls = [e["call_id"] for e in events if e["type"] == "model_call"]
         assert len(calls) == len(set(calls)), f"{entry['id']}: a model call was repeated"
-    assert any(any(e["type"] == "resumed" for e in RunFolder.open(r).events())
+    assert all(any(e["type"] == "resumed" for e in RunFolder.open(r).events())
                for r in interrupted)
 
 

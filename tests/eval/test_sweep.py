@@ -170,9 +170,18 @@ def _digest(path: Path) -> str:
 
 
 def test_a_sigkilled_sweep_resumes_with_no_episode_lost_or_run_twice(tmp_path, generated_room):
+    from dealroom.models.testing import MockOpenAIServer
+
+    with MockOpenAIServer(lambda req: "ISSUE: none | SEVERITY: low", latency=0.3) as srv:
+        _kill_and_resume(tmp_path, generated_room, f"mock@{srv.base_url}")
+
+
+def _kill_and_resume(tmp_path: Path, room: Path, sub: str) -> None:
+    """A sweep SIGKILLed while episodes are mid-way, then resumed. The sub-agent answers after
+    0.3 s, so an episode lasts several waves and the kill lands inside one."""
     spec = write_spec(tmp_path / "spec.toml", spec_text(
-        generated_room, roots=["scripted", "scripted:coverage=0.5", "scripted:memo=end"],
-        subs=["oracle"], max_turns=[30], samples=2))
+        room, roots=["scripted", "scripted:coverage=0.5", "scripted:memo=end"],
+        subs=[sub], max_turns=[30], samples=2))
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "dealroom", "eval", "sweep", str(spec),
                              "--out", str(out), "--workers", "2"],

@@ -1,4 +1,4 @@
-"""Atomic file writes, JSON reads, and guarded output folders."""
+"""Atomic file writes, JSON and TOML reads, and guarded output folders."""
 
 from __future__ import annotations
 
@@ -7,8 +7,22 @@ import math
 import os
 import shutil
 import tempfile
+import tomllib
 from pathlib import Path
 from typing import Any
+
+
+def read_toml(path: Path, what: str, missing: str = "") -> dict[str, Any]:
+    """The TOML table in ``path``; a ConfigError names ``what`` (``"sweep spec PATH"``) when it
+    does not exist (``missing`` is appended as a hint) or is not valid TOML."""
+    from dealroom.errors import ConfigError
+
+    if not Path(path).is_file():
+        raise ConfigError(f"{what} does not exist{missing}")
+    try:
+        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{what} is not valid TOML: {exc}") from None
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

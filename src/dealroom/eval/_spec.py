@@ -26,11 +26,11 @@ from __future__ import annotations
 import glob
 import itertools
 import re
-import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from dealroom._util.files import read_toml
 from dealroom.errors import ConfigError, DealroomError
 
 ROOMS = "rooms"
@@ -128,12 +128,7 @@ class SweepSpec:
 def load_spec(path: Path) -> SweepSpec:
     """Read and validate ``SPEC.toml``; a ConfigError names the key at fault."""
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"sweep spec {path} does not exist")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"sweep spec {path} is not valid TOML: {exc}") from None
+    data = read_toml(path, f"sweep spec {path}")
     return spec_from_dict(data, f"sweep spec {path}")
 
 

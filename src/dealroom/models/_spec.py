@@ -20,11 +20,11 @@ the provider when a client for a real endpoint is opened (see ``_client.open_ope
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from dealroom._util.files import read_toml
 from dealroom.errors import ConfigError
 from dealroom.types import ROLES
 
@@ -231,12 +231,7 @@ def default_models_file(cwd: Path | None = None, home: Path | None = None) -> Pa
 def load_models_file(path: Path) -> dict[str, ModelSpec]:
     """Parse and validate a models file; every problem is a ConfigError naming file and key."""
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"models file {path} does not exist: create it or pass --models FILE")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"models file {path} is not valid TOML: {exc}") from None
+    data = read_toml(path, f"models file {path}", ": create it or pass --models FILE")
     unknown_top = set(data) - {"models"}
     if unknown_top:
         raise ConfigError(

@@ -82,15 +82,22 @@ def delegation(d: dict[str, Any]) -> str:
                     title=f"Pearson r = {_r(d['pearson'])}")
 
 
+def _policy_panels(policies: dict[str, Any], base: float, per_row: float) -> tuple[Any, Any]:
+    """A figure with one panel per policy, two to a row (spare panels hidden), and the
+    ``(ax, (policy, data))`` pairs to draw."""
+    rows = math.ceil(len(policies) / 2)
+    fig = _figure(5.6, base + per_row * rows, bottom=0.12)
+    axes = fig.subplots(rows, min(2, len(policies)), squeeze=False)
+    for ax in axes.flat[len(policies):]:
+        ax.set_visible(False)
+    return fig, list(zip(axes.flat, policies.items(), strict=False))
+
+
 def passk_curves(d: dict[str, Any]) -> str:
     from matplotlib.ticker import MaxNLocator
 
-    policies = d["policies"]
-    fig = _figure(5.6, 2.4 + 1.6 * math.ceil(len(policies) / 2), bottom=0.12)
-    axes = fig.subplots(math.ceil(len(policies) / 2), min(2, len(policies)), squeeze=False)
-    for ax in axes.flat[len(policies):]:
-        ax.set_visible(False)
-    for n, (ax, (name, turns)) in enumerate(zip(axes.flat, policies.items(), strict=False)):
+    fig, panels = _policy_panels(d["policies"], 2.4, 1.6)
+    for n, (ax, (name, turns)) in enumerate(panels):
         for i, (t, points) in enumerate(turns.items()):
             ks, values = zip(*points, strict=True)
             ax.plot(ks, values, marker=MARKERS[i % len(MARKERS)], label=f"T = {t}",
@@ -104,12 +111,8 @@ def passk_curves(d: dict[str, Any]) -> str:
 
 def passk_heatmap(d: dict[str, Any]) -> str:
     """The K x T grid of each policy's Pass@(K,T)."""
-    policies = d["policies"]
-    fig = _figure(5.6, 2.2 + 1.8 * math.ceil(len(policies) / 2), bottom=0.12)
-    axes = fig.subplots(math.ceil(len(policies) / 2), min(2, len(policies)), squeeze=False)
-    for ax in axes.flat[len(policies):]:
-        ax.set_visible(False)
-    for n, (ax, (name, turns)) in enumerate(zip(axes.flat, policies.items(), strict=False)):
+    fig, panels = _policy_panels(d["policies"], 2.2, 1.8)
+    for n, (ax, (name, turns)) in enumerate(panels):
         ts = list(turns)
         ks = sorted({k for points in turns.values() for k, _ in points})
         grid = [[dict(map(tuple, turns[t])).get(k, math.nan) for k in ks] for t in ts]

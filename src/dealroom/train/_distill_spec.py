@@ -25,11 +25,11 @@ models file made absolute (``DIR/round-N/sweep.toml``).
 from __future__ import annotations
 
 import json
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from dealroom._util.files import read_toml
 from dealroom.errors import ConfigError
 from dealroom.eval import SweepSpec, spec_from_dict
 from dealroom.train._select import check_bars
@@ -73,12 +73,7 @@ def load_distill_spec(path: Path) -> DistillSpec:
     """Read and validate ``SPEC.toml``; a ConfigError names the key at fault."""
     path = Path(path)
     where = f"self-distill spec {path}"
-    if not path.is_file():
-        raise ConfigError(f"{where} does not exist")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{where} is not valid TOML: {exc}") from None
+    data = read_toml(path, where)
     return distill_spec_from_dict(data, path.resolve().parent, where)
 
 

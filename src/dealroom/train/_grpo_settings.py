@@ -19,11 +19,11 @@
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from dealroom._util.files import read_toml
 from dealroom.errors import ConfigError
 from dealroom.train._settings import check_lora_and_reporting, peft_targets, reporters
 
@@ -198,12 +198,7 @@ def load_grpo_spec(path: Path, *, budgetmix: list[int] | None = None) -> tuple[G
     """Read and validate ``SPEC.toml``; returns the spec and the folder its paths are relative
     to. ``budgetmix`` (the ``--budgetmix`` flag) replaces the spec's."""
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"GRPO spec {path} does not exist")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"GRPO spec {path} is not valid TOML: {exc}") from None
+    data = read_toml(path, f"GRPO spec {path}")
     if budgetmix is not None:
         data["budgetmix"] = budgetmix
     try:

@@ -149,8 +149,8 @@ class _LogCallback(TrainerCallback):
     """Each TRL log row merged with its step's rollout figures into ``CKPT/log.jsonl``; each
     checkpoint marked complete as dealroom's engine marks it (``state.json``)."""
 
-    KEYS = {"loss": "loss", "entropy": "entropy", "kl": "kl", "grad_norm": "grad_norm",
-            "learning_rate": "learning_rate"}
+    KEYS = ("loss", "entropy", "kl", "grad_norm", "learning_rate")
+    """TRL's log keys that are dealroom's too."""
 
     def __init__(self, rollouts: _Rollouts, out: Path, log_row: Callable[[dict[str, Any]], None],
                  progress: Callable[[int, int], None] | None, steps: int) -> None:
@@ -170,7 +170,7 @@ class _LogCallback(TrainerCallback):
         step_s = round(time.perf_counter() - self.started, 3)
         clipped = [v for k, v in logs.items() if k.startswith("clip_ratio/region_mean")]
         row = {"step": step, **figures,
-               **{ours: logs.get(theirs) for ours, theirs in self.KEYS.items()},
+               **{key: logs.get(key) for key in self.KEYS},
                "clip_fraction": clipped[0] if clipped else None, "staleness": 0.0,
                "train_s": round(max(0.0, step_s - figures["rollout_s"]), 3), "step_s": step_s,
                "engine": "trl"}

@@ -9,7 +9,9 @@ answer wins, so one dead connection costs seconds instead of a whole time-out.
         ──▶ if the re-send fails, or stalls as long too, both are given up and the call retries
 
 The wave is a context variable: whoever fans a wave out opens one with :func:`hedging`, and
-clients that support hedging (the OpenAI-compatible client) read it; others ignore it.
+clients that support hedging (the OpenAI-compatible client) read it; others ignore it. Nothing
+polls per call: one timer per wave (its watchdog) looks at the attempts in flight when the
+first of them could have stalled, and again when the next could.
 """
 
 from __future__ import annotations
@@ -53,26 +55,18 @@ class HedgeWave:
         """Re-sends not yet finished."""
         self.peak = 0
         """Most re-sends in flight at once."""
-        self._quorum: asyncio.Future[None] | None = None
+        self._watched: dict[Progress, tuple[asyncio.Future[float | None], float]] = {}
+        """Attempts the watchdog looks at: progress -> (future woken with the delay, multiple)."""
+        self._timer: asyncio.Handle | None = None
 
     def joined(self) -> None:
         self.calls += 1
 
     def answered(self, latency: float) -> None:
         bisect.insort(self.latencies, latency)
-        if self._quorum is not None and not self._quorum.done() and self._has_quorum():
-            self._quorum.set_result(None)
 
     def _has_quorum(self) -> bool:
         return len(self.latencies) >= max(2, math.ceil(QUORUM * self.calls))
-
-    def quorum(self) -> asyncio.Future[None]:
-        """Done once enough calls have answered for the median to be trusted."""
-        if self._quorum is None:
-            self._quorum = asyncio.get_running_loop().create_future()
-        if self._has_quorum() and not self._quorum.done():
-            self._quorum.set_result(None)
-        return self._quorum
 
     def delay(self, multiple: float) -> float | None:
         """Seconds without progress after which a call is re-sent; None before the quorum."""
@@ -84,6 +78,50 @@ class HedgeWave:
 
     def may_hedge(self) -> bool:
         return self.in_flight < max(1, math.floor(MAX_HEDGED * self.calls))
+
+    def watch(self, progress: Progress, multiple: float) -> asyncio.Future[float | None]:
+        """A future the watchdog sets to the hedge delay once ``progress``'s attempt has
+        stalled past it, the re-send already counted in :attr:`in_flight`."""
+        woken: asyncio.Future[float | None] = asyncio.get_running_loop().create_future()
+        self._watched[progress] = (woken, multiple)
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(HEDGE_FLOOR_S, self._check)
+        return woken
+
+    def unwatch(self, progress: Progress) -> None:
+        self._watched.pop(progress, None)
+        if not self._watched and self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def re_sent(self) -> None:
+        """A re-send finished: a stalled call held back by :meth:`may_hedge` may go now."""
+        self.in_flight -= 1
+        if self._watched:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = asyncio.get_running_loop().call_soon(self._check)
+
+    def _check(self) -> None:
+        """Wake every watched attempt stalled past its delay (while re-sends may be added);
+        look again when the next one could stall."""
+        self._timer = None
+        soonest = HEDGE_FLOOR_S
+        for progress, (woken, multiple) in list(self._watched.items()):
+            delay = self.delay(multiple)
+            if woken.done() or delay is None or progress.started is None:
+                continue  # answered, no quorum yet, or still queued for a connection slot
+            idle = progress.idle()
+            if idle < delay:
+                soonest = min(soonest, max(delay - idle, 0.05))
+            elif self.may_hedge():
+                self.hedged += 1
+                self.in_flight += 1
+                self.peak = max(self.peak, self.in_flight)
+                del self._watched[progress]
+                woken.set_result(delay)
+        if self._watched:
+            self._timer = asyncio.get_running_loop().call_later(soonest, self._check)
 
 
 @contextlib.contextmanager
@@ -107,20 +145,9 @@ class Progress:
     def __init__(self) -> None:
         self.started: float | None = None
         self.last: float | None = None
-        self._waiter: asyncio.Future[None] | None = None
 
     def start(self) -> None:
         self.started = self.last = time.monotonic()
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
-
-    def begun(self) -> asyncio.Future[None]:
-        """Done once the attempt has its connection slot."""
-        if self._waiter is None:
-            self._waiter = asyncio.get_running_loop().create_future()
-            if self.started is not None:
-                self._waiter.set_result(None)
-        return self._waiter
 
     def tick(self) -> None:
         self.last = time.monotonic()
@@ -138,43 +165,22 @@ async def race(wave: HedgeWave, multiple: float,
     """
     first_progress = Progress()
     first = asyncio.ensure_future(attempt(first_progress))
+    woken = wave.watch(first_progress, multiple)
+    first.add_done_callback(lambda _: woken.done() or woken.set_result(None))
     try:
-        delay = await _stall(wave, multiple, first, first_progress)
+        delay = await woken
         if delay is None:
-            return await first, None
-        wave.hedged += 1
-        wave.in_flight += 1
-        wave.peak = max(wave.peak, wave.in_flight)
+            return first.result(), None
         try:
             second_progress = Progress()
             second = asyncio.ensure_future(attempt(second_progress))
             return await _first_good(first, second, second_progress, delay)
         finally:
-            wave.in_flight -= 1
+            wave.re_sent()
     finally:
+        wave.unwatch(first_progress)
         if not first.done():
             first.cancel()
-
-
-async def _stall(wave: HedgeWave, multiple: float, task: asyncio.Future[Any],
-                 progress: Progress) -> float | None:
-    """Wait until ``task`` is done (None) or has stalled past the hedge delay (the delay).
-
-    Nothing polls: a queued attempt waits for its slot, a wave without a quorum for it."""
-    while not task.done():
-        delay = wave.delay(multiple)
-        if progress.started is None or delay is None:
-            event = progress.begun() if progress.started is None else wave.quorum()
-            await asyncio.wait({task, event}, return_when=asyncio.FIRST_COMPLETED)
-            continue
-        if not wave.may_hedge():
-            wait = HEDGE_FLOOR_S
-        elif progress.idle() >= delay:
-            return delay
-        else:
-            wait = max(delay - progress.idle(), 0.05)
-        await asyncio.wait({task}, timeout=wait)
-    return None
 
 
 async def _first_good(first: asyncio.Future[T], second: asyncio.Future[T],

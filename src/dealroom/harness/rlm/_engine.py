@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dealroom._util.heap import settle
 from dealroom.errors import DealroomError
 from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._prompt import (
@@ -374,6 +375,7 @@ class Episode:
                 f"split the list into batches, e.g. results = [r for i in range(0, "
                 f"len(calls), {MAX_BATCH}) for r in llm_batch(calls[i:i + {MAX_BATCH}])]")
         ids = [self._call_id(turn) for _ in calls]
+        settle()  # what exists before the wave is not rescanned during it
         self.ctx.waves += 1
         wave = self.ctx.waves
         started = time.monotonic()

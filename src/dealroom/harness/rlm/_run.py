@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from dealroom._util.heap import quiet_collector
 from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
 from dealroom.harness._protocol import Listener
 from dealroom.harness.rlm._budget import BudgetTracker
@@ -58,7 +59,9 @@ async def _episode(run: OpenRun, root: Any, sub: Any, settings: RLMSettings,
     tracker = BudgetTracker(settings.budget())
     tracker.carry(*run.spent())
     try:
-        result: EpisodeResult = await Episode(ctx, agent="root", depth=0, tracker=tracker).run()
+        with quiet_collector():
+            result: EpisodeResult = await Episode(ctx, agent="root", depth=0,
+                                                  tracker=tracker).run()
         ctx.emit("run_end", "root", 0, status=result.status, reason=result.reason,
                  turns=result.turns, ended=result.ended)
     finally:

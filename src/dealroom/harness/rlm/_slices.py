@@ -17,7 +17,7 @@ import functools
 import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, repeat
 from operator import add
 from typing import Any
 
@@ -69,12 +69,14 @@ class SubPlan:
     tokens: int
 
     def messages(self, room: Any) -> list[dict[str, str]]:
-        """Read the slices and assemble the call's messages."""
-        parts = [_piece_text(room, piece) for piece in self.pieces]
+        """Read the slices and assemble the call's messages (the text is joined once)."""
+        parts = [self.prompt]
+        for piece in self.pieces:
+            parts += ("\n\n", *_piece_parts(room, piece))
         if self.free is not None:
-            parts.append(self.free)
-        content = self.prompt if not parts else f"{self.prompt}\n\n" + "\n\n".join(parts)
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": content}]
+            parts += ("\n\n", self.free)
+        return [{"role": "system", "content": self.system},
+                {"role": "user", "content": "".join(parts)}]
 
 
 def cut_to_tokens(text: str, limit: int) -> tuple[str, bool]:
@@ -181,27 +183,26 @@ def _plan_slice(room: Any, raw: Any, budget: int) -> tuple[_Piece, dict[str, Any
     last = min(doc.pages, last or doc.pages)
     if first > last:
         raise ConfigError(f"{doc.id} has {doc.pages} pages; pages {first}-{last} do not exist")
-    spans = room.page_spans(doc.id, first, last)  # spans[k], page_tokens[k]: page first + k
-    page_tokens = room.page_tokens(doc.id, first, last)
+    page_tokens = room.page_tokens(doc.id, first, last)  # page_tokens[k]: page first + k
     header = f"=== {doc.id} | {doc.title} | {doc.path} ==="
     marker = _marker_tokens(doc.id)
     left = budget - _header_tokens(header)
     # page k is sent whole while its marker and text, with those before it, stay below `left`
     costs = list(accumulate(map(add, page_tokens, repeat(marker))))
     whole = bisect_left(costs, left)
+    kept_last = last if whole == len(costs) else first + whole
+    sent = room.page_spans(doc.id, first, kept_last)  # only the pages sent
+    lo, hi = sent[-1]
     if whole == len(costs):
-        kept_last, keep, cut = last, spans[-1][1] - spans[-1][0], False
+        keep, cut = hi - lo, False
         left -= costs[-1]
     else:  # the page where the context fills: cut (or an exact fit), and nothing after it
-        kept_last = first + whole
-        lo, hi = spans[whole]
         left -= costs[whole - 1] if whole else 0
         keep, kept, cut = _fit_page(room, doc.id, kept_last, hi - lo, page_tokens[whole],
                                     left - marker)
         left -= marker + kept
         cut = cut or kept_last < last
-    sent = spans[:kept_last - first + 1]
-    start, end = sent[0][0], sent[-1][0] + keep
+    start, end = sent[0][0], lo + keep
     ref = {"id": doc.id, "pages": [first, kept_last], "chars": [start, end]}
     piece = _Piece(doc.id, header, first, sent, keep)
     return piece, ref, budget - left, cut
@@ -228,11 +229,12 @@ def _header_tokens(header: str) -> int:
     return count_tokens(header)
 
 
-def _piece_text(room: Any, piece: _Piece) -> str:
+def _piece_parts(room: Any, piece: _Piece) -> list[str]:
+    """The piece's header, page markers and page texts, in order, to be joined."""
     base = piece.spans[0][0]
     text = room.text(piece.doc_id, (piece.first, piece.last))
-    pages = [text[lo - base:hi - base] for lo, hi in piece.spans]
-    lo = piece.spans[-1][0] - base
-    pages[-1] = text[lo:lo + piece.keep]
-    markers = [f"--- {piece.doc_id} page {n} ---" for n in range(piece.first, piece.last + 1)]
-    return "\n".join([piece.header, *chain.from_iterable(zip(markers, pages, strict=True))])
+    parts = [piece.header]
+    for n, (lo, hi) in enumerate(piece.spans, start=piece.first):
+        end = hi - base if n < piece.last else lo - base + piece.keep
+        parts += ("\n", f"--- {piece.doc_id} page {n} ---", "\n", text[lo - base:end])
+    return parts

@@ -64,6 +64,22 @@ def test_the_spec_option_asks_for_tokens_without_streaming():
     assert result.tokens.completion_ids == [9, 2] and result.tokens.prompt_ids == [5, 6]
 
 
+def test_a_reply_with_tokens_keeps_its_control_characters():
+    """The text stays what its token ids decode to (training checks it against them); other
+    replies have control characters stripped."""
+    text = "ok\x10 then\x15"
+
+    async def go(tokens):
+        async with MockOpenAIServer(lambda req: vllm_body(text, [5], [9, 2])) as srv:
+            spec = dataclasses.replace(srv.spec, tokens=tokens, stream=False)
+            async with open_model(spec) as client:
+                return await client.chat(HELLO)
+
+    exact, plain = asyncio.run(go(True)), asyncio.run(go(False))
+    assert exact.text == text and exact.stripped == 0
+    assert plain.text == "ok then" and plain.stripped == 2
+
+
 def test_an_endpoint_without_token_ids_is_a_clear_error_not_retried():
     async def go():
         async with MockOpenAIServer(lambda req: chat_completion_body("yes")) as srv:

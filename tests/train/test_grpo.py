@@ -367,6 +367,8 @@ def test_the_example_specs_load():
     cluster, _ = load_grpo_spec(examples / "grpo_cluster.toml", budgetmix=[8, 16, 32, 64])
     assert (cluster.grpo.group_size, cluster.grpo.batch_size) == (8, 24)
     assert cluster.budgetmix == (8, 16, 32, 64) and cluster.heldout
+    served, _ = load_grpo_spec(examples / "grpo_served.toml")
+    assert served.grpo.serve == "http://127.0.0.1:8000/v1" and served.grpo.engine == "dealroom"
 
 
 @pytest.mark.slow

@@ -365,7 +365,8 @@ class OpenAICompatibleClient:
             raise ProviderError(f"impossible usage from {self.base_url}: {problem}",
                                 model=self.name, status=200, kind="usage", attempts=attempts,
                                 served=True)
-        text, stripped = strip_controls(reply.text)
+        # exact tokens: the text stays what they decode to, control characters included
+        text, stripped = (reply.text, 0) if self.spec.tokens else strip_controls(reply.text)
         usage = parse_usage(reply.usage, self.prices)
         estimated = usage is None
         if usage is None:

@@ -113,7 +113,8 @@ class ModelSpec:
     tokens: bool = False
     """Ask for the prompt and completion token ids and each sampled token's logprob (vLLM's
     ``return_token_ids`` and ``logprobs``) and record them in the run's ``tokens.jsonl``,
-    as ``hf:`` models do; the reply is then not streamed."""
+    as ``hf:`` models do; the reply is then not streamed, and its text is kept as the tokens
+    decode to (control characters are not stripped)."""
     max_output_tokens: int | None = None
     """Default ``max_tokens`` when a call gives none."""
     max_retries: int = 4

@@ -90,6 +90,11 @@ class GRPOSettings:
     engine: str = "dealroom"
     """What updates the policy: dealroom (this package's own loop) or trl (TRL's
     GRPOTrainer through its rollout_func, over the same rollouts; see docs/training.md)."""
+    serve: str = ""
+    """Base URL (http://HOST:PORT/v1) of a vLLM OpenAI-compatible server serving the policy's
+    base model with runtime LoRA loading: the adapter is pushed to it before each step's
+    rollouts, which it samples with token ids and logprobs; empty: sample in this process
+    (see docs/training.md, "A served policy")."""
     watch_gap: float = 0.3
     """The watch flags a step whose reward mean exceeds the latest held-out pass rate by more
     than this (see CKPT/watch.jsonl)."""
@@ -130,6 +135,12 @@ class GRPOSettings:
                               "evaluation: set minibatches = 1 and eval_every = 0 (evaluate "
                               "its checkpoints with dealroom eval sweep), or use engine "
                               "dealroom")
+        if self.serve and not str(self.serve).startswith(("http://", "https://")):
+            raise ConfigError(f"serve must be the server's base URL, e.g. "
+                              f"http://127.0.0.1:8000/v1, got {self.serve!r}")
+        if self.serve and self.engine == "trl":
+            raise ConfigError("serve works with engine dealroom: TRL's trainer samples in "
+                              "its own process or its own vLLM")
         if not 0 <= self.watch_gap <= 1:
             raise ConfigError("watch_gap must be in [0, 1]: a pass-rate difference")
         if not isinstance(self.stop_on_watch, bool):

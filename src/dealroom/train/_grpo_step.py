@@ -32,6 +32,7 @@ from dealroom.train._rollout import (
     policy_client,
     run_rollout,
 )
+from dealroom.train._serve import publish, served_client
 
 ROLLOUTS = "rollouts.jsonl"
 """``CKPT/rollouts.jsonl``: every rollout as it finished (what --resume reuses)."""
@@ -74,6 +75,8 @@ class StepContext:
     """Rollouts already finished for this step (from rollouts.jsonl), by (step, slot, index,
     attempt)."""
     on_rollout: Callable[[Rollout], None] | None = None
+    served: str | None = None
+    """The adapter name the policy server samples this step's rollouts with (``serve``)."""
 
 
 def rollout_seed(seed: int, *parts: int) -> int:
@@ -95,6 +98,8 @@ def slot_entry(ctx: StepContext, step: int, slot: int) -> tuple[str, int, dict[s
 def collect(ctx: StepContext, step: int) -> list[Group]:
     """Every group drawn for ``step``, kept ones and replaced ones."""
     settings = ctx.spec.grpo
+    if settings.serve:
+        ctx.served = publish(ctx.loaded.model, ctx.out, settings.serve, step)
     groups: list[Group] = []
     slot = 0
     while (sum(g.fate == "kept" for g in groups) < settings.groups
@@ -144,16 +149,28 @@ def _run(ctx: StepContext, step: int, slot: int, index: int, attempt: int, room:
     run = ctx.out / ROLLOUT_DIR / f"step-{step + 1:04d}" / f"g{slot:02d}" / f"r{index}-a{attempt}"
     rollout = Rollout(str(run), step, slot, index, attempt, room, max_turns, policy_step=step)
     seed = rollout_seed(settings.seed, step, slot, index, attempt)
-    client = policy_client(ctx.loaded, ctx.spec.model, seed, settings.max_new_tokens, step)
+    if ctx.served:
+        client = served_client(settings.serve, ctx.served, seed, settings.max_new_tokens,
+                               ctx.loaded.context_window)
+    else:
+        client = policy_client(ctx.loaded, ctx.spec.model, seed, settings.max_new_tokens, step)
     ctx.loaded.model.eval()
-    rollout = asyncio.run(run_rollout(
+    rollout = asyncio.run(_closing(client, run_rollout(
         rollout, client, sub=ctx.spec.sub, judge=ctx.judge or ctx.spec.judge,
         harness=ctx.spec.harness, temperature=settings.temperature,
-        settings=ctx.spec.settings, budgetmix=label))
+        settings=ctx.spec.settings, budgetmix=label)))
     append_jsonl(ctx.out / ROLLOUTS, rollout.to_dict())
     if ctx.on_rollout is not None:
         ctx.on_rollout(rollout)
     return rollout
+
+
+async def _closing(client: Any, rollout: Any) -> Rollout:
+    """Await ``rollout``, then close the root client's connections."""
+    try:
+        return await rollout
+    finally:
+        await client.aclose()
 
 
 # -- the update -----------------------------------------------------------------------------

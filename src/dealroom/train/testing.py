@@ -1,13 +1,18 @@
-"""A tiny chat model built in code, for tests and examples: no download, loads in a second.
+"""A tiny chat model built in code, for tests and examples: no download, loads in a second;
+and a loopback stand-in for vLLM's server with runtime LoRA loading over such a model.
 
 ``tiny_model(folder)`` writes a 2-layer Llama with a byte-level BPE tokenizer and a ChatML
 template whose ``{% generation %}`` markers make the assistant mask, then returns the folder:
-``hf:FOLDER`` loads it through the same path as any model.
+``hf:FOLDER`` loads it through the same path as any model. ``LoraServer(folder)`` serves it
+as ``GRPOSettings.serve`` expects of vLLM.
 """
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
+from typing import Any
 
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 CHAT_TEMPLATE = (
@@ -66,3 +71,132 @@ def tiny_model(folder: Path, *, seed: int = 0, layers: int = 2, hidden: int = 32
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+class LoraServer:
+    """vLLM's OpenAI-compatible server with runtime LoRA loading, as ``serve`` uses it, over an
+    ``hf:`` base model in this process (loopback, for tests): ``/v1/load_lora_adapter`` and
+    ``/v1/unload_lora_adapter`` load PEFT adapters by name through dealroom's own loading path;
+    a chat completion names a loaded adapter, is sampled with it (``seed`` from the request)
+    and answers, as vLLM does with ``return_token_ids`` and ``logprobs``, with its prompt and
+    completion token ids and each sampled token's logprob. Only the engine differs from vLLM.
+
+    ``loads`` and ``unloads`` record the adapter names pushed, in order; ``requests`` every
+    chat request body."""
+
+    def __init__(self, base: str | Path) -> None:
+        self.base = str(base)
+        self.adapters: dict[str, Any] = {}
+        self.loads: list[tuple[str, str]] = []
+        self.unloads: list[str] = []
+        self.requests: list[dict[str, Any]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self.base_url = ""
+
+    def __enter__(self) -> LoraServer:
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, args=(ready,), daemon=True)
+        self._thread.start()
+        if not ready.wait(30):
+            raise RuntimeError("the LoRA server did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+        for loaded in self.adapters.values():
+            loaded.executor.shutdown(wait=False)
+
+    def _serve(self, ready: threading.Event) -> None:
+        from aiohttp import web
+
+        app = web.Application()
+        app.router.add_post("/v1/load_lora_adapter", self._load)
+        app.router.add_post("/v1/unload_lora_adapter", self._unload)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        runner = web.AppRunner(app, access_log=None)
+        self._loop = loop = asyncio.new_event_loop()
+        loop.run_until_complete(runner.setup())
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        loop.run_until_complete(site.start())
+        self.base_url = f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+        ready.set()
+        loop.run_forever()
+        loop.run_until_complete(runner.cleanup())
+        loop.close()
+
+    async def _models(self, request: Any) -> Any:
+        from aiohttp import web
+
+        return web.json_response({"data": [{"id": n} for n in [self.base, *self.adapters]]})
+
+    async def _load(self, request: Any) -> Any:
+        from aiohttp import web
+
+        from dealroom.models import load_hf_model
+
+        body = await request.json()
+        name, path = body["lora_name"], body["lora_path"]
+        if name in self.adapters:
+            return web.Response(status=400, text=f"The lora adapter '{name}' has already been "
+                                                 "loaded.")
+        self.adapters[name] = await asyncio.to_thread(load_hf_model,
+                                                      f"hf:{self.base},adapter={path}")
+        self.loads.append((name, path))
+        return web.Response(text=f"Success: LoRA adapter '{name}' added successfully.")
+
+    async def _unload(self, request: Any) -> Any:
+        from aiohttp import web
+
+        name = (await request.json())["lora_name"]
+        loaded = self.adapters.pop(name, None)
+        if loaded is None:
+            return web.Response(status=404, text=f"The lora adapter '{name}' cannot be found.")
+        loaded.executor.shutdown(wait=False)
+        self.unloads.append(name)
+        return web.Response(text=f"Success: LoRA adapter '{name}' removed successfully.")
+
+    async def _chat(self, request: Any) -> Any:
+        from aiohttp import web
+
+        from dealroom.models import HFModelClient, resolve_model_spec
+
+        body = await request.json()
+        self.requests.append(body)
+        loaded = self.adapters.get(body.get("model"))
+        if loaded is None:
+            return web.json_response({"error": {"message": f"The model `{body.get('model')}` "
+                                                           "does not exist."}}, status=404)
+        spec = resolve_model_spec(f"hf:{self.base},seed={int(body.get('seed') or 0)}",
+                                  role="root")
+        client = HFModelClient(loaded, name=body["model"], spec=spec)
+        result = await client.chat(body["messages"],
+                                   max_tokens=body.get("max_completion_tokens")
+                                   or body.get("max_tokens"),
+                                   temperature=body.get("temperature"), stop=body.get("stop"))
+        return web.json_response(vllm_completion(result))
+
+
+def vllm_completion(result: Any) -> dict[str, Any]:
+    """A ChatResult with its token record as vLLM's chat completion with ``return_token_ids``
+    and ``logprobs`` (``stop_reason`` None when it ended at the end-of-sequence token)."""
+    record = result.tokens
+    stopped = "stop" if record.eos or result.finish_reason == "stop" else result.finish_reason
+    return {
+        "id": "chatcmpl-lora", "object": "chat.completion", "model": result.model,
+        "prompt_token_ids": record.prompt_ids,
+        "choices": [{
+            "index": 0, "message": {"role": "assistant", "content": result.text},
+            "finish_reason": stopped,
+            "stop_reason": None if record.eos or stopped != "stop" else "stop string",
+            "token_ids": record.completion_ids,
+            "logprobs": {"content": [{"token": str(i), "logprob": p, "top_logprobs": []}
+                                     for i, p in zip(record.completion_ids, record.logprobs,
+                                                     strict=True)]}}],
+        "usage": {"prompt_tokens": len(record.prompt_ids),
+                  "completion_tokens": len(record.completion_ids)},
+    }

@@ -1,0 +1,122 @@
+"""GRPO with a served policy (``serve``): the adapter is pushed to a vLLM-style server with
+runtime LoRA loading before each step's rollouts, which it samples with token ids and
+logprobs; the update stays in the training process. The server here is the loopback
+``LoraServer`` over the tiny model (transformers, not vLLM; the pushes are real)."""
+
+import json
+import math
+
+import pytest
+
+from dealroom.errors import ConfigError
+from dealroom.train import GRPOSettings, train_grpo
+from dealroom.train._grpo_settings import spec_from_dict
+
+FAST = dict(group_size=2, batch_size=2, steps=2, max_new_tokens=12, max_turns=2,
+            save_every=1, lora_rank=4, lora_alpha=8, learning_rate=1e-2, extra_groups=2)
+
+
+class AlternatingJudge:
+    """Passes every criterion of every other rollout judged, so each group has variance."""
+
+    name = "alternating"
+    args: dict = {}
+
+    def __init__(self):
+        self.calls = 0
+
+    async def __call__(self, task, deliverables):
+        from dealroom.judge import CriterionResult, Scores
+
+        verdict = "pass" if self.calls % 2 else "fail"
+        self.calls += 1
+        return Scores([CriterionResult(c["id"], c.get("title", ""), verdict, "alternating")
+                       for c in task["criteria"]], judge={"name": self.name})
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory):
+    from dealroom.room import generate_room
+
+    path = tmp_path_factory.mktemp("served") / "g6"
+    generate_room(path, docs=6, seed=1, secret="tests")
+    return path
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, tiny_model_dir, room):
+    from dealroom.train.testing import LoraServer
+
+    out = tmp_path_factory.mktemp("served-ckpt") / "CKPT"
+    with LoraServer(tiny_model_dir) as server:
+        spec = spec_from_dict({"model": f"hf:{tiny_model_dir}", "rooms": [str(room)],
+                               "sub": "oracle", "grpo": {**FAST, "serve": server.base_url}})
+        result = train_grpo(spec, out, judge=AlternatingJudge())
+    return result, server
+
+
+def test_each_step_pushes_its_adapter_and_unloads_the_one_before(served):
+    result, server = served
+    assert [name for name, _ in server.loads] == ["dealroom-step-0001", "dealroom-step-0002"]
+    assert server.unloads == ["dealroom-step-0001"]
+    for name, path in server.loads:
+        assert path == str(result.out / "served" / f"step-{name[-4:]}")
+    asked = {body["model"] for body in server.requests}
+    assert asked == {"dealroom-step-0001", "dealroom-step-0002"}
+    assert all(body["logprobs"] and body["return_token_ids"] and not body.get("stream")
+               for body in server.requests)
+    assert len({body["seed"] for body in server.requests}) > 1, "rollouts are seeded apart"
+
+
+def test_served_rollouts_train_on_the_servers_tokens(served):
+    from safetensors.torch import load_file
+
+    result, _ = served
+    assert [r["step"] for r in result.log] == [1, 2]
+    for row in result.log:
+        assert math.isfinite(row["loss"]) and row["trained_tokens"] > 0
+        assert row["groups"] == 1 and row["staleness"] == 0
+    rollouts = [json.loads(x) for x in (result.out / "rollouts.jsonl").read_text().splitlines()]
+    assert rollouts and all(r["status"] == "ok" for r in rollouts)
+    config = json.loads((result.out / rollouts[0]["run"] / "config.json").read_text())
+    assert config["root"].startswith("dealroom-step-0001@http://127.0.0.1:")
+    first = load_file(result.out / "served" / "step-0001" / "adapter_model.safetensors")
+    second = load_file(result.out / "served" / "step-0002" / "adapter_model.safetensors")
+    assert any(not (first[k] == second[k]).all() for k in first), "step 1's update was pushed"
+
+
+def test_the_behaviour_logprobs_are_the_served_adapters(served, tiny_tokenizer):
+    """At step 1 the served adapter is the policy itself: the server's recorded logprobs
+    equal the trainer's own at the sampled tokens (the importance ratio is 1)."""
+    import torch
+
+    from dealroom.models import load_hf_model
+    from dealroom.train._grpo_loss import token_logprobs
+    from dealroom.train._rollout import episode_tokens
+
+    result, server = served
+    rollout = json.loads((result.out / "rollouts.jsonl").read_text().splitlines()[0])
+    episode = episode_tokens(result.out / rollout["run"], tiny_tokenizer)
+    policy = load_hf_model(f"hf:{server.base},adapter={result.out / 'served' / 'step-0001'}")
+    ids = torch.tensor([episode.input_ids])
+    where = torch.tensor([i - 1 for i, bit in enumerate(episode.mask) if bit])
+    with torch.no_grad():
+        mine = token_logprobs(policy.model, ids, 1.0)[0][where]
+    assert torch.allclose(mine, torch.tensor(episode.behaviour), atol=1e-3)
+
+
+def test_a_server_without_runtime_lora_is_a_clear_error(tiny_model_dir, room, tmp_path):
+    from dealroom.models.testing import MockOpenAIServer
+
+    with MockOpenAIServer("ok") as srv:
+        spec = spec_from_dict({"model": f"hf:{tiny_model_dir}", "rooms": [str(room)],
+                               "sub": "oracle", "grpo": {**FAST, "serve": srv.base_url}})
+        with pytest.raises(ConfigError, match="load_lora_adapter.*enable-lora"):
+            train_grpo(spec, tmp_path / "CKPT", judge=AlternatingJudge())
+
+
+def test_serve_must_be_a_url_and_needs_dealroom_s_engine():
+    with pytest.raises(ConfigError, match="base URL"):
+        GRPOSettings(serve="127.0.0.1:8000")
+    with pytest.raises(ConfigError, match="engine dealroom"):
+        GRPOSettings(serve="http://127.0.0.1:8000/v1", engine="trl")

@@ -131,3 +131,33 @@ def test_a_re_send_that_stalls_too_gives_both_up_and_retries():
     results, wave, elapsed = asyncio.run(go())
     assert elapsed < 10 and all(r.text == "read" for r in results)
     assert len(seen) == 10 and max(r.attempts for r in results) == 3
+
+
+def test_a_call_cancelled_once_its_re_send_is_counted_gives_the_slot_back():
+    from dealroom.models._hedge import race
+
+    async def hang(progress):
+        progress.start()
+        await asyncio.sleep(30)
+
+    async def go():
+        wave = HedgeWave()
+        for _ in range(4):
+            wave.joined()
+        wave.answered(0.01)
+        wave.answered(0.01)  # a quorum: the delay is its floor, 1 s
+        check = wave._check
+
+        def check_then_cancel():  # the caller is cancelled before it wakes to re-send
+            check()
+            if wave.hedged:
+                task.cancel()
+
+        wave._check = check_then_cancel
+        task = asyncio.ensure_future(race(wave, 3.0, hang))
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return wave
+
+    wave = asyncio.run(go())
+    assert wave.hedged == 1 and wave.in_flight == 0

@@ -168,7 +168,12 @@ async def race(wave: HedgeWave, multiple: float,
     woken = wave.watch(first_progress, multiple)
     first.add_done_callback(lambda _: woken.done() or woken.set_result(None))
     try:
-        delay = await woken
+        try:
+            delay = await woken
+        except asyncio.CancelledError:
+            if woken.done() and not woken.cancelled() and woken.result() is not None:
+                wave.re_sent()  # counted by the watchdog, never to be made
+            raise
         if delay is None:
             return first.result(), None
         try:

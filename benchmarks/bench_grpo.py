@@ -3,7 +3,8 @@ small generated rooms, ``oracle`` sub-agents, the reference judge, an ``hf:`` ro
 LoRA on CPU; prints every per-step field of ``CKPT/log.jsonl`` and where a step's time goes.
 
     python benchmarks/bench_grpo.py [--model hf:local,threads=2 | --model hf:SFT_CKPT]
-        [--steps 3] [--group 4] [--turns 3] [--tokens 96] [--docs 8] [--out DIR]
+        [--steps 3] [--group 4] [--turns 3] [--tokens 96] [--docs 8] [--temperature 1.0]
+        [--out DIR]
 
 Whether reward rises in so few steps is measured, not promised: an untrained 135M root often
 writes nothing the judge passes, and then every group has zero variance and is dropped.
@@ -36,6 +37,8 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=96, help="tokens per root reply")
     parser.add_argument("--docs", type=int, default=8)
     parser.add_argument("--extra-groups", type=int, default=1)
+    parser.add_argument("--temperature", type=float, default=1.0,
+                        help="the root's sampling temperature in rollouts (and the loss's)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     import torch
@@ -48,6 +51,7 @@ def main() -> None:
         "grpo": {"group_size": args.group, "batch_size": args.group, "steps": args.steps,
                  "max_turns": args.turns, "max_new_tokens": args.tokens,
                  "extra_groups": args.extra_groups, "save_every": args.steps,
+                 "temperature": args.temperature,
                  "learning_rate": 1e-5},
     })
     started = time.perf_counter()

@@ -51,6 +51,22 @@ def test_concurrency_is_bounded_and_factories_start_lazily():
     assert results == list(range(30)) and state["max"] == 3
 
 
+def test_a_job_gets_to_send_before_the_next_one_is_built():
+    """Each job's follow-up task (an HTTP client writes the body in one) runs before jobs
+    further down the batch start building, so the first request leaves at once."""
+    log = []
+
+    async def job(i):
+        log.append(("built", i))
+        written = asyncio.ensure_future(asyncio.sleep(0, result=i))
+        written.add_done_callback(lambda _: log.append(("written", i)))
+        await asyncio.sleep(0.01)
+        return await written
+
+    assert asyncio.run(gather_bounded([job(i) for i in range(20)], limit=20)) == list(range(20))
+    assert log.index(("written", 0)) < log.index(("built", 5)), log[:12]
+
+
 def test_per_job_timeout_yields_a_timeout_error():
     results = asyncio.run(gather_bounded([value_after("a", 0), value_after("b", 5)], timeout=0.05))
     assert results[0] == "a" and isinstance(results[1], TimeoutError)

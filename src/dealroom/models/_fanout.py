@@ -27,7 +27,8 @@ async def gather_bounded(
     failure never sinks the batch. ``on_done(index, result)`` is called as each job finishes
     (for progress and incremental logs). Cancelling the caller cancels the jobs in flight and
     closes the ones not yet started. Model clients bound their own endpoints too; ``limit``
-    bounds this batch.
+    bounds this batch. Workers start one event-loop turn apart, so a job's first step (and what
+    it schedules, such as an HTTP client's body write) runs before the next job starts.
 
     >>> async def double(x):
     ...     return 2 * x
@@ -60,8 +61,11 @@ async def gather_bounded(
             if on_done is not None:
                 on_done(index, result)
 
-    workers = [asyncio.ensure_future(worker()) for _ in range(min(limit, len(items)))]
+    workers: list[asyncio.Future[None]] = []
     try:
+        for _ in range(min(limit, len(items))):
+            workers.append(asyncio.ensure_future(worker()))
+            await asyncio.sleep(0)  # it runs to its first wait before the next one starts
         await asyncio.gather(*workers)
     except BaseException:
         for task in workers:

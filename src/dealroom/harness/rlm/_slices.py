@@ -17,7 +17,7 @@ import functools
 import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import accumulate, repeat
+from itertools import accumulate, chain, repeat
 from operator import add
 from typing import Any
 
@@ -230,11 +230,12 @@ def _header_tokens(header: str) -> int:
 
 
 def _piece_parts(room: Any, piece: _Piece) -> list[str]:
-    """The piece's header, page markers and page texts, in order, to be joined."""
+    """The piece's header, then each page's marker and text, in order, to be joined."""
     base = piece.spans[0][0]
     text = room.text(piece.doc_id, (piece.first, piece.last))
-    parts = [piece.header]
-    for n, (lo, hi) in enumerate(piece.spans, start=piece.first):
-        end = hi - base if n < piece.last else lo - base + piece.keep
-        parts += ("\n", f"--- {piece.doc_id} page {n} ---", "\n", text[lo - base:end])
-    return parts
+    pages = [text[lo - base:hi - base] for lo, hi in piece.spans]
+    start = piece.spans[-1][0] - base
+    pages[-1] = text[start:start + piece.keep]
+    doc = piece.doc_id
+    marks = [f"\n--- {doc} page {n} ---\n" for n in range(piece.first, piece.first + len(pages))]
+    return [piece.header, *chain.from_iterable(zip(marks, pages, strict=True))]

@@ -120,3 +120,87 @@ def test_serve_must_be_a_url_and_needs_dealroom_s_engine():
         GRPOSettings(serve="127.0.0.1:8000")
     with pytest.raises(ConfigError, match="engine dealroom"):
         GRPOSettings(serve="http://127.0.0.1:8000/v1", engine="trl")
+
+
+def _rollouts(out):
+    """Each rollout's status, reward and sampled token ids, by run folder name."""
+    from dealroom.runs import RunFolder, agent_conversation, read_tokens
+
+    found = {}
+    for line in (out / "rollouts.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        run = out / row["run"]
+        calls = agent_conversation(RunFolder(run).events()).calls
+        found[run.relative_to(out).as_posix()] = (
+            row["status"], row["reward"], row["policy_step"],
+            [read_tokens(run, c["tokens"]).completion_ids for c in calls])
+    return found
+
+
+@pytest.fixture(scope="module")
+def side_by_side(tmp_path_factory, tiny_model_dir, room):
+    """One step of G=2 with two groups, in this process and then in two worker processes."""
+    from dealroom.train.testing import LoraServer
+
+    outs = {}
+    with LoraServer(tiny_model_dir) as server:
+        for workers in (1, 2):
+            out = tmp_path_factory.mktemp(f"workers-{workers}") / "CKPT"
+            grpo = {**FAST, "steps": 1, "batch_size": 4, "extra_groups": 0,
+                    "serve": server.base_url, "rollout_workers": workers}
+            spec = spec_from_dict({"model": f"hf:{tiny_model_dir}", "rooms": [str(room)],
+                                   "sub": "oracle", "judge": "reference", "grpo": grpo})
+            train_grpo(spec, out)
+            outs[workers] = out
+    return outs
+
+
+def _workers(out):
+    lines = (out / "rollouts.jsonl").read_text().splitlines()
+    return {json.loads(line)["worker"] for line in lines}
+
+
+def test_rollouts_in_worker_processes_equal_those_run_here(side_by_side):
+    import os
+    import socket
+
+    here, workers = _rollouts(side_by_side[1]), _rollouts(side_by_side[2])
+    assert len(here) == 4 and here.keys() == workers.keys()
+    this = f"{socket.gethostname()}:{os.getpid()}"
+    assert _workers(side_by_side[1]) == {this}
+    assert this not in _workers(side_by_side[2]) and len(_workers(side_by_side[2])) >= 1
+    assert here == workers, "the same seeds, the same served adapter: the same rollouts"
+    assert all(status == "ok" and tokens for status, _, _, tokens in workers.values())
+
+
+def test_ray_tasks_run_the_same_rollouts(side_by_side, tiny_model_dir, room, tmp_path):
+    pytest.importorskip("ray")
+    from dealroom.train.testing import LoraServer
+
+    with LoraServer(tiny_model_dir) as server:
+        grpo = {**FAST, "steps": 1, "batch_size": 4, "extra_groups": 0,
+                "serve": server.base_url, "rollout_workers": 2, "rollout_backend": "ray"}
+        spec = spec_from_dict({"model": f"hf:{tiny_model_dir}", "rooms": [str(room)],
+                               "sub": "oracle", "judge": "reference", "grpo": grpo})
+        train_grpo(spec, tmp_path / "CKPT")
+    assert _rollouts(tmp_path / "CKPT") == _rollouts(side_by_side[1])
+    assert not _workers(tmp_path / "CKPT") & _workers(side_by_side[1]), "Ray workers ran them"
+
+
+def test_side_by_side_rollouts_need_a_server_and_a_judge_by_name(tiny_model_dir, room, tmp_path):
+    with pytest.raises(ConfigError, match="needs serve"):
+        GRPOSettings(rollout_workers=2)
+    with pytest.raises(ConfigError, match="needs serve"):
+        GRPOSettings(rollout_backend="ray")
+    with pytest.raises(ConfigError, match="process or ray"):
+        GRPOSettings(rollout_backend="slurm")
+    with pytest.raises(ConfigError, match="with rollout_backend"):
+        GRPOSettings(ray_address="10.0.0.1:6379")
+    with pytest.raises(ConfigError, match="at least 1"):
+        GRPOSettings(rollout_workers=0)
+    spec = spec_from_dict({"model": f"hf:{tiny_model_dir}", "rooms": [str(room)],
+                           "grpo": {**FAST, "serve": "http://127.0.0.1:9/v1",
+                                    "rollout_workers": 2}})
+    with pytest.raises(ConfigError, match="judge by name"):
+        train_grpo(spec, tmp_path / "CKPT", judge=AlternatingJudge())
+    assert not (tmp_path / "CKPT").exists(), "refused before any work"

@@ -82,6 +82,13 @@ def train_grpo(spec: GRPOSpec | Path, out: Path, *, resume: bool = False,
 
         spec = replace(spec, budgetmix=tuple(budgetmix))
     check_spec(spec)
+    if judge is not None and spec.grpo.remote_rollouts:
+        raise ConfigError("rollouts in worker processes or Ray tasks are judged there: give "
+                          "the judge by name (the spec's judge), not as an object")
+    if spec.grpo.rollout_backend == "ray":
+        from dealroom.eval._executor import import_ray
+
+        import_ray()  # a missing extra is named before any work
     _require_extra()
     for reporter in set(spec.grpo.reporters()) - {"none"}:
         _require_reporter(reporter)

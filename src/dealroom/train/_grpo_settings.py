@@ -95,6 +95,15 @@ class GRPOSettings:
     base model with runtime LoRA loading: the adapter is pushed to it before each step's
     rollouts, which it samples with token ids and logprobs; empty: sample in this process
     (see docs/training.md, "A served policy")."""
+    rollout_workers: int = 1
+    """Rollouts run at a time. Above 1 needs serve: each rollout then runs in a worker
+    process of its own (or a Ray task), sampled by the policy server; an in-process policy
+    samples one rollout at a time."""
+    rollout_backend: str = "process"
+    """Where rollouts run when rollout_workers is above 1: process (worker processes on this
+    machine) or ray (Ray tasks on a cluster's nodes; CKPT must be on storage they share)."""
+    ray_address: str = ""
+    """The Ray cluster rollout tasks join (HEAD:6379); empty: a local one started for them."""
     watch_gap: float = 0.3
     """The watch flags a step whose reward mean exceeds the latest held-out pass rate by more
     than this (see CKPT/watch.jsonl)."""
@@ -141,6 +150,18 @@ class GRPOSettings:
         if self.serve and self.engine == "trl":
             raise ConfigError("serve works with engine dealroom: TRL's trainer samples in "
                               "its own process or its own vLLM")
+        if not _is_int(self.rollout_workers) or self.rollout_workers < 1:
+            raise ConfigError("rollout_workers must be an integer of at least 1")
+        if self.rollout_backend not in ("process", "ray"):
+            raise ConfigError(f"rollout_backend must be process or ray, got "
+                              f"{self.rollout_backend!r}")
+        if self.remote_rollouts and not self.serve:
+            raise ConfigError("rollout_workers above 1 (or rollout_backend = \"ray\") needs "
+                              "serve: rollouts run side by side only when a policy server "
+                              "samples them; an in-process policy samples one at a time")
+        if self.ray_address and self.rollout_backend != "ray":
+            raise ConfigError("ray_address names a Ray cluster: use it with rollout_backend = "
+                              "\"ray\"")
         if not 0 <= self.watch_gap <= 1:
             raise ConfigError("watch_gap must be in [0, 1]: a pass-rate difference")
         if not isinstance(self.stop_on_watch, bool):
@@ -153,6 +174,11 @@ class GRPOSettings:
             raise ConfigError("temperature must be in (0, 2]: GRPO needs sampled, varied "
                               "rollouts (greedy decoding gives a group one answer)")
         check_lora_and_reporting(self)
+
+    @property
+    def remote_rollouts(self) -> bool:
+        """Rollouts run in worker processes or Ray tasks, not in this process."""
+        return self.rollout_workers > 1 or self.rollout_backend == "ray"
 
     @property
     def groups(self) -> int:

@@ -11,7 +11,6 @@ replaced by the next slot, up to ``extra_groups`` beyond B / G (oversampling).
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import statistics
 from collections.abc import Callable
@@ -30,7 +29,8 @@ from dealroom.train._rollout import (
     Rollout,
     episode_tokens,
     policy_client,
-    run_rollout,
+    remote_rollout,
+    run_closing,
 )
 from dealroom.train._serve import publish, served_client
 
@@ -96,32 +96,48 @@ def slot_entry(ctx: StepContext, step: int, slot: int) -> tuple[str, int, dict[s
 
 
 def collect(ctx: StepContext, step: int) -> list[Group]:
-    """Every group drawn for ``step``, kept ones and replaced ones."""
+    """Every group drawn for ``step``, kept ones and replaced ones. In this process groups are
+    drawn one at a time; with remote rollouts, as many at once as are still wanted."""
     settings = ctx.spec.grpo
     if settings.serve:
         ctx.served = publish(ctx.loaded.model, ctx.out, settings.serve, step)
     groups: list[Group] = []
-    slot = 0
-    while (sum(g.fate == "kept" for g in groups) < settings.groups
-           and slot < settings.groups + settings.extra_groups):
-        groups.append(_group(ctx, step, slot))
-        slot += 1
+    slot, slots = 0, settings.groups + settings.extra_groups
+    while (kept := sum(g.fate == "kept" for g in groups)) < settings.groups and slot < slots:
+        width = min(settings.groups - kept, slots - slot) if settings.remote_rollouts else 1
+        groups += _groups(ctx, step, range(slot, slot + width))
+        slot += width
     return groups
 
 
-def _group(ctx: StepContext, step: int, slot: int) -> Group:
+def _groups(ctx: StepContext, step: int, slots: range) -> list[Group]:
+    """The groups of ``slots``: every place run (a crashed attempt run again, up to
+    ``rollout_retries`` times), then each group kept, dropped or lost."""
     settings = ctx.spec.grpo
-    room, max_turns, label = slot_entry(ctx, step, slot)
-    group = Group(slot, room, max_turns)
-    for index in range(settings.group_size):
-        for attempt in range(settings.rollout_retries + 1):
-            rollout = ctx.done.get((step, slot, index, attempt))
-            if rollout is None:
-                rollout = _run(ctx, step, slot, index, attempt, room, max_turns, label)
-            if rollout.status != CRASHED:
-                group.rollouts.append(rollout)
-                break
-            group.crashed.append(rollout)
+    entries = {slot: slot_entry(ctx, step, slot) for slot in slots}
+    groups = {slot: Group(slot, *entries[slot][:2]) for slot in slots}
+    places = [(slot, index) for slot in slots for index in range(settings.group_size)]
+    for attempt in range(settings.rollout_retries + 1):
+        finished = _run_all(ctx, step, [(slot, index, attempt, *entries[slot])
+                                        for slot, index in places])
+        again = []
+        for (slot, index), rollout in zip(places, finished, strict=True):
+            if rollout.status == CRASHED:
+                groups[slot].crashed.append(rollout)
+                again.append((slot, index))
+            else:
+                groups[slot].rollouts.append(rollout)
+        places = again
+        if not places:
+            break
+    for group in groups.values():
+        group.rollouts.sort(key=lambda r: r.index)
+        _judge_group(ctx, group)
+    return list(groups.values())
+
+
+def _judge_group(ctx: StepContext, group: Group) -> None:
+    """Keep the group (with its advantages), or drop or lose it."""
     usable = []
     for rollout in group.rollouts:
         if rollout.status != OK:
@@ -138,39 +154,95 @@ def _group(ctx: StepContext, step: int, slot: int) -> Group:
         group.fate = "dropped"
     else:
         group.episodes = [e for _, e in usable]
-        group.advantages = group_advantages(rewards, settings.scale_rewards)  # type: ignore[arg-type]
+        group.advantages = group_advantages(rewards, ctx.spec.grpo.scale_rewards)  # type: ignore[arg-type]
         group.trained = [r for r, _ in usable]
-    return group
 
 
-def _run(ctx: StepContext, step: int, slot: int, index: int, attempt: int, room: str,
-         max_turns: int, label: dict[str, Any] | None) -> Rollout:
-    settings = ctx.spec.grpo
-    run = ctx.out / ROLLOUT_DIR / f"step-{step + 1:04d}" / f"g{slot:02d}" / f"r{index}-a{attempt}"
-    rollout = Rollout(str(run), step, slot, index, attempt, room, max_turns, policy_step=step)
-    seed = rollout_seed(settings.seed, step, slot, index, attempt)
-    if ctx.served:
-        client = served_client(settings.serve, ctx.served, seed, settings.max_new_tokens,
-                               ctx.loaded.context_window)
+Item = tuple[int, int, int, str, int, dict[str, Any] | None]
+"""(slot, index, attempt, room, max_turns, BudgetMix label) of one rollout to run."""
+
+
+def _run_all(ctx: StepContext, step: int, items: list[Item]) -> list[Rollout]:
+    """The rollouts of ``items``, in order: those finished before a kill as they were, the
+    rest run here one at a time, or side by side in worker processes or Ray tasks."""
+    rollouts, todo = [], []
+    for slot, index, attempt, room, max_turns, label in items:
+        rollout = ctx.done.get((step, slot, index, attempt))
+        if rollout is None:
+            run = (ctx.out / ROLLOUT_DIR / f"step-{step + 1:04d}" / f"g{slot:02d}"
+                   / f"r{index}-a{attempt}")
+            rollout = Rollout(str(run), step, slot, index, attempt, room, max_turns,
+                              policy_step=step)
+            todo.append((rollout, label))
+        rollouts.append(rollout)
+    if ctx.spec.grpo.remote_rollouts:
+        finished = _run_remote(ctx, todo)
     else:
-        client = policy_client(ctx.loaded, ctx.spec.model, seed, settings.max_new_tokens, step)
+        finished = {r.run: _run(ctx, r, label) for r, label in todo}
+    return [finished.get(r.run, r) for r in rollouts]
+
+
+def _options(ctx: StepContext, label: dict[str, Any] | None) -> dict[str, Any]:
+    """What :func:`run_rollout` takes besides the rollout and the client."""
+    return {"sub": ctx.spec.sub, "judge": ctx.judge or ctx.spec.judge,
+            "harness": ctx.spec.harness, "temperature": ctx.spec.grpo.temperature,
+            "settings": ctx.spec.settings, "budgetmix": label}
+
+
+def _seed(ctx: StepContext, rollout: Rollout) -> int:
+    return rollout_seed(ctx.spec.grpo.seed, rollout.step, rollout.slot, rollout.index,
+                        rollout.attempt)
+
+
+def _served(ctx: StepContext, rollout: Rollout) -> dict[str, Any]:
+    """:func:`served_client`'s arguments for ``rollout``."""
+    settings = ctx.spec.grpo
+    return {"serve": settings.serve, "name": ctx.served, "seed": _seed(ctx, rollout),
+            "max_new_tokens": settings.max_new_tokens,
+            "context_window": ctx.loaded.context_window}
+
+
+def _run(ctx: StepContext, rollout: Rollout, label: dict[str, Any] | None) -> Rollout:
+    """Run one rollout in this process, with the in-memory or the served policy."""
+    settings = ctx.spec.grpo
+    if ctx.served:
+        client = served_client(**_served(ctx, rollout))
+    else:
+        client = policy_client(ctx.loaded, ctx.spec.model, _seed(ctx, rollout),
+                               settings.max_new_tokens, rollout.step)
     ctx.loaded.model.eval()
-    rollout = asyncio.run(_closing(client, run_rollout(
-        rollout, client, sub=ctx.spec.sub, judge=ctx.judge or ctx.spec.judge,
-        harness=ctx.spec.harness, temperature=settings.temperature,
-        settings=ctx.spec.settings, budgetmix=label)))
+    return _finished(ctx, run_closing(rollout, client, **_options(ctx, label)))
+
+
+def _run_remote(ctx: StepContext, todo: list[tuple[Rollout, dict[str, Any] | None]]
+                ) -> dict[str, Rollout]:
+    """Run the rollouts of ``todo`` side by side (``rollout_workers`` at a time) in worker
+    processes or Ray tasks; each is recorded as it finishes."""
+    from dealroom.eval._executor import execute
+
+    settings = ctx.spec.grpo
+    by_run = {r.run: r for r, _ in todo}
+    finished: dict[str, Rollout] = {}
+
+    def record(run: str, result: dict[str, Any]) -> None:
+        if "run" not in result:  # the worker process or Ray task died
+            rollout = by_run[run]
+            rollout.status, rollout.error = CRASHED, result.get("error")
+        else:
+            rollout = Rollout(**result)
+        finished[run] = _finished(ctx, rollout)
+
+    jobs = [(r.run, (r.to_dict(), _served(ctx, r), _options(ctx, label))) for r, label in todo]
+    execute(remote_rollout, jobs, record, workers=settings.rollout_workers,
+            backend=settings.rollout_backend, address=settings.ray_address or None)
+    return finished
+
+
+def _finished(ctx: StepContext, rollout: Rollout) -> Rollout:
     append_jsonl(ctx.out / ROLLOUTS, rollout.to_dict())
     if ctx.on_rollout is not None:
         ctx.on_rollout(rollout)
     return rollout
-
-
-async def _closing(client: Any, rollout: Any) -> Rollout:
-    """Await ``rollout``, then close the root client's connections."""
-    try:
-        return await rollout
-    finally:
-        await client.aclose()
 
 
 # -- the update -----------------------------------------------------------------------------

@@ -14,7 +14,10 @@ replaced by the caller.
 
 from __future__ import annotations
 
+import asyncio
+import os
 import shutil
+import socket
 import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -47,6 +50,8 @@ class Rollout:
     error: str | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
     """coverage, sub_calls, waves, max_wave, memo_incremental, root_tokens."""
+    worker: str = ""
+    """Where it ran: ``host:pid`` of the process (the trainer's, a worker's or a Ray task's)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -105,6 +110,35 @@ async def run_rollout(rollout: Rollout, client: Any, *, sub: str, judge: str, ha
             rollout.reward = scores.n_passed / scores.n_criteria
     rollout.metrics = rollout_metrics(run_dir)
     return rollout
+
+
+def run_closing(rollout: Rollout, client: Any, **options: Any) -> Rollout:
+    """:func:`run_rollout` in an event loop of its own; the root client is closed after."""
+
+    rollout.worker = f"{socket.gethostname()}:{os.getpid()}"
+
+    async def run() -> Rollout:
+        try:
+            return await run_rollout(rollout, client, **options)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(run())
+
+
+def remote_rollout(rollout: dict[str, Any], served: dict[str, Any],
+                   options: dict[str, Any]) -> dict[str, Any]:
+    """One rollout in a worker process or a Ray task, sampled by the policy server
+    (``served``: :func:`~dealroom.train._serve.served_client`'s arguments); returns the
+    finished rollout as a dict, a failure of any kind as a crashed one."""
+    from dealroom.train._serve import served_client
+
+    item = Rollout(**rollout)
+    try:
+        return run_closing(item, served_client(**served), **options).to_dict()
+    except Exception as exc:  # noqa: BLE001 - the caller records and replaces it
+        item.status, item.error = CRASHED, _error(exc)
+        return item.to_dict()
 
 
 def _error(exc: BaseException) -> str:

@@ -204,3 +204,36 @@ def test_side_by_side_rollouts_need_a_server_and_a_judge_by_name(tiny_model_dir,
     with pytest.raises(ConfigError, match="judge by name"):
         train_grpo(spec, tmp_path / "CKPT", judge=AlternatingJudge())
     assert not (tmp_path / "CKPT").exists(), "refused before any work"
+
+
+def test_async_rollouts_sample_the_next_step_during_the_update(tiny_model_dir, room, tmp_path):
+    """Step 2's first group is sampled by step 1's adapter while step 1's update runs: its
+    rollouts are one step stale, and the update says so."""
+    from dealroom.train.testing import LoraServer
+
+    with LoraServer(tiny_model_dir) as server:
+        grpo = {**FAST, "serve": server.base_url, "async_rollouts": True}
+        spec = spec_from_dict({"model": f"hf:{tiny_model_dir}", "rooms": [str(room)],
+                               "sub": "oracle", "grpo": grpo})
+        result = train_grpo(spec, tmp_path / "CKPT", judge=AlternatingJudge())
+    rows = [json.loads(x) for x in (result.out / "rollouts.jsonl").read_text().splitlines()]
+    first = [r for r in rows if r["step"] == 1 and r["slot"] == 0]
+    assert first and all(r["policy_step"] == 0 for r in first), "sampled ahead, by adapter 1"
+    assert [r["staleness"] for r in result.log] == [0, 1]
+    assert all(math.isfinite(r["loss"]) for r in result.log)
+    from dealroom.runs import RunFolder, agent_conversation
+
+    def calls(rollouts):
+        return sum(len(agent_conversation(RunFolder(result.out / r["run"]).events()).calls)
+                   for r in rollouts)
+
+    asked = [b["model"] for b in server.requests]
+    step1 = [r for r in rows if r["step"] == 0]
+    assert asked.count("dealroom-step-0001") == calls(step1) + calls(first) > calls(step1)
+
+
+def test_async_rollouts_need_a_server_and_room_for_staleness():
+    with pytest.raises(ConfigError, match="async_rollouts needs serve"):
+        GRPOSettings(async_rollouts=True)
+    with pytest.raises(ConfigError, match="max_staleness"):
+        GRPOSettings(async_rollouts=True, serve="http://127.0.0.1:8000/v1", max_staleness=0)

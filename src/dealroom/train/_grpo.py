@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -32,7 +33,14 @@ from dealroom._util.files import write_json_atomic
 from dealroom.errors import ConfigError, DealroomError
 from dealroom.runs import append_jsonl, read_jsonl
 from dealroom.train._grpo_settings import GRPOSpec, check_spec, load_grpo_spec
-from dealroom.train._grpo_step import ROLLOUTS, Group, StepContext, collect, update
+from dealroom.train._grpo_step import (
+    ROLLOUTS,
+    Group,
+    StepContext,
+    collect,
+    sample_ahead,
+    update,
+)
 from dealroom.train._rollout import CRASHED, JUDGE_ERROR, UNTRAINABLE, Rollout
 from dealroom.train._settings import lora_config
 from dealroom.train._watch import WATCH, Sign, TrainingWatchError, step_signs
@@ -119,8 +127,9 @@ def _own_loop(ctx: StepContext, model: Any, optimizer: Any, start: int, base: Pa
     spec, out = ctx.spec, ctx.out
     reporter = _Reporter(spec.grpo.reporters(), out)
     heldout = _last_heldout(out)
+    ahead: _Ahead | None = None
     for step in range(start, spec.grpo.steps):
-        row = _step(ctx, model, optimizer, step)
+        row, ahead = _step(ctx, model, optimizer, step, ahead)
         evaluate = bool(spec.grpo.eval_every) and (step + 1) % spec.grpo.eval_every == 0
         if (step + 1) % spec.grpo.save_every == 0 or step + 1 == spec.grpo.steps or evaluate:
             _save(out, model, optimizer, step + 1, spec)
@@ -158,17 +167,47 @@ def _trl_loop(ctx: StepContext, model: Any, start: int, resume: bool,
                    progress)
 
 
-def _step(ctx: StepContext, model: Any, optimizer: Any, step: int) -> dict[str, Any]:
+def _step(ctx: StepContext, model: Any, optimizer: Any, step: int, ahead: _Ahead | None
+          ) -> tuple[dict[str, Any], _Ahead | None]:
+    """Rollouts (waiting for those sampled ahead), audit, then the update, during which the
+    next step's first groups are sampled when ``async_rollouts`` asks for it."""
     clock = time.perf_counter()
-    groups = collect(ctx, step)
+    groups = collect(ctx, step, ahead.result() if ahead else None)
     rollout_s = time.perf_counter() - clock
     _audit(ctx, step)
+    settings = ctx.spec.grpo
+    upcoming = _Ahead(ctx, step + 1) if settings.async_rollouts and step + 1 < settings.steps \
+        else None
     clock = time.perf_counter()
-    figures = update(model, optimizer, groups, ctx.spec.grpo, step)
+    figures = update(model, optimizer, groups, settings, step)
     train_s = time.perf_counter() - clock
-    return {"step": step + 1, **step_figures(groups), **figures,
-            "learning_rate": ctx.spec.grpo.learning_rate, "rollout_s": round(rollout_s, 3),
-            "train_s": round(train_s, 3), "step_s": round(rollout_s + train_s, 3)}
+    return ({"step": step + 1, **step_figures(groups), **figures,
+             "learning_rate": settings.learning_rate, "rollout_s": round(rollout_s, 3),
+             "train_s": round(train_s, 3), "step_s": round(rollout_s + train_s, 3)}, upcoming)
+
+
+class _Ahead:
+    """The next step's first groups, sampled in a daemon thread (its rollouts run in worker
+    processes or Ray tasks) while the update runs; a failure is raised by :meth:`result`."""
+
+    def __init__(self, ctx: StepContext, step: int) -> None:
+        self._groups: list[Group] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(ctx, step), daemon=True,
+                                        name=f"grpo-ahead-{step + 1}")
+        self._thread.start()
+
+    def _run(self, ctx: StepContext, step: int) -> None:
+        try:
+            self._groups = sample_ahead(ctx, step)
+        except BaseException as exc:  # noqa: BLE001 - handed to the trainer in result()
+            self._error = exc
+
+    def result(self) -> list[Group]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._groups or []
 
 
 def _audit(ctx: StepContext, step: int) -> None:

@@ -104,6 +104,10 @@ class GRPOSettings:
     machine) or ray (Ray tasks on a cluster's nodes; CKPT must be on storage they share)."""
     ray_address: str = ""
     """The Ray cluster rollout tasks join (HEAD:6379); empty: a local one started for them."""
+    async_rollouts: bool = False
+    """Sample the next step's B / G groups while this step's update runs, with the adapter
+    served for this step: those rollouts are one step stale (the truncated importance
+    sampling corrects for it). Needs serve and max_staleness of at least 1."""
     watch_gap: float = 0.3
     """The watch flags a step whose reward mean exceeds the latest held-out pass rate by more
     than this (see CKPT/watch.jsonl)."""
@@ -159,6 +163,12 @@ class GRPOSettings:
             raise ConfigError("rollout_workers above 1 (or rollout_backend = \"ray\") needs "
                               "serve: rollouts run side by side only when a policy server "
                               "samples them; an in-process policy samples one at a time")
+        if not isinstance(self.async_rollouts, bool):
+            raise ConfigError("async_rollouts must be true or false")
+        if self.async_rollouts and not (self.serve and self.max_staleness >= 1):
+            raise ConfigError("async_rollouts needs serve (the policy server samples while "
+                              "the update runs) and max_staleness of at least 1 (its "
+                              "rollouts are one step stale)")
         if self.ray_address and self.rollout_backend != "ray":
             raise ConfigError("ray_address names a Ray cluster: use it with rollout_backend = "
                               "\"ray\"")

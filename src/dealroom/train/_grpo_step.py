@@ -95,14 +95,15 @@ def slot_entry(ctx: StepContext, step: int, slot: int) -> tuple[str, int, dict[s
     return ctx.rooms[(step * slots + slot) % len(ctx.rooms)], settings.max_turns, None
 
 
-def collect(ctx: StepContext, step: int) -> list[Group]:
+def collect(ctx: StepContext, step: int, ahead: list[Group] | None = None) -> list[Group]:
     """Every group drawn for ``step``, kept ones and replaced ones. In this process groups are
-    drawn one at a time; with remote rollouts, as many at once as are still wanted."""
+    drawn one at a time; with remote rollouts, as many at once as are still wanted.
+    ``ahead``: the step's first groups, sampled during the last update (``async_rollouts``)."""
     settings = ctx.spec.grpo
     if settings.serve:
         ctx.served = publish(ctx.loaded.model, ctx.out, settings.serve, step)
-    groups: list[Group] = []
-    slot, slots = 0, settings.groups + settings.extra_groups
+    groups = list(ahead or [])
+    slot, slots = len(groups), settings.groups + settings.extra_groups
     while (kept := sum(g.fate == "kept" for g in groups)) < settings.groups and slot < slots:
         width = min(settings.groups - kept, slots - slot) if settings.remote_rollouts else 1
         groups += _groups(ctx, step, range(slot, slot + width))
@@ -110,16 +111,25 @@ def collect(ctx: StepContext, step: int) -> list[Group]:
     return groups
 
 
-def _groups(ctx: StepContext, step: int, slots: range) -> list[Group]:
+def sample_ahead(ctx: StepContext, step: int) -> list[Group]:
+    """The first B / G groups of ``step``, sampled by the adapter served for ``step - 1``
+    (called while that step's update runs): their rollouts are one step stale."""
+    return _groups(ctx, step, range(ctx.spec.grpo.groups), version=step - 1)
+
+
+def _groups(ctx: StepContext, step: int, slots: range, version: int | None = None
+            ) -> list[Group]:
     """The groups of ``slots``: every place run (a crashed attempt run again, up to
-    ``rollout_retries`` times), then each group kept, dropped or lost."""
+    ``rollout_retries`` times), then each group kept, dropped or lost. ``version``: the
+    updates the sampling policy has had (``step`` unless sampled ahead)."""
     settings = ctx.spec.grpo
     entries = {slot: slot_entry(ctx, step, slot) for slot in slots}
     groups = {slot: Group(slot, *entries[slot][:2]) for slot in slots}
     places = [(slot, index) for slot in slots for index in range(settings.group_size)]
     for attempt in range(settings.rollout_retries + 1):
         finished = _run_all(ctx, step, [(slot, index, attempt, *entries[slot])
-                                        for slot, index in places])
+                                        for slot, index in places],
+                            step if version is None else version)
         again = []
         for (slot, index), rollout in zip(places, finished, strict=True):
             if rollout.status == CRASHED:
@@ -162,7 +172,7 @@ Item = tuple[int, int, int, str, int, dict[str, Any] | None]
 """(slot, index, attempt, room, max_turns, BudgetMix label) of one rollout to run."""
 
 
-def _run_all(ctx: StepContext, step: int, items: list[Item]) -> list[Rollout]:
+def _run_all(ctx: StepContext, step: int, items: list[Item], version: int) -> list[Rollout]:
     """The rollouts of ``items``, in order: those finished before a kill as they were, the
     rest run here one at a time, or side by side in worker processes or Ray tasks."""
     rollouts, todo = [], []
@@ -172,7 +182,7 @@ def _run_all(ctx: StepContext, step: int, items: list[Item]) -> list[Rollout]:
             run = (ctx.out / ROLLOUT_DIR / f"step-{step + 1:04d}" / f"g{slot:02d}"
                    / f"r{index}-a{attempt}")
             rollout = Rollout(str(run), step, slot, index, attempt, room, max_turns,
-                              policy_step=step)
+                              policy_step=version)
             todo.append((rollout, label))
         rollouts.append(rollout)
     if ctx.spec.grpo.remote_rollouts:
@@ -205,12 +215,12 @@ def _served(ctx: StepContext, rollout: Rollout) -> dict[str, Any]:
 def _run(ctx: StepContext, rollout: Rollout, label: dict[str, Any] | None) -> Rollout:
     """Run one rollout in this process, with the in-memory or the served policy."""
     settings = ctx.spec.grpo
-    if ctx.served:
+    if ctx.served:  # the model in memory is not touched (an update may be running)
         client = served_client(**_served(ctx, rollout))
     else:
         client = policy_client(ctx.loaded, ctx.spec.model, _seed(ctx, rollout),
                                settings.max_new_tokens, rollout.step)
-    ctx.loaded.model.eval()
+        ctx.loaded.model.eval()
     return _finished(ctx, run_closing(rollout, client, **_options(ctx, label)))
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from dealroom.train import train_grpo
 from dealroom.train._grpo_settings import spec_from_dict
 
-FIELDS = ("reward_mean", "reward_std", "pass_rate", "coverage", "sub_calls", "waves",
+FIELDS = ("reward_mean", "reward_std", "pass_rate", "all_pass", "coverage", "sub_calls", "waves",
           "largest_wave", "memo_incremental_rate", "root_tokens", "rollouts", "groups",
           "groups_dropped", "groups_lost", "crashed", "judge_errors", "untrainable", "loss",
           "clip_fraction", "entropy", "kl", "staleness", "trained_tokens", "rollout_s",

@@ -87,6 +87,8 @@ def test_two_steps_give_a_finite_loss_that_moves_lora_and_not_the_base(trained,
                     "pass_rate", "kl", "groups_dropped", "judge_errors", "crashed"):
             assert key in row
     assert [r["reward_mean"] for r in result.log] == [0.25, 0.5]  # every rollout counts
+    assert all(r["pass_rate"] == r["reward_mean"] and 0 <= r["all_pass"] <= r["pass_rate"]
+               for r in result.log)
     adapter = load_file(result.out / "adapter_model.safetensors")
     assert adapter and all("lora_" in k for k in adapter)
     assert any(v.abs().max() > 0 for k, v in adapter.items() if "lora_B" in k), "LoRA moved"

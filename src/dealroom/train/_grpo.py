@@ -273,7 +273,7 @@ def step_figures(groups: list[Group]) -> dict[str, Any]:
     kept = [g for g in groups if g.fate == "kept"]
     return {
         "reward_mean": mean, "reward_std": std,
-        "pass_rate": _mean([float(r == 1.0) for r in rewards]),
+        "pass_rate": mean, "all_pass": _mean([float(r == 1.0) for r in rewards]),
         "coverage": _mean([m.get("coverage") for m in metric]),
         "sub_calls": _mean([m.get("sub_calls") for m in metric]),
         "waves": _mean([m.get("waves") for m in metric]),

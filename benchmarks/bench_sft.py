@@ -4,7 +4,8 @@ true self-distillation (the trained root's own best runs).
 
     python benchmarks/bench_sft.py [--rooms 20] [--holdout 10] [--max-steps 60]
         [--max-turns 8] [--max-tokens 768] [--distill-rooms 4] [--samples 2]
-        [--distill-steps 20] [--work DIR] [--model hf:local,threads=2]
+        [--distill-steps 20] [--distill-temperature 0.7] [--work DIR]
+        [--model hf:local,threads=2]
 
 1. Generates ``--rooms`` training rooms and ``--holdout`` held-out rooms of 20-60 documents
    (sizes spread evenly, distinct seeds).
@@ -16,9 +17,9 @@ true self-distillation (the trained root's own best runs).
    without error (a turn with no code block counts as not), coverage, criteria pass rate,
    sub-calls, and the Pearson correlation of sub-calls with room size in documents.
 4. One round of ``self_distill`` from the trained adapter on the first ``--distill-rooms``
-   training rooms: ``--samples`` runs per room, the best per room kept, ``--distill-steps``
-   more steps on that adapter, then the new adapter sampled the same way; prints the pass rate
-   before and after.
+   training rooms: ``--samples`` runs per room sampled at ``--distill-temperature``, the best
+   per room kept, ``--distill-steps`` more steps on that adapter, then the new adapter sampled
+   the same way; prints the pass rate before and after.
 
 Everything lands in ``--work`` (default ``bench-sft/``); sweeps, exports and trainings resume,
 so a killed benchmark continues where it stopped. Figures are also written to
@@ -217,6 +218,9 @@ def main() -> None:
                         help="self-distillation runs per room (default 2)")
     parser.add_argument("--distill-steps", type=int, default=20,
                         help="self-distillation SFT steps (default 20)")
+    parser.add_argument("--distill-temperature", type=float, default=0.7,
+                        help="the root's sampling temperature in self-distillation (default "
+                             "0.7; at 0 the samples of a room are one run repeated)")
     parser.add_argument("--work", type=Path, default=Path("bench-sft"), help="working folder")
     parser.add_argument("--model", default="hf:local,threads=2", help="the hf: base model")
     args = parser.parse_args()
@@ -273,7 +277,8 @@ def distill_round(work: Path, args: Any, room_paths: list[Path], generation: str
     spec = work / "distill.toml"
     spec.write_text(_toml({"model": generation, "adapter": str(ckpt),
                            "rooms": [str(p) for p in room_paths], "subs": ["oracle"],
-                           "max_turns": [args.max_turns], "samples": args.samples})
+                           "max_turns": [args.max_turns], "samples": args.samples,
+                           "settings": {"temperature": args.distill_temperature}})
                     + "[select]\ntop_k = 1\n[sft]\n"
                     + _toml({"max_steps": args.distill_steps, "max_length": args.max_length,
                              "grad_accum": 1, "learning_rate": args.learning_rate,

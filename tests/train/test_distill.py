@@ -32,7 +32,7 @@ def toml_value(value):
 
 def write_spec(path, model, *, select=None, sft=None, **keys):
     keys = {"model": f"hf:{model},max_tokens=8,threads=2", "subs": ["oracle"], "samples": 2,
-            "max_turns": [2], **keys}
+            "max_turns": [2], "settings": {"temperature": 0.7}, **keys}
     lines = [f"{k} = {toml_value(v)}" for k, v in keys.items()]
     lines += ["[[generate]]", "docs = 20", "seed = 1", 'secret = "distill"']
     for name, table in (("select", select or {"top_k": 1}), ("sft", sft or SFT)):
@@ -61,6 +61,8 @@ def test_the_spec_module_examples_hold():
     ({"sft": {"lora_rank": 0}}, "[sft] lora_rank must be an integer of at least 1"),
     ({"samples": 0}, "samples must be at least 1"),
     ({"max_turns": "x"}, "max_turns must be a list of ints"),
+    ({"samples": 2}, "2 samples per room at temperature 0 (greedy decoding"),
+    ({"seeds": [3, 4, 5], "settings": {"temperature": 0}}, "3 samples per room at temperature 0"),
 ])
 def test_bad_specs_are_one_clear_error(tmp_path, change, message):
     data = {"model": "hf:local", "rooms": ["rooms/a"], **change}
@@ -74,7 +76,8 @@ def test_a_spec_loads_with_paths_made_absolute_and_writes_a_sweep_spec(tmp_path)
     (tmp_path / "start" / "adapter_config.json").write_text("{}")
     path.write_text('model = "hf:local,threads=2"\nrooms = ["rooms/*"]\nmodels = "m.toml"\n'
                     'adapter = "start"\n'
-                    'samples = 3\n[settings]\ncell_timeout = 5.0\n[select]\ntop_k = 2\n'
+                    'samples = 3\n[settings]\ncell_timeout = 5.0\ntemperature = 0.7\n'
+                    '[select]\ntop_k = 2\n'
                     'min_coverage = 0.3\n[sft]\nmax_steps = 7\n')
     spec = load_distill_spec(path)
     assert spec.sweep["rooms"] == [str(tmp_path / "rooms/*")]

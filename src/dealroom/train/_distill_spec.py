@@ -115,8 +115,18 @@ def distill_spec_from_dict(data: dict[str, Any], base: Path,
     sweep = _absolute({k: v for k, v in data.items() if k not in LOOP_KEYS}, base)
     spec = DistillSpec(model, sweep, **{k: select.get(k) for k in SELECT_KEYS},
                        sft=_settings(_table(data, "sft", where), where), adapter=adapter)
-    spec.sweep_spec(model)  # the sweep part is a valid sweep: refused now, not in round 1
+    _check_sampled(spec.sweep_spec(model), where)  # a valid sweep: refused now, not later
     return spec
+
+
+def _check_sampled(sweep: SweepSpec, where: str) -> None:
+    """Several runs per room are only worth selecting from when they can differ."""
+    k = len(sweep.seeds) or sweep.samples
+    temperature = sweep.settings.get("temperature", 0.0)
+    if k > 1 and not temperature:
+        raise ConfigError(f"{where}: {k} samples per room at temperature 0 (greedy decoding, "
+                          "the harness's default) are one run repeated, with nothing to "
+                          "select among: set settings = {temperature = 0.7}, or samples = 1")
 
 
 def _table(data: dict[str, Any], name: str, where: str) -> dict[str, Any]:

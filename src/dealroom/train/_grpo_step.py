@@ -142,11 +142,11 @@ def _groups(ctx: StepContext, step: int, slots: range, version: int | None = Non
             break
     for group in groups.values():
         group.rollouts.sort(key=lambda r: r.index)
-        _judge_group(ctx, group)
+        _decide_fate(ctx, group)
     return list(groups.values())
 
 
-def _judge_group(ctx: StepContext, group: Group) -> None:
+def _decide_fate(ctx: StepContext, group: Group) -> None:
     """Keep the group (with its advantages), or drop or lose it."""
     usable = []
     for rollout in group.rollouts:

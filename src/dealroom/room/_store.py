@@ -32,6 +32,7 @@ from dealroom.room._grep import (
     PARALLEL_BYTES,
     ScanResult,
     compile_matcher,
+    decode_span,
     default_workers,
     parallel,
     scan_docs,
@@ -313,7 +314,7 @@ class Room:
                 raise IndexError(f"{d.id} has pages 1-{d.pages}; pages {first}-{last} do not exist")
             p0 = a["doc_page0"][d.index]
             lo, hi = a["page_start"][p0 + first - 1], a["page_end"][p0 + last - 1]
-        return self._text[lo:hi].decode("utf-8")
+        return decode_span(self._text, lo, hi)
 
     # -- folders --------------------------------------------------------------------------
     def _folder_docs(self, folder: str | None) -> list[int]:
@@ -418,7 +419,7 @@ class Room:
         a = self._a
         doc = bisect_right(a["doc_page0"], page) - 1
         ps, pe = a["page_start"][page], a["page_end"][page]
-        text = self._text[ps:pe].decode("utf-8", "replace")
+        text = decode_span(self._text, ps, pe, "replace")
         m = finder.search(text) if finder else None
         lo = ps + len(text[: m.start()].encode("utf-8")) if m else ps
         hi = lo + len(m.group().encode("utf-8")) if m else ps

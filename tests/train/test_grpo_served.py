@@ -237,3 +237,36 @@ def test_async_rollouts_need_a_server_and_room_for_staleness():
         GRPOSettings(async_rollouts=True)
     with pytest.raises(ConfigError, match="max_staleness"):
         GRPOSettings(async_rollouts=True, serve="http://127.0.0.1:8000/v1", max_staleness=0)
+
+
+def test_a_failing_update_stops_the_rollouts_sampled_ahead(tiny_model_dir, room, tmp_path,
+                                                           monkeypatch):
+    """The update raises while the look-ahead runs its first rollout: the error reaches the
+    caller once that rollout is done, the second is never started, and no thread is left."""
+    import threading
+
+    from dealroom.train import _grpo, _grpo_step
+    from dealroom.train.testing import LoraServer
+
+    ahead_started, run = threading.Event(), _grpo_step._run
+
+    def noted_run(ctx, rollout, label):
+        if threading.current_thread().name.startswith("grpo-ahead"):
+            ahead_started.set()
+        return run(ctx, rollout, label)
+
+    def failing_update(*args, **kwargs):
+        assert ahead_started.wait(120), "the look-ahead started"
+        raise RuntimeError("the update failed")
+
+    monkeypatch.setattr(_grpo_step, "_run", noted_run)
+    monkeypatch.setattr(_grpo, "update", failing_update)
+    with LoraServer(tiny_model_dir) as server:
+        grpo = {**FAST, "serve": server.base_url, "async_rollouts": True, "extra_groups": 0}
+        spec = spec_from_dict({"model": f"hf:{tiny_model_dir}", "rooms": [str(room)],
+                               "sub": "oracle", "grpo": grpo})
+        with pytest.raises(RuntimeError, match="the update failed"):
+            train_grpo(spec, tmp_path / "CKPT", judge=AlternatingJudge())
+    assert not [t for t in threading.enumerate() if t.name.startswith("grpo-ahead")]
+    rows = [json.loads(x) for x in (tmp_path / "CKPT" / "rollouts.jsonl").read_text().splitlines()]
+    assert [r["index"] for r in rows if r["step"] == 1] == [0], "one ahead rollout, finished"

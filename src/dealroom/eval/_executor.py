@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -33,6 +34,13 @@ _PR_SET_PDEATHSIG = 1
 Job = tuple[str, tuple[Any, ...]]
 """A job's id and the positional arguments of the function that runs it."""
 Finished = Callable[[str, dict[str, Any]], None]
+POLL_S = 0.2
+"""How often a run that can be stopped looks at its ``stop`` event."""
+
+
+class Stopped(Exception):
+    """The run was stopped (its ``stop`` event set): jobs not finished were cancelled and
+    their workers killed."""
 
 
 def check_backend(backend: str, workers: int | None, address: str | None) -> int:
@@ -50,25 +58,30 @@ def check_backend(backend: str, workers: int | None, address: str | None) -> int
 
 
 def execute(fn: Callable[..., dict[str, Any]], jobs: list[Job], finished: Finished, *,
-            workers: int, backend: str = "process", address: str | None = None) -> None:
+            workers: int, backend: str = "process", address: str | None = None,
+            stop: threading.Event | None = None) -> None:
     """Run ``fn(*arguments)`` for every job, ``workers`` at a time, in the given order; call
     ``finished(id, result)`` as each ends (``{"status": "failed", "error": ...}`` for a job
-    whose worker died)."""
+    whose worker died). Once ``stop`` is set (from another thread), jobs still running are
+    killed, those not started are dropped, and :class:`Stopped` is raised."""
     if not jobs:
         return
     run = _ray if backend == "ray" else _pool
-    run(fn, jobs, finished, workers, address)
+    run(fn, jobs, finished, workers, address, stop)
 
 
 def _pool(fn: Callable[..., dict[str, Any]], jobs: list[Job], finished: Finished,
-          workers: int, address: str | None) -> None:
+          workers: int, address: str | None, stop: threading.Event | None) -> None:
     pool = ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent,
                                initargs=(os.getpid(),),
                                mp_context=multiprocessing.get_context("spawn"))
     try:
         pending = {pool.submit(fn, *args): job_id for job_id, args in jobs}
         while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            done, _ = wait(pending, timeout=POLL_S if stop else None,
+                           return_when=FIRST_COMPLETED)
+            if stop is not None and stop.is_set():
+                raise Stopped(f"stopped with {len(pending)} jobs unfinished")
             for future in done:
                 job_id = pending.pop(future)
                 try:
@@ -78,9 +91,18 @@ def _pool(fn: Callable[..., dict[str, Any]], jobs: list[Job], finished: Finished
                               "error": f"the worker process died ({exc})"}
                 finished(job_id, result)
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        _kill(pool)
         raise
     pool.shutdown()
+
+
+def _kill(pool: ProcessPoolExecutor) -> None:
+    """Drop the jobs not started and kill the workers, so no job runs on unseen."""
+    workers = list((pool._processes or {}).values())  # noqa: SLF001 - no public handle (3.14 adds one)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in workers:
+        with contextlib.suppress(OSError, AttributeError):
+            process.kill()
 
 
 def import_ray() -> Any:
@@ -92,7 +114,7 @@ def import_ray() -> Any:
 
 
 def _ray(fn: Callable[..., dict[str, Any]], jobs: list[Job], finished: Finished,
-         workers: int, address: str | None) -> None:
+         workers: int, address: str | None, stop: threading.Event | None) -> None:
     ray = import_ray()
     started = not ray.is_initialized()
     if started and address:
@@ -104,7 +126,11 @@ def _ray(fn: Callable[..., dict[str, Any]], jobs: list[Job], finished: Finished,
     try:
         pending = {remote.remote(*args): job_id for job_id, args in jobs}
         while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=POLL_S if stop else None)
+            if stop is not None and stop.is_set():
+                for ref in pending:
+                    ray.cancel(ref, force=True)
+                raise Stopped(f"stopped with {len(pending)} jobs unfinished")
             for ref in done:
                 job_id = pending.pop(ref)
                 try:

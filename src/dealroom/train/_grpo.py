@@ -25,7 +25,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -123,25 +123,31 @@ def train_grpo(spec: GRPOSpec | Path, out: Path, *, resume: bool = False,
 def _own_loop(ctx: StepContext, model: Any, optimizer: Any, start: int, base: Path,
               on_sign: Callable[[Sign], None] | None,
               progress: Callable[[int, int], None] | None) -> None:
-    """dealroom's engine: per step, rollouts, audit, one update, checkpoint, evaluation."""
+    """dealroom's engine: per step, rollouts, audit, one update, checkpoint, evaluation. When
+    anything fails, the rollouts sampled ahead are stopped before the error goes up."""
     spec, out = ctx.spec, ctx.out
     reporter = _Reporter(spec.grpo.reporters(), out)
     heldout = _last_heldout(out)
     ahead: _Ahead | None = None
-    for step in range(start, spec.grpo.steps):
-        row, ahead = _step(ctx, model, optimizer, step, ahead)
-        evaluate = bool(spec.grpo.eval_every) and (step + 1) % spec.grpo.eval_every == 0
-        if (step + 1) % spec.grpo.save_every == 0 or step + 1 == spec.grpo.steps or evaluate:
-            _save(out, model, optimizer, step + 1, spec)
-        if evaluate and spec.heldout:
-            row["heldout_pass_rate"] = heldout = _evaluate(spec, base, out, step + 1)
-        signs = _watch(ctx, step, row, heldout, on_sign)
-        append_jsonl(out / LOG, row)
-        reporter.log(row)
-        if signs and spec.grpo.stop_on_watch:
-            raise _watch_error(step, signs, out)
-        if progress is not None:
-            progress(step + 1, spec.grpo.steps)
+    try:
+        for step in range(start, spec.grpo.steps):
+            row, ahead = _step(ctx, model, optimizer, step, ahead)
+            evaluate = bool(spec.grpo.eval_every) and (step + 1) % spec.grpo.eval_every == 0
+            if (step + 1) % spec.grpo.save_every == 0 or step + 1 == spec.grpo.steps or evaluate:
+                _save(out, model, optimizer, step + 1, spec)
+            if evaluate and spec.heldout:
+                row["heldout_pass_rate"] = heldout = _evaluate(spec, base, out, step + 1)
+            signs = _watch(ctx, step, row, heldout, on_sign)
+            append_jsonl(out / LOG, row)
+            reporter.log(row)
+            if signs and spec.grpo.stop_on_watch:
+                raise _watch_error(step, signs, out)
+            if progress is not None:
+                progress(step + 1, spec.grpo.steps)
+    except BaseException:
+        if ahead is not None:
+            ahead.stop()
+        raise
 
 
 def _trl_loop(ctx: StepContext, model: Any, start: int, resume: bool,
@@ -179,7 +185,12 @@ def _step(ctx: StepContext, model: Any, optimizer: Any, step: int, ahead: _Ahead
     upcoming = _Ahead(ctx, step + 1) if settings.async_rollouts and step + 1 < settings.steps \
         else None
     clock = time.perf_counter()
-    figures = update(model, optimizer, groups, settings, step)
+    try:
+        figures = update(model, optimizer, groups, settings, step)
+    except BaseException:
+        if upcoming is not None:
+            upcoming.stop()
+        raise
     train_s = time.perf_counter() - clock
     return ({"step": step + 1, **step_figures(groups), **figures,
              "learning_rate": settings.learning_rate, "rollout_s": round(rollout_s, 3),
@@ -188,13 +199,16 @@ def _step(ctx: StepContext, model: Any, optimizer: Any, step: int, ahead: _Ahead
 
 class _Ahead:
     """The next step's first groups, sampled in a daemon thread (its rollouts run in worker
-    processes or Ray tasks) while the update runs; a failure is raised by :meth:`result`."""
+    processes or Ray tasks, or here one at a time) while the update runs; a failure is
+    raised by :meth:`result`, and :meth:`stop` ends the sampling."""
 
     def __init__(self, ctx: StepContext, step: int) -> None:
         self._groups: list[Group] | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(ctx, step), daemon=True,
-                                        name=f"grpo-ahead-{step + 1}")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(replace(ctx, stop=self._stop),
+                                                                step),
+                                        daemon=True, name=f"grpo-ahead-{step + 1}")
         self._thread.start()
 
     def _run(self, ctx: StepContext, step: int) -> None:
@@ -208,6 +222,13 @@ class _Ahead:
         if self._error is not None:
             raise self._error
         return self._groups or []
+
+    def stop(self) -> None:
+        """Kill the rollouts running in workers, start none more, and wait for the thread (a
+        rollout running in this process finishes first; finished ones are kept for a
+        resume)."""
+        self._stop.set()
+        self._thread.join()
 
 
 def _audit(ctx: StepContext, step: int) -> None:

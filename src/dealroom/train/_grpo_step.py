@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import statistics
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dealroom.eval._executor import Stopped
 from dealroom.runs import append_jsonl
 from dealroom.train._grpo_loss import LossParts, group_advantages, token_logprobs, token_loss
 from dealroom.train._grpo_settings import GRPOSettings, GRPOSpec
@@ -77,6 +79,9 @@ class StepContext:
     on_rollout: Callable[[Rollout], None] | None = None
     served: str | None = None
     """The adapter name the policy server samples this step's rollouts with (``serve``)."""
+    stop: threading.Event | None = None
+    """Set to stop the rollouts sampled with this context (the look-ahead's, when training
+    fails): running ones are killed, none more is started."""
 
 
 def rollout_seed(seed: int, *parts: int) -> int:
@@ -188,7 +193,11 @@ def _run_all(ctx: StepContext, step: int, items: list[Item], version: int) -> li
     if ctx.spec.grpo.remote_rollouts:
         finished = _run_remote(ctx, todo)
     else:
-        finished = {r.run: _run(ctx, r, label) for r, label in todo}
+        finished = {}
+        for rollout, label in todo:
+            if ctx.stop is not None and ctx.stop.is_set():
+                raise Stopped(f"stopped before {rollout.run}")
+            finished[rollout.run] = _run(ctx, rollout, label)
     return [finished.get(r.run, r) for r in rollouts]
 
 
@@ -244,7 +253,8 @@ def _run_remote(ctx: StepContext, todo: list[tuple[Rollout, dict[str, Any] | Non
 
     jobs = [(r.run, (r.to_dict(), _served(ctx, r), _options(ctx, label))) for r, label in todo]
     execute(remote_rollout, jobs, record, workers=settings.rollout_workers,
-            backend=settings.rollout_backend, address=settings.ray_address or None)
+            backend=settings.rollout_backend, address=settings.ray_address or None,
+            stop=ctx.stop)
     return finished
 
 

@@ -1,0 +1,55 @@
+"""The job executor: a set ``stop`` event kills the workers of jobs still running and drops
+those not started."""
+
+import os
+import threading
+import time
+
+import psutil
+import pytest
+
+from dealroom.eval._executor import Stopped, execute
+
+
+def nap(seconds: float) -> dict:
+    """A job: sleep, then say which process ran it."""
+    time.sleep(seconds)
+    return {"pid": os.getpid()}
+
+
+def _workers() -> list[psutil.Process]:
+    """This process's pool workers still alive (a killed one not yet reaped is not)."""
+    alive = []
+    for process in psutil.Process().children(recursive=True):
+        try:
+            if process.status() != psutil.STATUS_ZOMBIE and "spawn_main" in " ".join(
+                    process.cmdline()):
+                alive.append(process)
+        except psutil.Error:  # gone, or a zombie, while being looked at
+            continue
+    return alive
+
+
+def test_without_a_stop_every_job_finishes_in_order_of_completion():
+    done = []
+    execute(nap, [("slow", (0.6,)), ("fast", (0.0,))], lambda i, r: done.append(i), workers=2)
+    assert done == ["fast", "slow"]
+
+
+def test_a_stop_kills_running_jobs_and_starts_none_more():
+    stop, done = threading.Event(), []
+
+    def finished(job_id, result):
+        done.append(job_id)
+        stop.set()  # the first job to finish stops the rest
+
+    jobs = [("quick", (0.0,)), ("long", (60.0,)), ("later", (0.0,)), ("last", (0.0,))]
+    started = time.monotonic()
+    with pytest.raises(Stopped, match="unfinished"):
+        execute(nap, jobs, finished, workers=2, stop=stop)
+    assert time.monotonic() - started < 30, "the 60 s job did not run to its end"
+    assert "long" not in done and len(done) <= 3
+    deadline = time.monotonic() + 10
+    while _workers() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _workers(), "no worker process is left running"

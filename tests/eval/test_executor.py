@@ -1,11 +1,11 @@
 """The job executor: a set ``stop`` event kills the workers of jobs still running and drops
 those not started."""
 
+import multiprocessing
 import os
 import threading
 import time
 
-import psutil
 import pytest
 
 from dealroom.eval._executor import Stopped, execute
@@ -17,17 +17,9 @@ def nap(seconds: float) -> dict:
     return {"pid": os.getpid()}
 
 
-def _workers() -> list[psutil.Process]:
-    """This process's pool workers still alive (a killed one not yet reaped is not)."""
-    alive = []
-    for process in psutil.Process().children(recursive=True):
-        try:
-            if process.status() != psutil.STATUS_ZOMBIE and "spawn_main" in " ".join(
-                    process.cmdline()):
-                alive.append(process)
-        except psutil.Error:  # gone, or a zombie, while being looked at
-            continue
-    return alive
+def _workers() -> list:
+    """This process's worker processes still alive (finished ones are reaped)."""
+    return multiprocessing.active_children()
 
 
 def test_without_a_stop_every_job_finishes_in_order_of_completion():

@@ -270,3 +270,25 @@ def test_a_failing_update_stops_the_rollouts_sampled_ahead(tiny_model_dir, room,
     assert not [t for t in threading.enumerate() if t.name.startswith("grpo-ahead")]
     rows = [json.loads(x) for x in (tmp_path / "CKPT" / "rollouts.jsonl").read_text().splitlines()]
     assert [r["index"] for r in rows if r["step"] == 1] == [0], "one ahead rollout, finished"
+
+
+def test_async_rollouts_on_ray_tasks(tiny_model_dir, room, tmp_path):
+    """The look-ahead's rollouts run as Ray tasks from its own thread, the step's
+    replacements after it, one Ray session each."""
+    pytest.importorskip("ray")
+    import os
+    import socket
+
+    from dealroom.train.testing import LoraServer
+
+    with LoraServer(tiny_model_dir) as server:
+        grpo = {**FAST, "serve": server.base_url, "async_rollouts": True,
+                "rollout_workers": 2, "rollout_backend": "ray"}
+        spec = spec_from_dict({"model": f"hf:{tiny_model_dir}", "rooms": [str(room)],
+                               "sub": "oracle", "judge": "reference", "grpo": grpo})
+        result = train_grpo(spec, tmp_path / "CKPT")
+    rows = [json.loads(x) for x in (result.out / "rollouts.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in result.log] == [1, 2]
+    assert [r for r in rows if r["step"] == 1 and r["policy_step"] == 0], "sampled ahead"
+    assert all(r["status"] != "crashed" for r in rows)
+    assert f"{socket.gethostname()}:{os.getpid()}" not in _workers(result.out), "Ray ran them"

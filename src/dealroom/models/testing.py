@@ -36,6 +36,7 @@ from typing import Any
 
 from aiohttp import web
 
+from dealroom.models._loopback import LoopbackServer
 from dealroom.models._spec import ModelSpec
 from dealroom.types import Usage
 
@@ -201,7 +202,7 @@ def _usage_for(request: dict[str, Any], text: str) -> dict[str, Any]:
     }
 
 
-class MockOpenAIServer:
+class MockOpenAIServer(LoopbackServer):
     """An aiohttp server speaking the OpenAI chat API on 127.0.0.1 (see the module docstring).
 
     ``reply``: a function of the request JSON, or a fixed string. ``latency``: seconds to wait
@@ -212,6 +213,8 @@ class MockOpenAIServer:
     ``json_schema`` for that shape only, ``stream``). ``faults``: a function drawing a fault
     (or None) per call, e.g. :func:`random_faults`.
     """
+
+    thread_name = "mock-openai-server"
 
     def __init__(
         self,
@@ -227,12 +230,12 @@ class MockOpenAIServer:
         refuse_status: int = 400,
         faults: Callable[[], Fault | None] | None = None,
     ) -> None:
+        super().__init__(port)
         self.reply: Reply = (lambda _req: reply) if isinstance(reply, str) else reply
         self.latency = latency
         self.model = model
         self.api_key = api_key
         self.record = record
-        self.port = port
         self.streams = streams
         self.refuse = refuse
         self.refuse_status = refuse_status
@@ -248,15 +251,8 @@ class MockOpenAIServer:
         """Chat requests whose client went away before the answer."""
         self._faults: collections.deque[Fault] = collections.deque()
         self._lock = threading.Lock()
-        self._runner: web.AppRunner | None = None
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- addresses -----------------------------------------------------------------------------
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
 
     @property
     def spec(self) -> ModelSpec:
@@ -409,69 +405,9 @@ class MockOpenAIServer:
 
     # -- lifecycle -----------------------------------------------------------------------------
 
-    async def astart(self) -> MockOpenAIServer:
-        """Start serving on the running event loop."""
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
-        self._runner = web.AppRunner(
-            app, access_log=None, handler_cancellation=True, shutdown_timeout=0.5
-        )
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self.port, backlog=4096)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
-        return self
-
-    async def astop(self) -> None:
-        runner, self._runner = self._runner, None
-        if runner is not None:
-            await runner.cleanup()
-
-    def start(self) -> MockOpenAIServer:
-        """Start serving from a background thread with its own event loop."""
-        started = threading.Event()
-        failure: list[BaseException] = []
-        loop = self._loop = asyncio.new_event_loop()
-
-        def serve() -> None:
-            asyncio.set_event_loop(loop)
-            try:
-                loop.run_until_complete(self.astart())
-            except BaseException as exc:  # noqa: BLE001 - reported to the starting thread
-                failure.append(exc)
-                started.set()
-                return
-            started.set()
-            loop.run_forever()
-            loop.run_until_complete(self.astop())
-            loop.close()
-
-        self._thread = threading.Thread(target=serve, name="mock-openai-server", daemon=True)
-        self._thread.start()
-        started.wait(30)
-        if failure:
-            raise failure[0]
-        return self
-
-    def stop(self) -> None:
-        """Stop a server started with :meth:`start`."""
-        thread, self._thread = self._thread, None
-        if thread is not None and self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            thread.join(10)
-
-    def __enter__(self) -> MockOpenAIServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> MockOpenAIServer:
-        return await self.astart()
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.astop()
 
     def usage_of(self, request: dict[str, Any], text: str) -> Usage:
         """The usage this server reports for ``text`` answering ``request`` (for assertions)."""

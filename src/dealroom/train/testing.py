@@ -10,9 +10,10 @@ as ``GRPOSettings.serve`` expects of vLLM.
 from __future__ import annotations
 
 import asyncio
-import threading
 from pathlib import Path
 from typing import Any
+
+from dealroom.models.testing import LoopbackServer
 
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 CHAT_TEMPLATE = (
@@ -73,7 +74,7 @@ def tiny_model(folder: Path, *, seed: int = 0, layers: int = 2, hidden: int = 32
     return folder
 
 
-class LoraServer:
+class LoraServer(LoopbackServer):
     """vLLM's OpenAI-compatible server with runtime LoRA loading, as ``serve`` uses it, over an
     ``hf:`` base model in this process (loopback, for tests): ``/v1/load_lora_adapter`` and
     ``/v1/unload_lora_adapter`` load PEFT adapters by name through dealroom's own loading path;
@@ -84,50 +85,26 @@ class LoraServer:
     ``loads`` and ``unloads`` record the adapter names pushed, in order; ``requests`` every
     chat request body."""
 
+    thread_name = "lora-server"
+
     def __init__(self, base: str | Path) -> None:
+        super().__init__()
         self.base = str(base)
         self.adapters: dict[str, Any] = {}
         self.loads: list[tuple[str, str]] = []
         self.unloads: list[str] = []
         self.requests: list[dict[str, Any]] = []
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self.base_url = ""
 
-    def __enter__(self) -> LoraServer:
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, args=(ready,), daemon=True)
-        self._thread.start()
-        if not ready.wait(30):
-            raise RuntimeError("the LoRA server did not start")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(10)
-        for loaded in self.adapters.values():
-            loaded.executor.shutdown(wait=False)
-
-    def _serve(self, ready: threading.Event) -> None:
-        from aiohttp import web
-
-        app = web.Application()
+    def routes(self, app: Any) -> None:
         app.router.add_post("/v1/load_lora_adapter", self._load)
         app.router.add_post("/v1/unload_lora_adapter", self._unload)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
-        runner = web.AppRunner(app, access_log=None)
-        self._loop = loop = asyncio.new_event_loop()
-        loop.run_until_complete(runner.setup())
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        loop.run_until_complete(site.start())
-        self.base_url = f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
-        ready.set()
-        loop.run_forever()
-        loop.run_until_complete(runner.cleanup())
-        loop.close()
+
+    def stop(self) -> None:
+        super().stop()
+        for loaded in self.adapters.values():
+            loaded.executor.shutdown(wait=False)
 
     async def _models(self, request: Any) -> Any:
         from aiohttp import web

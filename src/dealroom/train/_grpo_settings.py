@@ -25,12 +25,16 @@ from typing import Any
 
 from dealroom._util.files import read_toml
 from dealroom.errors import ConfigError
-from dealroom.train._settings import check_lora_and_reporting, peft_targets, reporters
+from dealroom.train._settings import LoRASettings, check_reporting, reporters
 
 
 @dataclass
-class GRPOSettings:
-    """How ``train_grpo`` optimizes the root. Every field is a key of the spec's ``[grpo]``."""
+class GRPOSettings(LoRASettings):
+    """How ``train_grpo`` optimizes the root. Every field is a key of the spec's ``[grpo]``,
+    the LoRA fields of :class:`LoRASettings` first (dropout off by default here)."""
+
+    lora_dropout: float = 0.0
+    """Dropout on the LoRA input, 0 to 1."""
 
     group_size: int = 8
     """G: rollouts per group (one room, one turn budget); group-relative advantages."""
@@ -51,14 +55,6 @@ class GRPOSettings:
     """Gradient-norm clip of each optimizer step."""
     minibatches: int = 1
     """Optimizer steps per training step; the step's episodes are split among them."""
-    lora_rank: int = 16
-    """Rank r of the LoRA matrices."""
-    lora_alpha: int = 32
-    """LoRA scaling numerator: updates are scaled by lora_alpha / lora_rank."""
-    lora_dropout: float = 0.0
-    """Dropout on the LoRA input, 0 to 1."""
-    lora_targets: str = "all-linear"
-    """Modules that get adapters: all-linear or comma-separated names (q_proj,v_proj)."""
     clip_low: float = 0.2
     """The ratio is clipped below at 1 - clip_low."""
     clip_high: float = 0.28
@@ -116,8 +112,9 @@ class GRPOSettings:
     a hidden part of the room, or a reward gap over watch_gap; false: warn and log only."""
 
     def __post_init__(self) -> None:
-        for name in ("batch_size", "steps", "minibatches", "lora_rank", "lora_alpha",
-                     "max_new_tokens", "max_turns", "save_every"):
+        super().__post_init__()
+        for name in ("batch_size", "steps", "minibatches", "max_new_tokens", "max_turns",
+                     "save_every"):
             if not _is_int(getattr(self, name)) or getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be an integer of at least 1")
         for name in ("extra_groups", "rollout_retries", "max_staleness", "eval_every", "seed"):
@@ -178,12 +175,10 @@ class GRPOSettings:
             raise ConfigError("stop_on_watch must be true or false")
         if not self.max_grad_norm > 0:
             raise ConfigError("max_grad_norm must be positive")
-        if not 0 <= self.lora_dropout < 1:
-            raise ConfigError("lora_dropout must be in [0, 1)")
         if not 0 < self.temperature <= 2:
             raise ConfigError("temperature must be in (0, 2]: GRPO needs sampled, varied "
                               "rollouts (greedy decoding gives a group one answer)")
-        check_lora_and_reporting(self)
+        check_reporting(self.report_to)
 
     @property
     def remote_rollouts(self) -> bool:
@@ -195,9 +190,6 @@ class GRPOSettings:
         """Groups trained on per step: B / G."""
         return self.batch_size // self.group_size
 
-    def targets(self) -> str | list[str]:
-        """``lora_targets`` as PEFT takes it."""
-        return peft_targets(self.lora_targets)
 
     def reporters(self) -> list[str]:
         return reporters(self.report_to)

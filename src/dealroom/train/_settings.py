@@ -14,8 +14,8 @@ SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup")
 
 
 @dataclass
-class SFTSettings:
-    """How ``train_sft`` fine-tunes a model with LoRA."""
+class LoRASettings:
+    """The LoRA adapter a trainer fits; the first fields of SFTSettings and GRPOSettings."""
 
     lora_rank: int = 16
     """Rank r of the LoRA matrices."""
@@ -25,6 +25,26 @@ class SFTSettings:
     """Dropout on the LoRA input, 0 to 1."""
     lora_targets: str = "all-linear"
     """Modules that get adapters: ``all-linear`` or comma-separated names (``q_proj,v_proj``)."""
+
+    def __post_init__(self) -> None:
+        for name in ("lora_rank", "lora_alpha"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name} must be an integer of at least 1")
+        if not 0 <= self.lora_dropout < 1:
+            raise ConfigError("lora_dropout must be in [0, 1)")
+        if not peft_targets(self.lora_targets):
+            raise ConfigError("lora_targets names no module: give all-linear or q_proj,v_proj")
+
+    def targets(self) -> str | list[str]:
+        """``lora_targets`` as PEFT takes it."""
+        return peft_targets(self.lora_targets)
+
+
+@dataclass
+class SFTSettings(LoRASettings):
+    """How ``train_sft`` fine-tunes a model with LoRA."""
+
     learning_rate: float = 2e-4
     """Peak learning rate of AdamW."""
     lr_scheduler: str = "linear"
@@ -56,8 +76,8 @@ class SFTSettings:
     integrations; ``none`` logs to ``CKPT/log.jsonl`` only."""
 
     def __post_init__(self) -> None:
-        positive = ("lora_rank", "lora_alpha", "max_length", "batch_size", "grad_accum",
-                    "save_steps", "save_limit")
+        super().__post_init__()
+        positive = ("max_length", "batch_size", "grad_accum", "save_steps", "save_limit")
         for name in positive:
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be an integer of at least 1")
@@ -67,20 +87,15 @@ class SFTSettings:
             raise ConfigError("learning_rate must be between 0 and 1, e.g. 2e-4")
         if not 0 < self.epochs <= 1000:
             raise ConfigError("epochs must be positive (fractions allowed)")
-        for name in ("lora_dropout", "warmup_ratio"):
-            if not 0 <= getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be in [0, 1)")
+        if not 0 <= self.warmup_ratio < 1:
+            raise ConfigError("warmup_ratio must be in [0, 1)")
         if self.weight_decay < 0:
             raise ConfigError("weight_decay must be at least 0")
         if self.seed < 0:
             raise ConfigError("seed must be at least 0")
         if self.lr_scheduler not in SCHEDULERS:
             raise ConfigError(f"lr_scheduler must be one of {', '.join(SCHEDULERS)}")
-        check_lora_and_reporting(self)
-
-    def targets(self) -> str | list[str]:
-        """``lora_targets`` as PEFT takes it."""
-        return peft_targets(self.lora_targets)
+        check_reporting(self.report_to)
 
     def reporters(self) -> list[str]:
         return reporters(self.report_to)
@@ -100,14 +115,15 @@ def field_help(cls: type) -> dict[str, str]:
     import inspect
     import textwrap
 
-    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-    body = tree.body[0].body  # type: ignore[attr-defined]
     found = {}
-    for node, after in zip(body, body[1:], strict=False):
-        doc = getattr(after, "value", None)
-        if isinstance(node, ast.AnnAssign) and isinstance(doc, ast.Constant):
-            text = " ".join(str(doc.value).split()).replace("``", "")
-            found[node.target.id] = text  # type: ignore[union-attr]
+    for klass in reversed([k for k in cls.__mro__ if "__dataclass_fields__" in vars(k)]):
+        tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        body = tree.body[0].body  # type: ignore[attr-defined]
+        for node, after in zip(body, body[1:], strict=False):
+            doc = getattr(after, "value", None)
+            if isinstance(node, ast.AnnAssign) and isinstance(doc, ast.Constant):
+                text = " ".join(str(doc.value).split()).replace("``", "")
+                found[node.target.id] = text  # type: ignore[union-attr]
     return found
 
 
@@ -123,14 +139,12 @@ def reporters(report_to: str) -> list[str]:
     return [r.strip() for r in report_to.split(",") if r.strip()] or ["none"]
 
 
-def check_lora_and_reporting(settings: Any) -> None:
-    """Raise ConfigError when ``lora_targets`` names no module or ``report_to`` is unknown."""
-    if not peft_targets(settings.lora_targets):
-        raise ConfigError("lora_targets names no module: give all-linear or q_proj,v_proj")
-    chosen = reporters(settings.report_to)
+def check_reporting(report_to: str) -> None:
+    """Raise ConfigError when ``report_to`` names an unknown integration."""
+    chosen = reporters(report_to)
     if set(chosen) - set(REPORTERS) or ("none" in chosen and len(chosen) > 1):
         raise ConfigError(f"report_to must be none, or tensorboard and/or wandb; "
-                          f"got {settings.report_to!r}")
+                          f"got {report_to!r}")
 
 
 def lora_config(settings: Any) -> Any:

@@ -241,14 +241,17 @@ def test_async_rollouts_need_a_server_and_room_for_staleness():
 
 def test_a_failing_update_stops_the_rollouts_sampled_ahead(tiny_model_dir, room, tmp_path,
                                                            monkeypatch):
-    """The update raises while the look-ahead runs its first rollout: the error reaches the
-    caller once that rollout is done, the second is never started, and no thread is left."""
+    """The update raises while the look-ahead's first rollout waits on the policy server: that
+    rollout is cancelled where it stands (not awaited), the error reaches the caller at once,
+    nothing of the look-ahead is recorded and no thread is left."""
+    import asyncio
     import threading
+    import time
 
     from dealroom.train import _grpo, _grpo_step
     from dealroom.train.testing import LoraServer
 
-    ahead_started, run = threading.Event(), _grpo_step._run
+    ahead_started, run, failed_at = threading.Event(), _grpo_step._run, []
 
     def noted_run(ctx, rollout, label):
         if threading.current_thread().name.startswith("grpo-ahead"):
@@ -257,19 +260,58 @@ def test_a_failing_update_stops_the_rollouts_sampled_ahead(tiny_model_dir, room,
 
     def failing_update(*args, **kwargs):
         assert ahead_started.wait(120), "the look-ahead started"
+        failed_at.append(time.monotonic())
         raise RuntimeError("the update failed")
 
     monkeypatch.setattr(_grpo_step, "_run", noted_run)
     monkeypatch.setattr(_grpo, "update", failing_update)
-    with LoraServer(tiny_model_dir) as server:
+    server = LoraServer(tiny_model_dir)
+    answer = server._chat
+
+    async def held_once_ahead(request):
+        if ahead_started.is_set():
+            await asyncio.sleep(60)  # the look-ahead's policy call hangs
+        return await answer(request)
+
+    server._chat = held_once_ahead
+    with server:
         grpo = {**FAST, "serve": server.base_url, "async_rollouts": True, "extra_groups": 0}
         spec = spec_from_dict({"model": f"hf:{tiny_model_dir}", "rooms": [str(room)],
                                "sub": "oracle", "grpo": grpo})
         with pytest.raises(RuntimeError, match="the update failed"):
             train_grpo(spec, tmp_path / "CKPT", judge=AlternatingJudge())
+        assert time.monotonic() - failed_at[0] < 20, "the held rollout was not waited for"
     assert not [t for t in threading.enumerate() if t.name.startswith("grpo-ahead")]
     rows = [json.loads(x) for x in (tmp_path / "CKPT" / "rollouts.jsonl").read_text().splitlines()]
-    assert [r["index"] for r in rows if r["step"] == 1] == [0], "one ahead rollout, finished"
+    assert [r["step"] for r in rows] == [0, 0], "step 1's rollouts only; the ahead one cancelled"
+
+
+def test_a_stop_cancels_an_in_process_rollout_midway(room, tmp_path):
+    """run_closing with a stop event: the episode's pending root call is abandoned once the
+    event is set, Stopped is raised within a poll, and the root's connection is closed."""
+    import threading
+    import time
+
+    from dealroom.eval._executor import Stopped
+    from dealroom.models import open_model
+    from dealroom.models.testing import MockOpenAIServer
+    from dealroom.train._rollout import Rollout, run_closing
+
+    stop = threading.Event()
+    with MockOpenAIServer("```python\nprint(1)\n```", latency=60) as server:
+        rollout = Rollout(str(tmp_path / "r0"), 0, 0, 0, 0, str(room), 3, 0)
+        threading.Timer(0.5, stop.set).start()
+        started = time.monotonic()
+        with pytest.raises(Stopped, match="stopped during"):
+            run_closing(rollout, open_model(server.spec), stop=stop, sub="oracle",
+                        judge="reference", harness="rlm", temperature=0.0, settings={},
+                        budgetmix=None)
+        assert time.monotonic() - started < 10
+        deadline = time.monotonic() + 5
+        while server.cancelled < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (server.calls, server.cancelled) == (1, 1)
+    assert rollout.reward is None
 
 
 def test_async_rollouts_on_ray_tasks(tiny_model_dir, room, tmp_path):

@@ -224,9 +224,8 @@ class _Ahead:
         return self._groups or []
 
     def stop(self) -> None:
-        """Kill the rollouts running in workers, start none more, and wait for the thread (a
-        rollout running in this process finishes first; finished ones are kept for a
-        resume)."""
+        """Kill the rollouts running in workers, cancel one running in this process, start
+        none more, and wait for the thread (finished rollouts are kept for a resume)."""
         self._stop.set()
         self._thread.join()
 

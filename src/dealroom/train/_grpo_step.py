@@ -230,7 +230,8 @@ def _run(ctx: StepContext, rollout: Rollout, label: dict[str, Any] | None) -> Ro
         client = policy_client(ctx.loaded, ctx.spec.model, _seed(ctx, rollout),
                                settings.max_new_tokens, rollout.step)
         ctx.loaded.model.eval()
-    return _finished(ctx, run_closing(rollout, client, **_options(ctx, label)))
+    return _finished(ctx, run_closing(rollout, client, stop=ctx.stop,
+                                      **_options(ctx, label)))
 
 
 def _run_remote(ctx: StepContext, todo: list[tuple[Rollout, dict[str, Any] | None]]

@@ -15,9 +15,11 @@ replaced by the caller.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import socket
+import threading
 import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -112,18 +114,38 @@ async def run_rollout(rollout: Rollout, client: Any, *, sub: str, judge: str, ha
     return rollout
 
 
-def run_closing(rollout: Rollout, client: Any, **options: Any) -> Rollout:
-    """:func:`run_rollout` in an event loop of its own; the root client is closed after."""
+def run_closing(rollout: Rollout, client: Any, *, stop: threading.Event | None = None,
+                **options: Any) -> Rollout:
+    """:func:`run_rollout` in an event loop of its own; the root client is closed after.
+
+    Once ``stop`` is set the episode is cancelled where it stands (its model calls abandoned,
+    its sandbox ended) and ``Stopped`` is raised; its partial folder is run again on resume."""
 
     rollout.worker = f"{socket.gethostname()}:{os.getpid()}"
 
     async def run() -> Rollout:
         try:
-            return await run_rollout(rollout, client, **options)
+            return await _unless_stopped(run_rollout(rollout, client, **options), stop,
+                                         rollout.run)
         finally:
             await client.aclose()
 
     return asyncio.run(run())
+
+
+async def _unless_stopped(work: Any, stop: threading.Event | None, what: str) -> Any:
+    """Await ``work``, cancelling it and raising Stopped once ``stop`` is set."""
+    from dealroom.eval._executor import POLL_S, Stopped
+
+    task = asyncio.ensure_future(work)
+    while stop is not None and not task.done():
+        if stop.is_set():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            raise Stopped(f"stopped during {what}")
+        await asyncio.wait({task}, timeout=POLL_S)
+    return await task
 
 
 def remote_rollout(rollout: dict[str, Any], served: dict[str, Any],

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from abc import ABC, abstractmethod
 from typing import Self
 
 from aiohttp import web
 
 
-class LoopbackServer:
+class LoopbackServer(ABC):
     """Serve :meth:`routes` on ``127.0.0.1:port`` (0: a free port, known once started)."""
 
     thread_name = "loopback-server"
@@ -31,9 +32,9 @@ class LoopbackServer:
         """The OpenAI-style base URL, ``http://127.0.0.1:PORT/v1``."""
         return f"http://127.0.0.1:{self.port}/v1"
 
+    @abstractmethod
     def routes(self, app: web.Application) -> None:
         """Add the server's handlers to ``app``."""
-        raise NotImplementedError
 
     async def astart(self) -> Self:
         """Start serving on the running event loop."""

@@ -3,8 +3,8 @@ small generated rooms, ``oracle`` sub-agents, the reference judge, an ``hf:`` ro
 LoRA on CPU; prints every per-step field of ``CKPT/log.jsonl`` and where a step's time goes.
 
     python benchmarks/bench_grpo.py [--model hf:local,threads=2 | --model hf:SFT_CKPT]
-        [--steps 3] [--group 4] [--turns 3] [--tokens 96] [--docs 8] [--temperature 1.0]
-        [--out DIR]
+        [--steps 3] [--group 4] [--turns 3] [--tokens 96] [--docs 8] [--rooms 2]
+        [--temperature 1.0] [--out DIR]
 
 Whether reward rises in so few steps is measured, not promised: an untrained 135M root often
 writes nothing the judge passes, and then every group has zero variance and is dropped.
@@ -36,18 +36,24 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--tokens", type=int, default=96, help="tokens per root reply")
     parser.add_argument("--docs", type=int, default=8)
+    parser.add_argument("--rooms", type=int, default=2,
+                        help="generated training rooms (seeds 1..N); with 1, every step's "
+                             "reward is the same room's")
     parser.add_argument("--extra-groups", type=int, default=1)
     parser.add_argument("--temperature", type=float, default=1.0,
                         help="the root's sampling temperature in rollouts (and the loss's)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
+    if args.rooms < 1:
+        parser.error("--rooms must be at least 1")
     import torch
 
     torch.set_num_threads(2)
     out = args.out or Path(tempfile.mkdtemp(prefix="bench-grpo-")) / "CKPT"
     spec = spec_from_dict({
         "model": args.model, "sub": "oracle", "judge": "reference",
-        "generate": [{"docs": args.docs, "seed": s, "secret": "bench"} for s in (1, 2)],
+        "generate": [{"docs": args.docs, "seed": s, "secret": "bench"}
+                     for s in range(1, args.rooms + 1)],
         "grpo": {"group_size": args.group, "batch_size": args.group, "steps": args.steps,
                  "max_turns": args.turns, "max_new_tokens": args.tokens,
                  "extra_groups": args.extra_groups, "save_every": args.steps,

@@ -101,8 +101,9 @@ class LoraServer(LoopbackServer):
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
 
-    def stop(self) -> None:
-        super().stop()
+    async def astop(self) -> None:
+        """Stop serving and release the loaded adapters' worker threads."""
+        await super().astop()
         for loaded in self.adapters.values():
             loaded.executor.shutdown(wait=False)
 

@@ -1,6 +1,7 @@
 """GRPO end to end on this machine: ``--steps`` steps with groups of ``--group`` rollouts on
 small generated rooms, ``oracle`` sub-agents, the reference judge, an ``hf:`` root trained with
-LoRA on CPU; prints every per-step field of ``CKPT/log.jsonl`` and where a step's time goes.
+LoRA on CPU; prints every per-step field of ``CKPT/log.jsonl``, where a step's time goes and
+peak memory.
 
     python benchmarks/bench_grpo.py [--model hf:local,threads=2 | --model hf:SFT_CKPT]
         [--steps 3] [--group 4] [--turns 3] [--tokens 96] [--docs 8] [--rooms 2]
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -76,7 +78,14 @@ def main() -> None:
           f"generation included); rollouts {rollout:,.1f} s ({rollout / total:.0%}), "
           f"training {train:,.1f} s ({train / total:.0%}); root tokens sampled {tokens:,} "
           f"({tokens / rollout:,.1f} tok/s over rollout time); reward per step "
-          f"{[_fmt(r['reward_mean']) for r in result.log]}; checkpoint {result.out}")
+          f"{[_fmt(r['reward_mean']) for r in result.log]}; peak RSS {_peak_mb():,.0f} MB "
+          f"(this process or its largest child); checkpoint {result.out}")
+
+
+def _peak_mb() -> float:
+    """The larger of this process's and its largest child's peak resident memory, in MB."""
+    return max(resource.getrusage(who).ru_maxrss
+               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
 
 
 def _fmt(value: object) -> str:

@@ -186,10 +186,10 @@ def test_one_limit_per_endpoint_shared_by_clients():
             await asyncio.gather(*calls)
             limit = endpoint_limit(srv.base_url)
             await a.aclose()
-            session = b._endpoint.session
-            assert not session.closed  # b still holds it
+            pool = b._endpoint.pool
+            assert not pool.closed  # b still holds it
             await b.aclose()
-            return srv.max_in_flight, limit, session.closed
+            return srv.max_in_flight, limit, pool.closed
 
     max_in_flight, limit, closed = asyncio.run(go())
     assert limit == 3 and max_in_flight == 3 and closed

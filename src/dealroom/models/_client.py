@@ -3,7 +3,7 @@
 One call, as the client makes it::
 
     chat(messages) ──> endpoint semaphore (shared per base_url, per event loop)
-                          │  POST {base_url}/chat/completions   (one aiohttp session per endpoint)
+                          │  POST {base_url}/chat/completions   (one connection pool per endpoint)
                           │  streamed (SSE) unless the spec or the endpoint says otherwise;
                           │  in a wave (see _hedge), a stalled attempt is re-sent once
                           ▼
@@ -15,8 +15,9 @@ One call, as the client makes it::
       other 4xx, impossible usage, a body over the limit, or retries spent
           ──> ProviderError(model=name, kind=..., status=...)
 
-Plain ``aiohttp`` with stdlib ``json`` is used on purpose: it is the leanest async transport
-measured for wide fan-out (see ``benchmarks/bench_fanout.py``).
+Calls go through :mod:`dealroom.models._http`, a lean HTTP/1.1 client with kept-alive
+connections: at wide fan-out it spends less than half the host CPU per call of aiohttp (see
+``benchmarks/bench_episode.py``).
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
-
-import aiohttp
+from urllib.parse import urlsplit
 
 from dealroom.errors import ConfigError
 from dealroom.models._hedge import BothStalled, Progress, current_wave, race
+from dealroom.models._http import ConnectTimeout, HTTPPool, IdleTimeout, Response
 from dealroom.models._spec import ModelSpec, Prices
 from dealroom.models._text import strip_controls
 from dealroom.models._wire import (
@@ -57,6 +58,7 @@ from dealroom.types import Usage
 MAX_BACKOFF_S = 30.0
 MAX_RETRY_AFTER_S = 60.0
 CHECK_TIMEOUT_S = 10.0
+MAX_CHECK_BYTES = 16 * 2**20
 FORMS = ("json_schema", "json_object")
 """The ``response_format`` shapes tried, in order: OpenAI's ``json_schema`` (OpenAI, vLLM,
 SGLang, llama.cpp's server), then ``json_object`` with a ``schema`` (llama-cpp-python)."""
@@ -150,11 +152,10 @@ async def check(client: ModelClient) -> None:
 
 
 class _Endpoint:
-    """One aiohttp session and one concurrency limit for a base_url within one event loop."""
+    """One connection pool and one concurrency limit for a base_url within one event loop."""
 
-    def __init__(self, concurrency: int) -> None:
-        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
-        self.session = aiohttp.ClientSession(connector=connector)
+    def __init__(self, base_url: str, concurrency: int) -> None:
+        self.pool = HTTPPool(base_url)
         self.semaphore = asyncio.Semaphore(concurrency)
         self.limit = concurrency
         self.refs = 0
@@ -174,8 +175,8 @@ _ENDPOINTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Endp
 def _acquire(base_url: str, concurrency: int) -> _Endpoint:
     pool = _ENDPOINTS.setdefault(asyncio.get_running_loop(), {})
     endpoint = pool.get(base_url)
-    if endpoint is None or endpoint.session.closed:
-        endpoint = pool[base_url] = _Endpoint(concurrency)
+    if endpoint is None or endpoint.pool.closed:
+        endpoint = pool[base_url] = _Endpoint(base_url, concurrency)
     endpoint.raise_limit(concurrency)
     endpoint.refs += 1
     return endpoint
@@ -248,9 +249,9 @@ def _refused_feature(status: int, message: str, payload: dict[str, Any]) -> str 
 
 
 def _timeout_message(exc: BaseException, spec: ModelSpec, streaming: bool) -> str:
-    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+    if isinstance(exc, ConnectTimeout):
         return f"could not connect within {spec.connect_timeout:g}s"
-    if isinstance(exc, aiohttp.SocketTimeoutError) and streaming:
+    if isinstance(exc, IdleTimeout) and streaming:
         return f"no bytes for {spec.read_timeout:g}s (first-byte / idle time-out)"
     return f"timed out after {spec.timeout:g}s"
 
@@ -258,7 +259,7 @@ def _timeout_message(exc: BaseException, spec: ModelSpec, streaming: bool) -> st
 class OpenAICompatibleClient:
     """Async client for any OpenAI-compatible ``/chat/completions`` endpoint.
 
-    Clients for the same ``base_url`` share one aiohttp session and one semaphore per event
+    Clients for the same ``base_url`` share one connection pool and one semaphore per event
     loop. Open it with :func:`dealroom.models.open_model`; close it with ``aclose()`` or
     ``async with``. :attr:`refused` lists what the endpoint turned down, so it is not asked
     again: ``stream``, ``json_schema``, ``json_object``.
@@ -277,7 +278,12 @@ class OpenAICompatibleClient:
         self.prices = spec.prices
         self.base_url = base
         self.refused: set[str] = set() if spec.stream and not spec.tokens else {"stream"}
-        self._url = f"{base}/chat/completions"
+        parts = urlsplit(base)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(f"model '{spec.name}': base_url {base!r} is not an http:// or "
+                              "https:// URL")
+        self._root = parts.path
+        self._path = f"{parts.path}/chat/completions"
         self._headers = {"Content-Type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
@@ -288,7 +294,7 @@ class OpenAICompatibleClient:
 
     def _get_endpoint(self) -> _Endpoint:
         loop = asyncio.get_running_loop()
-        if self._endpoint is None or self._loop is not loop or self._endpoint.session.closed:
+        if self._endpoint is None or self._loop is not loop or self._endpoint.pool.closed:
             self._endpoint = _acquire(self.base_url, self.spec.concurrency)
             self._loop = loop
         return self._endpoint
@@ -416,31 +422,28 @@ class OpenAICompatibleClient:
             raise _Retryable(str(exc), kind="timeout") from None
         return reply, latency, hedge
 
-    def _timeouts(self, streaming: bool) -> aiohttp.ClientTimeout:
-        spec = self.spec
-        return aiohttp.ClientTimeout(total=spec.timeout, sock_connect=spec.connect_timeout,
-                                     sock_read=spec.read_timeout if streaming else None)
-
     async def _attempt(self, endpoint: _Endpoint, payload: dict[str, Any], data: bytes,
                        cap: int, streaming: bool, progress: Progress) -> tuple[Reply, float]:
         async with endpoint.semaphore:
             progress.start()
             start = time.perf_counter()
+            read = self.spec.read_timeout if streaming else None
             try:
-                async with endpoint.session.post(
-                    self._url, data=data, headers=self._headers, timeout=self._timeouts(streaming)
+                async with asyncio.timeout(self.spec.timeout), endpoint.pool.request(
+                    "POST", self._path, data, self._headers,
+                    connect=self.spec.connect_timeout, read=read,
                 ) as resp:
                     progress.tick()
                     status = resp.status
                     if status != 200:
-                        raw = await resp.content.read(65536)
-                        wait = _retry_after(resp.headers.get("Retry-After"))
+                        raw = await resp.read(65536)
+                        wait = _retry_after(resp.headers.get("retry-after"))
                     else:
                         reply = await self._read_reply(resp, cap, progress)
             except TimeoutError as exc:
                 raise _Retryable(_timeout_message(exc, self.spec, streaming),
                                  kind="timeout") from None
-            except aiohttp.ClientError as exc:
+            except OSError as exc:
                 raise _Retryable(f"connection error: {exc or type(exc).__name__}",
                                  kind="connection") from None
             except BadReply as exc:
@@ -459,12 +462,11 @@ class OpenAICompatibleClient:
             raise _Retryable(message, status, wait)
         raise ProviderError(message, model=self.name, status=status, kind="http")
 
-    async def _read_reply(self, resp: aiohttp.ClientResponse, cap: int,
-                          progress: Progress) -> Reply:
-        content_type = resp.headers.get("Content-Type", "")
+    async def _read_reply(self, resp: Response, cap: int, progress: Progress) -> Reply:
+        content_type = resp.headers.get("content-type", "")
         if content_type.startswith("text/event-stream"):
-            return await read_stream(resp.content.iter_any(), cap, progress.tick)
-        reply = parse_body(await read_body(resp.content.iter_any()), content_type, cap)
+            return await read_stream(resp.chunks(), cap, progress.tick)
+        reply = parse_body(await read_body(resp.chunks()), content_type, cap)
         if "stream" not in self.refused:
             self.refused.add("stream")  # asked to stream, it answered in one body: it does not
         return reply
@@ -477,11 +479,11 @@ class OpenAICompatibleClient:
             if self.spec.api_key_env
             else f"add api_key_env to [models.{self.name}] in {source}"
         )
-        timeout = aiohttp.ClientTimeout(total=min(CHECK_TIMEOUT_S, self.spec.timeout))
+        pool = HTTPPool(self.base_url)
         try:
-            async with aiohttp.ClientSession(timeout=timeout) as session:
-                async with session.get(f"{self.base_url}/models", headers=self._headers) as r:
-                    status, raw = r.status, await r.read()
+            async with asyncio.timeout(min(CHECK_TIMEOUT_S, self.spec.timeout)):
+                status, raw = await _fetch(pool, "GET", f"{self._root}/models", None,
+                                           self._headers)
                 if status in (401, 403):
                     raise ConfigError(
                         f"model '{self.name}': {self.base_url} rejected the API key "
@@ -489,21 +491,18 @@ class OpenAICompatibleClient:
                     )
                 if status == 200 and self.model in _listed_models(raw):
                     return
-                probe = json.dumps(
-                    {
-                        "model": self.model,
-                        "max_tokens": 1,
-                        "messages": [{"role": "user", "content": "ping"}],
-                    }
-                )
-                async with session.post(self._url, data=probe, headers=self._headers) as r:
-                    chat_status, chat_raw = r.status, await r.read()
-        except (TimeoutError, aiohttp.ClientError) as exc:
+                probe = json.dumps({"model": self.model, "max_tokens": 1,
+                                    "messages": [{"role": "user", "content": "ping"}]})
+                chat_status, chat_raw = await _fetch(pool, "POST", self._path, probe.encode(),
+                                                     self._headers)
+        except OSError as exc:  # TimeoutError and every connection failure
             raise ConfigError(
                 f"model '{self.name}': cannot reach {self.base_url} "
                 f"({exc or type(exc).__name__}): start the server there, or fix base_url in "
                 f"{source}"
             ) from None
+        finally:
+            await pool.close()
         if chat_status == 200:
             return
         if chat_status in (401, 403):
@@ -519,7 +518,7 @@ class OpenAICompatibleClient:
         )
 
     async def aclose(self) -> None:
-        """Drop this client's hold on the shared session; the last one closes it."""
+        """Drop this client's hold on the shared pool; the last one closes it."""
         endpoint, self._endpoint = self._endpoint, None
         if endpoint is None:
             return
@@ -528,7 +527,7 @@ class OpenAICompatibleClient:
             pool = _ENDPOINTS.get(self._loop, {})
             if pool.get(self.base_url) is endpoint:
                 del pool[self.base_url]
-            await endpoint.session.close()
+            await endpoint.pool.close()
 
     async def __aenter__(self) -> OpenAICompatibleClient:
         return self
@@ -552,6 +551,13 @@ def _format_for(response_format: dict[str, Any] | None, refused: set[str]) -> di
         schema = (response_format.get("json_schema") or {}).get("schema")
         return {"type": "json_object", **({"schema": schema} if schema else {})}
     return None
+
+
+async def _fetch(pool: HTTPPool, method: str, path: str, body: bytes | None,
+                 headers: dict[str, str]) -> tuple[int, bytes]:
+    """One request's status and body (its first :data:`MAX_CHECK_BYTES`)."""
+    async with pool.request(method, path, body, headers) as resp:
+        return resp.status, await resp.read(MAX_CHECK_BYTES)
 
 
 def _listed_models(raw: bytes) -> set[str]:

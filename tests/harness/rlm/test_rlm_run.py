@@ -175,3 +175,43 @@ def test_the_same_run_twice_gives_the_same_records(tmp_path, sub_server):
     assert any(0 < w["failed"] < w["calls"] for w in waves), "the budget ran out in a wave"
     assert a == b
     assert (runs[0] / "output/memo.md").read_bytes() == (runs[1] / "output/memo.md").read_bytes()
+
+
+def test_a_waves_records_keep_its_call_order_whatever_answers_first(tmp_path):
+    import asyncio
+    import hashlib
+
+    from dealroom.room import generate_room
+
+    async def scrambled(request):
+        """Each reply comes back after 0-80 ms, drawn from its prompt: out of call order."""
+        digest = hashlib.sha256(request["messages"][-1]["content"].encode()).digest()
+        await asyncio.sleep(digest[0] / 255 * 0.08)
+        return reads_for_findings(request)
+
+    room = tmp_path / "room"
+    generate_room(room, docs=30, seed=3, tokens=90_000, workers=1, secret="order")
+    with MockOpenAIServer(scrambled) as srv:
+        run_agent(room, tmp_path / "run", root="scripted", sub=f"mock@{srv.base_url}",
+                  max_turns=8, slice_tokens=1500, concurrency=16)
+    calls = [e for e in events_of(tmp_path / "run") if e["type"] == "model_call"
+             and e["role"] == "sub"]
+    by_wave: dict[int, list[int]] = {}
+    for e in calls:
+        by_wave.setdefault(e["wave"], []).append(int(e["call_id"].rsplit("/s", 1)[1]))
+    assert sum(len(v) > 8 for v in by_wave.values()) >= 1, "a wave of many calls"
+    assert all(v == sorted(v) for v in by_wave.values())
+    assert [e["seq"] for e in events_of(tmp_path / "run")] == sorted(
+        e["seq"] for e in events_of(tmp_path / "run"))
+
+
+def test_in_order_writes_each_record_once_every_earlier_one_is_written():
+    from dealroom.harness.rlm._engine import InOrder
+
+    written: list[int] = []
+    order = InOrder()
+    for k in (2, 0, 3, 1, 5):
+        order.done(k, lambda k=k: written.append(k))
+    assert written == [0, 1, 2, 3]
+    order.flush()  # call 4 never answered: 5 is still written
+    assert written == [0, 1, 2, 3, 5]

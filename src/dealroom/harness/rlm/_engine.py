@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -382,8 +383,13 @@ class Episode:
         results: list[Any] = [self._admit(c, cid, turn, wave)
                               for c, cid in zip(calls, ids, strict=True)]
         pending = [i for i, r in enumerate(results) if isinstance(r, _Admitted)]
-        sent = await gather_bounded(
-            [functools.partial(self._send, results[i]) for i in pending], limit=self._window())
+        order = InOrder()
+        try:
+            sent = await gather_bounded(
+                [functools.partial(self._send, results[i], k, order)
+                 for k, i in enumerate(pending)], limit=self._window())
+        finally:
+            order.flush()
         for i, result in zip(pending, sent, strict=True):
             if isinstance(result, BaseException):
                 raise result
@@ -420,7 +426,8 @@ class Episode:
         error = f"budget exhausted: {self.tracker.exhausted() or 'not enough left'}"
         return {"ok": False, "error": error, "notes": notes}
 
-    async def _send(self, admitted: _Admitted) -> dict[str, Any]:
+    async def _send(self, admitted: _Admitted, k: int, order: InOrder) -> dict[str, Any]:
+        """Make the ``k``-th call of a wave; its records are written in the wave's order."""
         plan, reservation, fields = admitted.plan, admitted.reservation, admitted.fields
         context = {"context": {"room": str(self.ctx.room_dir), "tokens": plan.tokens,
                                **plan.record}} if getattr(self.ctx.sub, "takes_context",
@@ -435,15 +442,21 @@ class Episode:
             charged = failed_call_usage(exc, reservation, plan.tokens)
             self.tracker.settle(reservation, charged)
             self.ctx.sub_failed.add(fields["call_id"])
-            self.ctx.emit("model_call", self.agent, self.depth + 1, **fields, output=None,
-                          usage=charged.to_dict(), error=error_text(exc), latency_s=None,
-                          provider=provider_record(exc))
+            order.done(k, functools.partial(
+                self.ctx.emit, "model_call", self.agent, self.depth + 1, **fields, output=None,
+                usage=charged.to_dict(), error=error_text(exc), latency_s=None,
+                provider=provider_record(exc)))
             return {"ok": False, "error": error_text(exc), "notes": plan.notes}
         self.tracker.settle(reservation, result.usage)
-        fields["tokens"] = self.ctx.events.recorder.write_tokens(fields["call_id"], result.tokens)
-        self.ctx.emit("model_call", self.agent, self.depth + 1, **fields, output=result.text,
-                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s,
-                      provider=provider_record(result))
+
+        def record() -> None:
+            fields["tokens"] = self.ctx.events.recorder.write_tokens(fields["call_id"],
+                                                                     result.tokens)
+            self.ctx.emit("model_call", self.agent, self.depth + 1, **fields,
+                          output=result.text, usage=result.usage.to_dict(), error=None,
+                          latency_s=result.latency_s, provider=provider_record(result))
+
+        order.done(k, record)
         answer = {"ok": True, "text": result.text, "notes": plan.notes + cut_note(result)}
         self.ctx.replay.subs[fields["call_id"]] = answer  # a rebuild replays it, never re-asks
         return answer
@@ -529,6 +542,27 @@ def cut_note(result: Any) -> list[str]:
         return []
     kept = len(result.text.encode("utf-8", "replace"))
     return [f"the reply was cut to {kept:,} bytes ({cut:,} more bytes dropped)"]
+
+
+class InOrder:
+    """Writes each call's records once every earlier call of its wave has written its own,
+    so a wave's records keep the order of its calls whatever reply comes back first."""
+
+    def __init__(self) -> None:
+        self._next = 0
+        self._ready: dict[int, Callable[[], None]] = {}
+
+    def done(self, k: int, write: Callable[[], None]) -> None:
+        """Call ``k`` is answered: write its records now, or when ``k - 1``'s are written."""
+        self._ready[k] = write
+        while self._next in self._ready:
+            self._ready.pop(self._next)()
+            self._next += 1
+
+    def flush(self) -> None:
+        """Write what is waiting, in order (a wave cut short leaves gaps)."""
+        for k in sorted(self._ready):
+            self._ready.pop(k)()
 
 
 class _StartingSandbox:

@@ -155,7 +155,7 @@ def main() -> None:
         print(f"mock server {base_url}, latency {args.latency * 1000:g} ms, separate process")
         elapsed, failed = asyncio.run(dealroom_fanout(base_url, args.calls, args.concurrency))
         ratio = report(
-            "dealroom (aiohttp, gather_bounded)",
+            "dealroom (OpenAI-compatible client, gather_bounded)",
             args.calls,
             args.concurrency,
             args.latency,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import re
 import socket
 import ssl
 import time
@@ -105,10 +106,15 @@ class _Connection(asyncio.Protocol):
             await self._wait(read)
 
     async def next_chunk(self, read: float | None) -> bytes:
-        """The next piece of the body, ``b""`` at its end."""
+        """The body's bytes received since the last call (waiting for some), ``b""`` at its end."""
         while True:
             if self._body:
-                return self._body.popleft()
+                body = self._body
+                if len(body) == 1:
+                    return body.popleft()
+                piece = b"".join(body)
+                body.clear()
+                return piece
             if self.done:
                 return b""
             await self._wait(read)
@@ -173,7 +179,7 @@ class _Connection(asyncio.Protocol):
     # -- parsing ------------------------------------------------------------------------------
     def _parse(self) -> None:
         while self._buf and self._state not in ("done", "idle"):
-            if not getattr(self, f"_on_{self._state.replace('-', '_')}")():
+            if not _STEPS[self._state](self):
                 return
 
     def _on_head(self) -> bool:
@@ -226,43 +232,60 @@ class _Connection(asyncio.Protocol):
             self._finish()
         return True
 
-    def _on_chunk_size(self) -> bool:
-        end = self._buf.find(b"\r\n")
-        if end < 0:
-            return False
-        line = bytes(self._buf[:end]).split(b";", 1)[0].strip()
-        del self._buf[:end + 2]
-        try:
-            self._left = int(line, 16)
-        except ValueError:
-            raise TransportError(f"bad chunk size {line[:20]!r}") from None
-        self._state = "chunk" if self._left else "trailer"
-        return True
+    def _on_chunked(self) -> bool:
+        """Every whole piece of a chunked body in the buffer, in one pass over it."""
+        buf, pos, pieces = self._buf, 0, []
+        with memoryview(buf) as view:
+            while pos < len(buf) and self._state != "done":
+                pos, more = self._chunk_step(buf, view, pos, pieces)
+                if not more:
+                    break
+        del buf[:pos]
+        if self.done:
+            buf.clear()  # bytes past the reply's end: keep_alive is already off
+        if pieces:
+            self._body.append(b"".join(pieces))
+        return self._state == "done"
 
-    def _on_chunk(self) -> bool:
-        if self._left:
-            piece = bytes(self._buf[:self._left])
-            del self._buf[:self._left]
-            self._left -= len(piece)
-            self._body.append(piece)
-            if self._left:
-                return False
-        if len(self._buf) < 2:
-            return False
-        if self._buf[:2] != b"\r\n":
-            raise TransportError("a chunk does not end with CRLF")
-        del self._buf[:2]
-        self._state = "chunk-size"
-        return True
-
-    def _on_trailer(self) -> bool:
-        end = self._buf.find(b"\r\n")
-        if end < 0:
-            return False
-        del self._buf[:end + 2]
-        if end == 0:  # the empty line after the trailers
-            self._finish()
-        return True
+    def _chunk_step(self, buf: bytearray, view: memoryview, pos: int,
+                    pieces: list[bytes]) -> tuple[int, bool]:
+        """One step from ``pos``: (the position after it, whether it could be taken)."""
+        state = self._state
+        if state == "chunk":
+            stop = min(len(buf), pos + self._left)
+            pieces.append(bytes(view[pos:stop]))
+            self._left -= stop - pos
+            if not self._left:
+                self._state = "chunk-end"
+            return stop, True
+        if state == "chunk-end":
+            if len(buf) - pos < 2:
+                return pos, False
+            if buf[pos:pos + 2] != b"\r\n":
+                raise TransportError("a chunk does not end with CRLF")
+            self._state = "chunk-size"
+            return pos + 2, True
+        if state == "chunk-size" and (match := _CHUNK_SIZE.match(buf, pos)):
+            size, start = int(match[1], 16), match.end()
+        else:
+            end = buf.find(b"\r\n", pos)
+            if end < 0:
+                if len(buf) - pos > MAX_HEAD_BYTES:
+                    raise TransportError(f"a chunk header or trailer over {MAX_HEAD_BYTES:,} "
+                                         "bytes")
+                return pos, False
+            if state == "chunk-size":
+                raise TransportError(f"bad chunk size {bytes(view[pos:end])[:20]!r}")
+            if end == pos:  # the empty line after the trailers
+                self._state, self.done = "done", True
+                self.keep_alive = self.keep_alive and len(buf) == end + 2
+            return end + 2, True
+        if size and buf[start + size:start + size + 2] == b"\r\n":  # the whole chunk is in
+            pieces.append(bytes(view[start:start + size]))
+            return start + size + 2, True
+        self._left = size
+        self._state = "chunk" if size else "trailer"
+        return start, True
 
     def _on_to_close(self) -> bool:
         self._body.append(bytes(self._buf))
@@ -282,6 +305,15 @@ class _Connection(asyncio.Protocol):
     def _wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
+
+
+_CHUNK_SIZE = re.compile(rb"[ \t]*([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?\r\n")
+"""A chunk's size line: hex digits, then extensions, which are ignored."""
+_STEPS = {"head": _Connection._on_head, "length": _Connection._on_length,
+          "chunk-size": _Connection._on_chunked, "chunk": _Connection._on_chunked,
+          "chunk-end": _Connection._on_chunked, "trailer": _Connection._on_chunked,
+          "to-close": _Connection._on_to_close}
+"""The parser's step for each state, as it reads the bytes received so far."""
 
 
 def _headers(lines: list[str]) -> dict[str, str]:

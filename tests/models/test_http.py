@@ -246,3 +246,89 @@ def test_only_http_urls_make_a_pool():
         HTTPPool("ftp://example.com/v1")
     assert HTTPPool("https://api.example.com/v1").authority == "api.example.com"
     assert HTTPPool("http://[::1]:8000/v1").authority == "[::1]:8000"
+
+
+def _self_signed(tmp_path):
+    """A certificate for 127.0.0.1 and its key, made here (the dev extra has cryptography)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "dealroom test")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_file, key_file
+
+
+def test_https_verifies_the_server_against_the_trusted_certificates(tmp_path, monkeypatch):
+    import ssl
+
+    cert_file, key_file = _self_signed(tmp_path)
+
+    async def go(trusted):
+        if trusted:
+            monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(cert_file, key_file)
+
+        async def answer(reader, writer):
+            try:
+                await reader.readuntil(b"\r\n\r\n")
+                await reader.readexactly(2)
+                writer.write(OK)
+                await writer.drain()
+            except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
+                pass
+            writer.close()
+
+        server = await asyncio.start_server(answer, "127.0.0.1", 0, ssl=context)
+        pool = HTTPPool(f"https://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1")
+        try:
+            return await fetch(pool)
+        finally:
+            await pool.close()
+            server.close()
+
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    with pytest.raises(TransportError, match="CERTIFICATE_VERIFY_FAILED"):
+        run(go(trusted=False))
+    status, _, body = run(go(trusted=True))
+    assert (status, body) == (200, b'{"a": true}')
+
+
+def test_a_redirect_is_not_followed_and_the_error_names_where_it_points():
+    from dealroom.models import ProviderError, open_model
+    from dealroom.models._spec import ModelSpec
+
+    moved = (b"HTTP/1.1 308 Permanent Redirect\r\nLocation: https://api.example.com/v1/chat/"
+             b"completions\r\nContent-Length: 0\r\n\r\n")
+
+    async def go():
+        async with RawServer([moved]) as srv:
+            spec = ModelSpec(name="m", kind="openai", model="m", base_url=srv.url,
+                             stream=False, max_retries=0)
+            async with open_model(spec) as client:
+                with pytest.raises(ProviderError) as err:
+                    await client.chat([{"role": "user", "content": "hi"}])
+            return err.value, len(srv.requests)
+
+    error, requests = run(go())
+    assert error.status == 308 and error.kind == "http" and requests == 1
+    assert "redirected to https://api.example.com/v1/chat/completions" in str(error)

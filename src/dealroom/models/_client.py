@@ -438,6 +438,7 @@ class OpenAICompatibleClient:
                     if status != 200:
                         raw = await resp.read(65536)
                         wait = _retry_after(resp.headers.get("retry-after"))
+                        moved = resp.headers.get("location")
                     else:
                         reply = await self._read_reply(resp, cap, progress)
             except TimeoutError as exc:
@@ -456,6 +457,8 @@ class OpenAICompatibleClient:
         if status == 200:
             return reply, latency
         message = f"HTTP {status} from {self.base_url}: {_error_message(raw)}"
+        if 300 <= status < 400 and moved:
+            message += f" (redirected to {moved}: set base_url to the endpoint itself)"
         if (feature := _refused_feature(status, message, payload)) is not None:
             raise _Refused(feature)
         if status in (408, 409, 429) or status >= 500:

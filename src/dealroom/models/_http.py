@@ -6,14 +6,14 @@
         resp.status, resp.headers.get("content-type")      # header names in lower case
         async for chunk in resp.chunks(): ...              # de-chunked body bytes
 
-A request is one prebuilt head and the body, handed to the socket in one write; a reply is
-parsed from the bytes as they arrive (``Content-Length``, ``chunked`` or read to the close).
-Connections are kept alive and reused; one the server closed while idle is noticed, and a
-request whose reused connection drops before any byte of the reply is sent once more on a
-fresh one. TLS verifies against the system's certificates. There are no proxies, cookies,
+A request is a head built as one string, then the body as it is (never copied onto the head);
+a reply is parsed from the bytes as they arrive (``Content-Length``, ``chunked`` or read to the
+close). Connections are kept alive and reused; one the server closed while idle is noticed,
+and a request whose reused connection drops before any byte of the reply is sent once more on
+a fresh one. TLS verifies against the system's certificates. There are no proxies, cookies,
 redirects or compression: an OpenAI-compatible API needs none, and each costs CPU on every
-call. At wide fan-out this spends 0.09 ms of host CPU per 290 KB request where aiohttp spends
-0.22 ms (``benchmarks/bench_episode.py`` and docs/harness.md).
+call. At wide fan-out this spends about 0.1 ms of host CPU per 290 KB POST where aiohttp
+spends 0.2 ms (``benchmarks/bench_http.py``).
 """
 
 from __future__ import annotations
@@ -78,27 +78,30 @@ class _Connection(asyncio.Protocol):
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self.transport: asyncio.Transport | None = None
-        self.status, self.headers = 0, {}
+        self.status = 0
+        self.headers: dict[str, str] = {}
         self.keep_alive = False
         self.done = False
         self._buf = bytearray()
         self._body: collections.deque[bytes] = collections.deque()
-        self._state = "idle"  # idle, head, length, chunk-size, chunk, trailer, to-close, done
+        self._state = "idle"  # head, length, chunk-size, chunk, chunk-end, trailer, to-close, done
         self._left = 0
         self._error: BaseException | None = None
         self._waiter: asyncio.Future[None] | None = None
         self.received = 0
 
     # -- the caller's side --------------------------------------------------------------------
-    def send(self, data: bytes) -> None:
-        """Write one request (head and body) and wait for its reply from here on."""
+    def send(self, head: bytes, body: bytes) -> None:
+        """Write one request and wait for its reply from here on."""
         if self.transport is None or self.transport.is_closing():
             raise TransportError("the connection is closed")
         self.status, self.headers, self.done, self.received = 0, {}, False, 0
         self._state, self._error = "head", None
         self._buf.clear()
         self._body.clear()
-        self.transport.write(data)
+        self.transport.write(head)
+        if body:
+            self.transport.write(body)  # not joined to the head: no copy of a large body
 
     async def head(self, read: float | None) -> None:
         """Wait until the status line and headers are in."""
@@ -361,8 +364,9 @@ class HTTPPool:
                       read: float | None = None) -> AsyncIterator[Response]:
         """Send one request; yield its reply once its head is in. ``read``: the longest wait
         for any byte of the reply (None: no limit); ``connect``: for a new connection."""
-        data = self.head(method, path, len(body or b""), headers) + (body or b"")
-        conn = await self._exchange(data, connect, read)
+        body = body or b""
+        conn = await self._exchange(self.head(method, path, len(body), headers), body,
+                                    connect, read)
         try:
             yield Response(conn, read)
         except BaseException:
@@ -373,7 +377,7 @@ class HTTPPool:
         else:
             self._discard(conn)
 
-    async def _exchange(self, data: bytes, connect: float | None,
+    async def _exchange(self, head: bytes, body: bytes, connect: float | None,
                         read: float | None) -> _Connection:
         """Write the request and wait for the reply's head: on an idle connection, and once
         more on a new one when the idle one turns out dropped before any byte came back."""
@@ -381,7 +385,7 @@ class HTTPPool:
             conn = self._take_idle()
             reused = conn is not None
             conn = conn or await self._connect(connect)
-            conn.send(data)
+            conn.send(head, body)
             try:
                 await conn.head(read)
                 return conn

@@ -332,3 +332,23 @@ def test_a_redirect_is_not_followed_and_the_error_names_where_it_points():
     error, requests = run(go())
     assert error.status == 308 and error.kind == "http" and requests == 1
     assert "redirected to https://api.example.com/v1/chat/completions" in str(error)
+
+
+def test_a_reader_that_falls_behind_pauses_the_socket_and_still_gets_every_byte():
+    size = 8 * 2**20
+    big = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size + b"z" * size
+
+    async def go():
+        async with RawServer([big]) as srv:
+            pool = HTTPPool(srv.url)
+            paused, got = [], 0
+            async with pool.request("POST", "/v1/x", b"{}", {}) as resp:
+                await asyncio.sleep(0.3)  # the server sends everything meanwhile
+                paused.append(resp._conn._paused)
+                async for chunk in resp.chunks():
+                    got += len(chunk)
+            await pool.close()
+            return paused[0], got
+
+    paused, got = run(go())
+    assert paused and got == size

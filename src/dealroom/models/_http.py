@@ -33,6 +33,8 @@ from dealroom import __version__
 
 DNS_TTL_S = 300.0
 MAX_HEAD_BYTES = 64 * 1024
+MAX_PENDING_READS = 16
+"""Socket reads (at most 256 KB each) held for a reader that is behind, before reading pauses."""
 USER_AGENT = f"dealroom/{__version__}"
 
 
@@ -89,6 +91,7 @@ class _Connection(asyncio.Protocol):
         self._error: BaseException | None = None
         self._waiter: asyncio.Future[None] | None = None
         self.received = 0
+        self._paused = False
 
     # -- the caller's side --------------------------------------------------------------------
     def send(self, head: bytes, body: bytes) -> None:
@@ -113,10 +116,11 @@ class _Connection(asyncio.Protocol):
         while True:
             if self._body:
                 body = self._body
-                if len(body) == 1:
-                    return body.popleft()
-                piece = b"".join(body)
+                piece = body.popleft() if len(body) == 1 else b"".join(body)
                 body.clear()
+                if self._paused and self.transport is not None:
+                    self._paused = False
+                    self.transport.resume_reading()
                 return piece
             if self.done:
                 return b""
@@ -174,6 +178,9 @@ class _Connection(asyncio.Protocol):
         except TransportError as exc:
             self._fail(exc)
             self.close()
+        if len(self._body) >= MAX_PENDING_READS and not self._paused and self.transport:
+            self._paused = True  # the reader is behind: stop reading until it catches up
+            self.transport.pause_reading()
         self._wake()
 
     def eof_received(self) -> bool | None:

@@ -215,3 +215,34 @@ def test_in_order_writes_each_record_once_every_earlier_one_is_written():
     assert written == [0, 1, 2, 3]
     order.flush()  # call 4 never answered: 5 is still written
     assert written == [0, 1, 2, 3, 5]
+
+
+def test_a_cancelled_wave_writes_the_replies_it_holds_back(tmp_path):
+    import asyncio
+
+    from dealroom.harness import run_agent_async
+    from dealroom.room import generate_room
+
+    async def first_doc_hangs(request):
+        if "=== D00001 " in request["messages"][-1]["content"]:
+            await asyncio.sleep(60)  # hedged re-sends of it hang too
+        return "NONE"
+
+    generate_room(tmp_path / "room", docs=30, seed=3, tokens=90_000, workers=1, secret="held")
+    with MockOpenAIServer(first_doc_hangs) as srv:
+        async def go():
+            task = asyncio.ensure_future(run_agent_async(
+                tmp_path / "room", tmp_path / "run", root="scripted",
+                sub=f"mock@{srv.base_url}", max_turns=8, slice_tokens=1500, concurrency=16))
+            while srv.calls < 12:
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)  # the other replies are in, held behind the first call's
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(go())
+    subs = [e for e in events_of(tmp_path / "run") if e["type"] == "model_call"
+            and e["role"] == "sub"]
+    assert len(subs) >= 10
+    assert not any(d["id"] == "D00001" for e in subs for d in e["input"]["docs"])

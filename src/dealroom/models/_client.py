@@ -17,7 +17,7 @@ One call, as the client makes it::
 
 Calls go through :mod:`dealroom.models._http`, a lean HTTP/1.1 client with kept-alive
 connections: at wide fan-out it spends less than half the host CPU per call of aiohttp (see
-``benchmarks/bench_episode.py``).
+``benchmarks/bench_http.py``).
 """
 
 from __future__ import annotations
@@ -278,12 +278,8 @@ class OpenAICompatibleClient:
         self.prices = spec.prices
         self.base_url = base
         self.refused: set[str] = set() if spec.stream and not spec.tokens else {"stream"}
-        parts = urlsplit(base)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigError(f"model '{spec.name}': base_url {base!r} is not an http:// or "
-                              "https:// URL")
-        self._root = parts.path
-        self._path = f"{parts.path}/chat/completions"
+        self._root = urlsplit(base).path  # the spec checked it is http(s)
+        self._path = f"{self._root}/chat/completions"
         self._headers = {"Content-Type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"

@@ -102,6 +102,9 @@ class _Connection(asyncio.Protocol):
         self._state, self._error = "head", None
         self._buf.clear()
         self._body.clear()
+        if self._paused:  # the last reply was left unread: this one must be read
+            self._paused = False
+            self.transport.resume_reading()
         self.transport.write(head)
         if body:
             self.transport.write(body)  # not joined to the head: no copy of a large body
@@ -388,12 +391,12 @@ class HTTPPool:
                         read: float | None) -> _Connection:
         """Write the request and wait for the reply's head: on an idle connection, and once
         more on a new one when the idle one turns out dropped before any byte came back."""
+        conn: _Connection | None = self._take_idle()
         while True:
-            conn = self._take_idle()
             reused = conn is not None
             conn = conn or await self._connect(connect)
-            conn.send(head, body)
             try:
+                conn.send(head, body)
                 await conn.head(read)
                 return conn
             except TransportError:
@@ -403,6 +406,7 @@ class HTTPPool:
             except BaseException:
                 self._discard(conn)
                 raise
+            conn = None
 
     def _take_idle(self) -> _Connection | None:
         while self._idle:

@@ -186,9 +186,6 @@ class _Connection(asyncio.Protocol):
             self.transport.pause_reading()
         self._wake()
 
-    def eof_received(self) -> bool | None:
-        return None  # close the transport; connection_lost settles the reply
-
     # -- parsing ------------------------------------------------------------------------------
     def _parse(self) -> None:
         while self._buf and self._state not in ("done", "idle"):
@@ -220,7 +217,9 @@ class _Connection(asyncio.Protocol):
         connection = headers.get("connection", "").lower()
         self.keep_alive = "close" not in connection and (
             version != "HTTP/1.0" or "keep-alive" in connection)
-        if "chunked" in headers.get("transfer-encoding", "").lower():
+        if self.status in (204, 304):  # never a body, whatever the headers say
+            self._finish()
+        elif "chunked" in headers.get("transfer-encoding", "").lower():
             self._state = "chunk-size"
         elif "content-length" in headers:
             try:
@@ -229,10 +228,8 @@ class _Connection(asyncio.Protocol):
                 raise TransportError(
                     f"bad Content-Length {headers['content-length']!r}") from None
             self._state = "length"
-            if self._left == 0 or self.status in (204, 304):
+            if self._left == 0:
                 self._finish()
-        elif self.status in (204, 304):
-            self._finish()
         else:
             self._state, self.keep_alive = "to-close", False
 
@@ -254,11 +251,11 @@ class _Connection(asyncio.Protocol):
                 if not more:
                     break
         del buf[:pos]
-        if self.done:
-            buf.clear()  # bytes past the reply's end: keep_alive is already off
         if pieces:
             self._body.append(b"".join(pieces))
-        return self._state == "done"
+        if self._state == "done":
+            self._finish()  # here, not in the loop: the buffer cannot shrink under a view
+        return self.done
 
     def _chunk_step(self, buf: bytearray, view: memoryview, pos: int,
                     pieces: list[bytes]) -> tuple[int, bool]:
@@ -290,8 +287,7 @@ class _Connection(asyncio.Protocol):
             if state == "chunk-size":
                 raise TransportError(f"bad chunk size {bytes(view[pos:end])[:20]!r}")
             if end == pos:  # the empty line after the trailers
-                self._state, self.done = "done", True
-                self.keep_alive = self.keep_alive and len(buf) == end + 2
+                self._state = "done"
             return end + 2, True
         if size and buf[start + size:start + size + 2] == b"\r\n":  # the whole chunk is in
             pieces.append(bytes(view[start:start + size]))
@@ -382,7 +378,7 @@ class HTTPPool:
         except BaseException:
             self._discard(conn)
             raise
-        if conn.done and conn.usable() and not self.closed:
+        if conn.usable() and not self.closed:
             self._idle.append(conn)
         else:
             self._discard(conn)

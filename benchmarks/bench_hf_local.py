@@ -24,7 +24,7 @@ ROOT_PROMPT = [
                                                      rlm_line=RLM_LINE)},
     {"role": "user", "content": FIRST_USER.format(
         instructions="Review the data room and write the due diligence memo.", name="falcon",
-        docs=40, tokens="520,000", categories=12, max_turns=20)},
+        docs=40, tokens="520,000", categories=12, turn_line="Turn 1 of 20")},
 ]
 SHORT = [{"role": "user", "content": "List ten risks an acquirer checks in a bank's contracts."}]
 GEN_TOKENS = 128

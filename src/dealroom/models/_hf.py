@@ -6,8 +6,9 @@ One call::
           │            then the new messages' tokens (else the whole conversation, piece by piece;
           │            see dealroom.models._chat)
           ▼  (the model's worker thread: one generation at a time, off the event loop)
-    sample token by token with a KV cache ──> stop at an end-of-sequence token, at the end of
-          │            the first ```python block, at a stop string, or at max_tokens
+    transformers' generate (KV cache, on the model's device; this client's generator draws
+          │            each token) ──> stop at an end-of-sequence token, at the end of the
+          │            first ```python block, at a stop string, or at max_tokens
           ▼
     ChatResult(text, usage, ..., tokens=TokenRecord(prompt_ids, completion_ids, logprobs, eos))
 
@@ -91,6 +92,7 @@ class HFModelClient:
         self._loaded = loaded
         self._owned = False
         self._generator: Any = None
+        self._piece_cache: tuple[int, dict[int, str]] = (0, {})
         self._history: OrderedDict[str, tuple[list[int], TokenRecord]] = OrderedDict()
 
     @property
@@ -167,28 +169,37 @@ class HFModelClient:
 
     def _sample(self, loaded: LoadedModel, prompt: list[int],
                 sampling: Sampling) -> tuple[list[int], list[float], bool, str]:
+        """Generate with transformers' ``generate`` (KV cache, the loop on the model's device):
+        :class:`_Picker` draws each token with this client's generator and records its
+        logprob on the device; :class:`_Stop` ends the turn at a closed code block or a stop
+        string. The only per-token host reads are generate's own and ``_Stop``'s one id."""
         import torch
 
         if self._generator is None:
-            self._generator = torch.Generator().manual_seed(self._seed)
+            self._generator = torch.Generator(device=loaded.device).manual_seed(self._seed)
         model, tokenizer, stops = loaded.model, loaded.tokenizer, loaded.stop_ids
-        ids: list[int] = []
-        logprobs: list[float] = []
+        picker = _Picker(sampling, self._generator)
+        stop = _Stop(tokenizer, sampling, self._pieces(tokenizer))
+        ids_in = torch.tensor([prompt], device=loaded.device)
         with torch.inference_mode():
-            out = model(input_ids=torch.tensor([prompt], device=loaded.device), use_cache=True)
-            while True:
-                logits = out.logits[0, -1].float().cpu()
-                token, logprob = _pick(logits, sampling, self._generator)
-                ids.append(token)
-                logprobs.append(logprob)
-                if token in stops:
-                    return ids, logprobs, True, "stop"
-                if self._stopped(tokenizer, ids, sampling):
-                    return self._cut(tokenizer, ids, logprobs, sampling)
-                if len(ids) >= sampling.max_tokens:
-                    return ids, logprobs, False, "length"
-                out = model(input_ids=torch.tensor([[token]], device=loaded.device),
-                            cache=out.cache, use_cache=True)
+            out = model.generate(
+                input_ids=ids_in, attention_mask=torch.ones_like(ids_in),
+                generation_config=_generation_config(sampling.max_tokens, stops, tokenizer),
+                logits_processor=[picker], stopping_criteria=[stop])
+        ids = out[0, len(prompt):].tolist()
+        logprobs = picker.logprobs()[:len(ids)]
+        if ids and ids[-1] in stops:
+            return ids, logprobs, True, "stop"
+        if stop.hit:
+            return self._cut(tokenizer, ids, logprobs, sampling)
+        return ids, logprobs, False, "length"
+
+    def _pieces(self, tokenizer: Any) -> dict[int, str]:
+        """Each token id's decoded text, filled as tokens are sampled (per tokenizer)."""
+        key = id(tokenizer)
+        if self._piece_cache[0] != key:
+            self._piece_cache = (key, {})
+        return self._piece_cache[1]
 
     @staticmethod
     def _stopped(tokenizer: Any, ids: list[int], sampling: Sampling) -> bool:
@@ -224,14 +235,40 @@ class HFModelClient:
         await self.aclose()
 
 
-def _pick(logits: Any, sampling: Sampling, generator: Any) -> tuple[int, float]:
-    """Sample one token id; its log-probability under log-softmax(logits / temperature)."""
+class _Picker:
+    """generate's logits processor that samples: each step it draws the token from the raw
+    logits (temperature, top-k, top-p; greedy at temperature 0) with the client's generator,
+    keeps that token's logprob under log-softmax(logits / temperature) on the device, and
+    leaves only that token possible, so generate's own argmax takes it."""
+
+    def __init__(self, sampling: Sampling, generator: Any) -> None:
+        self.sampling, self.generator = sampling, generator
+        self.chosen: list[Any] = []
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        token, logprob = _pick(scores[0].float(), self.sampling, self.generator)
+        self.chosen.append(logprob)
+        only = torch.full_like(scores, float("-inf"))
+        only[0, token] = 0.0
+        return only
+
+    def logprobs(self) -> list[float]:
+        """The sampled tokens' logprobs, in order (one read from the device)."""
+        import torch
+
+        return torch.stack(self.chosen).tolist() if self.chosen else []
+
+
+def _pick(logits: Any, sampling: Sampling, generator: Any) -> tuple[Any, Any]:
+    """One token id and its log-probability under log-softmax(logits / temperature), both as
+    0-d tensors on the logits' device (no host read)."""
     import torch
 
     if sampling.temperature <= 0:
-        logp = torch.log_softmax(logits, dim=-1)
-        token = int(torch.argmax(logits))
-        return token, float(logp[token])
+        token = torch.argmax(logits)
+        return token, torch.log_softmax(logits, dim=-1)[token]
     scaled = logits / sampling.temperature
     logp = torch.log_softmax(scaled, dim=-1)
     kept = scaled.clone()
@@ -243,8 +280,44 @@ def _pick(logits: Any, sampling: Sampling, generator: Any) -> tuple[int, float]:
         cumulative = torch.cumsum(torch.softmax(kept[order], dim=-1), dim=-1)
         drop = cumulative - torch.softmax(kept[order], dim=-1) >= sampling.top_p
         kept[order[drop]] = float("-inf")
-    token = int(torch.multinomial(torch.softmax(kept, dim=-1), 1, generator=generator))
-    return token, float(logp[token])
+    token = torch.multinomial(torch.softmax(kept, dim=-1), 1, generator=generator)[0]
+    return token, logp[token]
+
+
+class _Stop:
+    """generate's stopping criterion for the end of the root's code block and stop strings
+    (see :meth:`HFModelClient._stopped`); ``hit`` tells whether it fired."""
+
+    def __init__(self, tokenizer: Any, sampling: Sampling, pieces: dict[int, str]) -> None:
+        self.tokenizer, self.sampling, self.pieces = tokenizer, sampling, pieces
+        self.ids: list[int] = []
+        self.hit = False
+
+    def __call__(self, input_ids: Any, scores: Any, **_: Any) -> Any:
+        import torch
+
+        token = int(input_ids[0, -1])
+        self.ids.append(token)
+        if token not in self.pieces:
+            self.pieces[token] = decode(self.tokenizer, [token])
+        piece = self.pieces[token]
+        if "`" in piece or any(s and s[-1] in piece for s in self.sampling.stop):
+            self.hit = HFModelClient._stopped(self.tokenizer, self.ids, self.sampling)
+        return torch.full((input_ids.shape[0],), self.hit, dtype=torch.bool,
+                          device=input_ids.device)
+
+
+def _generation_config(max_tokens: int, stops: set[int], tokenizer: Any) -> Any:
+    """A config under which generate applies nothing of its own to the logits: the model's
+    saved defaults (top_k, repetition penalty, ...) are overridden, :class:`_Picker` decides."""
+    from transformers import GenerationConfig
+
+    pad = tokenizer.pad_token_id
+    return GenerationConfig(
+        max_new_tokens=max_tokens, do_sample=False, num_beams=1,
+        min_new_tokens=0, repetition_penalty=1.0, no_repeat_ngram_size=0,
+        renormalize_logits=False, eos_token_id=sorted(stops),
+        pad_token_id=pad if pad is not None else min(stops), use_cache=True)
 
 
 def create(spec: ModelSpec) -> HFModelClient:

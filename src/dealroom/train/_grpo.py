@@ -414,12 +414,25 @@ def _policy(spec: GRPOSpec, out: Path, step: int) -> tuple[Any, Any, Any]:
                                           is_trainable=True)
     else:
         model = get_peft_model(loaded.model, lora_config(settings))
+    if settings.activation_checkpointing:  # only in train mode: rollouts sample as before
+        enable_checkpointing(model)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
                                   lr=settings.learning_rate, weight_decay=settings.weight_decay)
     if step:
-        optimizer.load_state_dict(torch.load(out / f"checkpoint-{step}" / "optimizer.pt"))
+        optimizer.load_state_dict(torch.load(out / f"checkpoint-{step}" / "optimizer.pt",
+                                             map_location=loaded.device))
     model.eval()
     return model, LoadedModel(model, loaded.tokenizer, loaded.device), optimizer
+
+
+def enable_checkpointing(model: Any) -> None:
+    """Activation checkpointing on ``model``'s layers (non-reentrant: no input gradients
+    needed under LoRA), by either name transformers has given it."""
+    enable = getattr(model, "activation_checkpointing_enable", None)
+    if enable is not None:
+        enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    else:  # transformers before 5.2x
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
 
 
 def _save(out: Path, model: Any, optimizer: Any, step: int, spec: GRPOSpec) -> None:

@@ -37,17 +37,74 @@ def group_advantages(rewards: Sequence[float], scale: bool = True) -> list[float
     return [(r - mean) / std if scale else r - mean for r in rewards]
 
 
-def token_logprobs(model: Any, input_ids: Any, temperature: float) -> tuple[Any, Any]:
-    """Log-probability of each next token of ``input_ids`` (shape [1, n]) under ``model`` at
-    ``temperature``, and each position's entropy: two tensors of n - 1 values (position i
-    predicts token i + 1)."""
+CHUNK_ELEMENTS = 1 << 25
+"""Logits computed at once in :func:`token_logprobs`: positions per chunk times the
+vocabulary (32M float32 values, 128 MB)."""
+
+
+def token_logprobs(model: Any, input_ids: Any, temperature: float, where: Any = None
+                   ) -> tuple[Any, Any]:
+    """Log-probability of the next token at each prediction position ``where`` (position i
+    predicts token i + 1; default every position but the last) of ``input_ids`` (shape
+    [1, n]) under ``model`` at ``temperature``, and each such position's entropy.
+
+    The full distribution is never held: the final hidden states go through the output
+    layer a chunk of positions at a time, each chunk's log-probabilities are taken as the
+    chosen logit less the log-sum-exp (a selective log-softmax), and with gradients on each
+    chunk is recomputed in the backward pass instead of kept (activation checkpointing of the
+    head). The entropy, logged and not trained, is computed in the same chunks without a
+    graph."""
     import torch
 
-    logits = model(input_ids=input_ids).logits[0, :-1].float() / temperature
-    logp_all = torch.log_softmax(logits, dim=-1)
-    logp = logp_all.gather(-1, input_ids[0, 1:, None])[:, 0]
-    with torch.no_grad():  # logged, not trained: no graph over the whole vocabulary
-        detached = logp_all.detach()
+    n = input_ids.shape[1]
+    if where is None:
+        where = torch.arange(n - 1, device=input_ids.device)
+    targets = input_ids[0, where + 1]
+    hidden, head = _final_hidden(model, input_ids)
+    vocab = hidden.shape[-1] if head is None else head.weight.shape[0]
+    head = head or _same  # a model whose logits are not its head over the hidden states
+    step = max(1, CHUNK_ELEMENTS // vocab)
+    parts = []
+    for start in range(0, len(where), step):
+        rows = hidden[where[start:start + step]]
+        if torch.is_grad_enabled():
+            parts.append(torch.utils.checkpoint.checkpoint(
+                _chunk_logp, head, rows, targets[start:start + step], temperature,
+                use_reentrant=False))
+        else:
+            parts.append(_chunk_logp(head, rows, targets[start:start + step], temperature))
+    if not parts:
+        empty = hidden.new_zeros(0, dtype=torch.float32)
+        return empty, empty
+    return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
+
+
+def _final_hidden(model: Any, input_ids: Any) -> tuple[Any, Any]:
+    """``(hidden [n, d], output layer)`` of a causal LM (a PEFT model too); for a model that
+    scales or caps its logits past the head, ``(logits [n, vocab], None)``."""
+    config = model.config
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    decoder, head = base.get_decoder(), base.get_output_embeddings()
+    capped = getattr(config, "final_logit_softcapping", None) or getattr(
+        config, "logit_scale", None)
+    if capped or decoder is None or head is None or decoder is base:
+        return model(input_ids=input_ids).logits[0], None
+    return decoder(input_ids=input_ids).last_hidden_state[0], head
+
+
+def _same(logits: Any) -> Any:
+    return logits
+
+
+def _chunk_logp(head: Any, hidden: Any, targets: Any, temperature: float) -> tuple[Any, Any]:
+    """The chosen tokens' log-probabilities for one chunk of positions, and their entropy
+    (without a graph)."""
+    import torch
+
+    logits = head(hidden).float() / temperature
+    logp = logits.gather(-1, targets[:, None])[:, 0] - torch.logsumexp(logits, dim=-1)
+    with torch.no_grad():
+        detached = torch.log_softmax(logits.detach(), dim=-1)
         entropy = -(detached.exp() * detached).sum(-1)
     return logp, entropy
 

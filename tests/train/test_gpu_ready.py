@@ -6,6 +6,8 @@ with the ids and logprobs it sampled."""
 import asyncio
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -250,3 +252,18 @@ def test_sampled_logprobs_are_the_teacher_forced_ones(tiny_model_dir, options):
     again = logp.gather(1, torch.tensor(record.completion_ids)[:, None])[:, 0].tolist()
     assert again == pytest.approx(record.logprobs, abs=1e-4)
     assert len(record.logprobs) == len(record.completion_ids) == result.usage.output_tokens
+def test_the_gpu_check_runs_on_the_cpu_at_its_smallest_size(tmp_path):
+    out = tmp_path / "figures.json"
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).parents[2] / "benchmarks" / "gpu_check.py"),
+         "--device", "cpu", "--size", "tiny", "--out", str(out), "--work", str(tmp_path / "w")],
+        capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    figures = json.loads(out.read_text())
+    assert figures["device"] == "cpu" and figures["ok"] is True
+    assert figures["generation"]["tokens"] > 0 and figures["generation"]["tokens_per_s"] > 0
+    assert figures["sft"]["steps"] == figures["sft"]["steps_asked"]
+    for part in ("grpo", "grpo_trl"):
+        assert figures[part]["updates"] >= 1 and figures[part]["lora_moved"]
+        assert all(math.isfinite(x) for x in figures[part]["losses"])
+    assert "generation" in done.stdout and "sft" in done.stdout

@@ -89,7 +89,7 @@ def _final_hidden(model: Any, input_ids: Any) -> tuple[Any, Any]:
         config, "logit_scale", None)
     if capped or decoder is None or head is None or decoder is base:
         return model(input_ids=input_ids).logits[0], None
-    return decoder(input_ids=input_ids).last_hidden_state[0], head
+    return decoder(input_ids=input_ids, use_cache=False).last_hidden_state[0], head
 
 
 def _same(logits: Any) -> Any:

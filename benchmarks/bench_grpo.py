@@ -9,6 +9,16 @@ peak memory.
 
 Whether reward rises in so few steps is measured, not promised: an untrained 135M root often
 writes nothing the judge passes, and then every group has zero variance and is dropped.
+
+    python benchmarks/bench_grpo.py --update-only [--episode-tokens 4096] [--model ...]
+
+measures one update alone (no rollouts) on a group of two episodes of ``--episode-tokens``
+tokens (a 1,000-token prompt, then 256 sampled tokens and 512 of REPL output in turn), each
+way in a process of its own: ``before`` (the whole vocabulary's log-softmax at every
+position, as the loss was computed until 2026-12-04, no activation checkpointing),
+``selective`` (the chunked selective log-softmax) and ``after`` (that and activation
+checkpointing, the default); it prints seconds and peak memory (GPU memory on CUDA, else the
+process's peak RSS) and the ratio to ``before``.
 """
 
 from __future__ import annotations
@@ -30,8 +40,113 @@ FIELDS = ("reward_mean", "reward_std", "pass_rate", "all_pass", "coverage", "sub
           "train_s", "step_s")
 
 
+WAYS = {"before": ("full", False), "selective": ("selective", False),
+        "after": ("selective", True)}
+"""Each update-only way: (the loss's logprobs, activation checkpointing)."""
+
+
+def full_softmax_logprobs(model, input_ids, temperature, where=None):  # noqa: ANN001, ANN201
+    """The loss's logprobs as computed until 2026-12-04 (the peer): the whole vocabulary's
+    log-softmax at every position, then the trained positions picked."""
+    import torch
+
+    logits = model(input_ids=input_ids).logits[0, :-1].float() / temperature
+    logp_all = torch.log_softmax(logits, dim=-1)
+    logp = logp_all.gather(-1, input_ids[0, 1:, None])[:, 0]
+    with torch.no_grad():
+        detached = logp_all.detach()
+        entropy = -(detached.exp() * detached).sum(-1)
+    return (logp, entropy) if where is None else (logp[where], entropy[where])
+
+
+def synthetic_group(tokens: int, vocab: int, seed: int = 0):  # noqa: ANN201
+    """A kept group of two episodes of ``tokens`` tokens with advantages +1 and -1."""
+    import random as rand
+
+    from dealroom.train._grpo_step import Group
+    from dealroom.train._rollout import Episode, Rollout
+
+    rng = rand.Random(seed)
+    mask = [0] * min(1000, tokens - 1)
+    while len(mask) < tokens:
+        mask += [1] * 256 + [0] * 512
+    mask = mask[:tokens]
+    episodes = [Episode([rng.randrange(vocab) for _ in range(tokens)], mask,
+                        [-2.0] * sum(mask)) for _ in range(2)]
+    rollouts = [Rollout("x", 0, 0, k, 0, "room", 1, 0) for k in (0, 1)]
+    return Group(0, "room", 1, rollouts, trained=rollouts, episodes=episodes,
+                 advantages=[1.0, -1.0])
+
+
+def update_figures(model_spec: str, tokens: int, way: str) -> dict:
+    """One GRPO update of a fresh LoRA policy on :func:`synthetic_group`, done ``way``:
+    its seconds, loss and peak memory (GPU memory on CUDA, else this process's peak RSS)."""
+    import torch
+    from peft import get_peft_model
+
+    from dealroom.models import load_hf_model
+    from dealroom.train import GRPOSettings
+    from dealroom.train import _grpo_step as step_module
+    from dealroom.train._grpo import enable_checkpointing
+    from dealroom.train._settings import lora_config
+
+    loss, checkpointing = WAYS[way]
+    settings = GRPOSettings(activation_checkpointing=checkpointing)
+    loaded = load_hf_model(model_spec)
+    model = get_peft_model(loaded.model, lora_config(settings))
+    if checkpointing:
+        enable_checkpointing(model)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
+    group = synthetic_group(tokens, model.get_input_embeddings().num_embeddings)
+    cuda = str(loaded.device).startswith("cuda")
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    selective = step_module.token_logprobs
+    if loss == "full":
+        step_module.token_logprobs = full_softmax_logprobs
+    started = time.perf_counter()
+    try:
+        figures = step_module.update(model, optimizer, [group], settings, step=0)
+    finally:
+        step_module.token_logprobs = selective
+    if cuda:
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - started
+    peak = (torch.cuda.max_memory_allocated() / 2**20 if cuda else _peak_mb())
+    return {"way": way, "tokens": tokens, "seconds": round(seconds, 2),
+            "loss": figures["loss"], "trained_tokens": figures["trained_tokens"],
+            "peak_mb": round(peak, 1), "memory": "gpu" if cuda else "rss"}
+
+
+def update_only(model: str, tokens: int) -> None:
+    """Each way of :data:`WAYS` in a process of its own; a table with ratios to ``before``."""
+    import subprocess
+    import sys
+
+    rows = []
+    for way in WAYS:
+        done = subprocess.run([sys.executable, __file__, "--update-only", "--model", model,
+                               "--episode-tokens", str(tokens), "--way", way],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"{way}: failed:\n{done.stderr[-2000:]}")
+        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    base = rows[0]
+    print(f"one GRPO update, 2 episodes of {tokens:,} tokens, {model}:")
+    for row in rows:
+        ratio = row['seconds'] / base['seconds']
+        print(f"  {row['way']:<9} {row['seconds']:>8.1f} s ({ratio:.2f}x)"
+              f"  peak {row['memory']} {row['peak_mb']:>9,.0f} MB "
+              f"({row['peak_mb'] / base['peak_mb']:.2f}x)  loss {row['loss']:.3g}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--update-only", action="store_true",
+                        help="one update on synthetic episodes, before and after (see above)")
+    parser.add_argument("--episode-tokens", type=int, default=4096)
+    parser.add_argument("--way", choices=list(WAYS), default=None, help=argparse.SUPPRESS)
     parser.add_argument("--model", default="hf:local,threads=2")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--group", type=int, default=4)
@@ -46,6 +161,15 @@ def main() -> None:
                         help="the root's sampling temperature in rollouts (and the loss's)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
+    if args.update_only:
+        import torch
+
+        torch.set_num_threads(2)
+        if args.way:
+            print(json.dumps(update_figures(args.model, args.episode_tokens, args.way)))
+        else:
+            update_only(args.model, args.episode_tokens)
+        return
     if args.rooms < 1:
         parser.error("--rooms must be at least 1")
     import torch

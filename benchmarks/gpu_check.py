@@ -13,7 +13,10 @@ Parts, each timed, a failure printed and the next part still run (exit status 1 
 4. grpo — two GRPO updates of the default engine on a generated 8-document room (``oracle``
    sub-agents): seconds per update, rollout seconds, peak memory; every loss finite and the
    LoRA weights moved, else the part fails;
-5. grpo_trl — one update with ``engine = "trl"``, the same checks.
+5. grpo_trl — one update with ``engine = "trl"``, the same checks;
+6. update — one GRPO update alone on two episodes of the SFT row length, as the loss is
+   computed now (selective log-softmax, activation checkpointing) and as it was before (the
+   whole vocabulary's log-softmax, no checkpointing): seconds and peak memory of each.
 
 Sizes: ``full`` (CUDA's default; about 3-5 minutes on one H200): 256 generated tokens, 20 SFT
 steps at 4,096-token rows, GRPO groups of 4 with 3 turns of 256 tokens; ``small`` (the CPU's
@@ -37,16 +40,18 @@ machine first::
 
     echo /.gpu/ >> .git/info/exclude
     python benchmarks/gpu_check.py --save-arch .gpu/arch
-    pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \\
-        --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \\
-        --platform manylinux2014_x86_64 -d .gpu/whl trl==1.16.0 datasets==5.2.0 dill \\
-        multiprocess orjson google-re2 pypdf python-docx ...   (what the check names missing)
+    pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+        --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
+        --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .gpu/whl \
+        trl==1.16.0 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 orjson==3.13.0 \
+        google-re2==1.1.20251105 transformers==5.24.0 peft==0.21.2
 
-then there, with ``.gpu`` carried::
+(20 MB; the versions of constraints.txt), then there, with ``.gpu`` carried, install them into
+the interpreter itself (not ``--target``: the sandbox's worker starts with a bare
+environment, PYTHONPATH only to dealroom) and run from the checkout::
 
-    python3 -m pip install -q --no-index --no-deps --target /tmp/site .gpu/whl/*.whl
-    PYTHONPATH=/tmp/site:src python3 benchmarks/gpu_check.py --model arch:.gpu/arch \\
-        --out $OUT/gpu_check.json
+    python3 -m pip install -q --no-index --no-deps .gpu/whl/*.whl
+    PYTHONPATH=src python3 benchmarks/gpu_check.py --model arch:.gpu/arch --out OUT.json
 
 The check names every package that is missing before it measures anything (exit status 2).
 """
@@ -119,7 +124,10 @@ def save_arch(folder: Path) -> None:
 
     loaded = load_hf_model("hf:local,device=cpu")
     folder.mkdir(parents=True, exist_ok=True)
-    loaded.model.config.save_pretrained(folder)
+    config = loaded.model.config
+    if hasattr(config, "quantization_config"):  # the GGUF's: its weights are plain floats
+        del config.quantization_config
+    config.save_pretrained(folder)
     loaded.tokenizer.save_pretrained(folder)
     print(f"wrote hf:local's config and tokenizer to {folder}")
 
@@ -292,6 +300,18 @@ def grpo(path: str, device: str, size: dict[str, int], work: Path, engine: str,
             "lora_moved": moved, "seconds": round(result.seconds, 2), **peak_memory_mb(device)}
 
 
+def update_ways(path: str, device: str, size: dict[str, int]) -> dict[str, Any]:
+    """One update on two synthetic episodes of ``sft_length`` tokens, with the loss as it is
+    and as it was before the selective log-softmax (``bench_grpo.py --update-only``)."""
+    from bench_grpo import update_figures
+
+    spec = f"hf:{path},device={device}"
+    ways = {way: update_figures(spec, size["sft_length"], way) for way in ("after", "before")}
+    return {"tokens": size["sft_length"],
+            **{f"{way}_{key}": row[key] for way, row in ways.items()
+               for key in ("seconds", "peak_mb", "loss")}}
+
+
 def lora_moved(out: Path) -> bool:
     """Whether the adapter saved in ``out`` (or its last checkpoint) has a LoRA B matrix that
     left its zero start."""
@@ -366,6 +386,7 @@ def main() -> int:
     ok &= run_part("sft", figures, lambda: sft(path, device, size, work))
     ok &= run_part("grpo", figures, lambda: grpo(path, device, size, work, "dealroom", 2))
     ok &= run_part("grpo_trl", figures, lambda: grpo(path, device, size, work, "trl", 1))
+    ok &= run_part("update", figures, lambda: update_ways(path, device, size))
     figures.update(ok=ok, total_s=round(time.perf_counter() - started, 1))
     out = args.out or work / "gpu_check.json"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -30,6 +30,24 @@ SHORT = [{"role": "user", "content": "List ten risks an acquirer checks in a ban
 GEN_TOKENS = 128
 
 
+def loop_tokens_per_s(loaded, prompt_ids: list[int], tokens: int) -> float:  # noqa: ANN001
+    """Greedy tokens/s of the generation loop ``hf:`` had until 2026-12-04 (the peer): one
+    forward per token over the KV cache, each token's logits moved to the host to pick it."""
+    import torch
+
+    model, device = loaded.model, loaded.device
+    with torch.inference_mode():
+        started = time.perf_counter()
+        out = model(input_ids=torch.tensor([prompt_ids], device=device), use_cache=True)
+        for _ in range(tokens):
+            logits = out.logits[0, -1].float().cpu()
+            token = int(torch.argmax(logits))
+            float(torch.log_softmax(logits, dim=-1)[token])
+            out = model(input_ids=torch.tensor([[token]], device=device),
+                        cache=out.cache, use_cache=True)
+        return tokens / (time.perf_counter() - started)
+
+
 async def measure(spec: str) -> dict[str, float]:
     started = time.perf_counter()
     model = open_model(spec, role="root")
@@ -43,12 +61,14 @@ async def measure(spec: str) -> dict[str, float]:
         t = time.perf_counter()
         gen = await model.chat(SHORT, max_tokens=GEN_TOKENS, temperature=0)
         gen_s = time.perf_counter() - t
+        loop = (loop_tokens_per_s(model._loaded, gen.tokens.prompt_ids, GEN_TOKENS)
+                if spec.startswith("hf:") else None)
     finally:
         await model.aclose()
     out = gen.usage.output_tokens
     return {"load_s": load_s, "prompt_tokens": first.usage.input_tokens,
             "prompt_tok_s": first.usage.input_tokens / prompt_s,
-            "gen_tokens": out, "gen_tok_s": out / gen_s}
+            "gen_tokens": out, "gen_tok_s": out / gen_s, "loop_tok_s": loop}
 
 
 def main() -> None:
@@ -61,6 +81,9 @@ def main() -> None:
     print(f"hf:local  load {hf['load_s']:.1f} s | prompt {hf['prompt_tokens']} tokens at "
           f"{hf['prompt_tok_s']:.0f} tok/s | generation {hf['gen_tokens']} tokens at "
           f"{hf['gen_tok_s']:.1f} tok/s | peak RSS {peak_mb:,.0f} MB (threads={args.threads})")
+    ratio = hf["gen_tok_s"] / hf["loop_tok_s"]
+    print(f"          the loop hf: had before 2026-12-04 (a host read per token): "
+          f"{hf['loop_tok_s']:.1f} tok/s; generate / loop {ratio:.2f}x")
     if args.peer:
         peer = asyncio.run(measure("local"))
         print(f"local     load {peer['load_s']:.1f} s | prompt {peer['prompt_tok_s']:.0f} tok/s"

@@ -8,7 +8,8 @@ Parts, each timed, a failure printed and the next part still run (exit status 1 
 
 1. environment — torch, transformers, peft, trl; the device (CUDA seen, its name);
 2. generation — the root's greedy generation through ``chat`` (transformers' ``generate``),
-   tokens/s and prompt tokens/s, in bfloat16 on CUDA;
+   tokens/s and prompt tokens/s, in bfloat16 on CUDA; and the same tokens with the loop
+   ``hf:`` had before (``bench_hf_local.py``'s peer);
 3. sft — ``train_sft`` for N steps on rows of L tokens (tokens/s over the steps, peak memory);
 4. grpo — two GRPO updates of the default engine on a generated 8-document room (``oracle``
    sub-agents): seconds per update, rollout seconds, peak memory; every loss finite and the
@@ -19,7 +20,7 @@ Parts, each timed, a failure printed and the next part still run (exit status 1 
    whole vocabulary's log-softmax, no checkpointing): seconds and peak memory of each.
 
 Sizes: ``full`` (CUDA's default; about 3-5 minutes on one H200): 256 generated tokens, 20 SFT
-steps at 4,096-token rows, GRPO groups of 4 with 3 turns of 256 tokens; ``small`` (the CPU's
+steps at 4,096-token rows, GRPO groups of 4 with 2 turns of 128 tokens; ``small`` (the CPU's
 default): 64 tokens, 3 steps at 512 tokens, groups of 2 with 2 turns of 48 tokens; ``tiny``
 (the test's): the tiny model built in code, a few tokens and steps.
 
@@ -75,16 +76,15 @@ from pathlib import Path
 from typing import Any
 
 SIZES: dict[str, dict[str, int]] = {
-    "full": {"gen_tokens": 256, "sft_steps": 20, "sft_length": 4096, "group": 4, "turns": 3,
-             "new_tokens": 256, "docs": 8},
+    "full": {"gen_tokens": 256, "sft_steps": 20, "sft_length": 4096, "group": 4, "turns": 2,
+             "new_tokens": 128, "docs": 8},
     "small": {"gen_tokens": 64, "sft_steps": 3, "sft_length": 512, "group": 2, "turns": 2,
               "new_tokens": 48, "docs": 8},
     "tiny": {"gen_tokens": 16, "sft_steps": 2, "sft_length": 64, "group": 2, "turns": 2,
              "new_tokens": 12, "docs": 8},
 }
 NEEDED = ("torch", "transformers", "peft", "accelerate", "trl", "datasets", "safetensors",
-          "orjson", "re2", "typer", "rich", "numpy", "aiohttp", "packaging", "markdown_it",
-          "pypdf", "docx", "openpyxl")
+          "orjson", "re2", "rich", "numpy", "aiohttp", "packaging")
 """What the parts import (dealroom's own runtime needs included)."""
 PROMPT = [{"role": "user", "content": "List every risk an acquirer checks in a bank's "
                                       "contracts, one per line, with a sentence on each."}]
@@ -183,6 +183,8 @@ def environment(device: str) -> dict[str, Any]:
 
 
 def generation(path: str, device: str, size: dict[str, int]) -> dict[str, Any]:
+    from bench_hf_local import loop_tokens_per_s
+
     from dealroom.models import open_model
 
     async def go() -> dict[str, Any]:
@@ -199,9 +201,11 @@ def generation(path: str, device: str, size: dict[str, int]) -> dict[str, Any]:
             reply = await model.chat(PROMPT, max_tokens=size["gen_tokens"], temperature=0)
             seconds = time.perf_counter() - clock
             dtype = str(model._loaded.model.dtype).removeprefix("torch.")
+            loop = loop_tokens_per_s(model._loaded, reply.tokens.prompt_ids, size["gen_tokens"])
         tokens = reply.usage.output_tokens
         return {"dtype": dtype, "load_s": round(load_s, 2), "tokens": tokens,
                 "seconds": round(seconds, 3), "tokens_per_s": round(tokens / seconds, 1),
+                "loop_before_tokens_per_s": round(loop, 1),
                 "prompt_tokens": first.usage.input_tokens,
                 "prompt_tokens_per_s": round(first.usage.input_tokens / prompt_s, 1),
                 "finish_reason": reply.finish_reason, **peak_memory_mb(device)}
@@ -288,9 +292,10 @@ def grpo(path: str, device: str, size: dict[str, int], work: Path, engine: str,
     result = train_grpo(spec, out, judge=AlternatingJudge())
     rows = [r for r in result.log if r.get("loss") is not None]
     losses = [float(r["loss"]) for r in rows]
-    moved = lora_moved(out)
     if not rows or not all(math.isfinite(x) for x in losses):
-        raise RuntimeError(f"no finite loss in {len(result.log)} steps: {losses}")
+        raise RuntimeError(f"no finite loss in {len(result.log)} steps: {losses}; "
+                           f"rollouts: {rollout_outcomes(out)}")
+    moved = lora_moved(out)
     if not moved:
         raise RuntimeError("the LoRA weights did not move")
     return {"engine": engine, "steps": result.steps, "updates": len(rows), "losses": losses,
@@ -310,6 +315,16 @@ def update_ways(path: str, device: str, size: dict[str, int]) -> dict[str, Any]:
     return {"tokens": size["sft_length"],
             **{f"{way}_{key}": row[key] for way, row in ways.items()
                for key in ("seconds", "peak_mb", "loss")}}
+
+
+def rollout_outcomes(out: Path) -> str:
+    """How the rollouts in ``out`` ended (status counts) and their first distinct errors."""
+    from collections import Counter
+
+    path = out / "rollouts.jsonl"
+    rows = [json.loads(line) for line in path.open()] if path.is_file() else []
+    errors = list(dict.fromkeys(str(r["error"])[:600] for r in rows if r.get("error")))[:3]
+    return f"{dict(Counter(r['status'] for r in rows))}; errors: {errors}"
 
 
 def lora_moved(out: Path) -> bool:

@@ -19,8 +19,8 @@ Parts, each timed, a failure printed and the next part still run (exit status 1 
    computed now (selective log-softmax, activation checkpointing) and as it was before (the
    whole vocabulary's log-softmax, no checkpointing): seconds and peak memory of each.
 
-Sizes: ``full`` (CUDA's default; about 3-5 minutes on one H200): 256 generated tokens, 20 SFT
-steps at 4,096-token rows, GRPO groups of 4 with 2 turns of 128 tokens; ``small`` (the CPU's
+Sizes: ``full`` (CUDA's default; about 3-5 minutes on one H200): 128 generated tokens, 20 SFT
+steps at 4,096-token rows, GRPO groups of 4 with 2 turns of 64 tokens; ``small`` (the CPU's
 default): 64 tokens, 3 steps at 512 tokens, groups of 2 with 2 turns of 48 tokens; ``tiny``
 (the test's): the tiny model built in code, a few tokens and steps.
 
@@ -45,7 +45,8 @@ machine first::
         --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
         --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .gpu/whl \
         trl==1.16.0 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 orjson==3.13.0 \
-        google-re2==1.1.20251105 transformers==5.24.0 peft==0.21.2
+        google-re2==1.1.20251105 transformers==5.24.0 peft==0.21.2 openpyxl==3.1.5 \
+        et-xmlfile==2.0.0 pypdf==7.1.1 python-docx==1.2.0
 
 (20 MB; the versions of constraints.txt), then there, with ``.gpu`` carried, install them into
 the interpreter itself (not ``--target``: the sandbox's worker starts with a bare
@@ -76,15 +77,15 @@ from pathlib import Path
 from typing import Any
 
 SIZES: dict[str, dict[str, int]] = {
-    "full": {"gen_tokens": 256, "sft_steps": 20, "sft_length": 4096, "group": 4, "turns": 2,
-             "new_tokens": 128, "docs": 8},
+    "full": {"gen_tokens": 128, "sft_steps": 20, "sft_length": 4096, "group": 4, "turns": 2,
+             "new_tokens": 64, "docs": 8},
     "small": {"gen_tokens": 64, "sft_steps": 3, "sft_length": 512, "group": 2, "turns": 2,
               "new_tokens": 48, "docs": 8},
     "tiny": {"gen_tokens": 16, "sft_steps": 2, "sft_length": 64, "group": 2, "turns": 2,
              "new_tokens": 12, "docs": 8},
 }
 NEEDED = ("torch", "transformers", "peft", "accelerate", "trl", "datasets", "safetensors",
-          "orjson", "re2", "rich", "numpy", "aiohttp", "packaging")
+          "orjson", "re2", "rich", "numpy", "aiohttp", "packaging", "openpyxl", "docx", "pypdf")
 """What the parts import (dealroom's own runtime needs included)."""
 PROMPT = [{"role": "user", "content": "List every risk an acquirer checks in a bank's "
                                       "contracts, one per line, with a sentence on each."}]

@@ -3,6 +3,7 @@ and prints every figure (and writes them to ``--out``, JSON).
 
     python benchmarks/gpu_check.py [--device cuda|cpu] [--size full|small|tiny]
         [--model local | FOLDER | arch:FOLDER | tiny] [--out FILE] [--work DIR]
+        [--parts generation sft grpo grpo_trl update]
 
 Parts, each timed, a failure printed and the next part still run (exit status 1 then):
 
@@ -87,6 +88,7 @@ SIZES: dict[str, dict[str, int]] = {
 NEEDED = ("torch", "transformers", "peft", "accelerate", "trl", "datasets", "safetensors",
           "orjson", "re2", "rich", "numpy", "aiohttp", "packaging", "openpyxl", "docx", "pypdf")
 """What the parts import (dealroom's own runtime needs included)."""
+PARTS = ("generation", "sft", "grpo", "grpo_trl", "update")
 PROMPT = [{"role": "user", "content": "List every risk an acquirer checks in a bank's "
                                       "contracts, one per line, with a sentence on each."}]
 
@@ -372,6 +374,8 @@ def main() -> int:
                              "else local)")
     parser.add_argument("--out", type=Path, default=None, help="the figures, as JSON")
     parser.add_argument("--work", type=Path, default=None, help="a folder for the runs")
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=None,
+                        help="run only these parts (default: all)")
     parser.add_argument("--save-arch", type=Path, default=None,
                         help="write hf:local's config and tokenizer to this folder and stop")
     args = parser.parse_args()
@@ -398,11 +402,14 @@ def main() -> int:
     figures: dict[str, Any] = {"device": device, "size": size_name, "model": model, **size}
     ok = run_part("environment", figures, lambda: environment(device))
     path = model_folder(model, work)
-    ok &= run_part("generation", figures, lambda: generation(path, device, size))
-    ok &= run_part("sft", figures, lambda: sft(path, device, size, work))
-    ok &= run_part("grpo", figures, lambda: grpo(path, device, size, work, "dealroom", 2))
-    ok &= run_part("grpo_trl", figures, lambda: grpo(path, device, size, work, "trl", 1))
-    ok &= run_part("update", figures, lambda: update_ways(path, device, size))
+    parts: dict[str, Callable[[], dict[str, Any]]] = {
+        "generation": lambda: generation(path, device, size),
+        "sft": lambda: sft(path, device, size, work),
+        "grpo": lambda: grpo(path, device, size, work, "dealroom", 2),
+        "grpo_trl": lambda: grpo(path, device, size, work, "trl", 1),
+        "update": lambda: update_ways(path, device, size)}
+    for name in args.parts or PARTS:
+        ok &= run_part(name, figures, parts[name])
     figures.update(ok=ok, total_s=round(time.perf_counter() - started, 1))
     out = args.out or work / "gpu_check.json"
     out.parent.mkdir(parents=True, exist_ok=True)

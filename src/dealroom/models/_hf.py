@@ -250,9 +250,10 @@ class _Picker:
 
         token, logprob = _pick(scores[0].float(), self.sampling, self.generator)
         self.chosen.append(logprob)
+        if self.sampling.temperature <= 0:  # generate's argmax takes the same token
+            return scores
         only = torch.full_like(scores, float("-inf"))
-        only[0, token] = 0.0
-        return only
+        return only.scatter_(1, token.view(1, 1), 0.0)
 
     def logprobs(self) -> list[float]:
         """The sampled tokens' logprobs, in order (one read from the device)."""
@@ -267,8 +268,8 @@ def _pick(logits: Any, sampling: Sampling, generator: Any) -> tuple[Any, Any]:
     import torch
 
     if sampling.temperature <= 0:
-        token = torch.argmax(logits)
-        return token, torch.log_softmax(logits, dim=-1)[token]
+        best = torch.max(logits, dim=-1)
+        return best.indices, best.values - torch.logsumexp(logits, dim=-1)
     scaled = logits / sampling.temperature
     logp = torch.log_softmax(scaled, dim=-1)
     kept = scaled.clone()
@@ -280,8 +281,8 @@ def _pick(logits: Any, sampling: Sampling, generator: Any) -> tuple[Any, Any]:
         cumulative = torch.cumsum(torch.softmax(kept[order], dim=-1), dim=-1)
         drop = cumulative - torch.softmax(kept[order], dim=-1) >= sampling.top_p
         kept[order[drop]] = float("-inf")
-    token = torch.multinomial(torch.softmax(kept, dim=-1), 1, generator=generator)[0]
-    return token, logp[token]
+    token = torch.multinomial(torch.softmax(kept, dim=-1), 1, generator=generator)
+    return token[0], logp.gather(0, token)[0]
 
 
 class _Stop:
@@ -314,8 +315,8 @@ def _generation_config(max_tokens: int, stops: set[int], tokenizer: Any) -> Any:
 
     pad = tokenizer.pad_token_id
     return GenerationConfig(
-        max_new_tokens=max_tokens, do_sample=False, num_beams=1,
-        min_new_tokens=0, repetition_penalty=1.0, no_repeat_ngram_size=0,
+        max_new_tokens=max_tokens, do_sample=False, num_beams=1, min_length=0,
+        repetition_penalty=1.0, no_repeat_ngram_size=0,
         renormalize_logits=False, eos_token_id=sorted(stops),
         pad_token_id=pad if pad is not None else min(stops), use_cache=True)
 

@@ -267,3 +267,22 @@ def test_the_gpu_check_runs_on_the_cpu_at_its_smallest_size(tmp_path):
         assert figures[part]["updates"] >= 1 and figures[part]["lora_moved"]
         assert all(math.isfinite(x) for x in figures[part]["losses"])
     assert "generation" in done.stdout and "sft" in done.stdout
+
+
+def test_a_training_started_before_activation_checkpointing_still_resumes(tmp_path):
+    from dealroom.errors import ConfigError
+    from dealroom.train._grpo import _prepare_out, _record
+    from dealroom.train._grpo_settings import spec_from_dict
+
+    spec = spec_from_dict({"model": "hf:x", "rooms": ["r"], "grpo": FAST})
+    out = tmp_path / "ckpt"
+    (out / "checkpoint-1").mkdir(parents=True)
+    (out / "checkpoint-1" / "state.json").write_text('{"step": 1}')
+    record = _record(spec)
+    del record["spec"]["grpo"]["activation_checkpointing"]  # as written before the setting
+    (out / "train.json").write_text(json.dumps(record))
+    assert _prepare_out(out, spec, resume=True) == 1
+    record["spec"]["grpo"]["learning_rate"] = 0.5
+    (out / "train.json").write_text(json.dumps(record))
+    with pytest.raises(ConfigError, match="spec differs"):
+        _prepare_out(out, spec, resume=True)

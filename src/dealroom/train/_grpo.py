@@ -32,7 +32,7 @@ from typing import Any
 from dealroom._util.files import write_json_atomic
 from dealroom.errors import ConfigError, DealroomError
 from dealroom.runs import append_jsonl, read_jsonl
-from dealroom.train._grpo_settings import GRPOSpec, check_spec, load_grpo_spec
+from dealroom.train._grpo_settings import GRPOSettings, GRPOSpec, check_spec, load_grpo_spec
 from dealroom.train._grpo_step import (
     ROLLOUTS,
     Group,
@@ -331,7 +331,7 @@ def _prepare_out(out: Path, spec: GRPOSpec, resume: bool) -> int:
         stored = json.loads((out / "train.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         raise ConfigError(f"{out} holds no train.json: nothing to resume") from None
-    if stored.get("spec") != _record(spec)["spec"]:
+    if _with_new_settings(stored.get("spec")) != _record(spec)["spec"]:
         raise ConfigError(f"--resume: the spec differs from the training in {out}; resume "
                           "with the same SPEC.toml and flags")
     step = last_checkpoint(out)
@@ -339,6 +339,16 @@ def _prepare_out(out: Path, spec: GRPOSpec, resume: bool) -> int:
     _cut(out / ROLLOUTS, lambda row: row["step"] <= step)
     _cut(out / WATCH, lambda row: row["step"] <= step)
     return step
+
+
+def _with_new_settings(stored: Any) -> Any:
+    """A stored spec with the ``[grpo]`` settings added since it was written at their
+    defaults, so a training started before them still resumes."""
+    if not isinstance(stored, dict) or not isinstance(stored.get("grpo"), dict):
+        return stored
+    defaults = GRPOSettings().to_dict()
+    return {**stored, "grpo": {**{k: v for k, v in defaults.items() if k not in stored["grpo"]},
+                               **stored["grpo"]}}
 
 
 def last_checkpoint(out: Path) -> int:

@@ -89,8 +89,25 @@ def aiohttp_post(base: str):
     return post, session.close
 
 
+def httpx2_post(base: str):
+    import httpx2
+
+    client = httpx2.AsyncClient(limits=httpx2.Limits(max_connections=None,
+                                                     max_keepalive_connections=None),
+                                timeout=None, trust_env=False)
+
+    async def post(path: str, body: bytes) -> int:
+        async with client.stream("POST", base + path, content=body, headers=JSON) as resp:
+            return sum([len(c) async for c in resp.aiter_raw()])
+
+    return post, client.aclose
+
+
+CLIENTS = {"dealroom": "dealroom_post", "aiohttp": "aiohttp_post", "httpx2": "httpx2_post"}
+
+
 async def measure(kind: str, base: str, calls: int, body: bytes) -> dict[str, float]:
-    post, close = (dealroom_post if kind == "dealroom" else aiohttp_post)(base)
+    post, close = globals()[CLIENTS[kind]](base)
     await asyncio.gather(*[post("/plain" + PATH, body) for _ in range(calls)])  # connect
     waves, cpu = [], []
     for _ in range(REPEATS):
@@ -120,6 +137,8 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=600)
     parser.add_argument("--spacing-ms", type=float, default=0.5,
                         help="between two events of a streamed reply (0: as fast as it can)")
+    parser.add_argument("--clients", default="dealroom,aiohttp",
+                        help="comma-separated, of: " + ", ".join(CLIENTS))
     parser.add_argument("--serve", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--client", nargs=2, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -140,16 +159,18 @@ def main() -> None:
               f"SSE events {args.spacing_ms:g} ms apart; loopback server in another process; "
               f"medians of {REPEATS} waves and {STREAMS} streamed replies")
         figures = {}
-        for kind in ("dealroom", "aiohttp"):
+        for kind in args.clients.split(","):
             done = subprocess.run([sys.executable, __file__, "--client", kind, base,
                                    "--calls", str(args.calls), "--body-kb", str(args.body_kb)],
                                   capture_output=True, text=True, check=True)
             figures[kind] = f = json.loads(done.stdout.strip().splitlines()[-1])
             print(f"  {kind:8s}  wave {1000 * f['wave_s']:5.0f} ms   host CPU "
                   f"{f['cpu_ms']:.3f} ms per POST   streamed reply {f['stream_ms']:.2f} ms")
-        ours, peer = figures["dealroom"], figures["aiohttp"]
-        print(f"  dealroom / aiohttp: CPU per POST {ours['cpu_ms'] / peer['cpu_ms']:.2f}x, "
-              f"streamed reply {ours['stream_ms'] / peer['stream_ms']:.2f}x")
+        first, *others = list(figures)
+        for kind in others:
+            ours, peer = figures[first], figures[kind]
+            print(f"  {first} / {kind}: CPU per POST {ours['cpu_ms'] / peer['cpu_ms']:.2f}x, "
+                  f"streamed reply {ours['stream_ms'] / peer['stream_ms']:.2f}x")
     finally:
         server.terminate()
         server.wait(10)

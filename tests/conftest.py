@@ -15,6 +15,18 @@ JUDGE_ROOM = Path(__file__).parent / "judge" / "fixtures" / "room"
 """The hand-made fixture room with a full rubric (tests/judge/fixtures/room)."""
 
 
+PROXY_VARIABLES = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy",
+                   "NO_PROXY")
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy_from_the_shell(monkeypatch):
+    """Tests reach only the loopback servers they start: a proxy this shell sets is not used
+    (the proxy tests set their own)."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
 def make_run(run_dir: Path, memo: str | None, room: Path = JUDGE_ROOM) -> Path:
     """A run folder with ``config.json`` and (unless ``memo`` is None) ``output/memo.md``."""
     run_dir.mkdir(parents=True)

@@ -7,7 +7,8 @@ import pytest
 
 from dealroom.errors import ConfigError, ModelError
 from dealroom.models import ModelSpec, OpenAICompatibleClient, Prices, check, open_model
-from dealroom.models._client import endpoint_limit, parse_usage
+from dealroom.models._client import parse_usage
+from dealroom.models._endpoint import endpoint_limit
 from dealroom.models.testing import Fault, MockOpenAIServer, chat_completion_body
 from dealroom.room import count_tokens
 
@@ -186,10 +187,10 @@ def test_one_limit_per_endpoint_shared_by_clients():
             await asyncio.gather(*calls)
             limit = endpoint_limit(srv.base_url)
             await a.aclose()
-            pool = b._endpoint.pool
-            assert not pool.closed  # b still holds it
+            endpoint = b._endpoint
+            assert not endpoint.closed  # b still holds it
             await b.aclose()
-            return srv.max_in_flight, limit, pool.closed
+            return srv.max_in_flight, limit, endpoint.closed
 
     max_in_flight, limit, closed = asyncio.run(go())
     assert limit == 3 and max_in_flight == 3 and closed

@@ -3,7 +3,7 @@
 One call, as the client makes it::
 
     chat(messages) ──> endpoint semaphore (shared per base_url, per event loop)
-                          │  POST {base_url}/chat/completions   (one connection pool per endpoint)
+                          │  POST {base_url}/chat/completions   (one aiohttp session per endpoint)
                           │  streamed (SSE) unless the spec or the endpoint says otherwise;
                           │  in a wave (see _hedge), a stalled attempt is re-sent once
                           ▼
@@ -15,9 +15,9 @@ One call, as the client makes it::
       other 4xx, impossible usage, a body over the limit, or retries spent
           ──> ProviderError(model=name, kind=..., status=...)
 
-Calls go through :mod:`dealroom.models._http`, a lean HTTP/1.1 client with kept-alive
-connections: at wide fan-out it spends less than half the host CPU per call of aiohttp (see
-``benchmarks/bench_http.py``).
+Every request goes through aiohttp (see ``_endpoint``: one session per endpoint, kept-alive
+connections, the model's proxy, TLS settings and extra headers from ``_net``); the rules
+above are ours. Each HTTP request counts as an attempt: a POST is never re-sent unseen.
 """
 
 from __future__ import annotations
@@ -28,14 +28,23 @@ import json
 import os
 import random
 import time
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
-from urllib.parse import urlsplit
+
+import aiohttp
+from yarl import URL
 
 from dealroom.errors import ConfigError
+from dealroom.models._endpoint import (
+    Endpoint,
+    acquire,
+    failure,
+    fetch,
+    open_session,
+    release,
+)
 from dealroom.models._hedge import BothStalled, Progress, current_wave, race
-from dealroom.models._http import ConnectTimeout, HTTPPool, IdleTimeout, Response
+from dealroom.models._net import Route, expand_headers
 from dealroom.models._spec import ModelSpec, Prices
 from dealroom.models._text import strip_controls
 from dealroom.models._wire import (
@@ -148,46 +157,6 @@ async def check(client: ModelClient) -> None:
         await probe()
 
 
-# -- shared endpoints ------------------------------------------------------------------------------
-
-
-class _Endpoint:
-    """One connection pool and one concurrency limit for a base_url within one event loop."""
-
-    def __init__(self, base_url: str, concurrency: int) -> None:
-        self.pool = HTTPPool(base_url)
-        self.semaphore = asyncio.Semaphore(concurrency)
-        self.limit = concurrency
-        self.refs = 0
-
-    def raise_limit(self, concurrency: int) -> None:
-        """The limit is the largest any client of the endpoint asked for; it only grows."""
-        for _ in range(concurrency - self.limit):
-            self.semaphore.release()
-        self.limit = max(self.limit, concurrency)
-
-
-_ENDPOINTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Endpoint]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _acquire(base_url: str, concurrency: int) -> _Endpoint:
-    pool = _ENDPOINTS.setdefault(asyncio.get_running_loop(), {})
-    endpoint = pool.get(base_url)
-    if endpoint is None or endpoint.pool.closed:
-        endpoint = pool[base_url] = _Endpoint(base_url, concurrency)
-    endpoint.raise_limit(concurrency)
-    endpoint.refs += 1
-    return endpoint
-
-
-def endpoint_limit(base_url: str) -> int | None:
-    """The concurrency limit now shared by clients of ``base_url`` in the running loop."""
-    endpoint = _ENDPOINTS.get(asyncio.get_running_loop(), {}).get(base_url.rstrip("/"))
-    return endpoint.limit if endpoint else None
-
-
 # -- the client ----------------------------------------------------------------------------------
 
 
@@ -249,9 +218,9 @@ def _refused_feature(status: int, message: str, payload: dict[str, Any]) -> str 
 
 
 def _timeout_message(exc: BaseException, spec: ModelSpec, streaming: bool) -> str:
-    if isinstance(exc, ConnectTimeout):
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
         return f"could not connect within {spec.connect_timeout:g}s"
-    if isinstance(exc, IdleTimeout) and streaming:
+    if isinstance(exc, aiohttp.SocketTimeoutError) and streaming:
         return f"no bytes for {spec.read_timeout:g}s (first-byte / idle time-out)"
     return f"timed out after {spec.timeout:g}s"
 
@@ -259,10 +228,10 @@ def _timeout_message(exc: BaseException, spec: ModelSpec, streaming: bool) -> st
 class OpenAICompatibleClient:
     """Async client for any OpenAI-compatible ``/chat/completions`` endpoint.
 
-    Clients for the same ``base_url`` share one connection pool and one semaphore per event
-    loop. Open it with :func:`dealroom.models.open_model`; close it with ``aclose()`` or
-    ``async with``. :attr:`refused` lists what the endpoint turned down, so it is not asked
-    again: ``stream``, ``json_schema``, ``json_object``.
+    Clients for the same ``base_url`` (and network settings) share one aiohttp session and
+    one semaphore per event loop. Open it with :func:`dealroom.models.open_model`; close it
+    with ``aclose()`` or ``async with``. :attr:`refused` lists what the endpoint turned down,
+    so it is not asked again: ``stream``, ``json_schema``, ``json_object``.
     """
 
     def __init__(
@@ -278,20 +247,23 @@ class OpenAICompatibleClient:
         self.prices = spec.prices
         self.base_url = base
         self.refused: set[str] = set() if spec.stream and not spec.tokens else {"stream"}
-        self._root = urlsplit(base).path  # the spec checked it is http(s)
-        self._path = f"{self._root}/chat/completions"
+        self._url = URL(f"{base}/chat/completions")  # parsed once, not per request
         self._headers = {"Content-Type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
+        self._headers.update(expand_headers(spec))
+        self._timeouts = {streaming: aiohttp.ClientTimeout(
+            total=spec.timeout, sock_connect=spec.connect_timeout,
+            sock_read=spec.read_timeout if streaming else None) for streaming in (False, True)}
         self._extra = dict(spec.options.get("extra_body", {}))
         self._max_field = spec.options.get("max_tokens_field", "max_tokens")
-        self._endpoint: _Endpoint | None = None
+        self._endpoint: Endpoint | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def _get_endpoint(self) -> _Endpoint:
+    def _get_endpoint(self) -> Endpoint:
         loop = asyncio.get_running_loop()
-        if self._endpoint is None or self._loop is not loop or self._endpoint.pool.closed:
-            self._endpoint = _acquire(self.base_url, self.spec.concurrency)
+        if self._endpoint is None or self._loop is not loop or self._endpoint.closed:
+            self._endpoint = acquire(self.spec, self.base_url)
             self._loop = loop
         return self._endpoint
 
@@ -396,7 +368,7 @@ class OpenAICompatibleClient:
         ceiling = min(MAX_BACKOFF_S, self.spec.backoff_s * 2 ** (attempt - 1))
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
-    async def _send(self, endpoint: _Endpoint, payload: dict[str, Any], data: bytes, cap: int,
+    async def _send(self, endpoint: Endpoint, payload: dict[str, Any], data: bytes, cap: int,
                     wave: Any, sent: list[int]) -> tuple[Reply, float, dict[str, Any] | None]:
         """One attempt, hedged when it belongs to a wave: (reply, latency, hedge record)."""
         streaming = bool(payload.get("stream"))
@@ -418,31 +390,33 @@ class OpenAICompatibleClient:
             raise _Retryable(str(exc), kind="timeout") from None
         return reply, latency, hedge
 
-    async def _attempt(self, endpoint: _Endpoint, payload: dict[str, Any], data: bytes,
+    async def _attempt(self, endpoint: Endpoint, payload: dict[str, Any], data: bytes,
                        cap: int, streaming: bool, progress: Progress) -> tuple[Reply, float]:
         async with endpoint.semaphore:
             progress.start()
             start = time.perf_counter()
-            read = self.spec.read_timeout if streaming else None
             try:
-                async with asyncio.timeout(self.spec.timeout), endpoint.pool.request(
-                    "POST", self._path, data, self._headers,
-                    connect=self.spec.connect_timeout, read=read,
+                async with endpoint.session.post(
+                    self._url, data=data, headers=self._headers,
+                    timeout=self._timeouts[streaming], allow_redirects=False,
                 ) as resp:
                     progress.tick()
                     status = resp.status
                     if status != 200:
-                        raw = await resp.read(65536)
-                        wait = _retry_after(resp.headers.get("retry-after"))
-                        moved = resp.headers.get("location")
+                        raw = await resp.content.read(65536)
+                        wait = _retry_after(resp.headers.get("Retry-After"))
+                        moved = resp.headers.get("Location")
                     else:
                         reply = await self._read_reply(resp, cap, progress)
             except TimeoutError as exc:
                 raise _Retryable(_timeout_message(exc, self.spec, streaming),
                                  kind="timeout") from None
-            except OSError as exc:
-                raise _Retryable(f"connection error: {exc or type(exc).__name__}",
-                                 kind="connection") from None
+            except (aiohttp.ClientError, OSError) as exc:
+                message, again = failure(exc, endpoint.route)
+                if again:
+                    raise _Retryable(message, kind="connection") from None
+                raise ProviderError(f"{message} (from {self.base_url})", model=self.name,
+                                    kind="connection") from None
             except BadReply as exc:
                 message = f"{exc} (from {self.base_url})"
                 if exc.retry:
@@ -461,11 +435,12 @@ class OpenAICompatibleClient:
             raise _Retryable(message, status, wait)
         raise ProviderError(message, model=self.name, status=status, kind="http")
 
-    async def _read_reply(self, resp: Response, cap: int, progress: Progress) -> Reply:
-        content_type = resp.headers.get("content-type", "")
+    async def _read_reply(self, resp: aiohttp.ClientResponse, cap: int,
+                          progress: Progress) -> Reply:
+        content_type = resp.headers.get("Content-Type", "")
         if content_type.startswith("text/event-stream"):
-            return await read_stream(resp.chunks(), cap, progress.tick)
-        reply = parse_body(await read_body(resp.chunks()), content_type, cap)
+            return await read_stream(resp.content.iter_any(), cap, progress.tick)
+        reply = parse_body(await read_body(resp.content.iter_any()), content_type, cap)
         if "stream" not in self.refused:
             self.refused.add("stream")  # asked to stream, it answered in one body: it does not
         return reply
@@ -478,11 +453,12 @@ class OpenAICompatibleClient:
             if self.spec.api_key_env
             else f"add api_key_env to [models.{self.name}] in {source}"
         )
-        pool = HTTPPool(self.base_url)
+        session, way = open_session(self.spec, self.base_url, 1)
         try:
             async with asyncio.timeout(min(CHECK_TIMEOUT_S, self.spec.timeout)):
-                status, raw = await _fetch(pool, "GET", f"{self._root}/models", None,
-                                           self._headers)
+                listed = await fetch(session, "GET", f"{self.base_url}/models", None,
+                                     self._headers, MAX_CHECK_BYTES)
+                status, raw = listed.status, listed.body
                 if status in (401, 403):
                     raise ConfigError(
                         f"model '{self.name}': {self.base_url} rejected the API key "
@@ -492,16 +468,13 @@ class OpenAICompatibleClient:
                     return
                 probe = json.dumps({"model": self.model, "max_tokens": 1,
                                     "messages": [{"role": "user", "content": "ping"}]})
-                chat_status, chat_raw = await _fetch(pool, "POST", self._path, probe.encode(),
-                                                     self._headers)
-        except OSError as exc:  # TimeoutError and every connection failure
-            raise ConfigError(
-                f"model '{self.name}': cannot reach {self.base_url} "
-                f"({exc or type(exc).__name__}): start the server there, or fix base_url in "
-                f"{source}"
-            ) from None
+                chat = await fetch(session, "POST", self._url, probe.encode(), self._headers,
+                                   MAX_CHECK_BYTES)
+                chat_status, chat_raw = chat.status, chat.body
+        except (aiohttp.ClientError, OSError) as exc:  # TimeoutError too
+            raise ConfigError(self._unreachable(exc, way, source)) from None
         finally:
-            await pool.close()
+            await session.close()
         if chat_status == 200:
             return
         if chat_status in (401, 403):
@@ -516,17 +489,28 @@ class OpenAICompatibleClient:
             f"serves: {served}. Fix `model` in {source} or the spec"
         )
 
+    def _unreachable(self, exc: BaseException, way: Route, source: str) -> str:
+        """Why the check could not reach the endpoint, naming the proxy when it failed."""
+        message, again = failure(exc, way)
+        if isinstance(exc, TimeoutError):
+            message = f"no answer within {min(CHECK_TIMEOUT_S, self.spec.timeout):g}s" + (
+                f" through {way.describe()}" if way.proxy else "")
+        if isinstance(exc, aiohttp.ClientProxyConnectionError | aiohttp.ClientHttpProxyError):
+            fix = (f"fix proxy in [models.{self.name}] in {source}" if way.source == "proxy"
+                   else f"fix {way.source}")
+            return (f"model '{self.name}': cannot reach {self.base_url}: {message}. {fix}, or "
+                    f"bypass the proxy (add the host to NO_PROXY, or set proxy = \"\" for the "
+                    "model)")
+        if not again:  # the server answered, and what it said is the problem
+            return f"model '{self.name}': cannot reach {self.base_url}: {message}"
+        return (f"model '{self.name}': cannot reach {self.base_url} ({message}): start the "
+                f"server there, or fix base_url in {source}")
+
     async def aclose(self) -> None:
-        """Drop this client's hold on the shared pool; the last one closes it."""
+        """Drop this client's hold on the shared session; the last one closes it."""
         endpoint, self._endpoint = self._endpoint, None
-        if endpoint is None:
-            return
-        endpoint.refs -= 1
-        if endpoint.refs <= 0 and self._loop is asyncio.get_running_loop():
-            pool = _ENDPOINTS.get(self._loop, {})
-            if pool.get(self.base_url) is endpoint:
-                del pool[self.base_url]
-            await endpoint.pool.close()
+        if endpoint is not None and self._loop is asyncio.get_running_loop():
+            await release(self.spec, self.base_url, endpoint)
 
     async def __aenter__(self) -> OpenAICompatibleClient:
         return self
@@ -550,13 +534,6 @@ def _format_for(response_format: dict[str, Any] | None, refused: set[str]) -> di
         schema = (response_format.get("json_schema") or {}).get("schema")
         return {"type": "json_object", **({"schema": schema} if schema else {})}
     return None
-
-
-async def _fetch(pool: HTTPPool, method: str, path: str, body: bytes | None,
-                 headers: dict[str, str]) -> tuple[int, bytes]:
-    """One request's status and body (its first :data:`MAX_CHECK_BYTES`)."""
-    async with pool.request(method, path, body, headers) as resp:
-        return resp.status, await resp.read(MAX_CHECK_BYTES)
 
 
 def _listed_models(raw: bytes) -> set[str]:

@@ -59,6 +59,11 @@ def model_path() -> Path:
     return path
 
 
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+"""Polls the server dealroom started on loopback directly, whatever proxy the environment
+sets (its chat calls bypass proxies too: the ``local`` spec has ``proxy = ""``)."""
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -148,7 +153,7 @@ class LocalServer:
                     model="local",
                 )
             try:
-                with urllib.request.urlopen(f"{self.base_url}/models", timeout=1.0) as resp:
+                with _DIRECT.open(f"{self.base_url}/models", timeout=1.0) as resp:
                     if resp.status == 200:
                         return self
             except (urllib.error.URLError, OSError):

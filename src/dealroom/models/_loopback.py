@@ -9,6 +9,7 @@ A subclass adds its handlers in :meth:`LoopbackServer.routes`. Sync code uses ``
 from __future__ import annotations
 
 import asyncio
+import ssl
 import threading
 from abc import ABC, abstractmethod
 from typing import Self
@@ -17,20 +18,23 @@ from aiohttp import web
 
 
 class LoopbackServer(ABC):
-    """Serve :meth:`routes` on ``127.0.0.1:port`` (0: a free port, known once started)."""
+    """Serve :meth:`routes` on ``127.0.0.1:port`` (0: a free port, known once started), over
+    TLS when given an ``ssl_context`` (a server-side one, e.g. requiring client certificates)."""
 
     thread_name = "loopback-server"
 
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, ssl_context: ssl.SSLContext | None = None) -> None:
         self.port = port
+        self.ssl_context = ssl_context
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def base_url(self) -> str:
-        """The OpenAI-style base URL, ``http://127.0.0.1:PORT/v1``."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        """The OpenAI-style base URL, ``http://127.0.0.1:PORT/v1`` (``https`` over TLS)."""
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}/v1"
 
     @abstractmethod
     def routes(self, app: web.Application) -> None:
@@ -44,7 +48,8 @@ class LoopbackServer(ABC):
             app, access_log=None, handler_cancellation=True, shutdown_timeout=0.5
         )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self.port, backlog=4096)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port, backlog=4096,
+                           ssl_context=self.ssl_context)
         await site.start()
         self.port = self._runner.addresses[0][1]
         return self

@@ -26,6 +26,7 @@ from typing import Any
 
 from dealroom._util.files import read_toml
 from dealroom.errors import ConfigError
+from dealroom.models._net import NET_KEYS, check_settings, file_settings, redact
 from dealroom.types import ROLES
 
 DEFAULT_CONCURRENCY = 64
@@ -121,6 +122,21 @@ class ModelSpec:
     """Retries after a 429, 5xx, connection error, time-out or malformed body."""
     backoff_s: float = 0.5
     """First retry delay; doubles each retry, full jitter, capped at 30 s (Retry-After wins)."""
+    proxy: str | None = None
+    """The HTTP(S) proxy to reach ``base_url`` through; ``None``: the environment's
+    (``HTTPS_PROXY``/``HTTP_PROXY``, minus ``NO_PROXY``), ``""``: none (see ``_net``)."""
+    ca_bundle: str | None = None
+    """PEM file of the CA certificates to trust (else ``REQUESTS_CA_BUNDLE``, else the
+    system's, or ``SSL_CERT_FILE``)."""
+    client_cert: str | None = None
+    """PEM file of a client certificate, for servers that require mutual TLS."""
+    client_key: str | None = None
+    """PEM file of ``client_cert``'s key (when not in the same file)."""
+    verify: bool = True
+    """Check the server's certificate; ``false`` (models file only) is warned about once."""
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    """Extra request headers; ``${NAME}`` in a value is the environment variable NAME. Never
+    recorded: :meth:`to_dict` leaves them out."""
     options: dict[str, Any] = field(default_factory=dict)
     """Provider-specific settings: ``extra_body`` (merged into each request),
     ``max_tokens_field`` (``max_completion_tokens`` for OpenAI reasoning models), or anything
@@ -150,10 +166,16 @@ class ModelSpec:
                               f"{self.hedge!r}")
         if self.base_url is not None:
             object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
+        check_settings(where, **{key: getattr(self, key) for key in NET_KEYS})
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready record for ``config.json``; :meth:`from_dict` rebuilds the spec."""
-        return asdict(self)
+        """JSON-ready record for ``config.json``; :meth:`from_dict` rebuilds the spec. The
+        extra headers are left out and a proxy's password is hidden: records hold no secret."""
+        record = asdict(self)
+        del record["headers"]
+        if self.proxy:
+            record["proxy"] = redact(self.proxy)
+        return record
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ModelSpec:
@@ -187,6 +209,7 @@ def local_spec() -> ModelSpec:
         concurrency=2,
         timeout=300.0,
         stream=False,
+        proxy="",  # a server dealroom starts on loopback: never through a proxy
     )
 
 
@@ -214,6 +237,12 @@ _FILE_KEYS = {
     "extra_body": dict,
     "max_tokens_field": str,
     "options": dict,
+    "proxy": str,
+    "ca_bundle": str,
+    "client_cert": str,
+    "client_key": str,
+    "verify": bool,
+    "headers": dict,
 }
 _MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens")
 
@@ -306,6 +335,7 @@ def _spec_from_table(name: str, table: Any, path: Path) -> ModelSpec:
         backoff_s=float(table.get("backoff_s", 0.5)),
         options=options,
         source=str(path),
+        **file_settings(table, path.parent),
     )
 
 
@@ -398,6 +428,7 @@ SPEC_OPTIONS = {
     "stream": bool,
     "hedge": float,
     "tokens": bool,
+    "proxy": str,
 }
 """Options a ``MODEL@BASE_URL#key=value,...`` spec may carry after ``#`` (models-file keys)."""
 
@@ -411,6 +442,10 @@ def _endpoint_spec(text: str) -> ModelSpec:
             "qwen3-35b@http://127.0.0.1:8000/v1"
         )
     options = _spec_options(text, extra)
+    if "@" in options.get("proxy", ""):
+        raise ConfigError(f"bad model spec {text!r}: a spec string is recorded with every run, "
+                          "so its proxy cannot carry credentials; set HTTPS_PROXY, or proxy "
+                          "in a models file")
     prices = {k: options.pop(k) for k in list(options) if k.startswith("price_")}
     try:
         price = Prices(

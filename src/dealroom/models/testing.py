@@ -28,6 +28,7 @@ import contextlib
 import inspect
 import json
 import random
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -211,7 +212,7 @@ class MockOpenAIServer(LoopbackServer):
     ``"stream": true`` with a stream (else with one body, as some servers do). ``refuse``:
     request fields answered with ``refuse_status`` naming the field (``response_format``,
     ``json_schema`` for that shape only, ``stream``). ``faults``: a function drawing a fault
-    (or None) per call, e.g. :func:`random_faults`.
+    (or None) per call, e.g. :func:`random_faults`. ``ssl_context``: serve HTTPS with it.
     """
 
     thread_name = "mock-openai-server"
@@ -229,8 +230,9 @@ class MockOpenAIServer(LoopbackServer):
         refuse: tuple[str, ...] = (),
         refuse_status: int = 400,
         faults: Callable[[], Fault | None] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        super().__init__(port)
+        super().__init__(port, ssl_context)
         self.reply: Reply = (lambda _req: reply) if isinstance(reply, str) else reply
         self.latency = latency
         self.model = model
@@ -242,6 +244,8 @@ class MockOpenAIServer(LoopbackServer):
         self.faults = faults
         self.requests: list[dict[str, Any]] = []
         """Chat request bodies received, in arrival order (when ``record``)."""
+        self.headers: list[dict[str, str]] = []
+        """The headers of every request received, in arrival order (when ``record``)."""
         self.calls = 0
         """Chat requests received."""
         self.in_flight = 0
@@ -284,6 +288,8 @@ class MockOpenAIServer(LoopbackServer):
         )
 
     def _deny(self, request: web.Request) -> web.Response | None:
+        if self.record:
+            self.headers.append(dict(request.headers))
         if self.api_key and request.headers.get("Authorization") != f"Bearer {self.api_key}":
             return web.json_response({"error": {"message": "invalid api key"}}, status=401)
         return None

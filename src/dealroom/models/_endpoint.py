@@ -1,0 +1,154 @@
+"""Endpoints: the aiohttp session every OpenAI-compatible call of a model goes through.
+
+    clients of one base_url with the same network settings, in one event loop
+        ──▶ one _Endpoint: an aiohttp ClientSession and a semaphore of ``concurrency`` slots
+            (the largest any of its clients asked for; it only grows)
+    the session's connector: at most ``concurrency`` connections, each kept alive
+        KEEPALIVE_S after its last reply; DNS answers cached DNS_TTL_S; happy eyeballs
+    the proxy (see ``_net``) is resolved once per endpoint, not per request; TLS context from
+        the model's settings; no cookies, no redirects followed
+
+aiohttp sends a POST once: a reused connection that drops under it is an error the client
+counts as an attempt (its retry loop decides), never a silent re-send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import weakref
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+from yarl import URL
+
+from dealroom import __version__
+from dealroom.models._net import Route, route, ssl_context
+
+KEEPALIVE_S = 4.0
+"""Seconds an idle connection is kept for reuse: under the 5 s after which uvicorn (vLLM,
+SGLang, llama-cpp-python's server) closes it, so a request never races the server's close."""
+DNS_TTL_S = 300
+USER_AGENT = f"dealroom/{__version__}"
+
+
+def open_session(spec: Any, base_url: str, limit: int) -> tuple[aiohttp.ClientSession, Route]:
+    """A session for ``spec``'s calls to ``base_url`` with at most ``limit`` connections, and
+    the route it takes (its proxy)."""
+    way = route(spec, base_url)
+    secure = urlsplit(base_url).scheme == "https" or (way.proxy or "").startswith("https:")
+    connector = aiohttp.TCPConnector(
+        limit=limit, ttl_dns_cache=DNS_TTL_S, keepalive_timeout=KEEPALIVE_S,
+        ssl=ssl_context(spec) if secure else True)
+    session = aiohttp.ClientSession(
+        connector=connector, proxy=way.proxy, trust_env=False,
+        cookie_jar=aiohttp.DummyCookieJar(), headers={"User-Agent": USER_AGENT})
+    return session, way
+
+
+class Endpoint:
+    """One session and one concurrency limit for a base_url within one event loop."""
+
+    def __init__(self, spec: Any, base_url: str, concurrency: int) -> None:
+        self.session, self.route = open_session(spec, base_url, concurrency)
+        self.semaphore = asyncio.Semaphore(concurrency)
+        self.limit = concurrency
+        self.refs = 0
+
+    @property
+    def closed(self) -> bool:
+        return self.session.closed
+
+    def raise_limit(self, concurrency: int) -> None:
+        """The limit is the largest any client of the endpoint asked for; it only grows."""
+        for _ in range(concurrency - self.limit):
+            self.semaphore.release()
+        if concurrency > self.limit:
+            # aiohttp has no setter; its connector reads the limit on every acquire, and no
+            # request waits there (the semaphore admits at most the old limit)
+            self.session.connector._limit = concurrency  # type: ignore[union-attr]
+        self.limit = max(self.limit, concurrency)
+
+    async def close(self) -> None:
+        await self.session.close()
+
+
+_ENDPOINTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, Endpoint]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _key(spec: Any, base_url: str) -> tuple:
+    """Clients share an endpoint when they reach the same URL the same way."""
+    return (base_url, spec.proxy, spec.ca_bundle, spec.client_cert, spec.client_key,
+            spec.verify)
+
+
+def acquire(spec: Any, base_url: str) -> Endpoint:
+    """The running loop's endpoint for ``spec`` at ``base_url``, held once more."""
+    endpoints = _ENDPOINTS.setdefault(asyncio.get_running_loop(), {})
+    key = _key(spec, base_url)
+    endpoint = endpoints.get(key)
+    if endpoint is None or endpoint.closed:
+        endpoint = endpoints[key] = Endpoint(spec, base_url, spec.concurrency)
+    endpoint.raise_limit(spec.concurrency)
+    endpoint.refs += 1
+    return endpoint
+
+
+async def release(spec: Any, base_url: str, endpoint: Endpoint) -> None:
+    """Drop one hold on ``endpoint``; the last one closes its session."""
+    endpoint.refs -= 1
+    if endpoint.refs > 0:
+        return
+    endpoints = _ENDPOINTS.get(asyncio.get_running_loop(), {})
+    key = _key(spec, base_url)
+    if endpoints.get(key) is endpoint:
+        del endpoints[key]
+    await endpoint.close()
+
+
+def endpoint_limit(base_url: str) -> int | None:
+    """The concurrency limit now shared by clients of ``base_url`` in the running loop."""
+    base_url = base_url.rstrip("/")
+    for key, endpoint in _ENDPOINTS.get(asyncio.get_running_loop(), {}).items():
+        if key[0] == base_url:
+            return endpoint.limit
+    return None
+
+
+@dataclass
+class Fetched:
+    """A request's status, headers and body (its first ``limit`` bytes)."""
+
+    status: int
+    headers: Any
+    body: bytes
+
+
+async def fetch(session: aiohttp.ClientSession, method: str, url: URL | str,
+                body: bytes | None, headers: dict[str, str], limit: int,
+                timeout: aiohttp.ClientTimeout | None = None) -> Fetched:
+    """One request on ``session`` (for checks and probes): its reply, the body read up to
+    ``limit`` bytes; redirects are not followed."""
+    async with session.request(method, url, data=body, headers=headers, timeout=timeout,
+                               allow_redirects=False) as resp:
+        return Fetched(resp.status, resp.headers, await resp.content.read(limit))
+
+
+def failure(exc: BaseException, way: Route) -> tuple[str, bool]:
+    """What a connection-level failure was, in words, and whether asking again can help."""
+    if isinstance(exc, aiohttp.ClientProxyConnectionError):
+        return f"cannot connect to {way.describe()}: {exc.os_error}", True
+    if isinstance(exc, aiohttp.ClientHttpProxyError):
+        return (f"{way.describe()} refused the connection: HTTP {exc.status} "
+                f"{exc.message}", exc.status in (502, 503, 504))
+    via = f" (through {way.describe()})" if way.proxy else ""
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        return (f"the server's TLS certificate is not trusted{via}: {exc.certificate_error}; "
+                "give the CA that signed it with ca_bundle (or REQUESTS_CA_BUNDLE)", False)
+    if isinstance(exc, aiohttp.ClientConnectorSSLError | ssl.SSLError):
+        return f"TLS failed{via}: {exc}", True
+    return f"connection error{via}: {exc or type(exc).__name__}", True

@@ -1,4 +1,5 @@
-"""HTTP transport benchmark: dealroom's own HTTP/1.1 client against aiohttp, host CPU per call.
+"""HTTP transport benchmark: dealroom's session (aiohttp as the client sets it up) against plain
+aiohttp and httpx2, host CPU per call.
 
 A loopback server in another process answers at once. The client process measures its own CPU
 (user + sys) for:
@@ -10,6 +11,7 @@ A loopback server in another process answers at once. The client process measure
 
     python benchmarks/bench_http.py
     python benchmarks/bench_http.py --calls 256 --body-kb 120 --events 2000 --spacing-ms 0
+    python benchmarks/bench_http.py --clients dealroom,aiohttp,httpx2
 """
 
 from __future__ import annotations
@@ -66,15 +68,20 @@ def serve(events: int, spacing: float) -> None:
 
 # -- the clients -----------------------------------------------------------------------------
 def dealroom_post(base: str):
-    from dealroom.models._http import HTTPPool
+    """The session dealroom's client sends through (``_endpoint.open_session``: aiohttp with
+    the connection limit, keep-alive expiry, no cookies), as its ``_attempt`` uses it."""
+    from dealroom.models import ModelSpec
+    from dealroom.models._endpoint import open_session
 
-    pool = HTTPPool(base)
+    spec = ModelSpec(name="bench", kind="openai", model="m", base_url=base + "/v1")
+    session, _ = open_session(spec, spec.base_url, 1024)
 
     async def post(path: str, body: bytes) -> int:
-        async with pool.request("POST", path, body, JSON) as resp:
-            return sum([len(c) async for c in resp.chunks()])
+        async with session.post(base + path, data=body, headers=JSON,
+                                allow_redirects=False) as resp:
+            return sum([len(c) async for c in resp.content.iter_any()])
 
-    return post, pool.close
+    return post, session.close
 
 
 def aiohttp_post(base: str):

@@ -97,6 +97,18 @@ def test_each_model_of_the_models_file_is_checked(tmp_path):
     assert "[models.down]" in down.fix and str(path) in down.fix
 
 
+def test_a_model_behind_a_dead_proxy_is_said_to_be_so(tmp_path, monkeypatch):
+    dead = f"http://127.0.0.1:{closed_port()}"
+    monkeypatch.setenv("HTTP_PROXY", dead)
+    with MockOpenAIServer(lambda request: "hi") as server:
+        path = tmp_path / "models.toml"
+        path.write_text(f'[models.up]\nbase_url = "{server.base_url}"\nmodel = "mock"\n'
+                        'context_window = 8192\n')
+        _, check = asyncio.run(doctor.model_checks(path))
+    assert check.status == "warn" and f"the proxy {dead} (from HTTP_PROXY)" in check.detail
+    assert "fix the proxy" in check.fix and "[models.up]" in check.fix
+
+
 def dealroom(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dealroom", "doctor", *args],
                           capture_output=True, text=True, timeout=180)

@@ -228,8 +228,11 @@ async def _model_check(name: str, path: Path) -> Check:
         finally:
             await client.aclose()
     except (DealroomError, OSError, TimeoutError) as exc:
-        return Check(f"model {name}", "warn", f"not reachable: {exc or 'timed out'}",
-                     f"start its server or fix [models.{name}] in {path}")
+        fix = f"start its server or fix [models.{name}] in {path}"
+        if "the proxy" in str(exc):
+            fix = (f"fix the proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, or proxy in "
+                   f"[models.{name}] in {path})")
+        return Check(f"model {name}", "warn", f"not reachable: {exc or 'timed out'}", fix)
     return Check(f"model {name}", "ok", "reachable")
 
 

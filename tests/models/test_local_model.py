@@ -105,3 +105,25 @@ def test_no_orphan_when_the_parent_is_killed():
         time.sleep(0.2)
     os.kill(server_pid, signal.SIGKILL)
     pytest.fail("the llama.cpp server outlived its parent")
+
+
+def test_the_local_server_is_reached_directly_whatever_proxy_is_set(tmp_path, monkeypatch):
+    """``local`` is a server dealroom starts on loopback: its start-up poll and its calls never
+    go through the environment's proxy (here a dead one)."""
+    from dealroom.models import OpenAICompatibleClient, resolve_model_spec
+
+    stand_in = ("import sys\nfrom dealroom.models.testing import main\n"
+                "main(['--port', sys.argv[sys.argv.index('--port') + 1], '--model', "
+                "'smollm2-135m-instruct'])\n")
+    monkeypatch.setattr(_local, "_LAUNCHER", stand_in)  # a mock server instead of llama.cpp
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"")
+
+    async def chat(base_url):
+        async with OpenAICompatibleClient(resolve_model_spec("local"), base_url=base_url) as c:
+            await check(c)
+            return await c.chat([{"role": "user", "content": "hi"}])
+
+    with LocalServer(model, start_timeout=20) as server:
+        assert asyncio.run(chat(server.base_url)).text == "echo: hi"

@@ -266,3 +266,21 @@ def test_preflight_reports_a_model_the_endpoint_does_not_serve():
 
     with pytest.raises(ConfigError, match="serves: mock"):
         asyncio.run(go())
+
+
+def test_a_probe_goes_through_the_models_session_with_its_headers(tmp_path, monkeypatch):
+    monkeypatch.setenv("ORG_TOKEN", "t-1")
+
+    async def go():
+        async with MockOpenAIServer() as srv:
+            spec = spec_for(srv, headers={"X-Org": "${ORG_TOKEN}"})
+            async with open_model(spec) as client:
+                listed = await client.request("GET", "models")
+                root = await client.request("GET", "/v1/models")
+                missing = await client.request("POST", "/tokenize", {"prompt": "x"})
+            return listed, root, missing, srv.headers
+
+    listed, root, missing, headers = asyncio.run(go())
+    assert listed.status == root.status == 200 and b'"mock"' in listed.body
+    assert missing.status == 404  # this server has no /tokenize (vLLM's is at the root)
+    assert [h.get("X-Org") for h in headers] == ["t-1"] * 2  # (the 404 reached no handler)

@@ -37,6 +37,7 @@ from yarl import URL
 from dealroom.errors import ConfigError
 from dealroom.models._endpoint import (
     Endpoint,
+    Fetched,
     acquire,
     failure,
     fetch,
@@ -505,6 +506,19 @@ class OpenAICompatibleClient:
             return f"model '{self.name}': cannot reach {self.base_url}: {message}"
         return (f"model '{self.name}': cannot reach {self.base_url} ({message}): start the "
                 f"server there, or fix base_url in {source}")
+
+    async def request(self, method: str, path: str, body: Any = None,
+                      limit: int = MAX_CHECK_BYTES) -> Fetched:
+        """One request besides chat calls (a probe such as vLLM's ``POST /tokenize``) on the
+        model's session, so its proxy, TLS settings and headers apply: ``path`` is relative to
+        ``base_url``, or to the server's root when it starts with ``/``; ``body`` is sent as
+        JSON. Failures raise as aiohttp's (``aiohttp.ClientError``, ``TimeoutError``)."""
+        url = self._url.join(URL(path)) if path.startswith("/") else URL(
+            f"{self.base_url}/{path}")
+        data = None if body is None else request_body(body)
+        timeout = aiohttp.ClientTimeout(total=min(CHECK_TIMEOUT_S, self.spec.timeout))
+        return await fetch(self._get_endpoint().session, method, url, data, self._headers,
+                           limit, timeout)
 
     async def aclose(self) -> None:
         """Drop this client's hold on the shared session; the last one closes it."""

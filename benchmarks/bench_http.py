@@ -71,13 +71,13 @@ def dealroom_post(base: str):
     """The session dealroom's client sends through (``_endpoint.open_session``: aiohttp with
     the connection limit, keep-alive expiry, no cookies), as its ``_attempt`` uses it."""
     from dealroom.models import ModelSpec
-    from dealroom.models._endpoint import open_session
+    from dealroom.models._endpoint import Body, open_session
 
     spec = ModelSpec(name="bench", kind="openai", model="m", base_url=base + "/v1")
     session, _ = open_session(spec, spec.base_url, 1024)
 
     async def post(path: str, body: bytes) -> int:
-        async with session.post(base + path, data=body, headers=JSON,
+        async with session.post(base + path, data=Body(body), headers=JSON,
                                 allow_redirects=False) as resp:
             return sum([len(c) async for c in resp.content.iter_any()])
 

@@ -36,6 +36,7 @@ from yarl import URL
 
 from dealroom.errors import ConfigError
 from dealroom.models._endpoint import (
+    Body,
     Endpoint,
     Fetched,
     acquire,
@@ -398,7 +399,7 @@ class OpenAICompatibleClient:
             start = time.perf_counter()
             try:
                 async with endpoint.session.post(
-                    self._url, data=data, headers=self._headers,
+                    self._url, data=Body(data), headers=self._headers,
                     timeout=self._timeouts[streaming], allow_redirects=False,
                 ) as resp:
                     progress.tick()

@@ -48,6 +48,34 @@ def open_session(spec: Any, base_url: str, limit: int) -> tuple[aiohttp.ClientSe
     return session, way
 
 
+class Body(aiohttp.Payload):
+    """A JSON request body that aiohttp writes after the head instead of joined onto it: on
+    Python before 3.12.9 aiohttp coalesces the head and the first piece of the body with
+    ``b"".join``, a copy of the whole body per request (0.05 ms of host CPU per 290 KB
+    sub-call). The head leaves with the body's first byte; the rest is written as it is."""
+
+    _autoclose = True
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data, content_type="application/json")
+        self._size = len(data)
+
+    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
+        return bytes(self._value).decode(encoding, errors)
+
+    async def as_bytes(self, encoding: str = "utf-8", errors: str = "strict") -> bytes:
+        return bytes(self._value)
+
+    async def write(self, writer: Any) -> None:
+        await self.write_with_length(writer, None)
+
+    async def write_with_length(self, writer: Any, content_length: int | None) -> None:
+        view = memoryview(self._value)[:content_length]
+        await writer.write(view[:1])
+        if len(view) > 1:
+            await writer.write(view[1:])
+
+
 class Endpoint:
     """One session and one concurrency limit for a base_url within one event loop."""
 

@@ -186,3 +186,18 @@ def test_a_reply_that_is_not_http_or_is_cut_is_a_connection_error(reply):
             return err.value
 
     assert run(go()).kind == "connection"
+
+
+def test_the_connection_limit_grows_with_the_endpoints_concurrency():
+    async def go():
+        async with RawServer(*[[0.05, OK]] * 12) as srv:
+            a = open_model(spec(srv.url, concurrency=2))
+            b = open_model(spec(srv.url, name="other", concurrency=4))
+            await a.chat(HELLO)
+            await asyncio.gather(*[b.chat(HELLO) for _ in range(8)])
+            limit = b._endpoint.session.connector.limit
+            await a.aclose()
+            await b.aclose()
+            return limit, srv.most_open
+
+    assert run(go()) == (4, 4)

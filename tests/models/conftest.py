@@ -109,17 +109,18 @@ def free_port() -> int:
 class ForwardProxy:
     """pproxy forwarding HTTP and CONNECT on loopback; :meth:`log` lists what it forwarded."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, auth: str = "") -> None:
         pytest.importorskip("pproxy", reason="the proxy tests need pproxy (the dev extra)")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self._listen = self.url + (f"#{auth}" if auth else "")  # pproxy's user:password
         self._out = folder / f"pproxy-{self.port}.log"
         self._proc: subprocess.Popen | None = None
 
     def start(self) -> ForwardProxy:
         with self._out.open("wb") as out:
             self._proc = subprocess.Popen(
-                [sys.executable, "-u", "-m", "pproxy", "-l", self.url, "-v"],
+                [sys.executable, "-u", "-m", "pproxy", "-l", self._listen, "-v"],
                 stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 20
         while "Serving on" not in self.log():
@@ -146,5 +147,13 @@ class ForwardProxy:
 def forward_proxy(tmp_path):
     """A real forwarding proxy (pproxy) on 127.0.0.1, stopped after the test."""
     proxy = ForwardProxy(tmp_path).start()
+    yield proxy
+    proxy.stop()
+
+
+@pytest.fixture
+def proxy_with_password(tmp_path):
+    """The same, asking for the credentials ``alice:s3cret``."""
+    proxy = ForwardProxy(tmp_path, auth="alice:s3cret").start()
     yield proxy
     proxy.stop()

@@ -105,6 +105,25 @@ def test_a_spec_string_names_its_proxy(forward_proxy):
         resolve_model_spec("m@http://127.0.0.1:8000/v1#proxy=http://me:pw@proxy:3128")
 
 
+def test_a_proxy_that_asks_for_credentials_gets_them_from_its_url(tmp_path,
+                                                                    proxy_with_password):
+    userinfo = proxy_with_password.url.replace("http://", "http://alice:s3cret@")
+
+    async def go():
+        async with MockOpenAIServer() as srv:
+            path = models_file(tmp_path, srv.base_url, proxy=f'"{proxy_with_password.url}"')
+            with pytest.raises(ProviderError) as refused:
+                async with open_model("corp", models_file=path) as client:
+                    await client.chat(HELLO)
+            path = models_file(tmp_path, srv.base_url, proxy=f'"{userinfo}"')
+            result = await chat_and_check("corp", models_file=path)
+            return refused.value, result, proxy_with_password.forwarded_to(srv.port)
+
+    refused, result, forwarded = asyncio.run(go())
+    assert refused.status == 407 and "asks for credentials" in str(refused)
+    assert result.text.startswith("echo: ") and forwarded >= 1
+
+
 def test_a_dead_proxy_is_named_by_the_call_and_by_the_check(monkeypatch):
     dead = f"http://127.0.0.1:{closed_port()}"
     monkeypatch.setenv("HTTPS_PROXY", dead)

@@ -43,6 +43,7 @@ from dealroom.models._endpoint import (
     failure,
     fetch,
     open_session,
+    proxy_hint,
     release,
 )
 from dealroom.models._hedge import BothStalled, Progress, current_wave, race
@@ -428,7 +429,8 @@ class OpenAICompatibleClient:
             latency = time.perf_counter() - start
         if status == 200:
             return reply, latency
-        message = f"HTTP {status} from {self.base_url}: {_error_message(raw)}"
+        message = (f"HTTP {status} from {self.base_url}: {_error_message(raw)}"
+                   + proxy_hint(status, endpoint.route))
         if 300 <= status < 400 and moved:
             message += f" (redirected to {moved}: set base_url to the endpoint itself)"
         if (feature := _refused_feature(status, message, payload)) is not None:

@@ -171,8 +171,8 @@ def failure(exc: BaseException, way: Route) -> tuple[str, bool]:
     if isinstance(exc, aiohttp.ClientProxyConnectionError):
         return f"cannot connect to {way.describe()}: {exc.os_error}", True
     if isinstance(exc, aiohttp.ClientHttpProxyError):
-        return (f"{way.describe()} refused the connection: HTTP {exc.status} "
-                f"{exc.message}", exc.status in (502, 503, 504))
+        return (f"{way.describe()} refused the connection: HTTP {exc.status} {exc.message}"
+                + proxy_hint(exc.status, way), exc.status in (502, 503, 504))
     via = f" (through {way.describe()})" if way.proxy else ""
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
         return (f"the server's TLS certificate is not trusted{via}: {exc.certificate_error}; "
@@ -180,3 +180,11 @@ def failure(exc: BaseException, way: Route) -> tuple[str, bool]:
     if isinstance(exc, aiohttp.ClientConnectorSSLError | ssl.SSLError):
         return f"TLS failed{via}: {exc}", True
     return f"connection error{via}: {exc or type(exc).__name__}", True
+
+
+def proxy_hint(status: int, way: Route) -> str:
+    """What to do about a proxy's 407 (it wants credentials); "" otherwise."""
+    if status != 407 or not way.proxy:
+        return ""
+    return (f" ({way.describe()} asks for credentials: give them in its URL, "
+            "http://user:password@host:port)")

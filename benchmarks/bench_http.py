@@ -74,7 +74,7 @@ def dealroom_post(base: str):
     from dealroom.models._endpoint import Body, open_session
 
     spec = ModelSpec(name="bench", kind="openai", model="m", base_url=base + "/v1")
-    session, _ = open_session(spec, spec.base_url, 1024)
+    session, _ = open_session(spec, spec.base_url, 1024)  # plain http: no TLS context
 
     async def post(path: str, body: bytes) -> int:
         async with session.post(base + path, data=Body(body), headers=JSON,

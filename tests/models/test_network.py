@@ -282,3 +282,13 @@ def test_a_proxy_password_is_never_recorded(tmp_path):
     spec = resolve_model_spec("corp", models_file=path)
     assert spec.to_dict()["proxy"] == "http://me:***@proxy.example.com:3128"
     assert ModelSpec.from_dict(spec.to_dict()).headers == {}
+
+
+def test_unreadable_certificates_fail_when_the_model_opens(tmp_path, pki):
+    (tmp_path / "junk.pem").write_text("not a certificate\n")
+    for keys, message in (({"ca_bundle": '"junk.pem"'}, "cannot load the CA certificates"),
+                          ({"client_cert": f'"{pki.client_cert}"', "client_key":
+                            f'"{pki.server_key}"'}, "cannot load client_cert")):
+        path = models_file(tmp_path, "https://api.example.com/v1", **keys)
+        with pytest.raises(ConfigError, match=message):
+            open_model("corp", models_file=path)

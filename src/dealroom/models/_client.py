@@ -45,6 +45,7 @@ from dealroom.models._endpoint import (
     open_session,
     proxy_hint,
     release,
+    tls_for,
 )
 from dealroom.models._hedge import BothStalled, Progress, current_wave, race
 from dealroom.models._net import Route, expand_headers
@@ -255,6 +256,7 @@ class OpenAICompatibleClient:
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._headers.update(expand_headers(spec))
+        self._tls = tls_for(spec, base)
         self._timeouts = {streaming: aiohttp.ClientTimeout(
             total=spec.timeout, sock_connect=spec.connect_timeout,
             sock_read=spec.read_timeout if streaming else None) for streaming in (False, True)}
@@ -266,7 +268,7 @@ class OpenAICompatibleClient:
     def _get_endpoint(self) -> Endpoint:
         loop = asyncio.get_running_loop()
         if self._endpoint is None or self._loop is not loop or self._endpoint.closed:
-            self._endpoint = acquire(self.spec, self.base_url)
+            self._endpoint = acquire(self.spec, self.base_url, self._tls)
             self._loop = loop
         return self._endpoint
 
@@ -457,7 +459,7 @@ class OpenAICompatibleClient:
             if self.spec.api_key_env
             else f"add api_key_env to [models.{self.name}] in {source}"
         )
-        session, way = open_session(self.spec, self.base_url, 1)
+        session, way = open_session(self.spec, self.base_url, 1, self._tls)
         try:
             async with asyncio.timeout(min(CHECK_TIMEOUT_S, self.spec.timeout)):
                 listed = await fetch(session, "GET", f"{self.base_url}/models", None,

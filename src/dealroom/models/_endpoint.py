@@ -1,7 +1,7 @@
 """Endpoints: the aiohttp session every OpenAI-compatible call of a model goes through.
 
     clients of one base_url with the same network settings, in one event loop
-        ──▶ one _Endpoint: an aiohttp ClientSession and a semaphore of ``concurrency`` slots
+        ──▶ one Endpoint: an aiohttp ClientSession and a semaphore of ``concurrency`` slots
             (the largest any of its clients asked for; it only grows)
     the session's connector: at most ``concurrency`` connections, each kept alive
         KEEPALIVE_S after its last reply; DNS answers cached DNS_TTL_S; happy eyeballs
@@ -34,14 +34,22 @@ DNS_TTL_S = 300
 USER_AGENT = f"dealroom/{__version__}"
 
 
-def open_session(spec: Any, base_url: str, limit: int) -> tuple[aiohttp.ClientSession, Route]:
-    """A session for ``spec``'s calls to ``base_url`` with at most ``limit`` connections, and
-    the route it takes (its proxy)."""
+def tls_for(spec: Any, base_url: str) -> ssl.SSLContext | None:
+    """The TLS context ``spec``'s calls to ``base_url`` need (None for plain http); a bad CA
+    bundle or client certificate is a ConfigError here, when the client opens."""
     way = route(spec, base_url)
     secure = urlsplit(base_url).scheme == "https" or (way.proxy or "").startswith("https:")
+    return ssl_context(spec) if secure else None
+
+
+def open_session(spec: Any, base_url: str, limit: int,
+                 tls: ssl.SSLContext | None = None) -> tuple[aiohttp.ClientSession, Route]:
+    """A session for ``spec``'s calls to ``base_url`` with at most ``limit`` connections and
+    the TLS context ``tls`` (see :func:`tls_for`), and the route it takes (its proxy)."""
+    way = route(spec, base_url)
     connector = aiohttp.TCPConnector(
         limit=limit, ttl_dns_cache=DNS_TTL_S, keepalive_timeout=KEEPALIVE_S,
-        ssl=ssl_context(spec) if secure else True)
+        ssl=tls if tls is not None else True)
     session = aiohttp.ClientSession(
         connector=connector, proxy=way.proxy, trust_env=False,
         cookie_jar=aiohttp.DummyCookieJar(), headers={"User-Agent": USER_AGENT})
@@ -79,8 +87,9 @@ class Body(aiohttp.Payload):
 class Endpoint:
     """One session and one concurrency limit for a base_url within one event loop."""
 
-    def __init__(self, spec: Any, base_url: str, concurrency: int) -> None:
-        self.session, self.route = open_session(spec, base_url, concurrency)
+    def __init__(self, spec: Any, base_url: str, concurrency: int,
+                 tls: ssl.SSLContext | None) -> None:
+        self.session, self.route = open_session(spec, base_url, concurrency, tls)
         self.semaphore = asyncio.Semaphore(concurrency)
         self.limit = concurrency
         self.refs = 0
@@ -114,13 +123,13 @@ def _key(spec: Any, base_url: str) -> tuple:
             spec.verify)
 
 
-def acquire(spec: Any, base_url: str) -> Endpoint:
+def acquire(spec: Any, base_url: str, tls: ssl.SSLContext | None) -> Endpoint:
     """The running loop's endpoint for ``spec`` at ``base_url``, held once more."""
     endpoints = _ENDPOINTS.setdefault(asyncio.get_running_loop(), {})
     key = _key(spec, base_url)
     endpoint = endpoints.get(key)
     if endpoint is None or endpoint.closed:
-        endpoint = endpoints[key] = Endpoint(spec, base_url, spec.concurrency)
+        endpoint = endpoints[key] = Endpoint(spec, base_url, spec.concurrency, tls)
     endpoint.raise_limit(spec.concurrency)
     endpoint.refs += 1
     return endpoint

@@ -201,3 +201,37 @@ def test_the_connection_limit_grows_with_the_endpoints_concurrency():
             return limit, srv.most_open
 
     assert run(go()) == (4, 4)
+
+
+def test_a_tls_handshake_that_never_finishes_is_a_connect_timeout():
+    async def go():
+        async def silent(reader, writer):
+            await asyncio.sleep(5)
+
+        server = await asyncio.start_server(silent, "127.0.0.1", 0)
+        url = f"https://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+        try:
+            async with open_model(spec(url, connect_timeout=0.3, max_retries=0)) as client:
+                with pytest.raises(ProviderError) as err:
+                    await client.chat(HELLO)
+            return err.value
+        finally:
+            server.close()
+
+    error = run(go())
+    assert error.kind == "timeout" and "could not connect within 0.3s" in str(error)
+
+
+def test_a_refused_connection_names_the_address():
+    async def go():
+        server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        server.close()
+        await server.wait_closed()
+        async with open_model(spec(f"http://127.0.0.1:{port}/v1", max_retries=0)) as client:
+            with pytest.raises(ProviderError) as err:
+                await client.chat(HELLO)
+        return err.value, port
+
+    error, port = run(go())
+    assert error.kind == "connection" and f"127.0.0.1:{port}" in str(error)

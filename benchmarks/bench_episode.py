@@ -18,7 +18,7 @@ mock@URL --concurrency 256`` does, live display included, and the benchmark prin
     python benchmarks/bench_episode.py --rooms ~/bench-rooms    # keep the room between runs
 
 Floors: 2,270 documents, waves within 1.3x of waves x latency, host CPU under 2 ms per
-sub-call, first model call within 1 s; 5,000 documents / 80M tokens, within 1.5x and host peak
+sub-call, first model call within 1 s; 5,000 documents / 80M tokens, within 1.6x (issue 26) and host peak
 memory under 1.5 GB.
 """
 
@@ -207,7 +207,7 @@ def run_one(room: Path, out: Path, base_url: str, args: argparse.Namespace) -> N
     waves, seconds, calls = waves_of(out)
     ideal = waves * args.latency
     large = args.docs > 2270
-    floor = 1.5 if large else 1.3
+    floor = 1.6 if large else 1.3
     ratio = seconds / ideal if ideal else float("nan")
     per_call = 1000 * f["cpu_s"] / max(calls, 1)
     print(f"status {f['status']}: {calls:,} sub-calls in {waves} waves")

@@ -18,8 +18,8 @@ mock@URL --concurrency 256`` does, live display included, and the benchmark prin
     python benchmarks/bench_episode.py --rooms ~/bench-rooms    # keep the room between runs
 
 Floors: 2,270 documents, waves within 1.3x of waves x latency, host CPU under 2 ms per
-sub-call, first model call within 1 s; 5,000 documents / 80M tokens, within 1.6x (issue 26) and host peak
-memory under 1.5 GB.
+sub-call, first model call within 1 s; 5,000 documents / 80M tokens, within 1.6x and host
+peak memory under 1.5 GB.
 """
 
 from __future__ import annotations

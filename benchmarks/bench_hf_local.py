@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import resource
+import statistics
 import time
 
 from dealroom.harness.rlm._prompt import FIRST_USER, RLM_LINE, ROOT_SYSTEM
@@ -48,7 +49,7 @@ def loop_tokens_per_s(loaded, prompt_ids: list[int], tokens: int) -> float:  # n
         return tokens / (time.perf_counter() - started)
 
 
-async def measure(spec: str) -> dict[str, float]:
+async def measure(spec: str, repeat: int = 3) -> dict[str, float]:
     started = time.perf_counter()
     model = open_model(spec, role="root")
     try:
@@ -58,25 +59,30 @@ async def measure(spec: str) -> dict[str, float]:
         t = time.perf_counter()
         first = await model.chat(ROOT_PROMPT, max_tokens=1, temperature=0)
         prompt_s = time.perf_counter() - t
-        t = time.perf_counter()
-        gen = await model.chat(SHORT, max_tokens=GEN_TOKENS, temperature=0)
-        gen_s = time.perf_counter() - t
-        loop = (loop_tokens_per_s(model._loaded, gen.tokens.prompt_ids, GEN_TOKENS)
-                if spec.startswith("hf:") else None)
+        rates, loops = [], []
+        for _ in range(repeat):  # generate and the peer loop in turn: the medians compare
+            t = time.perf_counter()
+            gen = await model.chat(SHORT, max_tokens=GEN_TOKENS, temperature=0)
+            rates.append(gen.usage.output_tokens / (time.perf_counter() - t))
+            if spec.startswith("hf:"):
+                loops.append(loop_tokens_per_s(model._loaded, gen.tokens.prompt_ids,
+                                               gen.usage.output_tokens))
     finally:
         await model.aclose()
-    out = gen.usage.output_tokens
     return {"load_s": load_s, "prompt_tokens": first.usage.input_tokens,
             "prompt_tok_s": first.usage.input_tokens / prompt_s,
-            "gen_tokens": out, "gen_tok_s": out / gen_s, "loop_tok_s": loop}
+            "gen_tokens": gen.usage.output_tokens, "gen_tok_s": statistics.median(rates),
+            "loop_tok_s": statistics.median(loops) if loops else None}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     parser.add_argument("--peer", action="store_true", help="also measure `local` (llama.cpp)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="generations (each followed by the peer loop's); medians shown")
     args = parser.parse_args()
-    hf = asyncio.run(measure(f"hf:local,device=cpu,threads={args.threads}"))
+    hf = asyncio.run(measure(f"hf:local,device=cpu,threads={args.threads}", args.repeat))
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"hf:local  load {hf['load_s']:.1f} s | prompt {hf['prompt_tokens']} tokens at "
           f"{hf['prompt_tok_s']:.0f} tok/s | generation {hf['gen_tokens']} tokens at "

@@ -272,15 +272,15 @@ def _pick(logits: Any, sampling: Sampling, generator: Any) -> tuple[Any, Any]:
         return best.indices, best.values - torch.logsumexp(logits, dim=-1)
     scaled = logits / sampling.temperature
     logp = torch.log_softmax(scaled, dim=-1)
-    kept = scaled.clone()
-    if sampling.top_k:
+    kept = scaled
+    if sampling.top_k:  # masks, not boolean indexing: nothing is read back to the host
         floor = torch.topk(kept, min(sampling.top_k, kept.numel())).values[-1]
-        kept[kept < floor] = float("-inf")
+        kept = kept.masked_fill(kept < floor, float("-inf"))
     if sampling.top_p < 1.0:
         order = torch.argsort(kept, descending=True)
-        cumulative = torch.cumsum(torch.softmax(kept[order], dim=-1), dim=-1)
-        drop = cumulative - torch.softmax(kept[order], dim=-1) >= sampling.top_p
-        kept[order[drop]] = float("-inf")
+        probs = torch.softmax(kept[order], dim=-1)
+        drop = torch.cumsum(probs, dim=-1) - probs >= sampling.top_p
+        kept = kept.masked_fill(torch.zeros_like(drop).scatter_(0, order, drop), float("-inf"))
     token = torch.multinomial(torch.softmax(kept, dim=-1), 1, generator=generator)
     return token[0], logp.gather(0, token)[0]
 

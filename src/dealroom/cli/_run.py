@@ -52,6 +52,9 @@ def run(
     budget_visible: bool = typer.Option(
         None, "--budget-visible/--budget-hidden",
         help="Tell the root 'Turn k of T' (default), or only 'Turn k'."),
+    reasoning_history: str = typer.Option(
+        None, "--reasoning-history",
+        help="drop (default): earlier replies' reasoning leaves the root's history; keep."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP),
 ) -> None:
     """Run an agent on a data room; records go to the run folder as it works.
@@ -65,7 +68,8 @@ def run(
              "max_tokens": max_tokens, "max_seconds": max_seconds,
              "cell_timeout": cell_timeout, "slice_tokens": slice_tokens,
              "output_limit": output_limit, "sub_max_output": sub_max_output,
-             "temperature": temperature, "budget_visible": budget_visible}
+             "temperature": temperature, "budget_visible": budget_visible,
+             "reasoning_history": reasoning_history}
     options = {SETTING_OF_FLAG.get(flag, flag): value for flag, value in flags.items()}
     with RunDisplay(max_turns=max_turns) as display:
         result = asyncio.run(run_agent_async(

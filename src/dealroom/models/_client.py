@@ -34,6 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 import aiohttp
 from yarl import URL
 
+from dealroom._util.reasoning import join_reasoning, split_reasoning
 from dealroom.errors import ConfigError
 from dealroom.models._endpoint import (
     Body,
@@ -111,13 +112,34 @@ class ChatResult:
     tokens: TokenRecord | None = field(default=None, repr=False)
     """The exact prompt and completion token ids and logprobs, from providers that generate
     in-process (``hf:``); ``None`` from endpoints."""
+    reasoning: str | None = None
+    """The model's reasoning, apart from ``text`` (the answer); None when it had none."""
+    reasoning_shape: str | None = None
+    """How the reasoning came (``field``, ``inline``, ``closing``, ``open``; see
+    ``dealroom._util.reasoning``); None without reasoning."""
+
+    def __post_init__(self) -> None:
+        """A reply whose reasoning is inline (``<think>…</think>``) is taken apart, whatever
+        provider made it: ``text`` is then the answer alone."""
+        if self.reasoning is None:
+            split = split_reasoning(self.text)
+            self.text, self.reasoning, self.reasoning_shape = (split.answer, split.reasoning,
+                                                               split.shape)
+        elif self.reasoning_shape is None:
+            self.reasoning_shape = "field"
+
+    @property
+    def whole_text(self) -> str:
+        """The reply as the model wrote it, reasoning included (see ``join_reasoning``)."""
+        return join_reasoning(self.reasoning, self.text, self.reasoning_shape)
 
     def record(self) -> dict[str, Any]:
         """What a ``model_call`` event keeps of how the provider answered."""
         return {"attempts": self.attempts, "finish_reason": self.finish_reason,
                 "usage_estimated": self.usage_estimated, "streamed": self.streamed,
                 "structured": self.structured, "cut_bytes": self.cut_bytes,
-                "stripped": self.stripped, "hedge": self.hedge}
+                "stripped": self.stripped, "hedge": self.hedge,
+                "reasoning": self.reasoning_shape}
 
 
 @runtime_checkable
@@ -346,10 +368,14 @@ class OpenAICompatibleClient:
                                 served=True)
         # exact tokens: the text stays what they decode to, control characters included
         text, stripped = (reply.text, 0) if self.spec.tokens else strip_controls(reply.text)
+        reasoning = reply.reasoning
+        if reasoning is not None and not self.spec.tokens:
+            reasoning, more = strip_controls(reasoning)
+            stripped += more
         usage = parse_usage(reply.usage, self.prices)
         estimated = usage is None
         if usage is None:
-            usage = estimate_usage(messages, text, self.prices)
+            usage = estimate_usage(messages, text, self.prices, reasoning)
         form = payload.get("response_format")
         tokens = None
         if self.spec.tokens:
@@ -366,7 +392,7 @@ class OpenAICompatibleClient:
             finish_reason=reply.finish_reason, latency_s=latency, usage_estimated=estimated,
             attempts=attempts, streamed=reply.streamed,
             structured=str(form["type"]) if form else None, cut_bytes=reply.cut_bytes,
-            stripped=stripped, hedge=hedge, raw=reply.body, tokens=tokens,
+            stripped=stripped, hedge=hedge, raw=reply.body, tokens=tokens, reasoning=reasoning,
         )
 
     def _backoff(self, attempt: int) -> float:

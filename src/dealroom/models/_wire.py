@@ -77,6 +77,8 @@ class Reply:
     cut_bytes: int = 0
     """Bytes of reply text received past the cap and dropped (a stream stops being read)."""
     body: dict[str, Any] = field(default_factory=dict)
+    reasoning: str | None = None
+    """The reasoning sent apart from the content (``reasoning_content`` or ``reasoning``)."""
 
 
 def text_cap(max_tokens: int) -> int:
@@ -101,6 +103,16 @@ def content_text(content: Any) -> str | None:
         return content
     if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
         return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return None
+
+
+def reasoning_field(message: dict[str, Any]) -> str | None:
+    """The reasoning a message or delta carries beside its content: ``reasoning_content``
+    (vLLM's reasoning parser, DeepSeek) or ``reasoning`` (OpenRouter and other gateways)."""
+    for key in ("reasoning_content", "reasoning"):
+        value = message.get(key)
+        if isinstance(value, str) and value:
+            return value
     return None
 
 
@@ -134,13 +146,20 @@ def parse_body(raw: bytes, content_type: str, cap: int) -> Reply:
     if not isinstance(message, dict):
         raise BadReply("malformed", "the first choice has no message")
     text = content_text(message.get("content"))
+    reasoning = reasoning_field(message)
+    if text is None and reasoning is not None:  # cut inside the reasoning: no answer yet
+        text = ""
     if text is None:
         refusal = message.get("refusal")
         why = f" (refusal: {_excerpt(str(refusal))})" if refusal else ""
         raise BadReply("no_content", f"the reply's content is {message.get('content')!r}{why}")
     text, cut = _cap(text, cap)
+    if reasoning is not None:
+        reasoning, more = _cap(reasoning, cap)
+        cut += more
     return Reply(text, str(choice.get("finish_reason") or "unknown"), _model_of(body),
-                 body.get("usage"), streamed=False, cut_bytes=cut, body={} if cut else body)
+                 body.get("usage"), streamed=False, cut_bytes=cut, body={} if cut else body,
+                 reasoning=reasoning)
 
 
 def token_record(reply: Reply) -> TokenRecord:
@@ -228,12 +247,13 @@ async def read_stream(chunks: AsyncIterator[bytes], cap: int,
     stream = _Stream()
     stream.decode(b"".join(parts))
     text, cut = _cap("".join(stream.parts), cap)
+    reasoning, more = _cap("".join(stream.thinking), cap)
     if not stream.done and size <= limit and stream.finish == "unknown":
         raise BadReply("malformed", "the stream ended before its last chunk")
-    if not stream.seen_content:
+    if not stream.seen_content and not reasoning:
         raise BadReply("no_content", "the stream carried no content")
     return Reply(text, stream.finish, stream.model, stream.usage, streamed=True,
-                 cut_bytes=cut + max(0, size - limit))
+                 cut_bytes=cut + more + max(0, size - limit), reasoning=reasoning or None)
 
 
 class _Stream:
@@ -241,6 +261,8 @@ class _Stream:
 
     def __init__(self) -> None:
         self.parts: list[str] = []
+        self.thinking: list[str] = []
+        """Pieces of reasoning streamed beside the content."""
         self.finish = "unknown"
         self.model: str | None = None
         self.usage: Any = None
@@ -257,8 +279,10 @@ class _Stream:
         for event in load_json(b"[" + b",".join(datas) + b"]"):
             try:  # the common chunk: one choice whose delta is a piece of content
                 choice = event["choices"][0]
-                piece = choice["delta"]["content"]
-                if not isinstance(piece, str) or choice["finish_reason"] or event.get("usage"):
+                delta = choice["delta"]
+                piece = delta["content"]
+                if (not isinstance(piece, str) or choice["finish_reason"] or event.get("usage")
+                        or delta.get("reasoning_content") or delta.get("reasoning")):
                     raise LookupError
             except (LookupError, TypeError):
                 self.event(event)
@@ -283,6 +307,9 @@ class _Stream:
         choice = choices[0]
         delta = choice.get("delta")
         piece = content_text(delta.get("content")) if isinstance(delta, dict) else None
+        thought = reasoning_field(delta) if isinstance(delta, dict) else None
+        if thought is not None:
+            self.thinking.append(thought)
         if piece is not None:
             self.seen_content = True
             self.parts.append(piece)
@@ -356,10 +383,12 @@ def parse_usage(raw: Any, prices: Prices) -> Usage | None:
     )
 
 
-def estimate_usage(messages: list[dict[str, Any]], text: str, prices: Prices) -> Usage:
-    """Count tokens with ``dealroom.room.count_tokens`` when a provider reports none."""
+def estimate_usage(messages: list[dict[str, Any]], text: str, prices: Prices,
+                   reasoning: str | None = None) -> Usage:
+    """Count tokens with ``dealroom.room.count_tokens`` when a provider reports none (the
+    reply's reasoning is output too)."""
     from dealroom.room import count_tokens
 
     inp = sum(count_tokens(content_text(m.get("content")) or "") for m in messages)
-    out = count_tokens(text)
+    out = count_tokens(text) + (count_tokens(reasoning) if reasoning else 0)
     return Usage(input_tokens=inp, output_tokens=out, cost_usd=prices.cost(inp, 0, out), calls=1)

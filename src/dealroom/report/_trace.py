@@ -49,7 +49,8 @@ def _item(e: dict[str, Any], max_turns: int | None, spent: dict[str, Any]) -> di
         spent["tokens"] += usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
         spent["cost"] += usage.get("cost_usd") or 0.0
         call = {**base, "id": e.get("call_id"), "model": e.get("model"), "usage": usage,
-                "lat": e.get("latency_s"), "err": e.get("error"), "out": e.get("output")}
+                "lat": e.get("latency_s"), "err": e.get("error"), "out": e.get("output"),
+                "think": e.get("reasoning")}
         if e.get("role") == "sub":
             inp = e.get("input") or {}
             return {**call, "k": "sub", "wave": e.get("wave"), "prompt": inp.get("prompt"),

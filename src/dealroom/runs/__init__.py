@@ -12,7 +12,13 @@ stand on it. See docs/architecture.md, "Run folder".
 """
 
 from dealroom.runs._config import RUN_VERSION, BudgetMixLabel, ForkedFrom, RunConfig
-from dealroom.runs._conversation import Conversation, agent_conversation
+from dealroom.runs._conversation import (
+    Conversation,
+    Segment,
+    agent_conversation,
+    agent_segments,
+    whole_reply,
+)
 from dealroom.runs._events import (
     EVENT_TYPES,
     Cell,
@@ -77,10 +83,12 @@ __all__ = [
     "RunRecorder",
     "RunStart",
     "SandboxStarted",
+    "Segment",
     "TokenRecord",
     "Tool",
     "Wave",
     "agent_conversation",
+    "agent_segments",
     "append_jsonl",
     "apply_delta",
     "check_fork_copied",
@@ -95,5 +103,6 @@ __all__ = [
     "read_jsonl",
     "read_tokens",
     "root_replies",
+    "whole_reply",
     "write_tokens",
 ]

@@ -76,7 +76,11 @@ class ModelCall(Event):
     text, docs: [{id, pages: [first, last], chars: [start, end]}], truncated}``: document
     slices by reference into the room's text layer, free text in full."""
     output: str | None
-    """The reply's text; None when the call failed."""
+    """The reply's answer (its reasoning apart); None when the call failed."""
+    reasoning: str | None
+    """The reply's reasoning (``reasoning_content``, or inline ``<think>…</think>``), apart
+    from the answer; None when it had none or the call failed. ``provider.reasoning`` says
+    how it came (``dealroom.models.join_reasoning`` gives the whole reply back)."""
     usage: dict[str, Any]
     """``Usage.to_dict()``: tokens and cost."""
     error: str | None
@@ -85,7 +89,8 @@ class ModelCall(Event):
     """Seconds the call took; None when it failed."""
     provider: dict[str, Any]
     """How the endpoint answered (``ChatResult.record()``: ``attempts``, ``finish_reason``,
-    ``usage_estimated``, ``streamed``, ``structured``, ``cut_bytes``, ``stripped``, ``hedge``)
+    ``usage_estimated``, ``streamed``, ``structured``, ``cut_bytes``, ``stripped``, ``hedge``,
+    ``reasoning``)
     or failed (``ProviderError.record()``: ``kind``, ``status``, ``attempts``, ``served``)."""
     tokens: dict[str, Any] | None
     """``{file, offset}``: where the call's :class:`~dealroom.runs.TokenRecord` (prompt and

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,10 +25,16 @@ from typing import Any
 from dealroom._util.heap import settle
 from dealroom.errors import DealroomError
 from dealroom.harness.rlm._budget import BudgetTracker
+from dealroom.harness.rlm._calls import (
+    InOrder,
+    cut_note,
+    error_text,
+    failed_call_usage,
+    provider_record,
+)
 from dealroom.harness.rlm._prompt import (
     FIRST_USER,
     NEXT_USER,
-    NO_CODE,
     RLM_LINE,
     ROOT_SYSTEM,
     SUB_SYSTEM,
@@ -38,10 +43,11 @@ from dealroom.harness.rlm._prompt import (
     turn_line,
 )
 from dealroom.harness.rlm._replay import Replay
+from dealroom.harness.rlm._root import RootReply, no_code_note
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.rlm._slices import SubPlan, plan_sub_input, prompt_tokens
-from dealroom.models import HedgeWave, ProviderError, gather_bounded, hedging
-from dealroom.types import Budget, Usage
+from dealroom.models import HedgeWave, answer_text, gather_bounded, hedging, history_content
+from dealroom.types import Budget
 
 ROOT_OUTPUT_RESERVE = 1024
 """Completion tokens held back for each root call when a token or cost budget is set."""
@@ -167,10 +173,13 @@ class Episode:
                 if reply is _NO_BUDGET:
                     status, reason = "budget_exhausted", "no budget left for the root's next call"
                     break
-                messages.append({"role": "assistant", "content": reply})
-                code = extract_code(reply)
+                messages.append({"role": "assistant", "content": history_content(
+                    reply.answer, reply.reasoning, reply.shape,
+                    self.ctx.settings.reasoning_history)})
+                code = extract_code(reply.answer)  # never from the reasoning
                 if code is None:
-                    messages.append({"role": "user", "content": self._next(turn, NO_CODE)})
+                    messages.append({"role": "user",
+                                     "content": self._next(turn, no_code_note(reply))})
                     continue
                 output, state = await self._cell(await sandbox.started(), turn, code)
                 if state.get("submitted"):
@@ -223,11 +232,12 @@ class Episode:
         return turn_line(turn, self.tracker.budget.max_turns, self.ctx.settings.budget_visible)
 
     # -- the root's model call --------------------------------------------------------------
-    async def _root_reply(self, messages: list[dict[str, str]], turn: int) -> str | None:
+    async def _root_reply(self, messages: list[dict[str, str]],
+                          turn: int) -> RootReply | str | None:
         cached = self.ctx.replay.root_reply(self.agent, turn)
         if cached is not None:
             self._sent = len(messages)
-            return cached
+            return RootReply.from_event(cached)
         prompt = sum(prompt_tokens(m["content"]) for m in messages)  # each counted once
         worst = prompt + ROOT_OUTPUT_RESERVE
         reservation = self.tracker.reserve(worst, self.model.prices.cost(prompt, 0, worst))
@@ -244,15 +254,15 @@ class Episode:
             charged = failed_call_usage(exc, reservation, prompt)
             self.tracker.settle(reservation, charged)
             self.ctx.emit("model_call", self.agent, self.depth, **fields, output=None,
-                          usage=charged.to_dict(), error=error_text(exc), latency_s=None,
-                          provider=provider_record(exc))
+                          reasoning=None, usage=charged.to_dict(), error=error_text(exc),
+                          latency_s=None, provider=provider_record(exc))
             return None
         self.tracker.settle(reservation, result.usage)
         fields["tokens"] = self.ctx.events.recorder.write_tokens(fields["call_id"], result.tokens)
         self.ctx.emit("model_call", self.agent, self.depth, **fields, output=result.text,
-                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s,
-                      provider=provider_record(result))
-        return result.text
+                      reasoning=result.reasoning, usage=result.usage.to_dict(), error=None,
+                      latency_s=result.latency_s, provider=provider_record(result))
+        return RootReply.from_result(result)
 
     # -- cells ------------------------------------------------------------------------------
     async def _cell(self, sandbox: Any, turn: int, code: str) -> tuple[str, dict[str, Any]]:
@@ -444,7 +454,7 @@ class Episode:
             self.ctx.sub_failed.add(fields["call_id"])
             order.done(k, functools.partial(
                 self.ctx.emit, "model_call", self.agent, self.depth + 1, **fields, output=None,
-                usage=charged.to_dict(), error=error_text(exc), latency_s=None,
+                reasoning=None, usage=charged.to_dict(), error=error_text(exc), latency_s=None,
                 provider=provider_record(exc)))
             return {"ok": False, "error": error_text(exc), "notes": plan.notes}
         self.tracker.settle(reservation, result.usage)
@@ -453,11 +463,13 @@ class Episode:
             fields["tokens"] = self.ctx.events.recorder.write_tokens(fields["call_id"],
                                                                      result.tokens)
             self.ctx.emit("model_call", self.agent, self.depth + 1, **fields,
-                          output=result.text, usage=result.usage.to_dict(), error=None,
+                          output=result.text, reasoning=result.reasoning,
+                          usage=result.usage.to_dict(), error=None,
                           latency_s=result.latency_s, provider=provider_record(result))
 
         order.done(k, record)
-        answer = {"ok": True, "text": result.text, "notes": plan.notes + cut_note(result)}
+        answer = {"ok": True, "text": answer_text(result.text, result.reasoning),
+                  "notes": plan.notes + cut_note(result)}
         self.ctx.replay.subs[fields["call_id"]] = answer  # a rebuild replays it, never re-asks
         return answer
 
@@ -502,67 +514,6 @@ class Episode:
         answer = {"ok": True, "text": text}
         self.ctx.replay.children[call_id] = answer
         return answer
-
-
-# -- failed and cut model calls ----------------------------------------------------------------
-
-
-def error_text(exc: BaseException) -> str:
-    """One line for a failed call: the error's message, its type when it is not ours."""
-    if isinstance(exc, DealroomError | TimeoutError | OSError):
-        return str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {exc}"
-
-
-def provider_record(outcome: Any) -> dict[str, Any]:
-    """How the provider answered (a ChatResult) or failed (any exception), for the event."""
-    if isinstance(outcome, ProviderError):
-        return outcome.record()
-    if isinstance(outcome, BaseException):
-        return {"kind": type(outcome).__name__, "status": getattr(outcome, "status", None),
-                "attempts": None, "served": False}
-    record = getattr(outcome, "record", None)
-    return record() if callable(record) else {}
-
-
-def failed_call_usage(exc: BaseException, reservation: Any, prompt: int) -> Usage:
-    """What a failed call is charged: nothing, unless the endpoint served it (e.g. with
-    impossible usage), when its worst-case reservation stands."""
-    if not isinstance(exc, ProviderError) or not exc.served or reservation is None:
-        return Usage()
-    prompt = min(prompt, reservation.tokens)
-    return Usage(input_tokens=prompt, output_tokens=reservation.tokens - prompt,
-                 cost_usd=reservation.cost_usd, calls=1)
-
-
-def cut_note(result: Any) -> list[str]:
-    """The note the REPL prints when a reply was cut to its byte cap."""
-    cut = getattr(result, "cut_bytes", 0)
-    if not cut:
-        return []
-    kept = len(result.text.encode("utf-8", "replace"))
-    return [f"the reply was cut to {kept:,} bytes ({cut:,} more bytes dropped)"]
-
-
-class InOrder:
-    """Writes each call's records once every earlier call of its wave has written its own,
-    so a wave's records keep the order of its calls whatever reply comes back first."""
-
-    def __init__(self) -> None:
-        self._next = 0
-        self._ready: dict[int, Callable[[], None]] = {}
-
-    def done(self, k: int, write: Callable[[], None]) -> None:
-        """Call ``k`` is answered: write its records now, or when ``k - 1``'s are written."""
-        self._ready[k] = write
-        while self._next in self._ready:
-            self._ready.pop(self._next)()
-            self._next += 1
-
-    def flush(self) -> None:
-        """Write what is waiting, in order (a wave cut short leaves gaps)."""
-        for k in sorted(self._ready):
-            self._ready.pop(k)()
 
 
 class _StartingSandbox:

@@ -67,6 +67,11 @@ NO_CODE = (
     "```python block (call submit() when the memo is done)."
 )
 
+REASONING_CUT = (
+    "Your reply ended inside its reasoning (it was cut off at the output limit) before any "
+    "answer, so nothing ran. Think more briefly, then reply with exactly one ```python block."
+)
+
 _CODE = re.compile(r"```(?:python|py|repl)?[ \t]*\n(.*?)```", re.S)
 
 

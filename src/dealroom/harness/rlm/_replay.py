@@ -15,7 +15,8 @@ from typing import Any
 class Replay:
     """Completed root replies, sub-call results and child results, keyed by call id."""
 
-    root: dict[tuple[str, int], str] = field(default_factory=dict)
+    root: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    """(agent, turn) → the recorded ``model_call`` event of that turn's reply."""
     subs: dict[str, dict[str, Any]] = field(default_factory=dict)
     children: dict[str, dict[str, Any]] = field(default_factory=dict)
     cells: dict[tuple[str, int], str] = field(default_factory=dict)
@@ -30,7 +31,7 @@ class Replay:
             if e["type"] == "model_call" and e["role"] == "sub":
                 replay.subs[e["call_id"]] = _sub_result(e)
             elif e["type"] == "model_call" and e.get("error") is None:
-                replay.root[(e["agent"], e["turn"])] = e["output"]
+                replay.root[(e["agent"], e["turn"])] = e
             elif e["type"] == "cell":
                 replay.cells[(e["agent"], e["turn"])] = e["output"]
             elif e["type"] == "wave":
@@ -43,7 +44,7 @@ class Replay:
         """What the agent was shown after its recorded cell of ``turn``; None if unrecorded."""
         return self.cells.get((agent, turn))
 
-    def root_reply(self, agent: str, turn: int) -> str | None:
+    def root_reply(self, agent: str, turn: int) -> dict[str, Any] | None:
         return self.root.get((agent, turn))
 
     def sub_result(self, call_id: str) -> dict[str, Any] | None:
@@ -55,5 +56,8 @@ class Replay:
 
 def _sub_result(event: dict[str, Any]) -> dict[str, Any]:
     if event.get("error") is None:
-        return {"ok": True, "text": event["output"], "notes": []}
+        from dealroom.models import answer_text
+
+        return {"ok": True, "text": answer_text(event["output"], event.get("reasoning")),
+                "notes": []}
     return {"ok": False, "error": event["error"], "notes": []}

@@ -43,6 +43,7 @@ from dealroom.models._spec import (
     split_spec,
 )
 from dealroom.models._text import strip_controls, visible_controls
+from dealroom.models._window import PromptCounter, words_estimate
 from dealroom.models._wire import ProviderError
 from dealroom.runs import TokenRecord
 
@@ -62,6 +63,7 @@ __all__ = [
     "OracleModel",
     "OracleSettings",
     "Prices",
+    "PromptCounter",
     "ProviderError",
     "ScriptedCall",
     "ScriptedModel",
@@ -89,4 +91,5 @@ __all__ = [
     "split_spec",
     "strip_controls",
     "visible_controls",
+    "words_estimate",
 ]

@@ -50,13 +50,14 @@ from dealroom.models._endpoint import (
 )
 from dealroom.models._hedge import BothStalled, Progress, current_wave, race
 from dealroom.models._net import Route, expand_headers
-from dealroom.models._spec import ModelSpec, Prices
+from dealroom.models._spec import DEFAULT_CONTEXT_WINDOW, ModelSpec, Prices
 from dealroom.models._text import strip_controls
 from dealroom.models._wire import (
     BadReply,
     ProviderError,
     Reply,
     estimate_usage,
+    length_refusal,
     parse_body,
     parse_usage,
     read_body,
@@ -286,6 +287,8 @@ class OpenAICompatibleClient:
         self._max_field = spec.options.get("max_tokens_field", "max_tokens")
         self._endpoint: Endpoint | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._tokenize: bool | None = None
+        """Whether the server answers ``POST /tokenize`` (None: not asked yet)."""
 
     def _get_endpoint(self) -> Endpoint:
         loop = asyncio.get_running_loop()
@@ -463,6 +466,10 @@ class OpenAICompatibleClient:
             message += f" (redirected to {moved}: set base_url to the endpoint itself)"
         if (feature := _refused_feature(status, message, payload)) is not None:
             raise _Refused(feature)
+        too_long, counted = length_refusal(status, message)
+        if too_long:  # never retried as is: the caller must send less
+            raise ProviderError(message, model=self.name, status=status, kind="context_length",
+                                prompt_tokens=counted)
         if status in (408, 409, 429) or status >= 500:
             raise _Retryable(message, status, wait)
         raise ProviderError(message, model=self.name, status=status, kind="http")
@@ -497,6 +504,7 @@ class OpenAICompatibleClient:
                         f"(HTTP {status}): {key_hint}"
                     )
                 if status == 200 and self.model in _listed_models(raw):
+                    self._window_from(raw)
                     return
                 probe = json.dumps({"model": self.model, "max_tokens": 1,
                                     "messages": [{"role": "user", "content": "ping"}]})
@@ -551,6 +559,33 @@ class OpenAICompatibleClient:
         return await fetch(self._get_endpoint().session, method, url, data, self._headers,
                            limit, timeout)
 
+    def _window_from(self, raw: bytes) -> None:
+        """Take the served model's ``max_model_len`` (vLLM's ``/v1/models``) as the window
+        when the spec left the default or named a larger one than the server has."""
+        served = _listed_models(raw, "max_model_len").get(self.model)
+        if isinstance(served, int) and served > 0 and (
+                served < self.context_window or self.context_window == DEFAULT_CONTEXT_WINDOW):
+            self.context_window = served
+
+    async def count_prompt(self, messages: list[dict[str, Any]]) -> int | None:
+        """The prompt's tokens by the server's own tokenizer and chat template (vLLM's and
+        SGLang's ``POST /tokenize``); None where the server has none (asked once)."""
+        if self._tokenize is False:
+            return None
+        count = None
+        try:
+            answer = await self.request("POST", "/tokenize",
+                                        {"model": self.model, "messages": messages})
+            if answer.status == 200:
+                count = json.loads(answer.body).get("count")
+        except (aiohttp.ClientError, OSError, ValueError, AttributeError):  # TimeoutError too
+            count = None
+        if not isinstance(count, int) or isinstance(count, bool):
+            self._tokenize = False
+            return None
+        self._tokenize = True
+        return count
+
     async def aclose(self) -> None:
         """Drop this client's hold on the shared session; the last one closes it."""
         endpoint, self._endpoint = self._endpoint, None
@@ -581,12 +616,13 @@ def _format_for(response_format: dict[str, Any] | None, refused: set[str]) -> di
     return None
 
 
-def _listed_models(raw: bytes) -> set[str]:
+def _listed_models(raw: bytes, key: str = "id") -> dict[str, Any]:
+    """Model id → its ``key`` field, for every model a ``/models`` body lists."""
     try:
         data = json.loads(raw).get("data", [])
-        return {str(m.get("id")) for m in data if isinstance(m, dict)}
+        return {str(m.get("id")): m.get(key) for m in data if isinstance(m, dict)}
     except (ValueError, AttributeError):
-        return set()
+        return {}
 
 
 def create(spec: ModelSpec) -> OpenAICompatibleClient:

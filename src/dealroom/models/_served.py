@@ -64,14 +64,19 @@ def words_count(text: str) -> int:
 class ServedModelServer(MockOpenAIServer):
     """A vLLM-like loopback endpoint (see the module docstring). ``reply`` gives a string
     (the answer) or a :class:`Completion`; ``reasoning`` is the shape reasoning is sent in;
-    ``context_window`` (None: unbounded) is counted with ``count``."""
+    ``context_window`` (None: unbounded) is counted with ``count``; ``tokenize=False`` serves
+    no ``/tokenize`` (as llama.cpp's server and hosted APIs); ``report_usage=False`` sends no
+    ``usage``."""
 
     thread_name = "served-model-server"
 
     def __init__(self, reply: Reply | str, *, reasoning: str = "field",
                  context_window: int | None = None,
-                 count: Callable[[str], int] = words_count, **options: Any) -> None:
+                 count: Callable[[str], int] = words_count, tokenize: bool = True,
+                 report_usage: bool = True, **options: Any) -> None:
         super().__init__(reply, **options)
+        self.tokenize = tokenize
+        self.report_usage = report_usage
         if reasoning not in ("field", "reasoning", "inline", "closing"):
             raise ValueError(f"unknown reasoning shape {reasoning!r}")
         self.shape = reasoning
@@ -123,6 +128,8 @@ class ServedModelServer(MockOpenAIServer):
                  "completion_tokens": self.count(done.answer) + self.count(done.reasoning or "")}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         message = self._message(done)
+        if not self.report_usage:
+            usage = None
         if body.get("stream") and self.streams:
             return self._streamed(message, done.finish_reason, usage)
         reply = chat_completion_body("", model=self.model, usage=usage,
@@ -141,7 +148,7 @@ class ServedModelServer(MockOpenAIServer):
         return {"content": f"{opened}{done.reasoning}{closed}{done.answer}"}
 
     def _streamed(self, message: dict[str, Any], finish: str,
-                  usage: dict[str, Any]) -> web.Response:
+                  usage: dict[str, Any] | None) -> web.Response:
         def chunk(delta: dict[str, Any], reason: str | None = None, **extra: Any) -> bytes:
             event = {"id": "chatcmpl-served", "object": "chat.completion.chunk",
                      "model": self.model, **extra,
@@ -154,7 +161,10 @@ class ServedModelServer(MockOpenAIServer):
             text = message.get(key) or ""
             step = max(1, len(text) // 6)
             parts += [chunk({key: text[i:i + step]}) for i in range(0, len(text), step)]
-        parts += [chunk({}, finish), chunk({}, usage=usage), b"data: [DONE]\n\n"]
+        parts.append(chunk({}, finish))
+        if usage is not None:
+            parts.append(chunk({}, usage=usage))
+        parts.append(b"data: [DONE]\n\n")
         return web.Response(body=b"".join(parts), content_type="text/event-stream")
 
     # -- the other routes ------------------------------------------------------------------
@@ -177,4 +187,5 @@ class ServedModelServer(MockOpenAIServer):
 
     def routes(self, app: web.Application) -> None:
         super().routes(app)
-        app.router.add_post("/tokenize", self._tokenize)
+        if self.tokenize:
+            app.router.add_post("/tokenize", self._tokenize)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,22 +37,54 @@ class ProviderError(ModelError):
 
     ``kind``: ``http`` (a status that is not retried, or retries spent on 429/5xx),
     ``timeout``, ``connection``, ``malformed`` (a 200 that is not a chat completion),
-    ``no_content`` (``null`` content), ``too_large``, ``stream`` (an error inside a stream)
-    or ``usage`` (impossible token counts). ``served``: the endpoint did the work and may
-    bill it, so the call's worst-case budget reservation is charged.
+    ``no_content`` (``null`` content), ``too_large``, ``stream`` (an error inside a stream),
+    ``usage`` (impossible token counts) or ``context_length`` (the endpoint refused a prompt
+    too long for its window; ``prompt_tokens`` is the count it gave, when it gave one).
+    ``served``: the endpoint did the work and may bill it, so the call's worst-case budget
+    reservation is charged.
     """
 
     def __init__(self, message: str, *, model: str = "", status: int | None = None,
-                 kind: str = "http", attempts: int = 1, served: bool = False) -> None:
+                 kind: str = "http", attempts: int = 1, served: bool = False,
+                 prompt_tokens: int | None = None) -> None:
         super().__init__(message, model=model, status=status)
         self.kind = kind
         self.attempts = attempts
         self.served = served
+        self.prompt_tokens = prompt_tokens
 
     def record(self) -> dict[str, Any]:
         """What a ``model_call`` event keeps of the failure."""
-        return {"kind": self.kind, "status": self.status, "attempts": self.attempts,
-                "served": self.served}
+        record = {"kind": self.kind, "status": self.status, "attempts": self.attempts,
+                  "served": self.served}
+        if self.kind == "context_length":
+            record["prompt_tokens"] = self.prompt_tokens
+        return record
+
+
+_LENGTH_REFUSALS = re.compile(
+    r"maximum context length|context_length_exceeded|exceeds? the available context size"
+    r"|longer than the model'?s context length|exceed context window|context window of"
+    r"|too many tokens|prompt is too long", re.I)
+_REQUESTED = re.compile(r"(\d+) in the messages|\((\d+) tokens?\) is longer|Requested tokens "
+                        r"\((\d+)\)|n_prompt_tokens\W+(\d+)|prompt is too long: (\d+)", re.I)
+
+
+def length_refusal(status: int | None, message: str) -> tuple[bool, int | None]:
+    """Whether an HTTP error is the endpoint refusing a prompt too long for its context
+    window, and the prompt tokens it counted when it says (vLLM: "... (X in the messages, Y in
+    the completion)"; OpenAI: ``context_length_exceeded``; llama.cpp: "exceeds the available
+    context size"; SGLang: "The input (X tokens) is longer than the model's context length").
+
+    >>> length_refusal(400, "This model's maximum context length is 16000 tokens. However, you "
+    ...                "requested 16512 tokens (15000 in the messages, 1512 in the completion).")
+    (True, 15000)
+    """
+    if status not in (400, 413, 422, 500) or not _LENGTH_REFUSALS.search(message):
+        return False, None
+    found = _REQUESTED.search(message)
+    count = next((int(g) for g in found.groups() if g), None) if found else None
+    return True, count
 
 
 class BadReply(Exception):

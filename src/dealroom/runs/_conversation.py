@@ -11,10 +11,10 @@ sent (the system prompt once; then the previous reply and the next user message)
 
 A reply is taken from its call's ``output`` (its answer) and then replaced by the form the
 next call's input recorded (the answer alone, or the whole reply with a ``keep`` reasoning
-history). A call
-that failed contributes its input and no reply. A resumed run replays the replies it already
-has without calling again, so nothing is counted twice. Sub-agent calls (``role`` ``sub``)
-belong to no conversation.
+history). A call that failed contributes its input and no reply. After a compaction a call
+records its whole prompt (``input.replace``) and the conversation starts over from it. A
+resumed run replays the replies it already has without calling again, so nothing is counted
+twice. Sub-agent calls (``role`` ``sub``) belong to no conversation.
 """
 
 from __future__ import annotations
@@ -52,6 +52,10 @@ def agent_conversation(events: Iterable[dict[str, Any]], agent: str = "root") ->
     replied = False
     for event in sorted(calls, key=lambda e: e.get("seq", 0)):
         new = _messages(event)
+        if (event.get("input") or {}).get("replace"):  # compacted: the prompt starts over
+            messages.clear()
+            conversation.calls.clear()
+            replied = False
         if replied and new and new[0]["role"] == "assistant":
             messages[-1] = new[0]  # the previous reply as its history kept it
             new = new[1:]

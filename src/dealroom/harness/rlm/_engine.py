@@ -32,6 +32,7 @@ from dealroom.harness.rlm._calls import (
     failed_call_usage,
     provider_record,
 )
+from dealroom.harness.rlm._context import RootContext
 from dealroom.harness.rlm._prompt import (
     FIRST_USER,
     NEXT_USER,
@@ -43,21 +44,18 @@ from dealroom.harness.rlm._prompt import (
     turn_line,
 )
 from dealroom.harness.rlm._replay import Replay
-from dealroom.harness.rlm._root import RootReply, no_code_note
+from dealroom.harness.rlm._root import _NO_BUDGET, RootCalls, no_code_note
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.rlm._slices import SubPlan, plan_sub_input, prompt_tokens
 from dealroom.models import HedgeWave, answer_text, gather_bounded, hedging, history_content
 from dealroom.types import Budget
 
-ROOT_OUTPUT_RESERVE = 1024
-"""Completion tokens held back for each root call when a token or cost budget is set."""
 MAX_BATCH = 10_000
 """Most sub-calls in one ``llm_batch``; a larger batch is refused before anything is built."""
 SEND_WINDOW = 64
 """Sub-calls of one batch read and sent at a time when the sub-agent client names no limit."""
 DEGRADED_SHARE = 0.10
 """A run whose sub-calls failed for more than this share ends ``degraded``."""
-_NO_BUDGET = "\x00no budget"
 
 CHILD_FIRST = """\
 You are a child agent of a due diligence review. Your task:
@@ -131,7 +129,7 @@ class RunContext:
         self.events.emit(type, agent, depth, **fields)
 
 
-class Episode:
+class Episode(RootCalls):
     """One agent (the root, or a child at depth ≥ 1) working until it submits or runs out."""
 
     def __init__(
@@ -151,12 +149,14 @@ class Episode:
         self._replaying = False
         self._memo = ""
         self._own: dict[str, str] = {}
-        self._sent = 0
+        self.context: RootContext | None = None
 
     # -- the loop ---------------------------------------------------------------------------
     async def run(self) -> EpisodeResult:
         sandbox = _StartingSandbox(self)  # the root's first call goes out while it starts
-        messages = self._opening()
+        self.context = context = RootContext(self.model, self.ctx.settings.compact_at,
+                                             self._opening())
+        messages = context.messages
         status, reason, state = "max_turns", "turn budget used up", {}
         try:
             while True:
@@ -166,7 +166,7 @@ class Episode:
                     break
                 self.tracker.turns += 1
                 turn = self.tracker.turns
-                reply = await self._root_reply(messages, turn)
+                reply = await self._root_reply(turn)
                 if reply is None:
                     status, reason = "error", "the root model failed (see the model_call event)"
                     break
@@ -174,14 +174,16 @@ class Episode:
                     status, reason = "budget_exhausted", "no budget left for the root's next call"
                     break
                 messages.append({"role": "assistant", "content": history_content(
-                    reply.answer, reply.reasoning, reply.shape,
-                    self.ctx.settings.reasoning_history)})
+                    reply.answer, reasoning=reply.reasoning, shape=reply.shape,
+                    policy=self.ctx.settings.reasoning_history)})
                 code = extract_code(reply.answer)  # never from the reasoning
                 if code is None:
-                    messages.append({"role": "user",
-                                     "content": self._next(turn, no_code_note(reply))})
+                    note = no_code_note(reply)
+                    context.record_turn(turn, reply, None, note)
+                    messages.append({"role": "user", "content": self._next(turn, note)})
                     continue
                 output, state = await self._cell(await sandbox.started(), turn, code)
+                context.record_turn(turn, reply, code, output)
                 if state.get("submitted"):
                     status, reason = "submitted", "the agent called submit()"
                     break
@@ -230,39 +232,6 @@ class Episode:
 
     def _turn_line(self, turn: int) -> str:
         return turn_line(turn, self.tracker.budget.max_turns, self.ctx.settings.budget_visible)
-
-    # -- the root's model call --------------------------------------------------------------
-    async def _root_reply(self, messages: list[dict[str, str]],
-                          turn: int) -> RootReply | str | None:
-        cached = self.ctx.replay.root_reply(self.agent, turn)
-        if cached is not None:
-            self._sent = len(messages)
-            return RootReply.from_event(cached)
-        prompt = sum(prompt_tokens(m["content"]) for m in messages)  # each counted once
-        worst = prompt + ROOT_OUTPUT_RESERVE
-        reservation = self.tracker.reserve(worst, self.model.prices.cost(prompt, 0, worst))
-        if reservation is None:
-            return _NO_BUDGET
-        new = messages[self._sent:]
-        self._sent = len(messages)
-        fields: dict[str, Any] = {"role": self.role, "model": self.model.name, "turn": turn,
-                                  "call_id": f"{self.agent}/t{turn}", "wave": None,
-                                  "input": {"messages": new}, "tokens": None}
-        try:
-            result = await self.model.chat(messages, temperature=self.ctx.settings.temperature)
-        except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
-            charged = failed_call_usage(exc, reservation, prompt)
-            self.tracker.settle(reservation, charged)
-            self.ctx.emit("model_call", self.agent, self.depth, **fields, output=None,
-                          reasoning=None, usage=charged.to_dict(), error=error_text(exc),
-                          latency_s=None, provider=provider_record(exc))
-            return None
-        self.tracker.settle(reservation, result.usage)
-        fields["tokens"] = self.ctx.events.recorder.write_tokens(fields["call_id"], result.tokens)
-        self.ctx.emit("model_call", self.agent, self.depth, **fields, output=result.text,
-                      reasoning=result.reasoning, usage=result.usage.to_dict(), error=None,
-                      latency_s=result.latency_s, provider=provider_record(result))
-        return RootReply.from_result(result)
 
     # -- cells ------------------------------------------------------------------------------
     async def _cell(self, sandbox: Any, turn: int, code: str) -> tuple[str, dict[str, Any]]:
@@ -364,6 +333,8 @@ class Episode:
             return await self._llm_batch(payload.get("calls") or [], turn)
         if kind == "rlm":
             return await self._child(payload, turn)
+        if kind == "history":
+            return {"turns": self.context.history if self.context else []}
         if kind == "budget":
             snapshot = self.tracker.snapshot()
             if not self.ctx.settings.budget_visible:  # the turn budget stays hidden

@@ -33,6 +33,8 @@ llm_batch(calls)          many sub-agent calls in parallel; each call is a promp
                           memo.write(markdown, name=FILE) to give one file its own text,
                           memo.render().
 budget                    turns, tokens, cost and seconds used and left: print(budget)
+history                   your earlier turns in full, even after older ones were summarized to
+                          fit your context: history[i].turn .code .output .reasoning
 submit()                  ends the review; the memo as it stands is delivered.
 
 Cite documents as [D00042 p.3]. Plan by category, delegate every document in bounded slices,

@@ -23,6 +23,8 @@ class Replay:
     """(agent, turn) of cells already recorded → the output the agent was shown: re-running
     them records nothing new and shows that output again."""
     waves: set[int] = field(default_factory=set)
+    compactions: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
+    """(agent, turn) → the ``compaction`` events made before that turn's call, in order."""
 
     @classmethod
     def from_events(cls, events: Iterable[dict[str, Any]]) -> Replay:
@@ -34,6 +36,8 @@ class Replay:
                 replay.root[(e["agent"], e["turn"])] = e
             elif e["type"] == "cell":
                 replay.cells[(e["agent"], e["turn"])] = e["output"]
+            elif e["type"] == "compaction":
+                replay.compactions.setdefault((e["agent"], e["turn"]), []).append(e)
             elif e["type"] == "wave":
                 replay.waves.add(e["wave"])
             elif e["type"] == "child_end":

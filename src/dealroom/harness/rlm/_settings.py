@@ -37,6 +37,10 @@ class RLMSettings:
     budget_visible: bool = True
     """Tell the root its turn budget ("Turn k of T", and ``budget``'s turns left); false: only
     "Turn k" (the truncation setting of Pass@(K,T))."""
+    compact_at: float = 0.85
+    """Compact the root's history (older turns replaced by a summary it writes) before its
+    prompt passes this share of its context window less the reply's reserve; 0: never
+    (``--compact off``)."""
     reasoning_history: str = "drop"
     """What the root's history keeps of its earlier replies' reasoning: ``drop`` (the answer
     alone, what Qwen3's and GLM's chat templates do) or ``keep`` (the whole reply)."""
@@ -54,6 +58,8 @@ class RLMSettings:
             raise ConfigError("slice_tokens must be at least 64 (or omitted)")
         if self.sub_max_output < 16:
             raise ConfigError("sub_max_output must be at least 16 tokens")
+        if not 0 <= self.compact_at < 1:
+            raise ConfigError("compact_at must be a share of the window, 0 < X < 1 (0: off)")
         if self.reasoning_history not in HISTORY_POLICIES:
             raise ConfigError(f"reasoning_history must be one of {', '.join(HISTORY_POLICIES)}"
                               f", not {self.reasoning_history!r}")

@@ -39,7 +39,7 @@ class PromptCounter:
 
     async def count(self, messages: list[dict[str, Any]]) -> int:
         """The prompt's tokens, exact where the model's tokenizer can be had."""
-        exact = await self._exact(messages)
+        exact = await self.exact(messages)
         if exact is not None:
             return exact
         self.source = "words"
@@ -52,7 +52,15 @@ class PromptCounter:
         if prompt_tokens and estimate:
             self.ratio = max(1.0, prompt_tokens / estimate)
 
-    async def _exact(self, messages: list[dict[str, Any]]) -> int | None:
+    def can_be_exact(self) -> bool:
+        """Whether the model's own count may be had (a tokenizer, or a ``/tokenize`` not
+        known to be missing)."""
+        if getattr(self.model, "count_prompt", None) is not None:
+            return getattr(self.model, "_tokenize", None) is not False
+        return getattr(getattr(self.model, "_loaded", None), "tokenizer", None) is not None
+
+    async def exact(self, messages: list[dict[str, Any]]) -> int | None:
+        """The prompt's tokens by the model's own tokenizer; None where it cannot be had."""
         probe = getattr(self.model, "count_prompt", None)
         if probe is not None:
             counted = await probe(messages)

@@ -32,7 +32,7 @@ from dealroom.harness.rlm._calls import (
     failed_call_usage,
     provider_record,
 )
-from dealroom.harness.rlm._context import RootContext
+from dealroom.harness.rlm._context import RootContext, refused_for_length
 from dealroom.harness.rlm._prompt import (
     FIRST_USER,
     NEXT_USER,
@@ -47,6 +47,7 @@ from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._root import _NO_BUDGET, RootCalls, no_code_note
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.rlm._slices import SubPlan, plan_sub_input, prompt_tokens
+from dealroom.harness.rlm._subwindow import MAX_RECUTS, MIN_TOKENS, SubWindow
 from dealroom.models import HedgeWave, answer_text, gather_bounded, hedging, history_content
 from dealroom.types import Budget
 
@@ -86,6 +87,7 @@ class _Admitted:
     plan: SubPlan
     reservation: Any
     fields: dict[str, Any]
+    call: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -113,6 +115,12 @@ class RunContext:
     failures recorded before a resume or fork are in ``replay.subs``."""
     inherited_subs: set[str] = field(default_factory=set)
     """Call ids of sub-calls a fork copied from its source (not counted for ``degraded``)."""
+    sub_window: SubWindow | None = None
+    """How many words-v1 tokens of input fit one sub-call, in the sub model's own count."""
+
+    def __post_init__(self) -> None:
+        if self.sub_window is None and self.sub is not None:
+            self.sub_window = SubWindow(self.sub)
 
     def final_status(self, status: str, reason: str) -> tuple[str, str]:
         """``degraded`` when more than :data:`DEGRADED_SHARE` of the sub-calls failed."""
@@ -357,6 +365,7 @@ class Episode(RootCalls):
                 f"split the list into batches, e.g. results = [r for i in range(0, "
                 f"len(calls), {MAX_BATCH}) for r in llm_batch(calls[i:i + {MAX_BATCH}])]")
         ids = [self._call_id(turn) for _ in calls]
+        await self._calibrate(calls, ids)
         settle()  # what exists before the wave is not rescanned during it
         self.ctx.waves += 1
         wave = self.ctx.waves
@@ -391,8 +400,7 @@ class Episode(RootCalls):
         if not self.tracker.fits(least, sub.prices.cost(least - out, 0, out)):
             return self._refused([])
         try:
-            plan = plan_sub_input(self.ctx.room, call, system=SUB_SYSTEM,
-                                  context_tokens=sub.context_window - out)
+            plan = self._plan(call, self.ctx.sub_window.context_tokens(out))
         except (DealroomError, KeyError, LookupError) as exc:
             return {"ok": False, "error": f"bad call: {exc}", "notes": []}
         worst = plan.tokens + out
@@ -401,7 +409,24 @@ class Episode(RootCalls):
             return self._refused(plan.notes)
         fields = {"role": "sub", "model": sub.name, "turn": turn, "call_id": call_id,
                   "wave": wave, "input": plan.record, "tokens": None}
-        return _Admitted(plan, reservation, fields)
+        return _Admitted(plan, reservation, fields, call)
+
+    def _plan(self, call: dict[str, Any], context_tokens: int) -> SubPlan:
+        return plan_sub_input(self.ctx.room, call, system=SUB_SYSTEM,
+                              context_tokens=context_tokens)
+
+    async def _calibrate(self, calls: list[Any], ids: list[str]) -> None:
+        """Measure the sub model's count on the wave's first live call (once per run)."""
+        window = self.ctx.sub_window
+        live = [c for c, cid in zip(calls, ids, strict=True)
+                if self.ctx.replay.sub_result(cid) is None]
+        if window.calibrated or not live or not window.counter.can_be_exact():
+            return
+        try:
+            plan = self._plan(live[0], window.context_tokens(self._sub_max_output()))
+        except (DealroomError, KeyError, LookupError):
+            return
+        await window.calibrate(plan.messages(self.ctx.room), plan.tokens)
 
     def _refused(self, notes: list[str]) -> dict[str, Any]:
         error = f"budget exhausted: {self.tracker.exhausted() or 'not enough left'}"
@@ -413,22 +438,35 @@ class Episode(RootCalls):
         context = {"context": {"room": str(self.ctx.room_dir), "tokens": plan.tokens,
                                **plan.record}} if getattr(self.ctx.sub, "takes_context",
                                                           False) else {}
-        try:
-            with hedging(self.ctx.hedges.setdefault(fields["wave"], HedgeWave())):
-                result = await self.ctx.sub.chat(plan.messages(self.ctx.room),
-                                                 max_tokens=self._sub_max_output(),
-                                                 temperature=self.ctx.settings.temperature,
-                                                 **context)
-        except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
-            charged = failed_call_usage(exc, reservation, plan.tokens)
-            self.tracker.settle(reservation, charged)
-            self.ctx.sub_failed.add(fields["call_id"])
-            order.done(k, functools.partial(
-                self.ctx.emit, "model_call", self.agent, self.depth + 1, **fields, output=None,
-                reasoning=None, usage=charged.to_dict(), error=error_text(exc), latency_s=None,
-                provider=provider_record(exc)))
-            return {"ok": False, "error": error_text(exc), "notes": plan.notes}
+        refused: list[dict[str, Any]] = []  # attempts refused for length, re-cut smaller
+        out = self._sub_max_output()
+        while True:
+            try:
+                with hedging(self.ctx.hedges.setdefault(fields["wave"], HedgeWave())):
+                    result = await self.ctx.sub.chat(plan.messages(self.ctx.room),
+                                                     max_tokens=out,
+                                                     temperature=self.ctx.settings.temperature,
+                                                     **context)
+                break
+            except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
+                smaller = self._recut(exc, admitted, refused, out)
+                if smaller is not None:
+                    plan = admitted.plan = smaller
+                    fields["input"] = plan.record
+                    continue
+                charged = failed_call_usage(exc, reservation, plan.tokens)
+                self.tracker.settle(reservation, charged)
+                self.ctx.sub_failed.add(fields["call_id"])
+                order.done(k, functools.partial(
+                    self.ctx.emit, "model_call", self.agent, self.depth + 1, **fields,
+                    output=None, reasoning=None, usage=charged.to_dict(),
+                    error=error_text(exc), latency_s=None,
+                    provider={**provider_record(exc), **({"refused": refused} if refused
+                                                         else {})}))
+                return {"ok": False, "error": error_text(exc), "notes": plan.notes}
         self.tracker.settle(reservation, result.usage)
+        if not result.usage_estimated:
+            self.ctx.sub_window.learn(result.usage.input_tokens, plan.tokens)
 
         def record() -> None:
             fields["tokens"] = self.ctx.events.recorder.write_tokens(fields["call_id"],
@@ -436,13 +474,32 @@ class Episode(RootCalls):
             self.ctx.emit("model_call", self.agent, self.depth + 1, **fields,
                           output=result.text, reasoning=result.reasoning,
                           usage=result.usage.to_dict(), error=None,
-                          latency_s=result.latency_s, provider=provider_record(result))
+                          latency_s=result.latency_s,
+                          provider={**provider_record(result),
+                                    **({"refused": refused} if refused else {})})
 
         order.done(k, record)
         answer = {"ok": True, "text": answer_text(result.text, result.reasoning),
                   "notes": plan.notes + cut_note(result)}
         self.ctx.replay.subs[fields["call_id"]] = answer  # a rebuild replays it, never re-asks
         return answer
+
+    def _recut(self, exc: BaseException, admitted: _Admitted, refused: list[dict[str, Any]],
+               out: int) -> SubPlan | None:
+        """The call cut smaller after the endpoint refused it for length; None when it was
+        another failure, or the smallest cut was refused already."""
+        if not refused_for_length(exc) or len(refused) >= MAX_RECUTS:
+            return None
+        counted = getattr(exc, "prompt_tokens", None)
+        refused.append({"tokens": admitted.plan.tokens, "prompt_tokens": counted,
+                        "error": error_text(exc)})
+        limit = self.ctx.sub_window.recut(admitted.plan.tokens, counted, out)
+        if limit < MIN_TOKENS:
+            return None
+        try:
+            return self._plan(admitted.call, limit)
+        except (DealroomError, KeyError, LookupError):
+            return None
 
     def _window(self) -> int:
         """Sub-calls read and sent at a time: the sub-agent endpoint's concurrency."""
@@ -451,7 +508,7 @@ class Episode(RootCalls):
 
     def sub_context_tokens(self) -> int:
         """Tokens of text one sub-call can carry: the context less the prompts and answer."""
-        fits = max(64, self.ctx.sub.context_window - self._sub_max_output() - 600)
+        fits = max(64, self.ctx.sub_window.context_tokens(self._sub_max_output()) - 600)
         return min(fits, self.ctx.settings.slice_tokens or fits)
 
     def _sub_max_output(self) -> int:

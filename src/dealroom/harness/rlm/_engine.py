@@ -43,7 +43,7 @@ from dealroom.harness.rlm._prompt import (
     truncate,
     turn_line,
 )
-from dealroom.harness.rlm._replay import Replay
+from dealroom.harness.rlm._replay import Replay, input_key
 from dealroom.harness.rlm._root import _NO_BUDGET, RootCalls, no_code_note
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.rlm._slices import SubPlan, plan_sub_input, prompt_tokens
@@ -403,6 +403,10 @@ class Episode(RootCalls):
             plan = self._plan(call, self.ctx.sub_window.context_tokens(out))
         except (DealroomError, KeyError, LookupError) as exc:
             return {"ok": False, "error": f"bad call: {exc}", "notes": []}
+        answered = self.ctx.replay.answered.get(input_key(plan.record))
+        if answered is not None:  # the same call was answered before (its cell was cut)
+            self.ctx.replay.subs[call_id] = answered
+            return answered
         worst = plan.tokens + out
         reservation = self.tracker.reserve(worst, sub.prices.cost(plan.tokens, 0, worst))
         if reservation is None:
@@ -482,6 +486,7 @@ class Episode(RootCalls):
         answer = {"ok": True, "text": answer_text(result.text, result.reasoning),
                   "notes": plan.notes + cut_note(result)}
         self.ctx.replay.subs[fields["call_id"]] = answer  # a rebuild replays it, never re-asks
+        self.ctx.replay.answered[input_key(plan.record)] = answer  # and so does a re-send
         return answer
 
     def _recut(self, exc: BaseException, admitted: _Admitted, refused: list[dict[str, Any]],

@@ -6,6 +6,7 @@ again, with its recorded error), each child's answer, and the output the root wa
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,9 @@ class Replay:
     """(agent, turn) of cells already recorded → the output the agent was shown: re-running
     them records nothing new and shows that output again."""
     waves: set[int] = field(default_factory=set)
+    answered: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """:func:`input_key` of a sub-call's input → its answer: a call sent again with the same
+    prompt and slices (after its cell was cut, say) is answered from the records."""
     compactions: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
     """(agent, turn) → the ``compaction`` events made before that turn's call, in order."""
 
@@ -32,6 +36,8 @@ class Replay:
         for e in events:
             if e["type"] == "model_call" and e["role"] == "sub":
                 replay.subs[e["call_id"]] = _sub_result(e)
+                if e.get("error") is None:
+                    replay.answered[input_key(e["input"])] = replay.subs[e["call_id"]]
             elif e["type"] == "model_call" and e.get("error") is None:
                 replay.root[(e["agent"], e["turn"])] = e
             elif e["type"] == "cell":
@@ -56,6 +62,11 @@ class Replay:
 
     def child_result(self, call_id: str) -> dict[str, Any] | None:
         return self.children.get(call_id)
+
+
+def input_key(record: dict[str, Any]) -> str:
+    """A sub-call's input record (prompt, text, slices by reference) as a key."""
+    return json.dumps(record, sort_keys=True, ensure_ascii=False)
 
 
 def _sub_result(event: dict[str, Any]) -> dict[str, Any]:

@@ -61,6 +61,10 @@ def run(
              "(default 0.85)."),
     compact: str = typer.Option(
         None, "--compact", help="off: never compact the root's history (as --compact-at 0)."),
+    max_errors: int = typer.Option(
+        None, "--max-errors",
+        help="End with status errors after N turns in a row without runnable code or with an "
+             "exception (default 8; 0 never)."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP),
 ) -> None:
     """Run an agent on a data room; records go to the run folder as it works.
@@ -80,7 +84,8 @@ def run(
              "cell_timeout": cell_timeout, "slice_tokens": slice_tokens,
              "output_limit": output_limit, "sub_max_output": sub_max_output,
              "temperature": temperature, "budget_visible": budget_visible,
-             "reasoning_history": reasoning_history, "compact_at": compact_at}
+             "reasoning_history": reasoning_history, "compact_at": compact_at,
+             "max_errors": max_errors}
     options = {SETTING_OF_FLAG.get(flag, flag): value for flag, value in flags.items()}
     with RunDisplay(max_turns=max_turns) as display:
         result = asyncio.run(run_agent_async(

@@ -44,8 +44,9 @@ class RunEnd(Event):
 
     type: Literal["run_end"]
     status: str
-    """``submitted``, ``finished`` (tool loop), ``budget_exhausted``, ``max_turns``, ``error``
-    or ``degraded`` (more than 10% of the sub-calls failed at the provider)."""
+    """``submitted``, ``finished`` (tool loop), ``budget_exhausted``, ``max_turns``, ``errors``
+    (``max_errors`` turns in a row ran no code or raised), ``error`` or ``degraded`` (more
+    than 10% of the sub-calls failed at the provider)."""
     reason: str
     """Why, in words."""
     turns: int

@@ -142,3 +142,19 @@ def test_resume_and_export_reproduce_the_compaction(small_room, tmp_path, bpe,
     rows = [json.loads(x) for x in (tmp_path / "DS" / "tokenized.jsonl").read_text()
             .splitlines()]
     assert [t for r in rows for t in r["turns"]] == list(range(len(calls)))
+
+
+@pytest.mark.slow
+def test_the_embedded_local_model_as_root_keeps_going_through_compaction(small_room,
+                                                                        tmp_path) -> None:
+    """SmolLM2-135M as root (4,096-token window): its answers are poor, but 20 turns run,
+    compacting as its history fills the window, with no crash."""
+    result = run_agent(small_room, tmp_path / "run", root="local",
+                       sub=ScriptedModel(["x"], cycle=True), max_turns=20, max_errors=0,
+                       output_limit=4000)
+    assert result.status in ("max_turns", "submitted") and result.status != "error"
+    events = events_of(tmp_path / "run")
+    calls = [e for e in events if e["type"] == "model_call" and e["role"] == "root"]
+    assert all(e["error"] is None for e in calls)
+    if result.status == "max_turns":
+        assert result.turns == 20 and [e for e in events if e["type"] == "compaction"]

@@ -70,7 +70,8 @@ class EpisodeResult:
     """How an episode ended and what it delivered."""
 
     status: str
-    """submitted | budget_exhausted | max_turns | error | degraded (more than
+    """submitted | budget_exhausted | max_turns | errors (``max_errors`` failed turns in a
+    row) | error | degraded (more than
     :data:`DEGRADED_SHARE` of the sub-calls failed; the reason says how it ended)"""
     reason: str
     memo: str
@@ -158,6 +159,7 @@ class Episode(RootCalls):
         self._memo = ""
         self._own: dict[str, str] = {}
         self.context: RootContext | None = None
+        self._cell_failed = False
 
     # -- the loop ---------------------------------------------------------------------------
     async def run(self) -> EpisodeResult:
@@ -166,6 +168,7 @@ class Episode(RootCalls):
                                              self._opening())
         messages = context.messages
         status, reason, state = "max_turns", "turn budget used up", {}
+        streak = 0  # turns in a row that ran no code or raised
         try:
             while True:
                 if (spent := self.tracker.exhausted()) is not None:
@@ -188,12 +191,20 @@ class Episode(RootCalls):
                 if code is None:
                     note = no_code_note(reply)
                     context.record_turn(turn, reply, None, note)
+                    streak += 1
+                    if (why := self._too_many_errors(streak)) is not None:
+                        status, reason = "errors", why
+                        break
                     messages.append({"role": "user", "content": self._next(turn, note)})
                     continue
                 output, state = await self._cell(await sandbox.started(), turn, code)
                 context.record_turn(turn, reply, code, output)
                 if state.get("submitted"):
                     status, reason = "submitted", "the agent called submit()"
+                    break
+                streak = streak + 1 if self._cell_failed else 0
+                if (why := self._too_many_errors(streak)) is not None:
+                    status, reason = "errors", why
                     break
                 messages.append({"role": "user", "content": self._next(turn, output)})
         finally:
@@ -242,8 +253,17 @@ class Episode(RootCalls):
         return turn_line(turn, self.tracker.budget.max_turns, self.ctx.settings.budget_visible)
 
     # -- cells ------------------------------------------------------------------------------
+    def _too_many_errors(self, streak: int) -> str | None:
+        """Why the episode ends after ``streak`` failed turns in a row (``max_errors``)."""
+        limit = self.ctx.settings.max_errors
+        if not limit or streak < limit:
+            return None
+        return (f"{streak} turns in a row ran no code or raised an error (max_errors "
+                f"{limit}): the episode was stopped instead of spending the rest of its budget")
+
     async def _cell(self, sandbox: Any, turn: int, code: str) -> tuple[str, dict[str, Any]]:
         result, note = await self.execute_cell(sandbox, turn, code)
+        self._cell_failed = bool(result.error or result.timed_out or result.crashed)
         output = result.stdout
         if result.error:
             output = f"{output}\n{result.error}" if output else result.error

@@ -57,6 +57,14 @@ def _item(e: dict[str, Any], max_turns: int | None, spent: dict[str, Any]) -> di
                     "text": inp.get("text"), "docs": inp.get("docs") or [],
                     "cut": inp.get("truncated")}
         return {**call, "k": "reply", "role": e.get("role")}
+    if kind == "compaction":
+        usage = e.get("usage") or {}
+        spent["tokens"] += usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
+        spent["cost"] += usage.get("cost_usd") or 0.0
+        return {**base, "k": "compaction", "turns": e.get("turns"), "summary": e.get("summary"),
+                "before": e.get("tokens_before"), "after": e.get("tokens_after"),
+                "reason": e.get("reason"), "usage": usage, "err": e.get("error"),
+                "think": e.get("reasoning")}
     if kind == "cell":
         output = e.get("output") or ""
         return {**base, "k": "cell", "code": e.get("code"), "out": output,

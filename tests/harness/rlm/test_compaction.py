@@ -14,6 +14,7 @@ from dealroom.harness import resume_run, run_agent
 from dealroom.harness.rlm._context import COMPACT_SYSTEM
 from dealroom.models import ScriptedModel
 from dealroom.models.testing import ServedModelServer
+from dealroom.report._trace import trace_items
 from dealroom.runs import RunFolder, agent_segments
 
 TURNS = 40
@@ -73,6 +74,8 @@ def test_a_long_episode_over_a_16k_window_compacts_and_keeps_its_repl(
     assert "x is 41 turns in history 39 x = 41" in cells[-1]["output"]
     compactions = [e for e in events if e["type"] == "compaction"]
     assert compactions and all(c["summary"] for c in compactions)
+    shown = [i for i in trace_items(events, TURNS) if i["k"] == "compaction"]
+    assert [i["summary"] for i in shown] == [c["summary"] for c in compactions]
     assert all(c["usage"]["input_tokens"] > 0 for c in compactions)
     assert sum(bpe(c["output"]) for c in cells) > 4 * 16000  # about 4 windows of history
     assert max(sent) <= 16000

@@ -82,3 +82,31 @@ def test_the_window_comes_from_the_servers_max_model_len() -> None:
     named = _with_client(ServedModelServer("ok", context_window=12_288), window,
                          spec=lambda srv: f"mock@{srv.base_url}#context_window=8000")
     assert named == 8000  # a smaller window named in the spec stands
+
+
+def test_an_hf_model_is_counted_with_its_own_tokenizer(tiny_model_dir, tiny_tokenizer) -> None:
+    async def go():
+        async with open_model(f"hf:{tiny_model_dir},device=cpu,max_tokens=4") as model:
+            await model.chat(MESSAGES[:1] + [{"role": "user", "content": "hi"}])
+            counter = PromptCounter(model)
+            return await counter.count(MESSAGES), counter.source
+
+    counted, source = asyncio.run(go())
+    expected = tiny_tokenizer.apply_chat_template(MESSAGES, tokenize=True,
+                                                  add_generation_prompt=True)
+    expected = expected["input_ids"] if isinstance(expected, dict) else expected
+    assert (counted, source) == (len(expected), "tokenizer")
+
+
+def test_an_hf_models_overflow_is_a_length_refusal_the_harness_knows(tiny_model_dir) -> None:
+    from dealroom.errors import ModelError
+    from dealroom.harness.rlm._context import refused_count, refused_for_length
+
+    async def go():
+        async with open_model(f"hf:{tiny_model_dir},device=cpu") as model:
+            with pytest.raises(ModelError) as caught:
+                await model.chat([{"role": "user", "content": "x" * 9000}], max_tokens=5)
+            return caught.value
+
+    error = asyncio.run(go())
+    assert refused_for_length(error) and refused_count(error) > 1000

@@ -18,9 +18,11 @@ compacts (keeping fewer turns) and sends again, once.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from dealroom.errors import ModelError
 from dealroom.models import PromptCounter, ProviderError
 
 COMPACT_SYSTEM = """\
@@ -144,6 +146,20 @@ class RootContext:
                              "code": code, "output": output})
 
 
+_HF_OVERFLOW = re.compile(r"the prompt has ([\d,]+) tokens, the context window")
+"""How an in-process (``hf:``) model refuses a prompt longer than its window."""
+
+
 def refused_for_length(exc: BaseException) -> bool:
-    """Whether a call failed because the endpoint found the prompt too long for its window."""
-    return isinstance(exc, ProviderError) and exc.kind == "context_length"
+    """Whether a call failed because the model found the prompt too long for its window."""
+    if isinstance(exc, ProviderError):
+        return exc.kind == "context_length"
+    return isinstance(exc, ModelError) and _HF_OVERFLOW.search(str(exc)) is not None
+
+
+def refused_count(exc: BaseException) -> int | None:
+    """The prompt tokens the refusal names, when it names them."""
+    if isinstance(exc, ProviderError):
+        return exc.prompt_tokens
+    found = _HF_OVERFLOW.search(str(exc))
+    return int(found.group(1).replace(",", "")) if found else None

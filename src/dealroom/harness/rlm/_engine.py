@@ -32,7 +32,7 @@ from dealroom.harness.rlm._calls import (
     failed_call_usage,
     provider_record,
 )
-from dealroom.harness.rlm._context import RootContext, refused_for_length
+from dealroom.harness.rlm._context import RootContext, refused_count, refused_for_length
 from dealroom.harness.rlm._prompt import (
     FIRST_USER,
     NEXT_USER,
@@ -515,7 +515,7 @@ class Episode(RootCalls):
         another failure, or the smallest cut was refused already."""
         if not refused_for_length(exc) or len(refused) >= MAX_RECUTS:
             return None
-        counted = getattr(exc, "prompt_tokens", None)
+        counted = refused_count(exc)
         refused.append({"tokens": admitted.plan.tokens, "prompt_tokens": counted,
                         "error": error_text(exc)})
         limit = self.ctx.sub_window.recut(admitted.plan.tokens, counted, out)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dealroom.harness.rlm._calls import error_text, failed_call_usage, provider_record
-from dealroom.harness.rlm._context import refused_for_length
+from dealroom.harness.rlm._context import refused_count, refused_for_length
 from dealroom.harness.rlm._prompt import NO_CODE, REASONING_CUT
 from dealroom.harness.rlm._slices import prompt_tokens
 from dealroom.models import answer_text
@@ -88,7 +88,7 @@ class RootCalls:
             charged = failed_call_usage(exc, reservation, prompt)
             self.tracker.settle(reservation, charged)
             if refused_for_length(exc) and not retried and context.compact_at:
-                context.counter.learn(messages, exc.prompt_tokens)  # type: ignore[attr-defined]
+                context.counter.learn(messages, refused_count(exc))
                 if await self._compact(turn, None, f"refused: {error_text(exc)}", fewer=True):
                     return await self._root_reply(turn, retried=True)
             self.ctx.emit("model_call", self.agent, self.depth, **fields, output=None,

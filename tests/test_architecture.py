@@ -112,6 +112,13 @@ ROOT_MODEL = [
 ]
 
 
+def compacting_root(messages):
+    """Prints more than a 2,048-token window holds over a few turns; summarizes when asked."""
+    if "condense" in messages[0]["content"]:
+        return "Printed words; nothing found."
+    return "```python\nprint('word ' * 500)\n```"
+
+
 @pytest.fixture(scope="module")
 def written(small_room, tmp_path_factory):
     """Configs and events that real runs wrote: RLM at depth 2, tool loop (of a BudgetMix plan),
@@ -129,6 +136,8 @@ def written(small_room, tmp_path_factory):
                              name="sub", context_window=4096)
 
     run_agent(small_room, tmp / "rlm", root=ScriptedModel(ROOT_MODEL), sub=sub(), depth=2)
+    run_agent(small_room, tmp / "compacted", root=ScriptedModel(
+        [compacting_root], cycle=True, context_window=2048), sub=sub(), max_turns=6)
     run_agent(small_room, tmp / "tools", harness="toolloop", root="scripted",
               budgetmix={"plan": "0123456789ab", "step": 0, "group": 1})
     cut = Path(shutil.copytree(tmp / "rlm", tmp / "resumed"))
@@ -142,7 +151,7 @@ def written(small_room, tmp_path_factory):
             await session.run("print(llm('hi'))")
 
     asyncio.run(repl())
-    runs = [tmp / name for name in ("rlm", "tools", "resumed", "fork", "repl")]
+    runs = [tmp / name for name in ("rlm", "compacted", "tools", "resumed", "fork", "repl")]
     configs = [json.loads((r / "config.json").read_text()) for r in runs]
     events = [json.loads(line) for r in runs
               for line in (r / "trajectory.jsonl").read_text().splitlines()]

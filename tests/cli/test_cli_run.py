@@ -43,7 +43,7 @@ def test_every_setting_of_every_harness_is_a_run_flag_and_reaches_the_harness(mo
             given[field] = False
             argv += [param.secondary_opts[0]]
             continue
-        value = 70 + n if hints[param.name] is int else 0.25 + n
+        value = {int: 70 + n, str: f"v{n}"}.get(hints[param.name], 0.25 + n)
         given[field] = value
         argv += [param.opts[0], str(value)]
     seen = {}

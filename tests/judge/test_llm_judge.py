@@ -361,3 +361,13 @@ def test_the_embedded_model_judges_every_criterion_through_the_cli(tmp_path: Pat
     scores = json.loads(out.read_text())
     assert scores["n_criteria"] == len(criteria) and scores["n_errors"] == 0
     assert scores["judge"]["structured_output"] == {"json_object": -(-len(criteria) // 5)}
+
+
+def test_a_verdict_drafted_in_the_reasoning_is_not_the_verdict(task: dict) -> None:
+    def reply(req: dict) -> str:  # a reasoning model served without a reasoning parser
+        ids = _ids(req)
+        return f"<think>First guess: {_good(ids, 'fail')}. Check again.</think>\n\n{_good(ids)}"
+
+    scores, _ = _judge(task, reply, batch=4)
+    assert scores.n_passed == len(task["criteria"]) and scores.n_errors == 0
+    assert all("First guess" not in r.reasoning for r in scores.criteria_results)

@@ -254,3 +254,27 @@ def test_the_embedded_models_tokenizer_exports_a_scripted_run(scripted_run, tmp_
     row = json.loads((tmp_path / "DS" / "tokenized.jsonl").read_text())
     trained, _ = spans(row["input_ids"], row["assistant_masks"], tokenizer)
     assert trained == [reply + "<|im_end|>" for reply in REPLIES]
+
+
+@pytest.mark.parametrize("policy", ["drop", "keep"])
+def test_reasoning_is_trained_and_each_row_is_what_the_root_saw(
+        small_room, tiny_tokenizer, tiny_model_dir, tmp_path, policy):
+    replies = ["<think>plan A</think>\n\n```python\nx = 1\n```",
+               "<think>plan B</think>\n\n```python\nprint(x)\n```",
+               "```python\nsubmit()\n```"]
+    root = ScriptedModel(replies)
+    run_agent(small_room, tmp_path / "run", root=root, sub=ScriptedModel(["x"], cycle=True),
+              reasoning_history=policy)
+    judged(tmp_path / "run", tmp_path / "runs" / "r1")
+    result = export_sft([tmp_path / "runs"], tmp_path / "DS", tokenizer=f"hf:{tiny_model_dir}")
+    chats = [json.loads(x) for x in (tmp_path / "DS" / "train.jsonl").read_text().splitlines()]
+    rows = [json.loads(x) for x in (tmp_path / "DS" / "tokenized.jsonl").read_text()
+            .splitlines()]
+    # drop: a new context after each reply with reasoning (the history lost it); keep: one
+    assert len(chats) == len(rows) == result.rows == (3 if policy == "drop" else 1)
+    for chat, sent in zip(chats, root.messages[len(root.messages) - len(chats):], strict=True):
+        assert chat["messages"][:-1] == sent  # the prompt as the root was sent it
+    trained = [t for row in rows for t in spans(row["input_ids"], row["assistant_masks"],
+                                                tiny_tokenizer)[0]]
+    assert [t.split("<|im_end|>")[0] for t in trained] == replies  # reasoning is mask 1
+    assert [t for row in rows for t in row["turns"]] == [0, 1, 2]

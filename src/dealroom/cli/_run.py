@@ -52,6 +52,19 @@ def run(
     budget_visible: bool = typer.Option(
         None, "--budget-visible/--budget-hidden",
         help="Tell the root 'Turn k of T' (default), or only 'Turn k'."),
+    reasoning_history: str = typer.Option(
+        None, "--reasoning-history",
+        help="drop (default): earlier replies' reasoning leaves the root's history; keep."),
+    compact_at: float = typer.Option(
+        None, "--compact-at",
+        help="Compact the root's history before its prompt passes this share of its window "
+             "(default 0.85)."),
+    compact: str = typer.Option(
+        None, "--compact", help="off: never compact the root's history (as --compact-at 0)."),
+    max_errors: int = typer.Option(
+        None, "--max-errors",
+        help="End with status errors after N turns in a row without runnable code or with an "
+             "exception (default 8; 0 never)."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP),
 ) -> None:
     """Run an agent on a data room; records go to the run folder as it works.
@@ -59,13 +72,20 @@ def run(
     Exits 0 when the run ended (submitted, out of turns or budget), 1 on an error, and 3 when
     it is degraded: more than 10% of its sub-calls failed at the provider.
     """
+    from dealroom.errors import ConfigError
     from dealroom.harness import run_agent_async
 
+    if compact not in (None, "off", "on"):
+        raise ConfigError(f"--compact takes off (or on), not {compact!r}")
+    if compact == "off":
+        compact_at = 0.0
     flags = {"depth": depth, "max_turns": max_turns, "max_cost": max_cost,
              "max_tokens": max_tokens, "max_seconds": max_seconds,
              "cell_timeout": cell_timeout, "slice_tokens": slice_tokens,
              "output_limit": output_limit, "sub_max_output": sub_max_output,
-             "temperature": temperature, "budget_visible": budget_visible}
+             "temperature": temperature, "budget_visible": budget_visible,
+             "reasoning_history": reasoning_history, "compact_at": compact_at,
+             "max_errors": max_errors}
     options = {SETTING_OF_FLAG.get(flag, flag): value for flag, value in flags.items()}
     with RunDisplay(max_turns=max_turns) as display:
         result = asyncio.run(run_agent_async(

@@ -81,7 +81,7 @@ class OpenRun:
         """What the earlier attempts (or a fork's source, up to its turn) spent: the usage of
         their model calls and their seconds; a resumed run's budget counts them as used."""
         usage = sum((Usage.from_dict(e.get("usage") or {}) for e in self.previous
-                     if e.get("type") == "model_call"), Usage())
+                     if e.get("type") in ("model_call", "compaction")), Usage())
         return usage, float(self.previous[-1].get("t", 0.0)) if self.previous else 0.0
 
     def inherited_subs(self) -> set[str]:

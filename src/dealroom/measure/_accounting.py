@@ -83,7 +83,7 @@ def account(
     by_depth: dict[str, Usage] = {}
     unpriced = 0
     for event in events:
-        if event.get("type") != "model_call":
+        if event.get("type") not in ("model_call", "compaction"):  # a summary call counts
             continue
         usage, priced = call_usage(event, prices)
         unpriced += not priced

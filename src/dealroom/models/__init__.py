@@ -8,10 +8,19 @@ Open a client with :func:`open_model` (spec strings: a models-file name, ``local
 :func:`gather_bounded` (inside :func:`hedging`, stragglers are re-sent); :func:`lazy_model`
 opens its model on the first call. A call that fails for good raises
 :class:`ProviderError`.
-``hf:`` replies carry a :class:`TokenRecord` (the run folder's record, from ``dealroom.runs``).
+Replies are split into reasoning and answer (:func:`split_reasoning`; ``ChatResult.text`` is
+the answer). ``hf:`` replies carry a :class:`TokenRecord` (the run folder's record, from
+``dealroom.runs``).
 ``dealroom.models.testing`` holds ``MockOpenAIServer``.
 """
 
+from dealroom._util.reasoning import (
+    HISTORY_POLICIES,
+    answer_text,
+    history_content,
+    join_reasoning,
+    split_reasoning,
+)
 from dealroom.models._chat import ChatPiece, chat_pieces, encode_pieces
 from dealroom.models._client import ChatResult, ModelClient, OpenAICompatibleClient, check
 from dealroom.models._fanout import gather_bounded
@@ -34,10 +43,12 @@ from dealroom.models._spec import (
     split_spec,
 )
 from dealroom.models._text import strip_controls, visible_controls
+from dealroom.models._window import PromptCounter, words_estimate
 from dealroom.models._wire import ProviderError
 from dealroom.runs import TokenRecord
 
 __all__ = [
+    "HISTORY_POLICIES",
     "TRAIN_RECORD",
     "ChatPiece",
     "ChatResult",
@@ -52,16 +63,20 @@ __all__ = [
     "OracleModel",
     "OracleSettings",
     "Prices",
+    "PromptCounter",
     "ProviderError",
     "ScriptedCall",
     "ScriptedModel",
     "TokenRecord",
+    "answer_text",
     "chat_pieces",
     "check",
     "default_models_file",
     "encode_pieces",
     "gather_bounded",
     "hedging",
+    "history_content",
+    "join_reasoning",
     "lazy_model",
     "load_hf_model",
     "load_hf_tokenizer",
@@ -72,7 +87,9 @@ __all__ = [
     "provider_names",
     "require_prices",
     "resolve_model_spec",
+    "split_reasoning",
     "split_spec",
     "strip_controls",
     "visible_controls",
+    "words_estimate",
 ]

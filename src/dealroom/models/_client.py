@@ -34,6 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 import aiohttp
 from yarl import URL
 
+from dealroom._util.reasoning import join_reasoning, split_reasoning
 from dealroom.errors import ConfigError
 from dealroom.models._endpoint import (
     Body,
@@ -49,13 +50,14 @@ from dealroom.models._endpoint import (
 )
 from dealroom.models._hedge import BothStalled, Progress, current_wave, race
 from dealroom.models._net import Route, expand_headers
-from dealroom.models._spec import ModelSpec, Prices
+from dealroom.models._spec import DEFAULT_CONTEXT_WINDOW, ModelSpec, Prices
 from dealroom.models._text import strip_controls
 from dealroom.models._wire import (
     BadReply,
     ProviderError,
     Reply,
     estimate_usage,
+    length_refusal,
     parse_body,
     parse_usage,
     read_body,
@@ -111,13 +113,34 @@ class ChatResult:
     tokens: TokenRecord | None = field(default=None, repr=False)
     """The exact prompt and completion token ids and logprobs, from providers that generate
     in-process (``hf:``); ``None`` from endpoints."""
+    reasoning: str | None = None
+    """The model's reasoning, apart from ``text`` (the answer); None when it had none."""
+    reasoning_shape: str | None = None
+    """How the reasoning came (``field``, ``inline``, ``closing``, ``open``; see
+    ``dealroom._util.reasoning``); None without reasoning."""
+
+    def __post_init__(self) -> None:
+        """A reply whose reasoning is inline (``<think>…</think>``) is taken apart, whatever
+        provider made it: ``text`` is then the answer alone."""
+        if self.reasoning is None:
+            split = split_reasoning(self.text)
+            self.text, self.reasoning, self.reasoning_shape = (split.answer, split.reasoning,
+                                                               split.shape)
+        elif self.reasoning_shape is None:
+            self.reasoning_shape = "field"
+
+    @property
+    def whole_text(self) -> str:
+        """The reply as the model wrote it, reasoning included (see ``join_reasoning``)."""
+        return join_reasoning(self.reasoning, self.text, self.reasoning_shape)
 
     def record(self) -> dict[str, Any]:
         """What a ``model_call`` event keeps of how the provider answered."""
         return {"attempts": self.attempts, "finish_reason": self.finish_reason,
                 "usage_estimated": self.usage_estimated, "streamed": self.streamed,
                 "structured": self.structured, "cut_bytes": self.cut_bytes,
-                "stripped": self.stripped, "hedge": self.hedge}
+                "stripped": self.stripped, "hedge": self.hedge,
+                "reasoning": self.reasoning_shape}
 
 
 @runtime_checkable
@@ -264,6 +287,8 @@ class OpenAICompatibleClient:
         self._max_field = spec.options.get("max_tokens_field", "max_tokens")
         self._endpoint: Endpoint | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._tokenize: bool | None = None
+        """Whether the server answers ``POST /tokenize`` (None: not asked yet)."""
 
     def _get_endpoint(self) -> Endpoint:
         loop = asyncio.get_running_loop()
@@ -346,10 +371,14 @@ class OpenAICompatibleClient:
                                 served=True)
         # exact tokens: the text stays what they decode to, control characters included
         text, stripped = (reply.text, 0) if self.spec.tokens else strip_controls(reply.text)
+        reasoning = reply.reasoning
+        if reasoning is not None and not self.spec.tokens:
+            reasoning, more = strip_controls(reasoning)
+            stripped += more
         usage = parse_usage(reply.usage, self.prices)
         estimated = usage is None
         if usage is None:
-            usage = estimate_usage(messages, text, self.prices)
+            usage = estimate_usage(messages, text, self.prices, reasoning)
         form = payload.get("response_format")
         tokens = None
         if self.spec.tokens:
@@ -366,7 +395,7 @@ class OpenAICompatibleClient:
             finish_reason=reply.finish_reason, latency_s=latency, usage_estimated=estimated,
             attempts=attempts, streamed=reply.streamed,
             structured=str(form["type"]) if form else None, cut_bytes=reply.cut_bytes,
-            stripped=stripped, hedge=hedge, raw=reply.body, tokens=tokens,
+            stripped=stripped, hedge=hedge, raw=reply.body, tokens=tokens, reasoning=reasoning,
         )
 
     def _backoff(self, attempt: int) -> float:
@@ -437,6 +466,10 @@ class OpenAICompatibleClient:
             message += f" (redirected to {moved}: set base_url to the endpoint itself)"
         if (feature := _refused_feature(status, message, payload)) is not None:
             raise _Refused(feature)
+        too_long, counted = length_refusal(status, message)
+        if too_long:  # never retried as is: the caller must send less
+            raise ProviderError(message, model=self.name, status=status, kind="context_length",
+                                prompt_tokens=counted)
         if status in (408, 409, 429) or status >= 500:
             raise _Retryable(message, status, wait)
         raise ProviderError(message, model=self.name, status=status, kind="http")
@@ -471,6 +504,7 @@ class OpenAICompatibleClient:
                         f"(HTTP {status}): {key_hint}"
                     )
                 if status == 200 and self.model in _listed_models(raw):
+                    self._window_from(raw)
                     return
                 probe = json.dumps({"model": self.model, "max_tokens": 1,
                                     "messages": [{"role": "user", "content": "ping"}]})
@@ -525,6 +559,33 @@ class OpenAICompatibleClient:
         return await fetch(self._get_endpoint().session, method, url, data, self._headers,
                            limit, timeout)
 
+    def _window_from(self, raw: bytes) -> None:
+        """Take the served model's ``max_model_len`` (vLLM's ``/v1/models``) as the window
+        when the spec left the default or named a larger one than the server has."""
+        served = _listed_models(raw, "max_model_len").get(self.model)
+        if isinstance(served, int) and served > 0 and (
+                served < self.context_window or self.context_window == DEFAULT_CONTEXT_WINDOW):
+            self.context_window = served
+
+    async def count_prompt(self, messages: list[dict[str, Any]]) -> int | None:
+        """The prompt's tokens by the server's own tokenizer and chat template (vLLM's and
+        SGLang's ``POST /tokenize``); None where the server has none (asked once)."""
+        if self._tokenize is False:
+            return None
+        count = None
+        try:
+            answer = await self.request("POST", "/tokenize",
+                                        {"model": self.model, "messages": messages})
+            if answer.status == 200:
+                count = json.loads(answer.body).get("count")
+        except (aiohttp.ClientError, OSError, ValueError, AttributeError):  # TimeoutError too
+            count = None
+        if not isinstance(count, int) or isinstance(count, bool):
+            self._tokenize = False
+            return None
+        self._tokenize = True
+        return count
+
     async def aclose(self) -> None:
         """Drop this client's hold on the shared session; the last one closes it."""
         endpoint, self._endpoint = self._endpoint, None
@@ -555,12 +616,13 @@ def _format_for(response_format: dict[str, Any] | None, refused: set[str]) -> di
     return None
 
 
-def _listed_models(raw: bytes) -> set[str]:
+def _listed_models(raw: bytes, key: str = "id") -> dict[str, Any]:
+    """Model id → its ``key`` field, for every model a ``/models`` body lists."""
     try:
         data = json.loads(raw).get("data", [])
-        return {str(m.get("id")) for m in data if isinstance(m, dict)}
+        return {str(m.get("id")): m.get(key) for m in data if isinstance(m, dict)}
     except (ValueError, AttributeError):
-        return set()
+        return {}
 
 
 def create(spec: ModelSpec) -> OpenAICompatibleClient:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,22 +37,54 @@ class ProviderError(ModelError):
 
     ``kind``: ``http`` (a status that is not retried, or retries spent on 429/5xx),
     ``timeout``, ``connection``, ``malformed`` (a 200 that is not a chat completion),
-    ``no_content`` (``null`` content), ``too_large``, ``stream`` (an error inside a stream)
-    or ``usage`` (impossible token counts). ``served``: the endpoint did the work and may
-    bill it, so the call's worst-case budget reservation is charged.
+    ``no_content`` (``null`` content), ``too_large``, ``stream`` (an error inside a stream),
+    ``usage`` (impossible token counts) or ``context_length`` (the endpoint refused a prompt
+    too long for its window; ``prompt_tokens`` is the count it gave, when it gave one).
+    ``served``: the endpoint did the work and may bill it, so the call's worst-case budget
+    reservation is charged.
     """
 
     def __init__(self, message: str, *, model: str = "", status: int | None = None,
-                 kind: str = "http", attempts: int = 1, served: bool = False) -> None:
+                 kind: str = "http", attempts: int = 1, served: bool = False,
+                 prompt_tokens: int | None = None) -> None:
         super().__init__(message, model=model, status=status)
         self.kind = kind
         self.attempts = attempts
         self.served = served
+        self.prompt_tokens = prompt_tokens
 
     def record(self) -> dict[str, Any]:
         """What a ``model_call`` event keeps of the failure."""
-        return {"kind": self.kind, "status": self.status, "attempts": self.attempts,
-                "served": self.served}
+        record = {"kind": self.kind, "status": self.status, "attempts": self.attempts,
+                  "served": self.served}
+        if self.kind == "context_length":
+            record["prompt_tokens"] = self.prompt_tokens
+        return record
+
+
+_LENGTH_REFUSALS = re.compile(
+    r"maximum context length|context_length_exceeded|exceeds? the available context size"
+    r"|longer than the model'?s context length|exceed context window|context window of"
+    r"|too many tokens|prompt is too long", re.I)
+_REQUESTED = re.compile(r"(\d+) in the messages|\((\d+) tokens?\) is longer|Requested tokens "
+                        r"\((\d+)\)|n_prompt_tokens\W+(\d+)|prompt is too long: (\d+)", re.I)
+
+
+def length_refusal(status: int | None, message: str) -> tuple[bool, int | None]:
+    """Whether an HTTP error is the endpoint refusing a prompt too long for its context
+    window, and the prompt tokens it counted when it says (vLLM: "... (X in the messages, Y in
+    the completion)"; OpenAI: ``context_length_exceeded``; llama.cpp: "exceeds the available
+    context size"; SGLang: "The input (X tokens) is longer than the model's context length").
+
+    >>> length_refusal(400, "This model's maximum context length is 16000 tokens. However, you "
+    ...                "requested 16512 tokens (15000 in the messages, 1512 in the completion).")
+    (True, 15000)
+    """
+    if status not in (400, 413, 422, 500) or not _LENGTH_REFUSALS.search(message):
+        return False, None
+    found = _REQUESTED.search(message)
+    count = next((int(g) for g in found.groups() if g), None) if found else None
+    return True, count
 
 
 class BadReply(Exception):
@@ -77,6 +110,8 @@ class Reply:
     cut_bytes: int = 0
     """Bytes of reply text received past the cap and dropped (a stream stops being read)."""
     body: dict[str, Any] = field(default_factory=dict)
+    reasoning: str | None = None
+    """The reasoning sent apart from the content (``reasoning_content`` or ``reasoning``)."""
 
 
 def text_cap(max_tokens: int) -> int:
@@ -101,6 +136,16 @@ def content_text(content: Any) -> str | None:
         return content
     if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
         return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return None
+
+
+def reasoning_field(message: dict[str, Any]) -> str | None:
+    """The reasoning a message or delta carries beside its content: ``reasoning_content``
+    (vLLM's reasoning parser, DeepSeek) or ``reasoning`` (OpenRouter and other gateways)."""
+    for key in ("reasoning_content", "reasoning"):
+        value = message.get(key)
+        if isinstance(value, str) and value:
+            return value
     return None
 
 
@@ -134,13 +179,20 @@ def parse_body(raw: bytes, content_type: str, cap: int) -> Reply:
     if not isinstance(message, dict):
         raise BadReply("malformed", "the first choice has no message")
     text = content_text(message.get("content"))
+    reasoning = reasoning_field(message)
+    if text is None and reasoning is not None:  # cut inside the reasoning: no answer yet
+        text = ""
     if text is None:
         refusal = message.get("refusal")
         why = f" (refusal: {_excerpt(str(refusal))})" if refusal else ""
         raise BadReply("no_content", f"the reply's content is {message.get('content')!r}{why}")
     text, cut = _cap(text, cap)
+    if reasoning is not None:
+        reasoning, more = _cap(reasoning, cap)
+        cut += more
     return Reply(text, str(choice.get("finish_reason") or "unknown"), _model_of(body),
-                 body.get("usage"), streamed=False, cut_bytes=cut, body={} if cut else body)
+                 body.get("usage"), streamed=False, cut_bytes=cut, body={} if cut else body,
+                 reasoning=reasoning)
 
 
 def token_record(reply: Reply) -> TokenRecord:
@@ -228,12 +280,13 @@ async def read_stream(chunks: AsyncIterator[bytes], cap: int,
     stream = _Stream()
     stream.decode(b"".join(parts))
     text, cut = _cap("".join(stream.parts), cap)
+    reasoning, more = _cap("".join(stream.thinking), cap)
     if not stream.done and size <= limit and stream.finish == "unknown":
         raise BadReply("malformed", "the stream ended before its last chunk")
-    if not stream.seen_content:
+    if not stream.seen_content and not reasoning:
         raise BadReply("no_content", "the stream carried no content")
     return Reply(text, stream.finish, stream.model, stream.usage, streamed=True,
-                 cut_bytes=cut + max(0, size - limit))
+                 cut_bytes=cut + more + max(0, size - limit), reasoning=reasoning or None)
 
 
 class _Stream:
@@ -241,6 +294,8 @@ class _Stream:
 
     def __init__(self) -> None:
         self.parts: list[str] = []
+        self.thinking: list[str] = []
+        """Pieces of reasoning streamed beside the content."""
         self.finish = "unknown"
         self.model: str | None = None
         self.usage: Any = None
@@ -257,8 +312,10 @@ class _Stream:
         for event in load_json(b"[" + b",".join(datas) + b"]"):
             try:  # the common chunk: one choice whose delta is a piece of content
                 choice = event["choices"][0]
-                piece = choice["delta"]["content"]
-                if not isinstance(piece, str) or choice["finish_reason"] or event.get("usage"):
+                delta = choice["delta"]
+                piece = delta["content"]
+                if (not isinstance(piece, str) or choice["finish_reason"] or event.get("usage")
+                        or delta.get("reasoning_content") or delta.get("reasoning")):
                     raise LookupError
             except (LookupError, TypeError):
                 self.event(event)
@@ -283,6 +340,9 @@ class _Stream:
         choice = choices[0]
         delta = choice.get("delta")
         piece = content_text(delta.get("content")) if isinstance(delta, dict) else None
+        thought = reasoning_field(delta) if isinstance(delta, dict) else None
+        if thought is not None:
+            self.thinking.append(thought)
         if piece is not None:
             self.seen_content = True
             self.parts.append(piece)
@@ -356,10 +416,12 @@ def parse_usage(raw: Any, prices: Prices) -> Usage | None:
     )
 
 
-def estimate_usage(messages: list[dict[str, Any]], text: str, prices: Prices) -> Usage:
-    """Count tokens with ``dealroom.room.count_tokens`` when a provider reports none."""
+def estimate_usage(messages: list[dict[str, Any]], text: str, prices: Prices,
+                   reasoning: str | None = None) -> Usage:
+    """Count tokens with ``dealroom.room.count_tokens`` when a provider reports none (the
+    reply's reasoning is output too)."""
     from dealroom.room import count_tokens
 
     inp = sum(count_tokens(content_text(m.get("content")) or "") for m in messages)
-    out = count_tokens(text)
+    out = count_tokens(text) + (count_tokens(reasoning) if reasoning else 0)
     return Usage(input_tokens=inp, output_tokens=out, cost_usd=prices.cost(inp, 0, out), calls=1)

@@ -456,3 +456,14 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+from dealroom.models._served import (  # noqa: E402 - it builds on MockOpenAIServer
+    Completion,
+    ServedModelServer,
+    smollm2_count,
+    words_count,
+)
+
+__all__ = ["Completion", "Fault", "MockOpenAIServer", "ServedModelServer", "chat_completion_body",
+           "echo", "random_faults", "smollm2_count", "words_count"]

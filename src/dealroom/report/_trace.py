@@ -49,13 +49,22 @@ def _item(e: dict[str, Any], max_turns: int | None, spent: dict[str, Any]) -> di
         spent["tokens"] += usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
         spent["cost"] += usage.get("cost_usd") or 0.0
         call = {**base, "id": e.get("call_id"), "model": e.get("model"), "usage": usage,
-                "lat": e.get("latency_s"), "err": e.get("error"), "out": e.get("output")}
+                "lat": e.get("latency_s"), "err": e.get("error"), "out": e.get("output"),
+                "think": e.get("reasoning")}
         if e.get("role") == "sub":
             inp = e.get("input") or {}
             return {**call, "k": "sub", "wave": e.get("wave"), "prompt": inp.get("prompt"),
                     "text": inp.get("text"), "docs": inp.get("docs") or [],
                     "cut": inp.get("truncated")}
         return {**call, "k": "reply", "role": e.get("role")}
+    if kind == "compaction":
+        usage = e.get("usage") or {}
+        spent["tokens"] += usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
+        spent["cost"] += usage.get("cost_usd") or 0.0
+        return {**base, "k": "compaction", "turns": e.get("turns"), "summary": e.get("summary"),
+                "before": e.get("tokens_before"), "after": e.get("tokens_after"),
+                "reason": e.get("reason"), "usage": usage, "err": e.get("error"),
+                "think": e.get("reasoning")}
     if kind == "cell":
         output = e.get("output") or ""
         return {**base, "k": "cell", "code": e.get("code"), "out": output,

@@ -12,12 +12,19 @@ stand on it. See docs/architecture.md, "Run folder".
 """
 
 from dealroom.runs._config import RUN_VERSION, BudgetMixLabel, ForkedFrom, RunConfig
-from dealroom.runs._conversation import Conversation, agent_conversation
+from dealroom.runs._conversation import (
+    Conversation,
+    Segment,
+    agent_conversation,
+    agent_segments,
+    whole_reply,
+)
 from dealroom.runs._events import (
     EVENT_TYPES,
     Cell,
     ChildEnd,
     ChildStart,
+    Compaction,
     Event,
     MemoChanged,
     ModelCall,
@@ -65,6 +72,7 @@ __all__ = [
     "Cell",
     "ChildEnd",
     "ChildStart",
+    "Compaction",
     "Conversation",
     "Event",
     "ForkedFrom",
@@ -77,10 +85,12 @@ __all__ = [
     "RunRecorder",
     "RunStart",
     "SandboxStarted",
+    "Segment",
     "TokenRecord",
     "Tool",
     "Wave",
     "agent_conversation",
+    "agent_segments",
     "append_jsonl",
     "apply_delta",
     "check_fork_copied",
@@ -95,5 +105,6 @@ __all__ = [
     "read_jsonl",
     "read_tokens",
     "root_replies",
+    "whole_reply",
     "write_tokens",
 ]

@@ -44,8 +44,9 @@ class RunEnd(Event):
 
     type: Literal["run_end"]
     status: str
-    """``submitted``, ``finished`` (tool loop), ``budget_exhausted``, ``max_turns``, ``error``
-    or ``degraded`` (more than 10% of the sub-calls failed at the provider)."""
+    """``submitted``, ``finished`` (tool loop), ``budget_exhausted``, ``max_turns``, ``errors``
+    (``max_errors`` turns in a row ran no code or raised), ``error`` or ``degraded`` (more
+    than 10% of the sub-calls failed at the provider)."""
     reason: str
     """Why, in words."""
     turns: int
@@ -72,11 +73,16 @@ class ModelCall(Event):
     """The ``llm_batch`` round of a sub-call; None for a root call."""
     input: dict[str, Any]
     """Root: ``{messages}``, only those added since its previous call was sent (its reply
-    among them; :func:`~dealroom.runs.agent_conversation` joins them). Sub-call: ``{prompt,
+    among them; :func:`~dealroom.runs.agent_conversation` joins them), or after a compaction
+    ``{messages, replace: true}``: the whole prompt. Sub-call: ``{prompt,
     text, docs: [{id, pages: [first, last], chars: [start, end]}], truncated}``: document
     slices by reference into the room's text layer, free text in full."""
     output: str | None
-    """The reply's text; None when the call failed."""
+    """The reply's answer (its reasoning apart); None when the call failed."""
+    reasoning: str | None
+    """The reply's reasoning (``reasoning_content``, or inline ``<think>…</think>``), apart
+    from the answer; None when it had none or the call failed. ``provider.reasoning`` says
+    how it came (``dealroom.models.join_reasoning`` gives the whole reply back)."""
     usage: dict[str, Any]
     """``Usage.to_dict()``: tokens and cost."""
     error: str | None
@@ -85,12 +91,50 @@ class ModelCall(Event):
     """Seconds the call took; None when it failed."""
     provider: dict[str, Any]
     """How the endpoint answered (``ChatResult.record()``: ``attempts``, ``finish_reason``,
-    ``usage_estimated``, ``streamed``, ``structured``, ``cut_bytes``, ``stripped``, ``hedge``)
+    ``usage_estimated``, ``streamed``, ``structured``, ``cut_bytes``, ``stripped``, ``hedge``,
+    ``reasoning``)
     or failed (``ProviderError.record()``: ``kind``, ``status``, ``attempts``, ``served``)."""
     tokens: dict[str, Any] | None
     """``{file, offset}``: where the call's :class:`~dealroom.runs.TokenRecord` (prompt and
     completion ids, logprobs) is in ``tokens.jsonl``; None when the provider records none
     (only ``hf:`` models do) or the call failed."""
+
+
+class Compaction(Event):
+    """An agent's history was compacted: older turns replaced by a summary its model wrote."""
+
+    type: Literal["compaction"]
+    role: str
+    """The agent's role (``root``, ``child_root``): its usage counts there."""
+    model: str
+    """The model that wrote the summary (the agent's own)."""
+    call_id: str
+    """``root/t9/compact``: made before the agent's call of turn 9."""
+    turn: int
+    """The turn whose call came next."""
+    turns: list[int]
+    """``[first, last]``: the turns the summary stands for (from 1 after a second one)."""
+    kept: int
+    """Messages after the task kept verbatim (the last turns)."""
+    reason: str
+    """``window`` (the prompt passed ``compact_at``) or ``refused: ...`` (the endpoint refused
+    the prompt as too long)."""
+    tokens_before: int | None
+    """The prompt's tokens before (None after a refusal), in the model's own count."""
+    tokens_after: int
+    """The prompt's tokens after."""
+    summary: str
+    """The summary, as the model is shown it from then on."""
+    reasoning: str | None
+    """The summary call's reasoning, if any."""
+    usage: dict[str, Any]
+    """``Usage.to_dict()`` of the summary call."""
+    error: str | None
+    """Why the summary call failed (the turns are then dropped with a note); None."""
+    latency_s: float | None
+    """Seconds the summary call took."""
+    provider: dict[str, Any]
+    """How the endpoint answered or failed (as ``model_call``'s)."""
 
 
 class SandboxStarted(Event):
@@ -210,6 +254,7 @@ EVENT_TYPES: dict[str, type] = {
     "run_start": RunStart,
     "run_end": RunEnd,
     "model_call": ModelCall,
+    "compaction": Compaction,
     "sandbox": SandboxStarted,
     "cell": Cell,
     "wave": Wave,

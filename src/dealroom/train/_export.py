@@ -1,7 +1,9 @@
 """``dealroom export sft``: judged runs become a chat dataset and masked, pre-tokenized rows.
 
     RUNS / SWEEPS ──find_runs──▶ select_runs: per room the best N judged runs above the bars
-    kept run ──agent_conversation(events)──▶ the root's messages, exactly as it saw them
+    kept run ──agent_segments(events)──▶ the root's messages, exactly as it saw them (one
+        │                                 chat per context: a history that dropped earlier
+        │                                 reasoning or was compacted starts a new one)
         │                                     ──▶ DS/train.jsonl     {"messages": [...], "run"}
         └─ with a tokenizer ──conversation_rows(messages, sampled=recorded ids)──▶
                                               ──▶ DS/tokenized.jsonl {"input_ids",
@@ -34,7 +36,7 @@ from typing import Any
 
 from dealroom._util.files import write_json_atomic
 from dealroom.errors import ConfigError
-from dealroom.runs import RunFolder, agent_conversation, find_runs, read_tokens
+from dealroom.runs import RunFolder, agent_segments, find_runs, read_tokens, whole_reply
 from dealroom.train._mask import TrainingRow, conversation_rows
 from dealroom.train._select import Selection, check_bars, select_runs
 from dealroom.train._settings import SFTSettings
@@ -136,12 +138,13 @@ def _write(folder: Path, selection: Selection, tokenizer: Any, max_length: int,
         rows = (stack.enter_context(open(folder / TOKENIZED, "w", encoding="utf-8"))
                 if tokenizer is not None else None)
         for n, entry in enumerate(selection.kept, 1):
-            messages, episode_rows, info = _episode(Path(entry["run"]), tokenizer, max_length)
-            if messages is None:
+            segments, episode_rows, info = _episode(Path(entry["run"]), tokenizer, max_length)
+            if segments is None:
                 selection.left_out.append({**entry, **info})
             else:
-                chats.write(json.dumps({"messages": messages, "run": entry["run"]},
-                                       ensure_ascii=False) + "\n")
+                for messages in segments:  # one chat per context the model saw
+                    chats.write(json.dumps({"messages": messages, "run": entry["run"]},
+                                           ensure_ascii=False) + "\n")
                 for row in episode_rows:
                     assert rows is not None
                     rows.write(json.dumps({"input_ids": row.input_ids,
@@ -155,33 +158,46 @@ def _write(folder: Path, selection: Selection, tokenizer: Any, max_length: int,
 
 
 def _episode(run: Path, tokenizer: Any, max_length: int
-             ) -> tuple[list[dict[str, str]] | None, list[TrainingRow], dict[str, Any]]:
-    """The run's conversation, its rows and their figures; ``(None, [], {reason, why})``
-    when it cannot be used."""
+             ) -> tuple[list[list[dict[str, str]]] | None, list[TrainingRow], dict[str, Any]]:
+    """The run's conversation (one per segment: a history that dropped reasoning or was
+    compacted shows the model a new context), its rows and their figures;
+    ``(None, [], {reason, why})`` when it cannot be used."""
     folder = RunFolder.open(run)
-    conversation = agent_conversation(folder.events())
-    if not conversation.calls:
+    segments = agent_segments(folder.events())
+    calls = [c for segment in segments for c in segment.calls]
+    if not calls:
         return None, [], {"reason": "no_replies",
                           "why": "the root replied nothing (every call failed)"}
-    messages = conversation.messages
-    info: dict[str, Any] = {"replies": len(conversation.calls)}
+    chats = [segment.messages for segment in segments]
+    info: dict[str, Any] = {"replies": len(calls), "segments": len(segments)}
     if tokenizer is None:
-        return messages, [], info
-    sampled = [_sampled(folder, call, tokenizer) for call in conversation.calls]
-    used = sum(r is not None for r in sampled)
-    try:
-        episode = conversation_rows(messages, tokenizer, max_length=max_length, sampled=sampled)
-    except ConfigError as exc:
-        return None, [], {"reason": "tokenize", "why": f"cannot tokenize the conversation: {exc}"}
-    if not episode.rows:
+        return chats, [], info
+    rows: list[TrainingRow] = []
+    skipped: list[int] = []
+    used = done = 0
+    for segment in segments:
+        own = [_sampled(folder, call, tokenizer) for call in segment.calls]
+        used += sum(r is not None for r in own)
+        sampled = [None] * segment.first + own
+        try:
+            episode = conversation_rows(segment.messages, tokenizer, max_length=max_length,
+                                        sampled=sampled, train_from=segment.first)
+        except ConfigError as exc:
+            return None, [], {"reason": "tokenize",
+                              "why": f"cannot tokenize the conversation: {exc}"}
+        for row in episode.rows:  # turns count the run's replies, not the segment's
+            row.turns = [done + t - segment.first for t in row.turns]
+        rows += episode.rows
+        skipped += [done + t - segment.first for t in episode.skipped]
+        done += len(segment.calls)
+    if not rows:
         return None, [], {"reason": "too_long", "why": f"no reply fits in {max_length} tokens "
                                                        "after the system prompt and the task"}
     info.update(
-        token_source="sampled" if used == len(sampled) else "template" if not used else "mixed",
-        rows=len(episode.rows), tokens=sum(len(r.input_ids) for r in episode.rows),
-        trained_tokens=sum(sum(r.assistant_masks) for r in episode.rows),
-        skipped_replies=episode.skipped)
-    return messages, episode.rows, info
+        token_source="sampled" if used == len(calls) else "template" if not used else "mixed",
+        rows=len(rows), tokens=sum(len(r.input_ids) for r in rows),
+        trained_tokens=sum(sum(r.assistant_masks) for r in rows), skipped_replies=skipped)
+    return chats, rows, info
 
 
 def _sampled(folder: RunFolder, call: dict[str, Any], tokenizer: Any) -> Any:
@@ -191,7 +207,7 @@ def _sampled(folder: RunFolder, call: dict[str, Any], tokenizer: Any) -> Any:
     if not call.get("tokens"):
         return None
     record = read_tokens(folder.path, call["tokens"])
-    return record if reply_text(tokenizer, record) == call["output"] else None
+    return record if reply_text(tokenizer, record) == whole_reply(call) else None
 
 
 def _count(result: ExportResult, entry: dict[str, Any]) -> None:

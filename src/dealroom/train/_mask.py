@@ -97,13 +97,16 @@ def tokenize_conversation(messages: Sequence[dict[str, Any]], tokenizer: Any, *,
 
 def conversation_rows(messages: Sequence[dict[str, Any]], tokenizer: Any, *,
                       max_length: int | None = None,
-                      sampled: Sequence[TokenRecord | None] | None = None) -> TokenizedEpisode:
-    """The conversation as rows of at most ``max_length`` tokens, split turn by turn."""
+                      sampled: Sequence[TokenRecord | None] | None = None,
+                      train_from: int = 0) -> TokenizedEpisode:
+    """The conversation as rows of at most ``max_length`` tokens, split turn by turn; replies
+    before ``train_from`` are context only (mask 0), as in a segment of a run whose history
+    dropped reasoning or was compacted (``dealroom.runs.agent_segments``)."""
     n = len(_replies(messages))
     records = _check_sampled(sampled, n)
-    if n == 0:
+    if n <= train_from:
         return TokenizedEpisode()
-    whole = tokenize_conversation(messages, tokenizer, sampled=records)
+    whole = _row(tokenizer, messages, records, 0, train_from, n - 1)
     if max_length is None or len(whole.input_ids) <= max_length:
         return TokenizedEpisode([whole])
     head, sizes = _sizes(tokenizer, messages, records)
@@ -112,7 +115,7 @@ def conversation_rows(messages: Sequence[dict[str, Any]], tokenizer: Any, *,
         return head + sum(sizes[first:last + 1])
 
     episode = TokenizedEpisode()
-    s = 0
+    s = train_from
     while s < n:
         e = s
         while e + 1 < n and guess(s, e + 1) <= max_length:

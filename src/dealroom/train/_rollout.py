@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dealroom.runs import RunFolder, agent_conversation, read_tokens
+from dealroom.runs import RunFolder, agent_conversation, agent_segments, read_tokens, whole_reply
 
 OK, JUDGE_ERROR, CRASHED, UNTRAINABLE = "ok", "judge_error", "crashed", "untrainable"
 
@@ -190,16 +190,18 @@ def episode_tokens(run_dir: Path, tokenizer: Any) -> Episode | None:
     from dealroom.models._chat import reply_text
     from dealroom.train._mask import tokenize_conversation
 
-    conversation = agent_conversation(RunFolder(run_dir).events())
+    segments = agent_segments(RunFolder(run_dir).events())
+    if len(segments) != 1:  # no one sequence holds every reply (dropped reasoning, compaction)
+        return None
     records = []
-    for call in conversation.calls:
+    for call in segments[0].calls:
         record = read_tokens(run_dir, call["tokens"]) if call.get("tokens") else None
-        if record is None or reply_text(tokenizer, record) != call["output"]:
+        if record is None or reply_text(tokenizer, record) != whole_reply(call):
             return None
         records.append(record)
     if not records:
         return None
-    row = tokenize_conversation(conversation.messages, tokenizer, sampled=records)
+    row = tokenize_conversation(segments[0].messages, tokenizer, sampled=records)
     sampled = [i for r in records for i in r.completion_ids]
     trained = [i for i, bit in zip(row.input_ids, row.assistant_masks, strict=True) if bit]
     if trained != sampled:  # the row is not the token sequence the root extended

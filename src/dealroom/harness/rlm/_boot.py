@@ -5,6 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 BOOTSTRAP = "dealroom.harness.rlm._boot:bootstrap"
+WAIT_CEILING = 6 * 3600.0
+"""Wall-clock ceiling of one cell, sub-call waits included, when the run sets no
+``--max-seconds`` (which bounds it otherwise): waiting for sub-agents is bounded by the run's
+budget and each call's deadline, not by the cell's time-out, which bounds the cell's own
+computing and sleeping (and CPU spent while calls are out)."""
 
 
 def make_sandbox(episode: Any) -> Any:
@@ -22,7 +27,8 @@ def make_sandbox(episode: Any) -> Any:
     return ProcessSandbox(
         ctx.room_dir,
         scratch,
-        SandboxLimits(cell_timeout=ctx.settings.cell_timeout),
+        SandboxLimits(cell_timeout=ctx.settings.cell_timeout,
+                      cell_wall_timeout=max(WAIT_CEILING, 4 * ctx.settings.cell_timeout)),
         bootstrap=BOOTSTRAP,
         options=options,
         depth=episode.depth,

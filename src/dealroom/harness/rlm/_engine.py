@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,10 +25,17 @@ from typing import Any
 from dealroom._util.heap import settle
 from dealroom.errors import DealroomError
 from dealroom.harness.rlm._budget import BudgetTracker
+from dealroom.harness.rlm._calls import (
+    InOrder,
+    cut_note,
+    error_text,
+    failed_call_usage,
+    provider_record,
+)
+from dealroom.harness.rlm._context import RootContext, refused_count, refused_for_length
 from dealroom.harness.rlm._prompt import (
     FIRST_USER,
     NEXT_USER,
-    NO_CODE,
     RLM_LINE,
     ROOT_SYSTEM,
     SUB_SYSTEM,
@@ -37,21 +43,20 @@ from dealroom.harness.rlm._prompt import (
     truncate,
     turn_line,
 )
-from dealroom.harness.rlm._replay import Replay
+from dealroom.harness.rlm._replay import Replay, input_key
+from dealroom.harness.rlm._root import _NO_BUDGET, RootCalls, no_code_note
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.rlm._slices import SubPlan, plan_sub_input, prompt_tokens
-from dealroom.models import HedgeWave, ProviderError, gather_bounded, hedging
-from dealroom.types import Budget, Usage
+from dealroom.harness.rlm._subwindow import MAX_RECUTS, MIN_TOKENS, SubWindow
+from dealroom.models import HedgeWave, answer_text, gather_bounded, hedging, history_content
+from dealroom.types import Budget
 
-ROOT_OUTPUT_RESERVE = 1024
-"""Completion tokens held back for each root call when a token or cost budget is set."""
 MAX_BATCH = 10_000
 """Most sub-calls in one ``llm_batch``; a larger batch is refused before anything is built."""
 SEND_WINDOW = 64
 """Sub-calls of one batch read and sent at a time when the sub-agent client names no limit."""
 DEGRADED_SHARE = 0.10
 """A run whose sub-calls failed for more than this share ends ``degraded``."""
-_NO_BUDGET = "\x00no budget"
 
 CHILD_FIRST = """\
 You are a child agent of a due diligence review. Your task:
@@ -65,7 +70,8 @@ class EpisodeResult:
     """How an episode ended and what it delivered."""
 
     status: str
-    """submitted | budget_exhausted | max_turns | error | degraded (more than
+    """submitted | budget_exhausted | max_turns | errors (``max_errors`` failed turns in a
+    row) | error | degraded (more than
     :data:`DEGRADED_SHARE` of the sub-calls failed; the reason says how it ended)"""
     reason: str
     memo: str
@@ -82,6 +88,7 @@ class _Admitted:
     plan: SubPlan
     reservation: Any
     fields: dict[str, Any]
+    call: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -109,6 +116,12 @@ class RunContext:
     failures recorded before a resume or fork are in ``replay.subs``."""
     inherited_subs: set[str] = field(default_factory=set)
     """Call ids of sub-calls a fork copied from its source (not counted for ``degraded``)."""
+    sub_window: SubWindow | None = None
+    """How many words-v1 tokens of input fit one sub-call, in the sub model's own count."""
+
+    def __post_init__(self) -> None:
+        if self.sub_window is None and self.sub is not None:
+            self.sub_window = SubWindow(self.sub)
 
     def final_status(self, status: str, reason: str) -> tuple[str, str]:
         """``degraded`` when more than :data:`DEGRADED_SHARE` of the sub-calls failed."""
@@ -125,7 +138,7 @@ class RunContext:
         self.events.emit(type, agent, depth, **fields)
 
 
-class Episode:
+class Episode(RootCalls):
     """One agent (the root, or a child at depth ≥ 1) working until it submits or runs out."""
 
     def __init__(
@@ -145,13 +158,17 @@ class Episode:
         self._replaying = False
         self._memo = ""
         self._own: dict[str, str] = {}
-        self._sent = 0
+        self.context: RootContext | None = None
+        self._cell_failed = False
 
     # -- the loop ---------------------------------------------------------------------------
     async def run(self) -> EpisodeResult:
         sandbox = _StartingSandbox(self)  # the root's first call goes out while it starts
-        messages = self._opening()
+        self.context = context = RootContext(self.model, self.ctx.settings.compact_at,
+                                             self._opening())
+        messages = context.messages
         status, reason, state = "max_turns", "turn budget used up", {}
+        streak = 0  # turns in a row that ran no code or raised
         try:
             while True:
                 if (spent := self.tracker.exhausted()) is not None:
@@ -160,21 +177,34 @@ class Episode:
                     break
                 self.tracker.turns += 1
                 turn = self.tracker.turns
-                reply = await self._root_reply(messages, turn)
+                reply = await self._root_reply(turn)
                 if reply is None:
                     status, reason = "error", "the root model failed (see the model_call event)"
                     break
                 if reply is _NO_BUDGET:
                     status, reason = "budget_exhausted", "no budget left for the root's next call"
                     break
-                messages.append({"role": "assistant", "content": reply})
-                code = extract_code(reply)
+                messages.append({"role": "assistant", "content": history_content(
+                    reply.answer, reasoning=reply.reasoning, shape=reply.shape,
+                    policy=self.ctx.settings.reasoning_history)})
+                code = extract_code(reply.answer)  # never from the reasoning
                 if code is None:
-                    messages.append({"role": "user", "content": self._next(turn, NO_CODE)})
+                    note = no_code_note(reply)
+                    context.record_turn(turn, reply, None, note)
+                    streak += 1
+                    if (why := self._too_many_errors(streak)) is not None:
+                        status, reason = "errors", why
+                        break
+                    messages.append({"role": "user", "content": self._next(turn, note)})
                     continue
                 output, state = await self._cell(await sandbox.started(), turn, code)
+                context.record_turn(turn, reply, code, output)
                 if state.get("submitted"):
                     status, reason = "submitted", "the agent called submit()"
+                    break
+                streak = streak + 1 if self._cell_failed else 0
+                if (why := self._too_many_errors(streak)) is not None:
+                    status, reason = "errors", why
                     break
                 messages.append({"role": "user", "content": self._next(turn, output)})
         finally:
@@ -222,41 +252,18 @@ class Episode:
     def _turn_line(self, turn: int) -> str:
         return turn_line(turn, self.tracker.budget.max_turns, self.ctx.settings.budget_visible)
 
-    # -- the root's model call --------------------------------------------------------------
-    async def _root_reply(self, messages: list[dict[str, str]], turn: int) -> str | None:
-        cached = self.ctx.replay.root_reply(self.agent, turn)
-        if cached is not None:
-            self._sent = len(messages)
-            return cached
-        prompt = sum(prompt_tokens(m["content"]) for m in messages)  # each counted once
-        worst = prompt + ROOT_OUTPUT_RESERVE
-        reservation = self.tracker.reserve(worst, self.model.prices.cost(prompt, 0, worst))
-        if reservation is None:
-            return _NO_BUDGET
-        new = messages[self._sent:]
-        self._sent = len(messages)
-        fields: dict[str, Any] = {"role": self.role, "model": self.model.name, "turn": turn,
-                                  "call_id": f"{self.agent}/t{turn}", "wave": None,
-                                  "input": {"messages": new}, "tokens": None}
-        try:
-            result = await self.model.chat(messages, temperature=self.ctx.settings.temperature)
-        except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
-            charged = failed_call_usage(exc, reservation, prompt)
-            self.tracker.settle(reservation, charged)
-            self.ctx.emit("model_call", self.agent, self.depth, **fields, output=None,
-                          usage=charged.to_dict(), error=error_text(exc), latency_s=None,
-                          provider=provider_record(exc))
-            return None
-        self.tracker.settle(reservation, result.usage)
-        fields["tokens"] = self.ctx.events.recorder.write_tokens(fields["call_id"], result.tokens)
-        self.ctx.emit("model_call", self.agent, self.depth, **fields, output=result.text,
-                      usage=result.usage.to_dict(), error=None, latency_s=result.latency_s,
-                      provider=provider_record(result))
-        return result.text
-
     # -- cells ------------------------------------------------------------------------------
+    def _too_many_errors(self, streak: int) -> str | None:
+        """Why the episode ends after ``streak`` failed turns in a row (``max_errors``)."""
+        limit = self.ctx.settings.max_errors
+        if not limit or streak < limit:
+            return None
+        return (f"{streak} turns in a row ran no code or raised an error (max_errors "
+                f"{limit}): the episode was stopped instead of spending the rest of its budget")
+
     async def _cell(self, sandbox: Any, turn: int, code: str) -> tuple[str, dict[str, Any]]:
         result, note = await self.execute_cell(sandbox, turn, code)
+        self._cell_failed = bool(result.error or result.timed_out or result.crashed)
         output = result.stdout
         if result.error:
             output = f"{output}\n{result.error}" if output else result.error
@@ -354,6 +361,8 @@ class Episode:
             return await self._llm_batch(payload.get("calls") or [], turn)
         if kind == "rlm":
             return await self._child(payload, turn)
+        if kind == "history":
+            return {"turns": self.context.history if self.context else []}
         if kind == "budget":
             snapshot = self.tracker.snapshot()
             if not self.ctx.settings.budget_visible:  # the turn budget stays hidden
@@ -376,6 +385,7 @@ class Episode:
                 f"split the list into batches, e.g. results = [r for i in range(0, "
                 f"len(calls), {MAX_BATCH}) for r in llm_batch(calls[i:i + {MAX_BATCH}])]")
         ids = [self._call_id(turn) for _ in calls]
+        await self._calibrate(calls, ids)
         settle()  # what exists before the wave is not rescanned during it
         self.ctx.waves += 1
         wave = self.ctx.waves
@@ -410,17 +420,37 @@ class Episode:
         if not self.tracker.fits(least, sub.prices.cost(least - out, 0, out)):
             return self._refused([])
         try:
-            plan = plan_sub_input(self.ctx.room, call, system=SUB_SYSTEM,
-                                  context_tokens=sub.context_window - out)
+            plan = self._plan(call, self.ctx.sub_window.context_tokens(out))
         except (DealroomError, KeyError, LookupError) as exc:
             return {"ok": False, "error": f"bad call: {exc}", "notes": []}
+        answered = self.ctx.replay.answered.get(input_key(plan.record))
+        if answered is not None:  # the same call was answered before (its cell was cut)
+            self.ctx.replay.subs[call_id] = answered
+            return answered
         worst = plan.tokens + out
         reservation = self.tracker.reserve(worst, sub.prices.cost(plan.tokens, 0, worst))
         if reservation is None:
             return self._refused(plan.notes)
         fields = {"role": "sub", "model": sub.name, "turn": turn, "call_id": call_id,
                   "wave": wave, "input": plan.record, "tokens": None}
-        return _Admitted(plan, reservation, fields)
+        return _Admitted(plan, reservation, fields, call)
+
+    def _plan(self, call: dict[str, Any], context_tokens: int) -> SubPlan:
+        return plan_sub_input(self.ctx.room, call, system=SUB_SYSTEM,
+                              context_tokens=context_tokens)
+
+    async def _calibrate(self, calls: list[Any], ids: list[str]) -> None:
+        """Measure the sub model's count on the wave's first live call (once per run)."""
+        window = self.ctx.sub_window
+        live = [c for c, cid in zip(calls, ids, strict=True)
+                if self.ctx.replay.sub_result(cid) is None]
+        if window.calibrated or not live or not window.counter.can_be_exact():
+            return
+        try:
+            plan = self._plan(live[0], window.context_tokens(self._sub_max_output()))
+        except (DealroomError, KeyError, LookupError):
+            return
+        await window.calibrate(plan.messages(self.ctx.room), plan.tokens)
 
     def _refused(self, notes: list[str]) -> dict[str, Any]:
         error = f"budget exhausted: {self.tracker.exhausted() or 'not enough left'}"
@@ -432,34 +462,69 @@ class Episode:
         context = {"context": {"room": str(self.ctx.room_dir), "tokens": plan.tokens,
                                **plan.record}} if getattr(self.ctx.sub, "takes_context",
                                                           False) else {}
-        try:
-            with hedging(self.ctx.hedges.setdefault(fields["wave"], HedgeWave())):
-                result = await self.ctx.sub.chat(plan.messages(self.ctx.room),
-                                                 max_tokens=self._sub_max_output(),
-                                                 temperature=self.ctx.settings.temperature,
-                                                 **context)
-        except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
-            charged = failed_call_usage(exc, reservation, plan.tokens)
-            self.tracker.settle(reservation, charged)
-            self.ctx.sub_failed.add(fields["call_id"])
-            order.done(k, functools.partial(
-                self.ctx.emit, "model_call", self.agent, self.depth + 1, **fields, output=None,
-                usage=charged.to_dict(), error=error_text(exc), latency_s=None,
-                provider=provider_record(exc)))
-            return {"ok": False, "error": error_text(exc), "notes": plan.notes}
+        refused: list[dict[str, Any]] = []  # attempts refused for length, re-cut smaller
+        out = self._sub_max_output()
+        while True:
+            try:
+                with hedging(self.ctx.hedges.setdefault(fields["wave"], HedgeWave())):
+                    result = await self.ctx.sub.chat(plan.messages(self.ctx.room),
+                                                     max_tokens=out,
+                                                     temperature=self.ctx.settings.temperature,
+                                                     **context)
+                break
+            except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
+                smaller = self._recut(exc, admitted, refused, out)
+                if smaller is not None:
+                    plan = admitted.plan = smaller
+                    fields["input"] = plan.record
+                    continue
+                charged = failed_call_usage(exc, reservation, plan.tokens)
+                self.tracker.settle(reservation, charged)
+                self.ctx.sub_failed.add(fields["call_id"])
+                order.done(k, functools.partial(
+                    self.ctx.emit, "model_call", self.agent, self.depth + 1, **fields,
+                    output=None, reasoning=None, usage=charged.to_dict(),
+                    error=error_text(exc), latency_s=None,
+                    provider={**provider_record(exc), **({"refused": refused} if refused
+                                                         else {})}))
+                return {"ok": False, "error": error_text(exc), "notes": plan.notes}
         self.tracker.settle(reservation, result.usage)
+        if not result.usage_estimated:
+            self.ctx.sub_window.learn(result.usage.input_tokens, plan.tokens)
 
         def record() -> None:
             fields["tokens"] = self.ctx.events.recorder.write_tokens(fields["call_id"],
                                                                      result.tokens)
             self.ctx.emit("model_call", self.agent, self.depth + 1, **fields,
-                          output=result.text, usage=result.usage.to_dict(), error=None,
-                          latency_s=result.latency_s, provider=provider_record(result))
+                          output=result.text, reasoning=result.reasoning,
+                          usage=result.usage.to_dict(), error=None,
+                          latency_s=result.latency_s,
+                          provider={**provider_record(result),
+                                    **({"refused": refused} if refused else {})})
 
         order.done(k, record)
-        answer = {"ok": True, "text": result.text, "notes": plan.notes + cut_note(result)}
+        answer = {"ok": True, "text": answer_text(result.text, result.reasoning),
+                  "notes": plan.notes + cut_note(result)}
         self.ctx.replay.subs[fields["call_id"]] = answer  # a rebuild replays it, never re-asks
+        self.ctx.replay.answered[input_key(plan.record)] = answer  # and so does a re-send
         return answer
+
+    def _recut(self, exc: BaseException, admitted: _Admitted, refused: list[dict[str, Any]],
+               out: int) -> SubPlan | None:
+        """The call cut smaller after the endpoint refused it for length; None when it was
+        another failure, or the smallest cut was refused already."""
+        if not refused_for_length(exc) or len(refused) >= MAX_RECUTS:
+            return None
+        counted = refused_count(exc)
+        refused.append({"tokens": admitted.plan.tokens, "prompt_tokens": counted,
+                        "error": error_text(exc)})
+        limit = self.ctx.sub_window.recut(admitted.plan.tokens, counted, out)
+        if limit < MIN_TOKENS:
+            return None
+        try:
+            return self._plan(admitted.call, limit)
+        except (DealroomError, KeyError, LookupError):
+            return None
 
     def _window(self) -> int:
         """Sub-calls read and sent at a time: the sub-agent endpoint's concurrency."""
@@ -468,7 +533,7 @@ class Episode:
 
     def sub_context_tokens(self) -> int:
         """Tokens of text one sub-call can carry: the context less the prompts and answer."""
-        fits = max(64, self.ctx.sub.context_window - self._sub_max_output() - 600)
+        fits = max(64, self.ctx.sub_window.context_tokens(self._sub_max_output()) - 600)
         return min(fits, self.ctx.settings.slice_tokens or fits)
 
     def _sub_max_output(self) -> int:
@@ -502,67 +567,6 @@ class Episode:
         answer = {"ok": True, "text": text}
         self.ctx.replay.children[call_id] = answer
         return answer
-
-
-# -- failed and cut model calls ----------------------------------------------------------------
-
-
-def error_text(exc: BaseException) -> str:
-    """One line for a failed call: the error's message, its type when it is not ours."""
-    if isinstance(exc, DealroomError | TimeoutError | OSError):
-        return str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {exc}"
-
-
-def provider_record(outcome: Any) -> dict[str, Any]:
-    """How the provider answered (a ChatResult) or failed (any exception), for the event."""
-    if isinstance(outcome, ProviderError):
-        return outcome.record()
-    if isinstance(outcome, BaseException):
-        return {"kind": type(outcome).__name__, "status": getattr(outcome, "status", None),
-                "attempts": None, "served": False}
-    record = getattr(outcome, "record", None)
-    return record() if callable(record) else {}
-
-
-def failed_call_usage(exc: BaseException, reservation: Any, prompt: int) -> Usage:
-    """What a failed call is charged: nothing, unless the endpoint served it (e.g. with
-    impossible usage), when its worst-case reservation stands."""
-    if not isinstance(exc, ProviderError) or not exc.served or reservation is None:
-        return Usage()
-    prompt = min(prompt, reservation.tokens)
-    return Usage(input_tokens=prompt, output_tokens=reservation.tokens - prompt,
-                 cost_usd=reservation.cost_usd, calls=1)
-
-
-def cut_note(result: Any) -> list[str]:
-    """The note the REPL prints when a reply was cut to its byte cap."""
-    cut = getattr(result, "cut_bytes", 0)
-    if not cut:
-        return []
-    kept = len(result.text.encode("utf-8", "replace"))
-    return [f"the reply was cut to {kept:,} bytes ({cut:,} more bytes dropped)"]
-
-
-class InOrder:
-    """Writes each call's records once every earlier call of its wave has written its own,
-    so a wave's records keep the order of its calls whatever reply comes back first."""
-
-    def __init__(self) -> None:
-        self._next = 0
-        self._ready: dict[int, Callable[[], None]] = {}
-
-    def done(self, k: int, write: Callable[[], None]) -> None:
-        """Call ``k`` is answered: write its records now, or when ``k - 1``'s are written."""
-        self._ready[k] = write
-        while self._next in self._ready:
-            self._ready.pop(self._next)()
-            self._next += 1
-
-    def flush(self) -> None:
-        """Write what is waiting, in order (a wave cut short leaves gaps)."""
-        for k in sorted(self._ready):
-            self._ready.pop(k)()
 
 
 class _StartingSandbox:

@@ -33,6 +33,8 @@ llm_batch(calls)          many sub-agent calls in parallel; each call is a promp
                           memo.write(markdown, name=FILE) to give one file its own text,
                           memo.render().
 budget                    turns, tokens, cost and seconds used and left: print(budget)
+history                   your earlier turns in full, even after older ones were summarized to
+                          fit your context: history[i].turn .code .output .reasoning
 submit()                  ends the review; the memo as it stands is delivered.
 
 Cite documents as [D00042 p.3]. Plan by category, delegate every document in bounded slices,
@@ -65,6 +67,11 @@ NEXT_USER = "{turn_line}. Output:\n{output}"
 NO_CODE = (
     "Your reply had no ```python code block, so nothing ran. Reply with exactly one "
     "```python block (call submit() when the memo is done)."
+)
+
+REASONING_CUT = (
+    "Your reply ended inside its reasoning (it was cut off at the output limit) before any "
+    "answer, so nothing ran. Think more briefly, then reply with exactly one ```python block."
 )
 
 _CODE = re.compile(r"```(?:python|py|repl)?[ \t]*\n(.*?)```", re.S)

@@ -7,13 +7,15 @@ payload)`` (see :mod:`dealroom.harness.sandbox`); the host alone holds clients a
     llm / llm_batch     "llm"          {"results": [{"ok", "text" | "error", "notes"}]}
     rlm                 "rlm"          {"ok", "text" | "error"}
     budget              "budget"       the agent's BudgetTracker.snapshot()
+    history             "history"      {"turns": [{turn, code, output, reasoning, reply}]}
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from dealroom.harness.rlm._memo import Memo
@@ -59,6 +61,31 @@ class BudgetView:
         return "budget: " + ", ".join(f"{k}={v}" for k, v in snap.items())
 
 
+class HistoryView:
+    """``history`` in the REPL: every earlier turn in full, compacted ones included;
+    ``history[i]`` has ``.turn .code .output .reasoning .reply``."""
+
+    def __init__(self, request: Callable[[str, dict], dict]) -> None:
+        self._request = request
+
+    def _turns(self) -> list[SimpleNamespace]:
+        return [SimpleNamespace(**t) for t in self._request("history", {})["turns"]]
+
+    def __len__(self) -> int:
+        return len(self._turns())
+
+    def __getitem__(self, index: int | slice) -> Any:
+        return self._turns()[index]
+
+    def __iter__(self) -> Iterator[SimpleNamespace]:
+        return iter(self._turns())
+
+    def __repr__(self) -> str:
+        turns = self._turns()
+        return (f"history: {len(turns)} turns (history[i].turn .code .output .reasoning "
+                ".reply)")
+
+
 def _ref(doc: Any) -> Any:
     if hasattr(doc, "id") and not isinstance(doc, str | tuple | list | dict):
         return doc.id
@@ -82,7 +109,8 @@ def _call(prompt: Any, text: Any = None, docs: Any = None) -> dict[str, Any]:
 def build_namespace(request: Callable[[str, dict], dict], *, room: Any, depth: int,
                     max_depth: int, context_tokens: int, deliverables: dict[str, str],
                     title: str = "Due Diligence Memo") -> dict[str, Any]:
-    """The REPL globals: ``room, llm, llm_batch, rlm, memo, budget, submit, SubcallError``.
+    """The REPL globals: ``room, llm, llm_batch, rlm, memo, budget, history, submit,
+    SubcallError``.
 
     ``llm.context_tokens`` is how many tokens of text one sub-call can carry; ``memo`` writes
     ``deliverables`` (name → file name). ``__state__`` (not for the model) returns what the
@@ -143,6 +171,7 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Any, depth: i
         "rlm": rlm,
         "memo": memo,
         "budget": BudgetView(request),
+        "history": HistoryView(request),
         "submit": submit,
         "SubcallError": SubcallError,
         "SubcallFailed": SubcallFailed,

@@ -6,6 +6,7 @@ again, with its recorded error), each child's answer, and the output the root wa
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,13 +16,19 @@ from typing import Any
 class Replay:
     """Completed root replies, sub-call results and child results, keyed by call id."""
 
-    root: dict[tuple[str, int], str] = field(default_factory=dict)
+    root: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    """(agent, turn) → the recorded ``model_call`` event of that turn's reply."""
     subs: dict[str, dict[str, Any]] = field(default_factory=dict)
     children: dict[str, dict[str, Any]] = field(default_factory=dict)
     cells: dict[tuple[str, int], str] = field(default_factory=dict)
     """(agent, turn) of cells already recorded → the output the agent was shown: re-running
     them records nothing new and shows that output again."""
     waves: set[int] = field(default_factory=set)
+    answered: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """:func:`input_key` of a sub-call's input → its answer: a call sent again with the same
+    prompt and slices (after its cell was cut, say) is answered from the records."""
+    compactions: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
+    """(agent, turn) → the ``compaction`` events made before that turn's call, in order."""
 
     @classmethod
     def from_events(cls, events: Iterable[dict[str, Any]]) -> Replay:
@@ -29,10 +36,14 @@ class Replay:
         for e in events:
             if e["type"] == "model_call" and e["role"] == "sub":
                 replay.subs[e["call_id"]] = _sub_result(e)
+                if e.get("error") is None:
+                    replay.answered[input_key(e["input"])] = replay.subs[e["call_id"]]
             elif e["type"] == "model_call" and e.get("error") is None:
-                replay.root[(e["agent"], e["turn"])] = e["output"]
+                replay.root[(e["agent"], e["turn"])] = e
             elif e["type"] == "cell":
                 replay.cells[(e["agent"], e["turn"])] = e["output"]
+            elif e["type"] == "compaction":
+                replay.compactions.setdefault((e["agent"], e["turn"]), []).append(e)
             elif e["type"] == "wave":
                 replay.waves.add(e["wave"])
             elif e["type"] == "child_end":
@@ -43,7 +54,7 @@ class Replay:
         """What the agent was shown after its recorded cell of ``turn``; None if unrecorded."""
         return self.cells.get((agent, turn))
 
-    def root_reply(self, agent: str, turn: int) -> str | None:
+    def root_reply(self, agent: str, turn: int) -> dict[str, Any] | None:
         return self.root.get((agent, turn))
 
     def sub_result(self, call_id: str) -> dict[str, Any] | None:
@@ -53,7 +64,15 @@ class Replay:
         return self.children.get(call_id)
 
 
+def input_key(record: dict[str, Any]) -> str:
+    """A sub-call's input record (prompt, text, slices by reference) as a key."""
+    return json.dumps(record, sort_keys=True, ensure_ascii=False)
+
+
 def _sub_result(event: dict[str, Any]) -> dict[str, Any]:
     if event.get("error") is None:
-        return {"ok": True, "text": event["output"], "notes": []}
+        from dealroom.models import answer_text
+
+        return {"ok": True, "text": answer_text(event["output"], event.get("reasoning")),
+                "notes": []}
     return {"ok": False, "error": event["error"], "notes": []}

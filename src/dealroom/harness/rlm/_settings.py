@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dealroom.errors import ConfigError
+from dealroom.models import HISTORY_POLICIES
 from dealroom.types import Budget
 
 
@@ -36,6 +37,16 @@ class RLMSettings:
     budget_visible: bool = True
     """Tell the root its turn budget ("Turn k of T", and ``budget``'s turns left); false: only
     "Turn k" (the truncation setting of Pass@(K,T))."""
+    max_errors: int = 8
+    """End the episode (status ``errors``) after this many root turns in a row that ran no
+    code or raised an error; 0: never."""
+    compact_at: float = 0.85
+    """Compact the root's history (older turns replaced by a summary it writes) before its
+    prompt passes this share of its context window less the reply's reserve; 0: never
+    (``--compact off``)."""
+    reasoning_history: str = "drop"
+    """What the root's history keeps of its earlier replies' reasoning: ``drop`` (the answer
+    alone, what Qwen3's and GLM's chat templates do) or ``keep`` (the whole reply)."""
 
     def __post_init__(self) -> None:
         if self.depth < 1:
@@ -50,6 +61,13 @@ class RLMSettings:
             raise ConfigError("slice_tokens must be at least 64 (or omitted)")
         if self.sub_max_output < 16:
             raise ConfigError("sub_max_output must be at least 16 tokens")
+        if self.max_errors < 0:
+            raise ConfigError("max_errors must be 0 (never) or more")
+        if not 0 <= self.compact_at < 1:
+            raise ConfigError("compact_at must be a share of the window, 0 < X < 1 (0: off)")
+        if self.reasoning_history not in HISTORY_POLICIES:
+            raise ConfigError(f"reasoning_history must be one of {', '.join(HISTORY_POLICIES)}"
+                              f", not {self.reasoning_history!r}")
         for name in ("max_tokens", "max_cost_usd", "max_seconds"):
             value = getattr(self, name)
             if value is not None and value <= 0:

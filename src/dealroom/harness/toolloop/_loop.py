@@ -189,14 +189,15 @@ class _Loop:
         try:
             result = await self.model.chat(messages, temperature=self.settings.temperature)
         except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
-            self.emit("model_call", **fields, output=None, usage={}, error=error_text(exc),
-                      latency_s=None, provider=provider_record(exc))
+            self.emit("model_call", **fields, output=None, reasoning=None, usage={},
+                      error=error_text(exc), latency_s=None, provider=provider_record(exc))
             self.failure = f"the model failed: {error_text(exc)}"
             return None
         self.tracker.settle(None, result.usage)
         fields["tokens"] = self.run.events.recorder.write_tokens(fields["call_id"], result.tokens)
-        self.emit("model_call", **fields, output=result.text, usage=result.usage.to_dict(),
-                  error=None, latency_s=result.latency_s, provider=provider_record(result))
+        self.emit("model_call", **fields, output=result.text, reasoning=result.reasoning,
+                  usage=result.usage.to_dict(), error=None, latency_s=result.latency_s,
+                  provider=provider_record(result))
         return result.text
 
 

@@ -86,7 +86,10 @@ function render(item) {
   const at = turnBox(item.a, item.turn);
   switch (item.k) {
     case "reply":
-      add(at, "reply", `<details><summary>${esc(item.role)} reply · ${esc(item.model)} · ${fmt(tokens(item.usage))} tokens · ${fmt(item.lat, 2)} s${item.err ? " · <span class=err>error</span>" : ""}</summary><pre>${esc(item.out || item.err || "")}</pre></details>`);
+      add(at, "reply", `<details><summary>${esc(item.role)} reply · ${esc(item.model)} · ${fmt(tokens(item.usage))} tokens · ${fmt(item.lat, 2)} s${item.err ? " · <span class=err>error</span>" : ""}</summary>${item.think ? `<details class="reasoning"><summary>reasoning · ${fmt(item.think.length)} characters</summary><pre>${esc(item.think)}</pre></details>` : ""}<pre>${esc(item.out || item.err || "")}</pre></details>`);
+      break;
+    case "compaction":
+      add(at, "reply", `<details><summary>history compacted · turns ${esc(item.turns && item.turns.join("–"))} summarized · ${fmt(item.before)} → ${fmt(item.after)} tokens${item.err ? " · <span class=err>no summary</span>" : ""}</summary><pre>${esc(item.summary || "")}</pre></details>`);
       break;
     case "cell": {
       const cell = add(at, "cell", `<pre class="code">${esc(item.code)}</pre><pre class="out">${esc(item.out)}</pre>` +

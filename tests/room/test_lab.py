@@ -73,7 +73,7 @@ def lab_task_dir(root: Path) -> Path:
     msa = docx.Document()
     msa.add_paragraph("Change of control requires Acme's prior written consent.")
     msa.save(docs / "2 Contracts" / "acme_msa.docx")
-    (docs / "2 Contracts" / "exhibit scan.jpg").write_bytes(b"\xff\xd8\xff\xe0 not text")
+    (docs / "2 Contracts" / "exhibit scan.heic").write_bytes(b"\xff\xd8\xff\xe0 not text")
     (task / "task.json").write_text(json.dumps(LAB_TASK, indent=2), encoding="utf-8")
     return task
 
@@ -107,7 +107,7 @@ def test_import_keeps_every_lab_field_and_adds_types(tmp_path):
     assert manifest.documents[0].pages == 2
     (entry,) = report.entries
     assert (entry.path, entry.reason, entry.action) == (
-        "2 Contracts/exhibit scan.jpg",
+        "2 Contracts/exhibit scan.heic",
         "unsupported_format",
         "copied",
     )
@@ -298,7 +298,7 @@ def test_lab_import_of_the_public_task_shape_validates(tmp_path, task):
     assert "documents/mail.eml" in [d.path for d in report.manifest.documents]
     problems = validate_room(tmp_path / "room", deep=True)
     assert [str(p) for p in problems if p.level == "error"] == []
-    assert any("copied by ingest" in p.message for p in problems)  # the .jpg
+    assert any("copied by ingest" in p.message for p in problems)  # the .heic
     result = CliRunner().invoke(app, ["validate", str(tmp_path / "room")])
     assert result.exit_code == 0, result.output
 

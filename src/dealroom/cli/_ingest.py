@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -9,7 +10,9 @@ import typer
 
 from dealroom.cli import app
 from dealroom.cli.display_ingest import progress_bar, render_ingest, render_lab_export
-from dealroom.room import IngestSettings
+from dealroom.room import OCR_MODES, IngestSettings
+
+OcrMode = Enum("OcrMode", {mode: mode for mode in OCR_MODES}, type=str)  # type: ignore[misc]
 
 lab_app = typer.Typer(
     help="Harvey LAB tasks: import one as a room, export a room as one.", no_args_is_help=True
@@ -49,8 +52,15 @@ def ingest(
     copy_skipped: Annotated[bool, typer.Option(help="Copy skipped files too.")] = False,
     no_index: NoIndex = False,
     force: Force = False,
+    ocr: Annotated[
+        OcrMode, typer.Option(help="OCR: auto (pages without a text layer, image files), "
+                              "always (every PDF and image page), never.")
+    ] = OcrMode.auto,
 ) -> None:
-    """Turn a folder of documents into a room; list every file left out and why."""
+    """Turn a folder of documents into a room; list every file left out and why.
+
+    Scanned pages and image files (PNG, JPEG, TIFF) are read by OCR (Tesseract) where it is
+    installed; `dealroom doctor` says whether it is."""
     from dealroom.room import ingest as run_ingest
     from dealroom.room import load_lab_task_file, to_room_task
 
@@ -64,6 +74,7 @@ def ingest(
         copy_skipped=copy_skipped,
         build_index=not no_index,
         overwrite=force,
+        ocr=ocr.value,
     )
     rubric = to_room_task(load_lab_task_file(task))[0] if task else None
     with progress_bar("extracting") as progress:

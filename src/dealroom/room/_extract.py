@@ -619,7 +619,7 @@ def extract_document(path: Path, fmt: str | None = None) -> Extraction:
         ) from exc
     extraction = result if isinstance(result, Extraction) else Extraction(result)
     extraction.pages = normalize_pages(extraction.pages) or [""]
-    extraction.title = document_title(extraction.pages, fmt, extraction.title)
+    extraction.title = document_title(extraction.pages, fmt, extraction.title, path.stem)
     if fmt not in SCANNED_FORMATS and not any(p.strip() for p in extraction.pages):
         raise ExtractionError("empty", f"{path.name} holds no text")
     return extraction

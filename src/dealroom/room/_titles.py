@@ -3,7 +3,7 @@
 A file name (``EX-10.2 3b8f.pdf``) says little; the document usually says more. In order:
 
 1. the PDF's own metadata title, unless it is a placeholder (``Untitled``, ``Microsoft Word -
-   draft.doc``, a file name);
+   draft.doc``, a file name, the document's own file name);
 2. a Markdown ``#`` heading among the first lines;
 3. the first heading-like line of the first page: short, with at least two words, not a
    sentence (no final ``.``/``,``/``;``), not a bare label (``EXHIBIT 10.1``, ``Page 1``,
@@ -68,6 +68,10 @@ def text_title(first_page: str, fmt: str = "") -> str:
     return (upper or candidates or [""])[0]
 
 
-def document_title(pages: list[str], fmt: str, meta: str = "") -> str:
-    """The title the document gives itself: its metadata title, else a heading (or ``""``)."""
-    return metadata_title(meta) or (text_title(pages[0], fmt) if pages else "")
+def document_title(pages: list[str], fmt: str, meta: str = "", stem: str = "") -> str:
+    """The title the document gives itself: its metadata title (unless it merely repeats the
+    file name ``stem``, as PDF writers do), else a heading, else ``""``."""
+    meta = metadata_title(meta)
+    if meta and meta.casefold() != stem.casefold():
+        return meta
+    return text_title(pages[0], fmt) if pages else ""

@@ -18,6 +18,10 @@ lab_app = typer.Typer(
     help="Harvey LAB tasks: import one as a room, export a room as one.", no_args_is_help=True
 )
 app.add_typer(lab_app, name="lab")
+cuad_app = typer.Typer(
+    help="CUAD (expert-labelled real contracts) as a benchmark room.", no_args_is_help=True
+)
+app.add_typer(cuad_app, name="cuad")
 
 def _bytes(megabytes: float) -> int:
     return int(megabytes * 1024 * 1024)
@@ -113,3 +117,35 @@ def lab_export(
 
     path = export_lab(room, out, overwrite=force)
     render_lab_export(path)
+
+
+def _listed(values: list[str] | None) -> tuple[str, ...]:
+    """Repeated options and comma-separated lists alike."""
+    return tuple(v.strip() for value in values or [] for v in value.split(",") if v.strip())
+
+
+@cuad_app.command("import")
+def cuad_import(
+    cuad_dir: Annotated[Path, typer.Argument(
+        help="Your copy of CUAD v1: CUAD_v1.json, full_contract_txt/, full_contract_pdf/.")],
+    out: RoomOut,
+    contracts: Annotated[int | None, typer.Option(
+        help="Import this many contracts, picked at random with --seed (default: all).")] = None,
+    ids: Annotated[list[str] | None, typer.Option(
+        "--ids", help="Contract titles to import (repeat, or comma-separated).")] = None,
+    categories: Annotated[list[str] | None, typer.Option(
+        "--categories", help="CUAD categories to judge (repeat, or comma-separated; default: "
+        "the 15 diligence ones).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the random pick.")] = 0,
+    workers: Workers = 2,
+    force: Force = False,
+) -> None:
+    """Build a room and a rubric from CUAD's expert labels (see docs/environment.md)."""
+    from dealroom.room import CuadSettings, import_cuad
+
+    settings = CuadSettings(contracts=contracts, ids=_listed(ids),
+                            categories=_listed(categories), seed=seed, workers=workers,
+                            overwrite=force)
+    with progress_bar("importing") as progress:
+        report = import_cuad(cuad_dir, out, settings, progress=progress)
+    render_ingest(report)

@@ -3,6 +3,10 @@
 from dealroom._util.lazy import lazy_exports
 
 _EXPORTS = {
+    "CuadSettings": "dealroom.room._cuad",
+    "import_cuad": "dealroom.room._cuad",
+    "load_cuad": "dealroom.room._cuad",
+    "write_cuad_sample": "dealroom.room._cuad_sample",
     "deliverable_text": "dealroom.room._deliverable",
     "Extraction": "dealroom.room._extract",
     "ExtractionError": "dealroom.room._extract",

@@ -31,7 +31,8 @@ from dealroom.room._tokens import TOKENIZER, count_tokens
 
 CRITERION_TYPES = ("fact", "conclusion", "citation", "severity", "recommendation", "timeline",
                    "monetary", "formatting")
-EXPECT_KEYS = ("cite", "amounts", "dates", "terms", "severity", "negative", "sections")
+EXPECT_KEYS = ("cite", "pages", "amounts", "dates", "terms", "severity", "negative", "sections",
+               "reviewed")
 SEVERITIES = ("high", "medium", "low")
 _DOC_ID = re.compile(r"^D\d{5}$")
 _CRITERION_ID = re.compile(r"^C-\d{3,}$")
@@ -285,6 +286,21 @@ def _check_criterion(c: Any, n: int, seen: set[str], docs: dict[str, Any], names
         _check_expect(c["expect"], where, docs, report)
 
 
+def _check_pages(pages: Any, where: str, docs: dict[str, Any], report: _Report) -> None:
+    """``expect.pages``: ``{doc id: [pages]}``, documents of the room, pages it has."""
+    if pages is None:
+        return
+    if not isinstance(pages, dict):
+        report.error(where, "expect.pages must be an object {doc id: [pages]}")
+        return
+    for doc, listed in pages.items():
+        if doc not in docs:
+            report.error(where, f"expect.pages names {doc!r}, which is not in room.json")
+        elif not (isinstance(listed, list) and listed and all(
+                isinstance(p, int) and 1 <= p <= docs[doc]["pages"] for p in listed)):
+            report.error(where, f"expect.pages[{doc!r}] must list pages 1-{docs[doc]['pages']}")
+
+
 def _check_expect(expect: Any, where: str, docs: dict[str, Any], report: _Report) -> None:
     if not isinstance(expect, dict) or not expect:
         report.error(where, "expect must be a non-empty object")
@@ -293,10 +309,11 @@ def _check_expect(expect: Any, where: str, docs: dict[str, Any], report: _Report
     if unknown:
         report.error(where, f"unknown expect key(s) {', '.join(unknown)}; known: "
                      f"{', '.join(EXPECT_KEYS)}")
-    for key in ("cite", "amounts", "dates", "terms", "sections"):
+    for key in ("cite", "amounts", "dates", "terms", "sections", "reviewed"):
         if not isinstance(expect.get(key, []), list):
             report.error(where, f"expect.{key} must be a list")
             return
+    _check_pages(expect.get("pages"), where, docs, report)
     for doc in expect.get("cite", []):
         if doc not in docs:
             report.error(where, f"expect.cite names {doc!r}, which is not in room.json")

@@ -55,3 +55,12 @@ def test_query_phrase_keeps_stop_words_and_skips_quoted_parts() -> None:
         "termination", "for", "convenience")
     assert query_phrase('"change of control" consent') is None
     assert query_phrase("indemnity") is None
+
+
+def test_a_hyphenated_word_found_nowhere_is_searched_as_its_words(tmp_path: Path) -> None:
+    with Room.open(_room(tmp_path / "room")) as room:
+        assert room.search("non-compete") == []  # neither word on any page
+        hits = room.search("change-of-control")  # found as written
+        assert set(hits.docs()[:4]) == {"D00004", "D00014", "D00024", "D00034"}
+        assert room.search("indemnifies-claims")  # nowhere as a phrase: its words rank
+        assert room.search('"indemnifies claims"') == []  # quoted: only as written

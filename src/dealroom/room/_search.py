@@ -6,7 +6,8 @@ Unquoted English stop words are dropped. No other word is dropped: bm25's own ID
 makes a word found on a third of the pages ("change", "control") count for little alone, and
 the words *together* are what matter, so the ranker
 
-0. drops units found on no page at all (they would only make the AND empty);
+0. drops units found on no page at all (they would only make the AND empty); an unquoted
+   hyphenated unit found nowhere (``non-compete``) is searched as its words instead;
 1. gathers candidate pages: the best by bm25 holding any unit, the best holding all units,
    the best holding them close together, and the best holding the query as written;
 2. scores each candidate by its bm25 over all units, boosted when it holds all units
@@ -51,6 +52,8 @@ class Unit:
 
     words: tuple[str, ...]
     prefix: bool = False
+    quoted: bool = False
+    """Written in double quotes: a phrase the user asked for as is."""
 
     def fts(self) -> str:
         return '"' + " ".join(self.words) + '"' + (" *" if self.prefix else "")
@@ -65,7 +68,7 @@ def parse_query(query: str) -> list[Unit]:
         words = tuple(_WORD.findall(raw))
         if not words:
             continue
-        unit = Unit(words, prefix=not quoted and raw.endswith("*"))
+        unit = Unit(words, prefix=not quoted and raw.endswith("*"), quoted=quoted)
         plain = not quoted and len(words) == 1 and not unit.prefix
         (stops if plain and words[0].lower() in STOPWORDS else units).append(unit)
     return units or stops
@@ -115,7 +118,7 @@ class SearchIndex:
         if not units or k <= 0:
             return []
         with self._lock:
-            units = [u for u in units if self._df(u) or self._exists(u)]  # absent words cost
+            units = [w for u in units for w in self._present(u)]
             if not units:
                 return []
             return self._rank(units, k, ranges, phrase)
@@ -172,6 +175,17 @@ class SearchIndex:
     def _matching(self, match: str, ids: tuple[int, ...]) -> list[int]:
         rows = self._run(match, len(ids), None, (), ids)
         return [rowid for rowid, _ in rows]
+
+    def _present(self, unit: Unit) -> list[Unit]:
+        """``[unit]`` when some page holds it; an unquoted hyphenated unit found nowhere
+        (``non-compete``) as its words; else nothing (an absent unit only costs)."""
+        single = len(unit.words) == 1 and not unit.prefix  # a phrase's df is a guess: ask
+        if (single and self._df(unit)) or self._exists(unit):
+            return [unit]
+        if unit.quoted or len(unit.words) < 2:
+            return []
+        words = [Unit((w,)) for w in unit.words if w.lower() not in STOPWORDS and len(w) > 2]
+        return [w for w in words if self._df(w) or self._exists(w)]
 
     def _exists(self, unit: Unit) -> bool:
         try:

@@ -303,12 +303,23 @@ def test_lab_import_of_the_public_task_shape_validates(tmp_path, task):
     assert result.exit_code == 0, result.output
 
 
-def test_validate_refuses_a_criterion_naming_an_unknown_deliverable(tmp_path):
-    from dealroom.room import validate_room
-
+def test_import_refuses_what_validate_refuses_before_writing_anything(tmp_path):
     bad = {**PUBLIC_TASK, "criteria": [{**PUBLIC_TASK["criteria"][0],
                                         "deliverables": ["memo.md"]}]}
-    import_lab(public_task_dir(tmp_path, bad), tmp_path / "room", SETTINGS)
-    errors = [p.message for p in validate_room(tmp_path / "room") if p.level == "error"]
-    assert errors == ["deliverables must list names or file names from task deliverables "
-                      "(antitrust-risk-memo.docx), or be left out"]
+    with pytest.raises(ConfigError, match=r"1 problem\(s\) `dealroom validate` would reject") \
+            as caught:
+        import_lab(public_task_dir(tmp_path, bad), tmp_path / "room", SETTINGS)
+    assert "deliverables must list names or file names from task deliverables " \
+        "(antitrust-risk-memo.docx), or be left out" in str(caught.value)
+    assert not (tmp_path / "room").exists()
+
+
+def test_import_refuses_a_deliverable_named_by_a_description(tmp_path):
+    bad = {**PUBLIC_TASK, "deliverables": {"memo": "A short memo to the deal team, in Word."},
+           "criteria": [{**c, "id": f"{n}"} for n, c in enumerate(PUBLIC_TASK["criteria"])]}
+    with pytest.raises(ConfigError) as caught:
+        import_lab(public_task_dir(tmp_path, bad), tmp_path / "room", SETTINGS)
+    message = str(caught.value)
+    assert "deliverables['memo'] is 'A short memo to the deal team, in Word.', not a file " \
+        "name: give one such as memo.docx" in message
+    assert "id '0' is not like C-001" in message

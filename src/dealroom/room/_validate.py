@@ -223,7 +223,30 @@ def _check_unlisted(root: Path, paths: set[str], copied: dict[str, Any],
             report.error(rel, f"{ANSWER_KEY} must sit beside {DOCUMENTS}/, never inside it")
 
 
-def _check_task(task: Any, docs: dict[str, Any], findings: set[str] | None,
+def task_problems(task: Any) -> list[Problem]:
+    """What ``validate`` would say of ``task`` (a task.json's content) before any room exists:
+    every check but those that need the room's documents."""
+    report = _Report()
+    _check_task(task, None, None, report)
+    return report.problems
+
+
+_FILE_NAME = re.compile(r"[^/\\\s][^/\\]{0,99}\.[A-Za-z0-9]{1,8}")
+
+
+def _check_deliverables(deliverables: dict[str, str], report: _Report) -> None:
+    """Each deliverable's value is a file name (``memo.md``), not a description of it."""
+    for name, value in deliverables.items():
+        if _FILE_NAME.fullmatch(value) and value.count(" ") <= 4:
+            continue
+        stem = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "memo"
+        suffix = ".docx" if re.search(r"\b(docx|word)\b", f"{name} {value}", re.I) else ".md"
+        report.error(TASK, f"deliverables[{name!r}] is {value[:60]!r}, not a file name: give "
+                     f"one such as {stem.removesuffix(suffix.strip('.'))}{suffix} "
+                     "(describe the deliverable in the instructions)")
+
+
+def _check_task(task: Any, docs: dict[str, Any] | None, findings: set[str] | None,
                 report: _Report) -> None:
     if not isinstance(task, dict):
         report.error(TASK, "must be a JSON object")
@@ -237,6 +260,7 @@ def _check_task(task: Any, docs: dict[str, Any], findings: set[str] | None,
         report.error(TASK, "deliverables must map names to file names, e.g. "
                      '{"memo": "memo.md"}')
         deliverables = {}
+    _check_deliverables(deliverables, report)
     criteria = task.get("criteria")
     if not isinstance(criteria, list):
         report.error(TASK, "criteria must be a list")
@@ -251,7 +275,7 @@ def _check_task(task: Any, docs: dict[str, Any], findings: set[str] | None,
         _check_criterion(criterion, n, seen, docs, names, findings, report)
 
 
-def _check_criterion(c: Any, n: int, seen: set[str], docs: dict[str, Any], names: set[str],
+def _check_criterion(c: Any, n: int, seen: set[str], docs: dict[str, Any] | None, names: set[str],
                      findings: set[str] | None, report: _Report) -> None:
     if not isinstance(c, dict):
         report.error(f"{TASK}: criteria[{n}]", "must be an object")
@@ -286,7 +310,7 @@ def _check_criterion(c: Any, n: int, seen: set[str], docs: dict[str, Any], names
         _check_expect(c["expect"], where, docs, report)
 
 
-def _check_pages(pages: Any, where: str, docs: dict[str, Any], report: _Report) -> None:
+def _check_pages(pages: Any, where: str, docs: dict[str, Any] | None, report: _Report) -> None:
     """``expect.pages``: ``{doc id: [pages]}``, documents of the room, pages it has."""
     if pages is None:
         return
@@ -294,6 +318,8 @@ def _check_pages(pages: Any, where: str, docs: dict[str, Any], report: _Report) 
         report.error(where, "expect.pages must be an object {doc id: [pages]}")
         return
     for doc, listed in pages.items():
+        if docs is None:
+            continue
         if doc not in docs:
             report.error(where, f"expect.pages names {doc!r}, which is not in room.json")
         elif not (isinstance(listed, list) and listed and all(
@@ -301,7 +327,7 @@ def _check_pages(pages: Any, where: str, docs: dict[str, Any], report: _Report) 
             report.error(where, f"expect.pages[{doc!r}] must list pages 1-{docs[doc]['pages']}")
 
 
-def _check_expect(expect: Any, where: str, docs: dict[str, Any], report: _Report) -> None:
+def _check_expect(expect: Any, where: str, docs: dict[str, Any] | None, report: _Report) -> None:
     if not isinstance(expect, dict) or not expect:
         report.error(where, "expect must be a non-empty object")
         return
@@ -315,7 +341,7 @@ def _check_expect(expect: Any, where: str, docs: dict[str, Any], report: _Report
             return
     _check_pages(expect.get("pages"), where, docs, report)
     for doc in expect.get("cite", []):
-        if doc not in docs:
+        if docs is not None and doc not in docs:
             report.error(where, f"expect.cite names {doc!r}, which is not in room.json")
     for amount in expect.get("amounts", []):
         if not (isinstance(amount, dict) and isinstance(amount.get("value"), int | float)

@@ -12,13 +12,13 @@ FILLER = ("The parties agree that this section is drafted for convenience of ref
 
 
 def _room(root: Path) -> Path:
-    """40 contracts: 30 use "change" and "control" apart, often; 4 have the clause."""
+    """40 contracts: 14 use "change" and "control" apart, twice; 4 have the clause."""
     docs = {}
     for i in range(40):
         if i % 10 == 3:  # the labelled ones: long pages, the phrase once
             text = FILLER * 4 + ("Upon a change of control of the Supplier, the Customer may "
                                   "terminate this Agreement. ") + FILLER * 4
-        elif i < 30:  # common words, far apart, several times over (a high bm25 alone)
+        elif i < 14:  # common words (on 45% of pages), far apart, twice (a high bm25 alone)
             text = ("Either party may change its address for notices. " + FILLER * 2
                     + "Each party shall control the defence of claims it indemnifies. ") * 2
         else:

@@ -8,12 +8,15 @@ the words *together* are what matter, so the ranker
 
 0. drops units found on no page at all (they would only make the AND empty); an unquoted
    hyphenated unit found nowhere (``non-compete``) is searched as its words instead;
-1. gathers candidate pages: the best by bm25 holding any unit, the best holding all units,
-   the best holding them close together, and the best holding the query as written;
-2. scores each candidate by its bm25 over all units, boosted when it holds all units
-   (:data:`BOOST_ALL`), holds them within :data:`NEAR` words of each other
-   (:data:`BOOST_NEAR`), and holds the unquoted words as a phrase, stop words included
-   (``change of control``, :data:`BOOST_PHRASE`).
+1. gathers candidate pages with FTS5: the best by bm25 holding any unit, the best holding all
+   units, the best holding them within :data:`NEAR` words, and the best holding the query as
+   written (each ``ORDER BY rank LIMIT`` a pool);
+2. scores each candidate by its bm25 over all units, times ``1 +`` :data:`BOOST_ALL` when its
+   text holds all units, ``+`` :data:`BOOST_NEAR` when they stand within :data:`NEAR` words,
+   ``+`` :data:`BOOST_PHRASE` when it holds the unquoted words as a phrase (up to two stop
+   words between them: ``change control`` finds ``change in control``). The boosts are looked
+   for in the candidates' own text (word stems, as for snippets), far cheaper than asking
+   FTS5 about each page.
 
 Results are ``(page_rowid, score)`` with higher scores better; rowid is the page index + 1.
 ``benchmarks/search_precision.py`` measures precision at 5 on labelled contracts.
@@ -21,10 +24,11 @@ Results are ``(page_rowid, score)`` with higher scores better; rowid is the page
 
 from __future__ import annotations
 
-import math
 import re
 import sqlite3
 import threading
+from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -33,7 +37,7 @@ from dealroom.room._index import TOKENIZE
 
 NEAR = 8
 """Words apart (at most) for the proximity boost."""
-BOOST_ALL, BOOST_NEAR, BOOST_PHRASE = 0.5, 1.5, 2.0
+BOOST_ALL, BOOST_NEAR, BOOST_PHRASE = 0.5, 1.0, 4.0
 """Multipliers added to 1 for a page holding all units, them close together, the phrase."""
 POOL = 50
 """Candidates gathered per kind of match (at least; ``4 * k`` when larger)."""
@@ -112,69 +116,39 @@ class SearchIndex:
         return min((self._common.get(t, 0) for t in terms), default=0)
 
     def query(self, units: list[Unit], k: int, ranges: list[tuple[int, int]] | None = None,
-              phrase: Unit | None = None) -> list[tuple[int, float]]:
+              phrase: Unit | None = None,
+              text_of: Callable[[int], str] | None = None) -> list[tuple[int, float]]:
         """Best pages for ``units`` within page-rowid ``ranges`` (inclusive), best first;
-        pages holding ``phrase`` (the query as written) rank higher."""
+        pages holding ``phrase`` (the query as written) rank higher. ``text_of(rowid)`` gives
+        a page's text, where the phrase and proximity boosts are looked for."""
         if not units or k <= 0:
             return []
         with self._lock:
             units = [w for u in units for w in self._present(u)]
             if not units:
                 return []
-            return self._rank(units, k, ranges, phrase)
+            scores = self._candidates(units, max(POOL, 4 * k), ranges, phrase)
+        if text_of is not None and scores:
+            scores = boosted(scores, units, phrase, text_of)
+        return sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:k]
 
-    def _rank(self, units: list[Unit], k: int, ranges: list[tuple[int, int]] | None,
-              phrase: Unit | None) -> list[tuple[int, float]]:
-        pool = max(POOL, 4 * k)
-        any_of = " OR ".join(u.fts() for u in units)
-        boosts: list[tuple[str, float]] = []
-        if len(units) > 1:
-            boosts.append((" AND ".join(u.fts() for u in units), BOOST_ALL))
-            boosts.append((f"NEAR({' '.join(u.fts() for u in units)}, {NEAR})", BOOST_NEAR))
-        if phrase is not None and len(phrase.words) > 1 and phrase not in units:
-            boosts.append((phrase.fts(), BOOST_PHRASE))
-        cands = {rowid for match in [any_of, *(m for m, _ in boosts)]
-                 for rowid, _ in self._run(match, pool, ranges, ())}
-        if not cands:
-            return []
-        ids = tuple(sorted(cands))
-        scores = dict.fromkeys(ids, 0.0)
-        for unit in units:
-            for rowid, score in self._unit_scores(unit, ids).items():
-                scores[rowid] += score
-        mult = dict.fromkeys(ids, 1.0)
-        for match, boost in boosts:
-            for rowid in self._matching(match, ids):
-                mult[rowid] += boost
-        best = sorted(((r, s * mult[r]) for r, s in scores.items() if s > 0),
-                      key=lambda x: (-x[1], x[0]))
-        return best[:k]
-
-    def _unit_scores(self, unit: Unit, ids: tuple[int, ...]) -> dict[int, float]:
-        """bm25 of ``unit`` on the pages ``ids``, with an IDF that never reaches zero.
-
-        FTS5's bm25 weighs a term by ``log((N - n + 0.5) / (n + 0.5))``, cut to 1e-6 for a
-        term on half the pages or more; its term-frequency part is kept and the weight
-        replaced by Lucene's ``log(1 + (N - n + 0.5) / (n + 0.5))``, so a common word counts
-        little, never nothing.
-        """
-        rows = self._run(unit.fts(), len(ids), None, (), ids)
-        if not rows:
-            return {}
-        n = self._count(unit)
-        ratio = (self.n_pages - n + 0.5) / (n + 0.5)
-        fts_idf = max(1e-6, math.log(ratio))
-        return {rowid: score / fts_idf * math.log1p(ratio) for rowid, score in rows}
-
-    def _count(self, unit: Unit) -> int:
-        """Pages holding ``unit``."""
-        row = self._db.execute("SELECT count(*) FROM pages WHERE pages MATCH ?",
-                               (unit.fts(),)).fetchone()
-        return int(row[0])
-
-    def _matching(self, match: str, ids: tuple[int, ...]) -> list[int]:
-        rows = self._run(match, len(ids), None, (), ids)
-        return [rowid for rowid, _ in rows]
+    def _candidates(self, units: list[Unit], pool: int, ranges: list[tuple[int, int]] | None,
+                    phrase: Unit | None) -> dict[int, float]:
+        """Pages worth ranking, with their bm25 over all units: the best holding any unit,
+        all of them, them close together, and the phrase as written."""
+        fts = [u.fts() for u in units]
+        matches = [" OR ".join(fts)]
+        if len(units) > 1:  # the same bm25 sum over the units as the OR, on fewer pages
+            matches += [" AND ".join(fts), f"NEAR({' '.join(fts)}, {NEAR})"]
+        scores: dict[int, float] = {}
+        for match in matches:
+            for rowid, score in self._run(match, pool, ranges, ()):
+                scores.setdefault(rowid, score)
+        if phrase is not None and len(phrase.words) > 1:
+            floor = min(scores.values(), default=1e-6)  # bm25 of one phrase: another scale
+            for rowid, _ in self._run(phrase.fts(), pool, ranges, ()):
+                scores.setdefault(rowid, floor)
+        return scores
 
     def _present(self, unit: Unit) -> list[Unit]:
         """``[unit]`` when some page holds it; an unquoted hyphenated unit found nowhere
@@ -195,9 +169,8 @@ class SearchIndex:
             return False
 
     def _run(self, match: str, k: int, ranges: list[tuple[int, int]] | None,
-             exclude: tuple[int, ...], only: tuple[int, ...] = ()) -> list[tuple[int, float]]:
-        """Up to ``k`` pages matching, best bm25 first, within ``ranges``, not in ``exclude``,
-        and (when given) among ``only``."""
+             exclude: tuple[int, ...]) -> list[tuple[int, float]]:
+        """Up to ``k`` pages matching, best bm25 first, within ``ranges``, not in ``exclude``."""
         sql = "SELECT rowid, rank FROM pages WHERE pages MATCH ?"
         args: list[object] = [match]
         if ranges:
@@ -206,9 +179,6 @@ class SearchIndex:
         if exclude:
             sql += f" AND rowid NOT IN ({','.join('?' * len(exclude))})"
             args += exclude
-        if only:
-            sql += f" AND rowid IN ({','.join('?' * len(only))})"
-            args += only
         sql += " ORDER BY rank LIMIT ?"
         args.append(k)
         try:
@@ -216,6 +186,55 @@ class SearchIndex:
         except sqlite3.OperationalError:  # e.g. a query the FTS5 parser rejects
             return []
         return [(rowid, -rank) for rowid, rank in rows]
+
+
+_GAP = r"\W+(?:(?:" + "|".join(sorted(STOPWORDS)) + r")\W+){0,2}"
+"""Between two words of a phrase: up to two stop words (``change in control``)."""
+
+
+def _unit_regex(unit: Unit, gaps: bool = False) -> re.Pattern[str]:
+    """Where a page holds ``unit``: its words in order, each as a stem with any ending (with
+    ``gaps``, up to two stop words between them)."""
+    between = _GAP if gaps else r"\W+"
+    return re.compile(r"\b" + between.join(_stem(w) + r"\w*" for w in unit.words), re.I)
+
+
+def _stem(word: str) -> str:
+    word = word.lower()
+    return re.escape(word[: max(4, len(word) - 3)] if len(word) > 5 else word)
+
+
+def boosted(scores: dict[int, float], units: list[Unit], phrase: Unit | None,
+            text_of: Callable[[int], str]) -> dict[int, float]:
+    """``scores`` times ``1 + BOOST_ALL`` (page holds every unit) ``+ BOOST_NEAR`` (all within
+    :data:`NEAR` words) ``+ BOOST_PHRASE`` (the query as written), looked for in the text."""
+    patterns = [_unit_regex(u) for u in units]
+    wanted = (_unit_regex(phrase, gaps=True) if phrase is not None and len(phrase.words) > 1
+              else None)
+    out = {}
+    for rowid, score in scores.items():
+        text = text_of(rowid)
+        spots = [[m.start() for m in p.finditer(text)] for p in patterns]
+        mult = 1.0
+        if len(units) > 1 and all(spots):
+            mult += BOOST_ALL + (BOOST_NEAR if _close(text, spots) else 0.0)
+        if wanted is not None and wanted.search(text):
+            mult += BOOST_PHRASE
+        out[rowid] = score * mult
+    return out
+
+
+def _close(text: str, spots: list[list[int]]) -> bool:
+    """Whether one place of every unit lies within :data:`NEAR` words of one place of the
+    rarest unit."""
+    starts = [m.start() for m in _WORD.finditer(text)]
+    rarest = min(spots, key=len)
+    others = [[bisect_right(starts, p) for p in s] for s in spots if s is not rarest]
+    for pos in rarest[:200]:
+        at = bisect_right(starts, pos)
+        if all(any(abs(w - at) <= NEAR + 2 for w in words) for words in others):
+            return True
+    return False
 
 
 def snippet_regex(units: list[Unit]) -> re.Pattern[str] | None:

@@ -433,9 +433,15 @@ class Room:
             a = self._a
             ranges = [(a["doc_page0"][lo] + 1, a["doc_page0"][hi + 1])
                       for lo, hi in _runs(self._folder_docs(folder))]
-        rows = self._search.query(units, k, ranges, query_phrase(query))
+        rows = self._search.query(units, k, ranges, query_phrase(query), self._rowid_text)
         finder = snippet_regex(units)
         return HitList(self._page_hit(rowid - 1, score, finder) for rowid, score in rows)
+
+    def _rowid_text(self, rowid: int) -> str:
+        """The text of the page with search rowid ``rowid`` (page index + 1)."""
+        a = self._a
+        return decode_span(self._text, a["page_start"][rowid - 1], a["page_end"][rowid - 1],
+                           "replace")
 
     def _page_hit(self, page: int, score: float, finder: re.Pattern[str] | None) -> Hit:
         a = self._a

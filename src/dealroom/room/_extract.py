@@ -1,7 +1,8 @@
 """Text per page for every document format a room may hold.
 
 Pages are what citations point at: PDF pages; form-feed separated pages in text and Markdown
-(a plain-text file without form feeds is cut every 60 lines, see :func:`paginate_text`);
+(a plain-text file without form feeds is cut every 60 lines, see
+:func:`~dealroom.room._pagemeta.paginate_text`);
 page breaks in DOCX (explicit, section and rendered ones, see :func:`_docx`); one page per sheet
 in XLSX and CSV; one per slide in PPTX; one page for an e-mail or HTML file.
 
@@ -26,7 +27,8 @@ from typing import Any
 
 from dealroom.errors import RoomError
 from dealroom.room._normalize import normalize_pages
-from dealroom.room._titles import document_title, metadata_title
+from dealroom.room._pagemeta import paginate_text, pdf_labels, pdf_title
+from dealroom.room._titles import document_title
 from dealroom.room._xlsx import sheet_pages
 
 PAGE_BREAK = "\f"
@@ -140,30 +142,6 @@ def _text(path: Path) -> list[str]:
     return decode_text(path.read_bytes(), path.name).split(PAGE_BREAK)
 
 
-TEXT_PAGE_LINES = 60
-TEXT_PAGE_CHARS = 4000
-"""A plain-text file without form feeds gets a page every 60 lines or ~4,000 characters."""
-
-
-def paginate_text(text: str) -> list[str]:
-    """Pages of a plain-text file: its form feeds, else at most :data:`TEXT_PAGE_LINES` lines
-    and about :data:`TEXT_PAGE_CHARS` characters a page (cut at line ends only).
-
-    >>> [len(p.splitlines()) for p in paginate_text("line\\n" * 130)]
-    [60, 60, 10]
-    """
-    if PAGE_BREAK in text:
-        return text.split(PAGE_BREAK)
-    pages, lines, size = [], [], 0
-    for line in text.splitlines(keepends=True):
-        if lines and (len(lines) >= TEXT_PAGE_LINES or size + len(line) > TEXT_PAGE_CHARS):
-            pages.append("".join(lines))
-            lines, size = [], 0
-        lines.append(line)
-        size += len(line)
-    return pages + ["".join(lines)] if lines or not pages else pages
-
-
 def _plain(path: Path) -> list[str]:
     return paginate_text(decode_text(path.read_bytes(), path.name))
 
@@ -226,26 +204,7 @@ def _pdf(path: Path) -> Extraction:
         notes.append(ExtractionWarning("scanned_no_text_layer", "image-only pages", tuple(scanned)))
     if failed:
         notes.append(ExtractionWarning("corrupt", "pages that could not be parsed", tuple(failed)))
-    return Extraction(pages, notes, _pdf_meta_title(reader), _pdf_labels(reader))
-
-
-def _pdf_meta_title(reader: Any) -> str:
-    try:
-        return metadata_title((reader.metadata or {}).get("/Title"))
-    except Exception:  # a broken info dictionary is no title
-        return ""
-
-
-def _pdf_labels(reader: Any) -> list[str]:
-    """The printed page labels, when the PDF defines any that differ from 1, 2, 3, ..."""
-    try:
-        if "/PageLabels" not in reader.trailer["/Root"]:
-            return []
-        labels = [str(x) for x in reader.page_labels]
-    except Exception:  # a broken number tree: plain page numbers
-        return []
-    same = all(label == str(i) for i, label in enumerate(labels, 1))
-    return [] if same or len(labels) != len(reader.pages) else labels
+    return Extraction(pages, notes, pdf_title(reader), pdf_labels(reader))
 
 
 # --- Office Open XML -------------------------------------------------------------------------

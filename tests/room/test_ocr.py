@@ -10,7 +10,7 @@ import pytest
 from scans import image_file, mixed_pdf, scanned_pdf
 
 from dealroom.errors import ConfigError
-from dealroom.room import IngestSettings, Room, ingest, ocr_status
+from dealroom.room import IngestSettings, Room, ingest, ocr_status, validate_room
 from dealroom.room import _ingest_ocr as ingest_ocr
 
 OCR, ENGINE = ocr_status()
@@ -40,6 +40,8 @@ def test_a_scanned_pdf_is_greppable_on_the_right_pages(tmp_path: Path) -> None:
         assert (hit.doc, hit.page) == (doc.id, 2)
         assert room.grep("IN WITNESS WHEREOF")[0].page == 3
         assert room.search("change of control")[0].page == 2
+    deep = validate_room(tmp_path / "room", deep=True)  # re-extracts, OCR text included
+    assert [p for p in deep if p.level == "error" or "tokens" in p.message] == []
     shutil.rmtree(tmp_path / "room" / ".index")  # a rebuild keeps the OCR text (ROOM/ocr/)
     with Room.open(tmp_path / "room") as room:
         assert room.grep("Termination Fee")[0].page == 2 and sorted(room.docs[0].ocr) == [1, 2, 3]

@@ -205,12 +205,24 @@ def _locate(out: Path, contracts: list[Contract], names: dict[str, str], by_file
             labels = {}
             for category in categories:
                 spans = c.spans.get(category, [])
-                labels[category] = [
-                    {"text": text, "answer_start": start,
-                     "pages": span_pages(pages, text, start / max(1, len(c.text)))}
-                    for text, start in spans]
+                labels[category] = [_span(pages, text, start, len(c.text))
+                                     for text, start in spans]
             located.append({"title": c.title, "doc": doc.id, "labels": labels})
     return located
+
+
+def _span(pages: list[str], text: str, start: int, total: int) -> dict[str, Any]:
+    """A labelled span with the pages it is on and ``fact``: as much of its opening as its
+    first page holds word for word (the answer key's evidence, checked by validate --deep)."""
+    on = span_pages(pages, text, start / max(1, total))
+    page = " ".join(pages[on[0] - 1].split())
+    words = " ".join(normalize_text(text).split())[:300].split(" ")
+    fact = ""
+    for n in range(len(words), 0, -1):
+        if " ".join(words[:n]) in page:
+            fact = " ".join(words[:n])
+            break
+    return {"text": text, "answer_start": start, "pages": on, "fact": fact}
 
 
 def _squash(text: str) -> str:

@@ -84,8 +84,8 @@ def _finding(fid: str, cid: str, doc: str, category: str,
     return {
         "id": fid, "kind": category, "title": f"{doc}: {term} clause", "severity": "medium",
         "cured": False, "summary": f"{doc} has a {term} clause.", "multi_doc": False,
-        "evidence": [{"doc": doc, "role": "clause", "page": s["pages"][0],
-                      "fact": " ".join(s["text"].split())[:300]} for s in spans],
+        "evidence": [{"doc": doc, "role": "clause", "page": s["pages"][0], "fact": s["fact"]}
+                     for s in spans],
         "missing": [], "amounts": [], "dates": [], "criteria": [cid],
     }
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.errors import RoomError
-from dealroom.room._extract import extract_pages, format_of
+from dealroom.room._extract import extract_document, format_of
 from dealroom.room._manifest import (
     ANSWER_KEY,
     COPIED,
@@ -27,6 +27,7 @@ from dealroom.room._manifest import (
     TASK,
     document_path,
 )
+from dealroom.room._ocr_store import overlay_ocr
 from dealroom.room._tokens import TOKENIZER, count_tokens
 
 CRITERION_TYPES = ("fact", "conclusion", "citation", "severity", "recommendation", "timeline",
@@ -405,8 +406,9 @@ def _check_deep(root: Path, docs: dict[str, Any], findings: Any, report: _Report
             path = document_path(root, doc["path"])
         except RoomError:  # missing or unsafe: already reported, never read
             continue
-        try:
-            pages = extract_pages(path, doc["format"])
+        try:  # the OCR text ingest kept is part of the document's text
+            pages = overlay_ocr(root, doc["path"], extract_document(path, doc["format"]),
+                                path).pages
         except RoomError as exc:
             report.error(doc["path"], f"cannot be read: {exc}")
             continue

@@ -8,9 +8,10 @@ the words *together* are what matter, so the ranker
 
 0. drops units found on no page at all (they would only make the AND empty); an unquoted
    hyphenated unit found nowhere (``non-compete``) is searched as its words instead;
-1. gathers candidate pages with FTS5: the best by bm25 holding any unit, the best holding all
-   units, the best holding them within :data:`NEAR` words, and the best holding the query as
-   written (each ``ORDER BY rank LIMIT`` a pool);
+1. gathers candidate pages with FTS5: the best by bm25 holding all units and holding them
+   within :data:`NEAR` words, then (only when those are fewer than the pool: scoring every
+   page that holds any common word is what makes FTS5 slow) the best holding any unit, and
+   the best holding the query as written (each ``ORDER BY rank LIMIT`` a pool);
 2. scores each candidate by its bm25 over all units, times ``1 +`` :data:`BOOST_ALL` when its
    text holds all units, ``+`` :data:`BOOST_NEAR` when they stand within :data:`NEAR` words,
    ``+`` :data:`BOOST_PHRASE` when it holds the unquoted words as a phrase (up to two stop
@@ -39,8 +40,8 @@ NEAR = 8
 """Words apart (at most) for the proximity boost."""
 BOOST_ALL, BOOST_NEAR, BOOST_PHRASE = 0.5, 1.0, 4.0
 """Multipliers added to 1 for a page holding all units, them close together, the phrase."""
-POOL = 50
-"""Candidates gathered per kind of match (at least; ``4 * k`` when larger)."""
+POOL = 30
+"""Candidates gathered per kind of match (at least; ``2 * k`` when larger)."""
 STOPWORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is",
     "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "were", "will", "with",
@@ -127,22 +128,23 @@ class SearchIndex:
             units = [w for u in units for w in self._present(u)]
             if not units:
                 return []
-            scores = self._candidates(units, max(POOL, 4 * k), ranges, phrase)
+            scores = self._candidates(units, max(POOL, 2 * k), ranges, phrase)
         if text_of is not None and scores:
             scores = boosted(scores, units, phrase, text_of)
         return sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:k]
 
     def _candidates(self, units: list[Unit], pool: int, ranges: list[tuple[int, int]] | None,
                     phrase: Unit | None) -> dict[int, float]:
-        """Pages worth ranking, with their bm25 over all units: the best holding any unit,
-        all of them, them close together, and the phrase as written."""
+        """Pages worth ranking, with their bm25 over all units: the best holding all of them,
+        them close together, any of them (when the first are too few), the phrase as written."""
         fts = [u.fts() for u in units]
-        matches = [" OR ".join(fts)]
-        if len(units) > 1:  # the same bm25 sum over the units as the OR, on fewer pages
-            matches += [" AND ".join(fts), f"NEAR({' '.join(fts)}, {NEAR})"]
+        matches = [" AND ".join(fts), f"NEAR({' '.join(fts)}, {NEAR})"] if len(fts) > 1 else []
         scores: dict[int, float] = {}
-        for match in matches:
+        for match in matches:  # bm25 sums over the units, as the OR's would
             for rowid, score in self._run(match, pool, ranges, ()):
+                scores.setdefault(rowid, score)
+        if len(scores) < pool:  # too few hold every unit: pages holding some of them
+            for rowid, score in self._run(" OR ".join(fts), pool, ranges, ()):
                 scores.setdefault(rowid, score)
         if phrase is not None and len(phrase.words) > 1:
             floor = min(scores.values(), default=1e-6)  # bm25 of one phrase: another scale
@@ -226,15 +228,25 @@ def boosted(scores: dict[int, float], units: list[Unit], phrase: Unit | None,
 
 def _close(text: str, spots: list[list[int]]) -> bool:
     """Whether one place of every unit lies within :data:`NEAR` words of one place of the
-    rarest unit."""
-    starts = [m.start() for m in _WORD.finditer(text)]
+    rarest unit (words counted only between the two places)."""
     rarest = min(spots, key=len)
-    others = [[bisect_right(starts, p) for p in s] for s in spots if s is not rarest]
+    others = [s for s in spots if s is not rarest]
     for pos in rarest[:200]:
-        at = bisect_right(starts, pos)
-        if all(any(abs(w - at) <= NEAR + 2 for w in words) for words in others):
+        if all(any(_words_between(text, pos, p) <= NEAR + 2 for p in _near_first(s, pos))
+               for s in others):
             return True
     return False
+
+
+def _near_first(places: list[int], pos: int, reach: int = 400) -> list[int]:
+    """The places within ``reach`` characters of ``pos`` (the only ones that can be close)."""
+    lo, hi = bisect_right(places, pos - reach), bisect_right(places, pos + reach)
+    return places[lo:hi]
+
+
+def _words_between(text: str, a: int, b: int) -> int:
+    lo, hi = min(a, b), max(a, b)
+    return len(_WORD.findall(text, lo, hi)) - 1 if hi > lo else 0
 
 
 def snippet_regex(units: list[Unit]) -> re.Pattern[str] | None:

@@ -76,6 +76,21 @@ def test_torch_absent_is_optional(monkeypatch):
     assert (check.status, check.fix) == ("absent", 'pip install "dealroom[train]"')
 
 
+def test_ocr_says_whether_scanned_pages_can_be_read(monkeypatch):
+    pytesseract = pytest.importorskip("pytesseract", reason="the ocr extra is not installed")
+
+    from dealroom.room import ocr_status
+
+    ok, detail = ocr_status()
+    check = doctor.ocr_check()
+    assert (check.status == "ok") == ok and check.detail.split(":")[0] in detail
+    monkeypatch.setattr(shutil, "which", lambda *a, **k: None)
+    monkeypatch.setattr(pytesseract.pytesseract, "tesseract_cmd", "/nonexistent/tesseract")
+    check = doctor.ocr_check()
+    assert check.status == "absent" and "tesseract program is not installed" in check.detail
+    assert check.fix.startswith("apt-get install tesseract-ocr")
+
+
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

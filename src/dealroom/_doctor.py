@@ -11,7 +11,8 @@ Each check gives a :class:`Check` with a status:
 
 Checks: Python and dealroom's packages (core and each extra, drift from constraints.txt),
 the sandbox's confinement, the embedded ``local`` model (its GGUF and llama.cpp, started for a
-moment), each model of the models file (a cheap ``check``), Ray, torch and its GPUs, free disk.
+moment), each model of the models file (a cheap ``check``), OCR (Tesseract), Ray, torch and
+its GPUs, free disk.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ async def adiagnose(*, isolation: str = "auto", models_file: Path | None = None,
     checks.append(await sandbox_check(isolation))
     checks.append(await asyncio.to_thread(local_model_check, start_local))
     checks += await model_checks(models_file)
-    checks += [ray_check(extras), torch_check(extras), disk_check()]
+    checks += [ocr_check(), ray_check(extras), torch_check(extras), disk_check()]
     return Diagnosis(checks)
 
 
@@ -241,6 +242,18 @@ async def _model_check(name: str, path: Path) -> Check:
 
 def _install(extras: dict[str, list[str]], extra: str, package: str) -> str:
     return f'pip install "dealroom[{extra}]"' if extra in extras else f"pip install {package}"
+
+
+def ocr_check() -> Check:
+    """OCR for scanned pages and image files at ingest (Tesseract and its Python parts)."""
+    from dealroom.room import ocr_status
+
+    ok, detail = ocr_status()
+    if ok:
+        return Check("ocr", "ok", detail, data={"engine": detail})
+    return Check("ocr", "absent", f"{detail.split(':')[0]} (ingest leaves scanned pages "
+                 "without text)", "apt-get install tesseract-ocr && pip install "
+                 '"dealroom[ocr]"')
 
 
 def ray_check(extras: dict[str, list[str]]) -> Check:

@@ -274,3 +274,12 @@ def test_scores_round_trip(task: dict, gold: str) -> None:
         .verdict
         == "error"
     )
+
+
+def test_page_citations_are_read_in_their_usual_forms():
+    from dealroom.judge._reference import cited_pages
+
+    pages = cited_pages("[D00001 p.3], (D00002, pp. 4-6, 9), [D00003 pages 7–8; D00004] and "
+                        "(see D00005 p 2)")
+    assert {d: sorted(p) for d, p in pages.items()} == {
+        "D00001": [3], "D00002": [4, 5, 6, 9], "D00003": [7, 8], "D00004": [], "D00005": [2]}

@@ -110,3 +110,28 @@ def test_without_matplotlib_the_error_names_the_extra(sweep_builder, tmp_path, m
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(MissingDependency, match=r'pip install "dealroom\[report\]"'):
         build_report([built_sweep(sweep_builder)], tmp_path / "rep")
+
+
+def test_a_sweep_over_cuad_rooms_is_analysed_and_reported_apart(generated_room, tmp_path):
+    """``rooms = ["cuad/*"]`` sweeps CUAD rooms like any room; the report puts rooms of real
+    documents apart from generated ones, and ``eval analyze`` counts their episodes."""
+    from dealroom.eval import analyze, run_sweep
+    from dealroom.room import CuadSettings, import_cuad, write_cuad_sample
+
+    cuad = write_cuad_sample(tmp_path / "CUAD_v1", contracts=4, seed=2)
+    for name, seed in (("a", 1), ("b", 2)):
+        import_cuad(cuad, tmp_path / "cuad" / name, CuadSettings(contracts=2, seed=seed,
+                                                                 workers=1))
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'rooms = ["cuad/*", "{generated_room}"]\nroots = ["scripted"]\n'
+                    'subs = ["oracle"]\nmax_turns = [3]\n')
+    result = run_sweep(spec, tmp_path / "sweep", workers=1)
+    assert (result.episodes, result.done) == (3, 3)
+    assert analyze(tmp_path / "sweep")["real_documents"] == 2
+    index = build_report([tmp_path / "sweep"], tmp_path / "rep")
+    report = json.loads((tmp_path / "rep" / REPORT_JSON).read_text())
+    assert {e["room"]: e["real"] for e in report["episodes"]} == {
+        "a": True, "b": True, "g20": False}
+    page = index.read_text()
+    assert page.index("Generated rooms") < page.index("Real-document rooms")
+    assert "a · real documents · 1 episodes" in page and "g20 · 1 episodes" in page

@@ -88,3 +88,36 @@ def test_serve_binds_loopback_only_and_serves_the_folder(child_run, tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_document_page_carries_its_printed_label_and_ocr_mark(tmp_path):
+    """The viewer's document data says which pages were OCR'd and what each page prints."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "room"))
+    from scans import mixed_pdf
+
+    from dealroom.room import IngestSettings, ingest, ocr_status
+
+    if not ocr_status()[0]:
+        pytest.skip(f"no OCR engine here: {ocr_status()[1]}")
+    from pypdf import PdfReader, PdfWriter
+
+    pdf = mixed_pdf(tmp_path / "src" / "merger.pdf", [("Cover page", False),
+                                                     ("Termination Fee", True)])
+    writer = PdfWriter(clone_from=PdfReader(pdf))
+    writer.set_page_label(0, 1, "/D", prefix="A-")
+    with open(pdf, "wb") as fh:
+        writer.write(fh)
+    ingest(tmp_path / "src", tmp_path / "room", IngestSettings(workers=1))
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"version": 1, "room": str(tmp_path / "room")}))
+    assert view_module.write_docs(RunFolder.open(run), {"D00001"}, tmp_path / "docs") == \
+        {"D00001"}
+    _, doc = data(tmp_path / "docs" / "D00001.js")
+    assert doc["labels"] == ["A-1", "A-2"] and list(doc["ocr"]) == ["2"]
+    assert "Termination Fee" in doc["pages"][1]
+    script = (Path(view_module.__file__).parent / "assets" / "viewer.js").read_text()
+    assert "printed ${esc(label)}" in script and "text read by OCR" in script

@@ -242,8 +242,8 @@ def test_undecodable_and_decodable_encodings(tmp_path):
 
 
 def test_unsupported_format(tmp_path):
-    (tmp_path / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0 jpeg")
-    assert reason_of(tmp_path / "photo.jpg") == "unsupported_format"
+    (tmp_path / "photo.heic").write_bytes(b"\xff\xd8\xff\xe0 jpeg")
+    assert reason_of(tmp_path / "photo.heic") == "unsupported_format"
 
 
 def test_scanned_pdf_is_kept_with_a_warning(tmp_path):

@@ -30,6 +30,7 @@ from dealroom.room import (
     ingest,
     load_manifest,
     load_task,
+    ocr_status,
 )
 from dealroom.room._extract import EXTRACTORS
 from dealroom.room._ingest import POOL_MIN_FILES, REPORT, _Job, _Outcome, extract_job, run_jobs
@@ -81,7 +82,7 @@ def bad_files(src: Path) -> None:
     write(bad / "latin.txt", b"\x81\x8d\x90 not text" * 10)
     write(bad / "scan.pdf", pdf_bytes([None, None]))
     write(bad / "huge.txt", "big " * 30_000)
-    write(bad / "photo.jpg", b"\xff\xd8\xff\xe0")
+    write(bad / "photo.heic", b"\xff\xd8\xff\xe0")
     write(bad / ".DS_Store", b"\x00\x00\x00\x01Bud1")
     os.symlink("..", bad / "loop")
     os.symlink("self", bad / "self")
@@ -94,6 +95,10 @@ def odd_names(src: Path) -> None:
     write(odd / "line\nbreak.txt", "newline in the name")
     with open(os.path.join(os.fsencode(odd), b"caf\xe9.txt"), "wb") as fh:
         fh.write(b"latin-1 name")
+
+
+OCR = ocr_status()[0]
+"""Tesseract is installed: the blank scan is OCR'd (and reads nothing)."""
 
 
 @pytest.fixture
@@ -154,9 +159,9 @@ def test_report_lists_every_problem_with_its_reason(source, tmp_path):
         (f"{bad}/zero.txt", "empty", "skipped"),
         (f"{bad}/binary.txt", "binary", "skipped"),
         (f"{bad}/latin.txt", "undecodable", "skipped"),
-        (f"{bad}/scan.pdf", "scanned_no_text_layer", "ingested"),
+        (f"{bad}/scan.pdf", "ocr_empty" if OCR else "scanned_no_text_layer", "ingested"),
         (f"{bad}/huge.txt", "too_large", "skipped"),
-        (f"{bad}/photo.jpg", "unsupported_format", "skipped"),
+        (f"{bad}/photo.heic", "unsupported_format", "skipped"),
         (f"{bad}/.DS_Store", "hidden", "skipped"),
         (f"{bad}/loop", "symlink_loop", "skipped"),
         (f"{bad}/self", "symlink_loop", "skipped"),
@@ -268,15 +273,16 @@ def test_index_is_built_from_the_pages_already_extracted(source, tmp_path, monke
     ((room, pages),) = calls
     manifest = load_manifest(room)
     assert sorted(pages) == [d.id for d in manifest.documents]
-    charter = next(d for d in manifest.documents if d.title == "charter")
-    assert pages[charter.id] == ["Certificate of incorporation", "Bylaws"]
+    charter = next(d for d in manifest.documents if d.path.endswith("charter.docx"))
+    assert pages[charter.id].pages == ["Certificate of incorporation", "Bylaws"]
+    assert charter.title == "Certificate of incorporation"  # the document's own heading
 
 
 def test_ingested_room_opens_and_cites_by_page(source, tmp_path):
     report = ingest(source, tmp_path / "room", SETTINGS)
     assert report.index == "built" and index_status(tmp_path / "room") is None
     with Room.open(tmp_path / "room") as room:
-        charter = next(d for d in report.manifest.documents if d.title == "charter")
+        charter = next(d for d in report.manifest.documents if d.path.endswith("charter.docx"))
         (hit,) = room.grep("Bylaws")
         assert (hit.doc, hit.page) == (charter.id, 2)
         (sheet,) = room.grep("Acme", folder="02 Finance")
@@ -397,7 +403,7 @@ def top_level_files(src: Path) -> None:
     msg.set_content("The index of the data room is attached.")
     write(src / "mail.eml", msg.as_bytes())
     write(src / "README.txt", "Read me first")
-    write(src / "logo.png", b"\x89PNG\r\n\x1a\n")
+    write(src / "logo.psd", b"\x89PNG\r\n\x1a\n")
 
 
 @pytest.mark.parametrize("copy_skipped", [False, True])
@@ -413,7 +419,7 @@ def test_a_room_fresh_from_ingest_validates_with_top_level_files(source, tmp_pat
     problems = validate_room(tmp_path / "room", deep=True)
     assert [str(p) for p in problems if p.level == "error"] == []
     copied = report.manifest.meta.get("copied", {})
-    assert ("documents/logo.png" in copied) == copy_skipped
+    assert ("documents/logo.psd" in copied) == copy_skipped
     result = CliRunner().invoke(app, ["validate", str(tmp_path / "room")])
     assert result.exit_code == 0, result.output
     with Room.open(tmp_path / "room") as room:

@@ -73,7 +73,7 @@ def lab_task_dir(root: Path) -> Path:
     msa = docx.Document()
     msa.add_paragraph("Change of control requires Acme's prior written consent.")
     msa.save(docs / "2 Contracts" / "acme_msa.docx")
-    (docs / "2 Contracts" / "exhibit scan.jpg").write_bytes(b"\xff\xd8\xff\xe0 not text")
+    (docs / "2 Contracts" / "exhibit scan.heic").write_bytes(b"\xff\xd8\xff\xe0 not text")
     (task / "task.json").write_text(json.dumps(LAB_TASK, indent=2), encoding="utf-8")
     return task
 
@@ -107,7 +107,7 @@ def test_import_keeps_every_lab_field_and_adds_types(tmp_path):
     assert manifest.documents[0].pages == 2
     (entry,) = report.entries
     assert (entry.path, entry.reason, entry.action) == (
-        "2 Contracts/exhibit scan.jpg",
+        "2 Contracts/exhibit scan.heic",
         "unsupported_format",
         "copied",
     )
@@ -298,17 +298,28 @@ def test_lab_import_of_the_public_task_shape_validates(tmp_path, task):
     assert "documents/mail.eml" in [d.path for d in report.manifest.documents]
     problems = validate_room(tmp_path / "room", deep=True)
     assert [str(p) for p in problems if p.level == "error"] == []
-    assert any("copied by ingest" in p.message for p in problems)  # the .jpg
+    assert any("copied by ingest" in p.message for p in problems)  # the .heic
     result = CliRunner().invoke(app, ["validate", str(tmp_path / "room")])
     assert result.exit_code == 0, result.output
 
 
-def test_validate_refuses_a_criterion_naming_an_unknown_deliverable(tmp_path):
-    from dealroom.room import validate_room
-
+def test_import_refuses_what_validate_refuses_before_writing_anything(tmp_path):
     bad = {**PUBLIC_TASK, "criteria": [{**PUBLIC_TASK["criteria"][0],
                                         "deliverables": ["memo.md"]}]}
-    import_lab(public_task_dir(tmp_path, bad), tmp_path / "room", SETTINGS)
-    errors = [p.message for p in validate_room(tmp_path / "room") if p.level == "error"]
-    assert errors == ["deliverables must list names or file names from task deliverables "
-                      "(antitrust-risk-memo.docx), or be left out"]
+    with pytest.raises(ConfigError, match=r"1 problem\(s\) `dealroom validate` would reject") \
+            as caught:
+        import_lab(public_task_dir(tmp_path, bad), tmp_path / "room", SETTINGS)
+    assert "deliverables must list names or file names from task deliverables " \
+        "(antitrust-risk-memo.docx), or be left out" in str(caught.value)
+    assert not (tmp_path / "room").exists()
+
+
+def test_import_refuses_a_deliverable_named_by_a_description(tmp_path):
+    bad = {**PUBLIC_TASK, "deliverables": {"memo": "A short memo to the deal team, in Word."},
+           "criteria": [{**c, "id": f"{n}"} for n, c in enumerate(PUBLIC_TASK["criteria"])]}
+    with pytest.raises(ConfigError) as caught:
+        import_lab(public_task_dir(tmp_path, bad), tmp_path / "room", SETTINGS)
+    message = str(caught.value)
+    assert "deliverables['memo'] is 'A short memo to the deal team, in Word.', not a file " \
+        "name: give one such as memo.docx" in message
+    assert "id '0' is not like C-001" in message

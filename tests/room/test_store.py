@@ -358,14 +358,15 @@ def test_search_folder_filter_and_k(room: Room) -> None:
     assert len(room.search("agreement line", k=1)) == 1
 
 
-def test_search_plans_around_common_terms(tmp_path: Path) -> None:
+def test_search_weighs_common_terms_instead_of_dropping_them(tmp_path: Path) -> None:
     docs = {f"D{i:05d}": ("01 A", f"d{i}.txt", [f"shared boilerplate words page {i}"])
             for i in range(60)}
     docs["D00007"] = ("01 A", "d7.txt", ["shared boilerplate words about a rare covenant"])
     with Room.open(make_room(tmp_path / "room", docs)) as r:
         assert r._search._df(store_mod.parse_query("boilerplate")[0]) == 60
         hits = r.search("boilerplate covenant", k=3)
-        assert hits[0].doc == "D00007" and len(hits) == 1
+        assert hits[0].doc == "D00007" and len(hits) == 3  # the common word still ranks
+        assert hits[0].score > 2 * hits[1].score
         assert len(r.search("boilerplate", k=5)) == 5
 
 

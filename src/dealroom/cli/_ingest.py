@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -9,12 +10,18 @@ import typer
 
 from dealroom.cli import app
 from dealroom.cli.display_ingest import progress_bar, render_ingest, render_lab_export
-from dealroom.room import IngestSettings
+from dealroom.room import OCR_MODES, IngestSettings
+
+OcrMode = Enum("OcrMode", {mode: mode for mode in OCR_MODES}, type=str)  # type: ignore[misc]
 
 lab_app = typer.Typer(
     help="Harvey LAB tasks: import one as a room, export a room as one.", no_args_is_help=True
 )
 app.add_typer(lab_app, name="lab")
+cuad_app = typer.Typer(
+    help="CUAD (expert-labelled real contracts) as a benchmark room.", no_args_is_help=True
+)
+app.add_typer(cuad_app, name="cuad")
 
 def _bytes(megabytes: float) -> int:
     return int(megabytes * 1024 * 1024)
@@ -49,8 +56,15 @@ def ingest(
     copy_skipped: Annotated[bool, typer.Option(help="Copy skipped files too.")] = False,
     no_index: NoIndex = False,
     force: Force = False,
+    ocr: Annotated[
+        OcrMode, typer.Option(help="OCR: auto (pages without a text layer, image files), "
+                              "always (every PDF and image page), never.")
+    ] = OcrMode.auto,
 ) -> None:
-    """Turn a folder of documents into a room; list every file left out and why."""
+    """Turn a folder of documents into a room; list every file left out and why.
+
+    Scanned pages and image files (PNG, JPEG, TIFF) are read by OCR (Tesseract) where it is
+    installed; `dealroom doctor` says whether it is."""
     from dealroom.room import ingest as run_ingest
     from dealroom.room import load_lab_task_file, to_room_task
 
@@ -64,6 +78,7 @@ def ingest(
         copy_skipped=copy_skipped,
         build_index=not no_index,
         overwrite=force,
+        ocr=ocr.value,
     )
     rubric = to_room_task(load_lab_task_file(task))[0] if task else None
     with progress_bar("extracting") as progress:
@@ -102,3 +117,35 @@ def lab_export(
 
     path = export_lab(room, out, overwrite=force)
     render_lab_export(path)
+
+
+def _listed(values: list[str] | None) -> tuple[str, ...]:
+    """Repeated options and comma-separated lists alike."""
+    return tuple(v.strip() for value in values or [] for v in value.split(",") if v.strip())
+
+
+@cuad_app.command("import")
+def cuad_import(
+    cuad_dir: Annotated[Path, typer.Argument(
+        help="Your copy of CUAD v1: CUAD_v1.json, full_contract_txt/, full_contract_pdf/.")],
+    out: RoomOut,
+    contracts: Annotated[int | None, typer.Option(
+        help="Import this many contracts, picked at random with --seed (default: all).")] = None,
+    ids: Annotated[list[str] | None, typer.Option(
+        "--ids", help="Contract titles to import (repeat, or comma-separated).")] = None,
+    categories: Annotated[list[str] | None, typer.Option(
+        "--categories", help="CUAD categories to judge (repeat, or comma-separated; default: "
+        "the 15 diligence ones).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the random pick.")] = 0,
+    workers: Workers = 2,
+    force: Force = False,
+) -> None:
+    """Build a room and a rubric from CUAD's expert labels (see docs/environment.md)."""
+    from dealroom.room import CuadSettings, import_cuad
+
+    settings = CuadSettings(contracts=contracts, ids=_listed(ids),
+                            categories=_listed(categories), seed=seed, workers=workers,
+                            overwrite=force)
+    with progress_bar("importing") as progress:
+        report = import_cuad(cuad_dir, out, settings, progress=progress)
+    render_ingest(report)

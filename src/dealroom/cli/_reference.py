@@ -9,6 +9,7 @@ A test fails when docs/cli.md no longer matches, so the reference cannot drift.
 
 from __future__ import annotations
 
+import enum
 import inspect
 import textwrap
 import types
@@ -82,6 +83,8 @@ def _type_name(param: Any, hints: dict[str, Any]) -> str:
         hint = next(a for a in typing.get_args(hint) if a is not type(None))
     if isinstance(hint, type) and hint.__name__ == "Path":
         return "PATH"
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return "|".join(str(m.value) for m in hint)
     return _TYPES.get(hint, getattr(hint, "__name__", "VALUE").upper())
 
 
@@ -97,7 +100,7 @@ def _option_names(param: Any, hints: dict[str, Any]) -> str:
 
 def _describe(param: Any, required_note: bool = False) -> str:
     text = (param.help or "").strip()
-    default = param.default
+    default = param.default.value if isinstance(param.default, enum.Enum) else param.default
     if param.required:
         return f"{text}  [required]" if required_note or text else "[required]"
     if getattr(param, "secondary_opts", None):

@@ -31,7 +31,8 @@ def progress_bar(label: str) -> Iterator[Callable[[IngestProgress], None]]:
         task = bar.add_task("", total=None)
 
         def update(p: IngestProgress) -> None:
-            what = p.path[-60:] if p.stage == "extract" else "building the index"
+            what = {"extract": p.path[-60:], "ocr": f"OCR: {p.path[-55:]}"}.get(
+                p.stage, "building the index")
             bar.update(task, completed=p.done, total=p.total, description=what)
 
         yield update

@@ -34,6 +34,7 @@ def analyze(source: str | Path) -> dict[str, Any]:
     rows = judged(load_rows(source))
     return json_safe({
         "episodes": len(rows),
+        "real_documents": sum(r.real for r in rows),
         "simulated": any(r.simulated for r in rows),
         "coverage_pass": _coverage(rows),
         "cost_pass": _pair(rows, "cost_usd"),

@@ -44,6 +44,8 @@ class Row:
     """``done`` or ``failed`` (an episode of a sweep that failed); runs outside a sweep: done."""
     docs: int = 0
     """Documents in the room."""
+    real: bool = False
+    """The room holds real documents (ingested, a LAB task, CUAD), not generated ones."""
     simulated: bool = False
     """The sub-agent is a simulator (the oracle)."""
     pass_rate: float = math.nan
@@ -109,7 +111,7 @@ def _sweep_rows(path: Path) -> list[Row]:
         row = Row(run=str(run), room=entry["room"], root=entry["root"], sub=entry.get("sub"),
                   depth=int(entry.get("depth", 1)), max_turns=int(entry["max_turns"]),
                   seed=int(entry.get("seed", 0)), status=entry.get("status", "pending"),
-                  docs=_docs(entry["room_path"]))
+                  docs=_docs(entry["room_path"]), real=_real(entry["room_path"]))
         if row.status == "done":
             _fill(row, RunFolder(run))
         rows.append(row)
@@ -128,7 +130,7 @@ def _run_rows(path: Path) -> list[Row]:
         row = Row(run=str(run), room=Path(room).name, root=root, sub=sub,
                   depth=int(settings.get("depth", 1)),
                   max_turns=int(settings.get("max_turns", 0)), seed=root_seed or sub_seed,
-                  status="done", docs=_docs(room))
+                  status="done", docs=_docs(room), real=_real(room))
         _fill(row, folder)
         rows.append(row)
     return rows
@@ -190,6 +192,16 @@ def _docs(room: str) -> int:
         return len(load_manifest(Path(room)).documents)
     except DealroomError:
         return 0
+
+
+def _real(room: str) -> bool:
+    """Whether the room's documents are real: its manifest names no generator."""
+    from dealroom.room import load_manifest
+
+    try:
+        return "generator" not in load_manifest(Path(room)).meta
+    except DealroomError:
+        return False
 
 
 def judged(rows: list[Row]) -> list[Row]:

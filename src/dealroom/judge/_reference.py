@@ -5,6 +5,8 @@ item with its sub-items, or a table row; long paragraphs are read as windows of
 :data:`WINDOW_SENTENCES` sentences) holds *all* of its expected elements together:
 
 * ``cite``: every listed document cited (``[D00042 p.3]``, ``[D00042]``, ...);
+* ``pages``: ``{doc: [pages]}``, each document cited at one of its listed pages
+  (``[D00042 p.3]``, ``[D00042 pp.2-4]``, ``(D00042, p. 3)``): where a labelled clause is;
 * ``amounts``: every ``{value, tolerance}`` stated in US dollars within tolerance (default
   :data:`DEFAULT_TOLERANCE` of the value);
 * ``dates``: every ISO date stated (an ISO month matches any day of it);
@@ -26,7 +28,9 @@ findings and are skipped.
 
 ``sections``: every required heading is present. ``negative: true``: the criterion passes
 unless some context states the described claim (all its elements) with no qualifier such as
-*cured*, *waived*, *resolved* or *not* in the sentences that state it; an empty memo passes.
+*cured*, *waived*, *resolved* or *not* in the sentences that state it; an empty memo passes,
+unless ``reviewed`` lists documents the deliverable must cite somewhere (a claim left out
+counts only where the document was reviewed: CUAD's absent clauses).
 A criterion without a usable ``expect`` block is a judge error, never a pass.
 """
 
@@ -73,18 +77,40 @@ MAX_LISTED = 12
 """A context citing more documents than this is a list."""
 WINDOW_SENTENCES = 5
 LONG_BLOCK_WORDS = 250
-ELEMENT_KEYS = ("cite", "amounts", "dates", "terms", "severity")
-KNOWN_KEYS = {*ELEMENT_KEYS, "negative", "sections"}
+ELEMENT_KEYS = ("cite", "pages", "amounts", "dates", "terms", "severity")
+KNOWN_KEYS = {*ELEMENT_KEYS, "negative", "sections", "reviewed"}
 _INDEX_HEADING = re.compile(
     r"\b(documents? (reviewed|list)|index|appendix|annex|sources|references|bibliography)\b",
     re.I,
 )
 """Headings of sections that list documents rather than state findings."""
+_CITE_GROUP = re.compile(r"[\[(]([^\[\]()]*\bD\d{5}\b[^\[\]()]*)[\])]")
+_DOC_PART = re.compile(r"\b(D\d{5})\b([^D]*)")
+_PAGE_LIST = re.compile(r"\b(?:pp?|pages?)\.?\s*(\d+(?:\s*[-\u2013]\s*\d+)?"
+                        r"(?:\s*(?:,|and)\s*\d+(?:\s*[-\u2013]\s*\d+)?)*)", re.I)
+_PAGE_SPAN = re.compile(r"(\d+)(?:\s*[-\u2013]\s*(\d+))?")
 _QUALIFIER = re.compile(
     r"\b(cured|waived|waiver|resolved|remedied|released|satisfied|obtained|settled|dismissed|"
     r"withdrawn|superseded|expired|terminated|rescinded|no longer|not|never|none|no|nothing|"
     r"neither|nor)\b|n't\b"
 )
+
+
+def cited_pages(text: str) -> dict[str, frozenset[int]]:
+    """Pages cited per document in ``text``'s bracketed or parenthesised citations.
+
+    >>> sorted(cited_pages("[D00001 p.3] and (D00002, pp. 4-6, 9)")["D00002"])
+    [4, 5, 6, 9]
+    """
+    out: dict[str, set[int]] = {}
+    for group in _CITE_GROUP.findall(text):
+        for doc, rest in _DOC_PART.findall(group):
+            pages = out.setdefault(doc, set())
+            for listed in _PAGE_LIST.findall(rest):
+                for lo, hi in _PAGE_SPAN.findall(listed):
+                    first, last = int(lo), int(hi or lo)
+                    pages.update(range(first, min(last, first + 500) + 1))
+    return {doc: frozenset(p) for doc, p in out.items()}
 
 
 def reference_judge() -> Judge:
@@ -217,6 +243,10 @@ class Context:
         return dates(self.text)
 
     @cached_property
+    def pages(self) -> dict[str, frozenset[int]]:
+        return cited_pages(self.text)
+
+    @cached_property
     def near(self) -> str:
         """The normalised text and its nearest heading, where terms are looked for."""
         heading = self.block.headings[-1] if self.block.headings else ""
@@ -316,6 +346,11 @@ def _lacks(expect: dict[str, Any], ctx: Context, enough: int | None = None) -> l
     """
     out = [f"citation of {d}" for d in map(str, expect.get("cite") or []) if d not in ctx.cited]
     out += [
+        f"citation of {doc} at p.{', '.join(map(str, pages))}"
+        for doc, pages in (expect.get("pages") or {}).items()
+        if not ctx.pages.get(str(doc), frozenset()) & {int(p) for p in pages}
+    ]
+    out += [
         f"amount ${a['value']:,}"
         for a in expect.get("amounts") or []
         if not _amount_stated(a, ctx.stated)
@@ -373,9 +408,14 @@ def _has_section(memo: Memo, section: str) -> bool:
 
 
 def _negative(expect: dict[str, Any], contexts: list[Context], others: Others) -> tuple[str, str]:
-    claim = {k: expect[k] for k in ("cite", "amounts", "dates", "terms") if expect.get(k)}
+    claim = {k: expect[k] for k in ("cite", "pages", "amounts", "dates", "terms")
+             if expect.get(k)}
     if not claim:
         return ERROR, "a negative criterion needs the claim's cite, amounts, dates or terms"
+    cited = frozenset().union(*(ctx.cited for ctx in contexts))
+    unreviewed = [str(d) for d in expect.get("reviewed") or [] if str(d) not in cited]
+    if unreviewed:
+        return FAIL, f"the deliverable does not review {', '.join(unreviewed)} (never cited)"
     for ctx in contexts:
         if _incomplete(claim, ctx, others):
             continue

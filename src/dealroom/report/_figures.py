@@ -23,7 +23,7 @@ def episode(row: Row, source: str) -> dict[str, Any]:
         except DealroomError:
             extra = {}
     return {
-        "source": source, "run": row.run, "room": row.room, "docs": row.docs,
+        "source": source, "run": row.run, "room": row.room, "docs": row.docs, "real": row.real,
         "root": row.root, "sub": row.sub, "depth": row.depth, "max_turns": row.max_turns,
         "seed": row.seed, "status": row.status, "harness": extra.get("harness") or "rlm",
         "simulated": row.simulated, "pass_rate": row.pass_rate, "all_pass": row.all_pass,

@@ -158,10 +158,25 @@ def _plots(plots: dict[str, dict[str, Any]]) -> str:
 
 
 def _rooms(episodes: list[dict[str, Any]]) -> str:
+    """Episodes per room: generated rooms first, then rooms of real documents, apart."""
+    generated = [e for e in episodes if not e.get("real")]
+    real = [e for e in episodes if e.get("real")]
+    if not real:
+        return _room_tables(generated)
+    head = ('<h3 class="kind">Real-document rooms (ingested, LAB, CUAD: labels by people, not '
+            "planted by the generator)</h3>")
+    if not generated:
+        return head + _room_tables(real, "real documents")
+    return ('<h3 class="kind">Generated rooms</h3>' + _room_tables(generated) + head
+            + _room_tables(real, "real documents"))
+
+
+def _room_tables(episodes: list[dict[str, Any]], kind: str = "") -> str:
     rooms: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for ep in episodes:
         rooms[ep["room"]].append(ep)
     out = []
+    mark = f" · {kind}" if kind else ""
     for room, members in sorted(rooms.items()):
         rows = []
         for ep in sorted(members, key=lambda x: (policy_name(x), x["max_turns"], x["seed"])):
@@ -173,8 +188,9 @@ def _rooms(episodes: list[dict[str, Any]]) -> str:
                         f'<td class="num">{_num(ep["pass_rate"], 3)}</td>'
                         f'<td class="num">{_num(ep["coverage"], 3)}</td>'
                         f'<td class="num">{ep["turns"]}</td><td>{link}</td></tr>')
-        out.append(f'<details class="room" open><summary>{html.escape(room)} · '
-                   f"{len(members)} episodes</summary><table class=sortable><thead><tr>"
+        out.append(f'<details class="room{" real" if kind else ""}" open><summary>'
+                   f"{html.escape(room)}{mark} · {len(members)} episodes</summary>"
+                   "<table class=sortable><thead><tr>"
                    "<th>policy</th><th>T</th><th>seed</th><th>status</th><th>pass rate</th>"
                    "<th>coverage</th><th>turns</th><th>trace</th></tr></thead><tbody>"
                    f"{''.join(rows)}</tbody></table></details>")

@@ -3,6 +3,10 @@
 from dealroom._util.lazy import lazy_exports
 
 _EXPORTS = {
+    "CuadSettings": "dealroom.room._cuad",
+    "import_cuad": "dealroom.room._cuad",
+    "load_cuad": "dealroom.room._cuad",
+    "write_cuad_sample": "dealroom.room._cuad_sample",
     "deliverable_text": "dealroom.room._deliverable",
     "Extraction": "dealroom.room._extract",
     "ExtractionError": "dealroom.room._extract",
@@ -34,7 +38,10 @@ _EXPORTS = {
     "load_answer_key": "dealroom.room._manifest",
     "load_manifest": "dealroom.room._manifest",
     "load_task": "dealroom.room._manifest",
+    "fold_quotes": "dealroom.room._normalize",
     "normalize_text": "dealroom.room._normalize",
+    "OCR_MODES": "dealroom.room._ocr",
+    "ocr_status": "dealroom.room._ocr",
     "Doc": "dealroom.room._store",
     "Hit": "dealroom.room._store",
     "HitList": "dealroom.room._store",

@@ -1,6 +1,8 @@
 """Text per page for every document format a room may hold.
 
-Pages are what citations point at: PDF pages; form-feed separated pages in text and Markdown;
+Pages are what citations point at: PDF pages; form-feed separated pages in text and Markdown
+(a plain-text file without form feeds is cut every 60 lines, see
+:func:`~dealroom.room._pagemeta.paginate_text`);
 page breaks in DOCX (explicit, section and rendered ones, see :func:`_docx`); one page per sheet
 in XLSX and CSV; one per slide in PPTX; one page for an e-mail or HTML file.
 
@@ -25,6 +27,8 @@ from typing import Any
 
 from dealroom.errors import RoomError
 from dealroom.room._normalize import normalize_pages
+from dealroom.room._pagemeta import paginate_text, pdf_labels, pdf_title
+from dealroom.room._titles import document_title
 from dealroom.room._xlsx import sheet_pages
 
 PAGE_BREAK = "\f"
@@ -37,7 +41,9 @@ REASONS: dict[str, str] = {
     "binary": "a text file holds binary data (NUL or control bytes)",
     "undecodable": "a text file is in no encoding dealroom reads (UTF-8/16/32, Windows-1252)",
     "unsupported_format": "dealroom has no extractor for this file type",
-    "scanned_no_text_layer": "PDF pages are images without a text layer (no OCR is run)",
+    "scanned_no_text_layer": "PDF pages or image files without a text layer, not OCR'd "
+                             "(OCR off, or not installed: see dealroom doctor)",
+    "ocr_empty": "OCR ran on these pages but read no text (blank, or not legible)",
 }
 """Reasons an extraction fails or warns, in the ingestion report's vocabulary."""
 
@@ -66,12 +72,19 @@ class Extraction:
 
     pages: list[str]
     warnings: list[ExtractionWarning] = field(default_factory=list)
+    title: str = ""
+    """The title the document gives itself (PDF metadata, first heading); ``""``: none."""
+    labels: list[str] = field(default_factory=list)
+    """Printed page labels (``A-65``) per page where the PDF defines them; else empty."""
+    ocr: dict[int, float] = field(default_factory=dict)
+    """Pages (1-based) whose text came from OCR, with the engine's mean confidence (0-100)."""
 
 
 def format_of(path: Path) -> str:
     """The room format of a file, from its suffix (``.markdown`` → ``md``, ``.htm`` → ``html``)."""
     suffix = Path(path).suffix.lower().lstrip(".")
-    return {"markdown": "md", "htm": "html", "text": "txt", "xlsm": "xlsx"}.get(suffix, suffix)
+    return {"markdown": "md", "htm": "html", "text": "txt", "xlsm": "xlsx", "jpeg": "jpg",
+            "tif": "tiff"}.get(suffix, suffix)
 
 
 # --- plain text ------------------------------------------------------------------------------
@@ -129,6 +142,10 @@ def _text(path: Path) -> list[str]:
     return decode_text(path.read_bytes(), path.name).split(PAGE_BREAK)
 
 
+def _plain(path: Path) -> list[str]:
+    return paginate_text(decode_text(path.read_bytes(), path.name))
+
+
 def _csv(path: Path) -> list[str]:
     text = decode_text(path.read_bytes(), path.name)
     try:
@@ -181,13 +198,13 @@ def _pdf(path: Path) -> Extraction:
         raise ExtractionError("corrupt", f"{path.name} is a PDF with no pages")
     notes = []
     if not any(p.strip() for p in pages):
-        detail = f"no text layer on any of {len(pages)} pages (scanned? OCR is not run)"
+        detail = f"no text layer on any of {len(pages)} pages (scanned?)"
         notes.append(ExtractionWarning("scanned_no_text_layer", detail))
     elif scanned:
         notes.append(ExtractionWarning("scanned_no_text_layer", "image-only pages", tuple(scanned)))
     if failed:
         notes.append(ExtractionWarning("corrupt", "pages that could not be parsed", tuple(failed)))
-    return Extraction(pages, notes)
+    return Extraction(pages, notes, pdf_title(reader), pdf_labels(reader))
 
 
 # --- Office Open XML -------------------------------------------------------------------------
@@ -505,9 +522,22 @@ def _html(path: Path) -> list[str]:
     return [_html_text(decode_text(raw, path.name))]
 
 
+def _image(path: Path) -> Extraction:
+    """An image file: one empty page per frame, to be read by OCR."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as img:
+            frames = int(getattr(img, "n_frames", 1))
+    except UnidentifiedImageError as exc:
+        raise ExtractionError("corrupt", f"{path.name} is not a readable image") from exc
+    detail = f"an image: no text layer on any of {frames} page{'s' * (frames > 1)}"
+    return Extraction([""] * frames, [ExtractionWarning("scanned_no_text_layer", detail)])
+
+
 EXTRACTORS: dict[str, Callable[[Path], list[str] | Extraction]] = {
     "md": _text,
-    "txt": _text,
+    "txt": _plain,
     "pdf": _pdf,
     "docx": _docx,
     "xlsx": _xlsx,
@@ -516,7 +546,12 @@ EXTRACTORS: dict[str, Callable[[Path], list[str] | Extraction]] = {
     "eml": _eml,
     "msg": _msg,
     "html": _html,
+    "png": _image,
+    "jpg": _image,
+    "tiff": _image,
 }
+SCANNED_FORMATS = frozenset({"pdf", "png", "jpg", "tiff"})
+"""Formats whose pages may be images: they may be empty, and OCR reads them."""
 
 
 def extract_document(path: Path, fmt: str | None = None) -> Extraction:
@@ -543,7 +578,8 @@ def extract_document(path: Path, fmt: str | None = None) -> Extraction:
         ) from exc
     extraction = result if isinstance(result, Extraction) else Extraction(result)
     extraction.pages = normalize_pages(extraction.pages) or [""]
-    if fmt != "pdf" and not any(p.strip() for p in extraction.pages):
+    extraction.title = document_title(extraction.pages, fmt, extraction.title, path.stem)
+    if fmt not in SCANNED_FORMATS and not any(p.strip() for p in extraction.pages):
         raise ExtractionError("empty", f"{path.name} holds no text")
     return extraction
 

@@ -40,7 +40,7 @@ from typing import Any
 
 from dealroom._util.files import write_json_atomic
 from dealroom.errors import RoomError
-from dealroom.room._extract import PAGE_BREAK, extract_pages
+from dealroom.room._extract import PAGE_BREAK, Extraction, extract_document
 from dealroom.room._manifest import (
     MANIFEST,
     DocumentRecord,
@@ -49,11 +49,13 @@ from dealroom.room._manifest import (
     load_manifest,
 )
 from dealroom.room._normalize import normalize_pages
+from dealroom.room._ocr_store import overlay_ocr
 from dealroom.room._tables import TableWriter
 
 INDEX_DIR = ".index"
-INDEX_VERSION = 3
-"""2: pages normalized (:mod:`dealroom.room._normalize`); 3: token and line tables."""
+INDEX_VERSION = 4
+"""2: pages normalized (:mod:`dealroom.room._normalize`); 3: token and line tables; 4: quotes
+folded, plain text paginated, page labels and OCR marks in docs.json."""
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 COMMON_SHARE = 0.02
 """Terms on more than this share of pages get a row in ``common`` (used to plan queries)."""
@@ -106,12 +108,25 @@ def index_status(room_dir: Path) -> str | None:
 
 
 # -- extraction -----------------------------------------------------------------------------
-def _extract_one(room_dir: str, path: str, fmt: str) -> tuple[bool, list[str] | str]:
-    """Pool task: ``(True, pages)`` or ``(False, reason)`` (exceptions may not pickle)."""
+def _extract_one(room_dir: str, path: str, fmt: str) -> tuple[bool, Extraction | str]:
+    """Pool task: ``(True, extraction)`` or ``(False, reason)`` (exceptions may not pickle)."""
     try:
-        return True, extract_pages(document_path(Path(room_dir), path), fmt)
+        return True, _read(Path(room_dir), path, fmt)
     except Exception as exc:  # noqa: BLE001 - sent back as text, raised with the doc's name
         return False, str(exc)
+
+
+def _read(room_dir: Path, path: str, fmt: str) -> Extraction:
+    """The document's extraction, with the OCR'd pages ingest kept for it laid over it."""
+    real = document_path(room_dir, path)
+    return overlay_ocr(room_dir, path, extract_document(real, fmt), real)
+
+
+def _given(pages: list[str] | Extraction) -> Extraction:
+    if isinstance(pages, Extraction):
+        return Extraction(normalize_pages(pages.pages), title=pages.title, labels=pages.labels,
+                          ocr=pages.ocr)
+    return Extraction(normalize_pages(pages))
 
 
 def _named(doc: DocumentRecord, exc: Exception) -> RoomError:
@@ -119,7 +134,8 @@ def _named(doc: DocumentRecord, exc: Exception) -> RoomError:
 
 
 def _iter_pages(room_dir: Path, docs: list[DocumentRecord],
-                given: Mapping[str, list[str]], workers: int) -> Iterator[list[str]]:
+                given: Mapping[str, list[str] | Extraction],
+                workers: int) -> Iterator[Extraction]:
     """Each document's pages in order: given, extracted inline, or from a bounded pool."""
     heavy = [d for d in docs if d.id not in given and d.format not in INLINE_FORMATS]
     pool = None
@@ -127,7 +143,7 @@ def _iter_pages(room_dir: Path, docs: list[DocumentRecord],
         # fork needs no importable __main__ (stdin scripts, notebooks); with threads, spawn
         method = "fork" if threading.active_count() == 1 else "spawn"
         pool = ProcessPoolExecutor(min(workers, len(heavy)), mp_context=get_context(method))
-    pending: dict[str, Future[tuple[bool, list[str] | str]]] = {}
+    pending: dict[str, Future[tuple[bool, Extraction | str]]] = {}
     queue = iter(heavy)
 
     def refill() -> None:
@@ -142,24 +158,25 @@ def _iter_pages(room_dir: Path, docs: list[DocumentRecord],
         for doc in docs:
             try:
                 if doc.id in given:
-                    pages = normalize_pages(given[doc.id])
+                    pages = _given(given[doc.id])
                 elif doc.id in pending:
                     try:
-                        ok, got = pending.pop(doc.id).result()
+                        _, got = pending.pop(doc.id).result()
                     except BrokenProcessPool:  # the pool could not run: extract here instead
                         pool.shutdown(wait=False, cancel_futures=True)  # type: ignore[union-attr]
-                        pool, ok = None, True
-                        got = extract_pages(document_path(room_dir, doc.path), doc.format)
+                        pool = None
+                        got = _read(room_dir, doc.path, doc.format)
                         pending.clear()
                     refill()
-                    if not ok:
+                    if not isinstance(got, Extraction):
                         raise RoomError(got)
-                    pages = list(got)
+                    pages = got
                 else:
-                    pages = extract_pages(document_path(room_dir, doc.path), doc.format)
+                    pages = _read(room_dir, doc.path, doc.format)
             except Exception as exc:  # noqa: BLE001 - every failure names the document
                 raise _named(doc, exc) from exc
-            yield pages or [""]
+            pages.pages = pages.pages or [""]
+            yield pages
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -242,7 +259,8 @@ class _Writer:
         self.db.close()
 
 
-def build_index(room_dir: Path, pages_by_doc: Mapping[str, list[str]] | None = None,
+def build_index(room_dir: Path,
+                pages_by_doc: Mapping[str, list[str] | Extraction] | None = None,
                 progress: Progress | None = None, *, workers: int | None = None) -> Path:
     """Build ``ROOM/.index/`` from scratch and return its path.
 
@@ -258,7 +276,7 @@ def build_index(room_dir: Path, pages_by_doc: Mapping[str, list[str]] | None = N
     return index_dir(room_dir)
 
 
-def _build(room_dir: Path, given: Mapping[str, list[str]], progress: Progress | None,
+def _build(room_dir: Path, given: Mapping[str, list[str] | Extraction], progress: Progress | None,
            workers: int | None) -> None:
     docs = _ordered(load_manifest(room_dir).documents)
     check_documents(room_dir, docs)
@@ -274,15 +292,16 @@ def _build(room_dir: Path, given: Mapping[str, list[str]], progress: Progress | 
 
 
 def _write_all(room_dir: Path, out: Path, docs: list[DocumentRecord],
-               given: Mapping[str, list[str]], progress: Progress | None, workers: int) -> None:
+               given: Mapping[str, list[str] | Extraction], progress: Progress | None,
+               workers: int) -> None:
     writer = _Writer(out)
     try:
         records = []
-        for done, (doc, pages) in enumerate(
+        for done, (doc, got) in enumerate(
             zip(docs, _iter_pages(room_dir, docs, given, workers), strict=True), 1
         ):
-            writer.add(pages)
-            records.append({**asdict(doc), "pages": len(pages)})
+            writer.add(got.pages)
+            records.append(_doc_record(doc, got))
             if progress is not None:
                 progress("extract", done, len(docs))
         if progress is not None:
@@ -304,6 +323,17 @@ def _write_all(room_dir: Path, out: Path, docs: list[DocumentRecord],
     _share(out)  # readable by a sandboxed worker's uid, like the room
     if progress is not None:
         progress("index", 1, 1)
+
+
+def _doc_record(doc: DocumentRecord, got: Extraction) -> dict[str, Any]:
+    """The document's line of docs.json: its manifest record, its page count, and (when it
+    has them) its printed page labels and its OCR'd pages with their confidence."""
+    record: dict[str, Any] = {**asdict(doc), "pages": len(got.pages)}
+    if got.labels and len(got.labels) == len(got.pages):
+        record["labels"] = list(got.labels)
+    if got.ocr:
+        record["ocr"] = {str(page): conf for page, conf in sorted(got.ocr.items())}
+    return record
 
 
 def _swap(new: Path, final: Path) -> None:

@@ -8,9 +8,11 @@
                                               ▼         ▼        OUT/.index/    (build_index)
                                       OUT/ingest_report.json
 
-Every file is either ingested or listed in the report with a reason; one bad file never stops
-the ingest. Document ids follow the sorted destination paths (``D00001``, ``D00002``, ...), so
-ingesting the same folder twice gives the same room.
+Pages without a text layer (scans, image files) are read by OCR between extraction and the
+index (:mod:`dealroom.room._ingest_ocr`). Every file is either ingested or listed in the
+report with a reason; one bad file never stops the ingest. Document ids follow the sorted
+destination paths (``D00001``, ``D00002``, ...), so ingesting the same folder twice gives the
+same room.
 """
 
 from __future__ import annotations
@@ -34,7 +36,14 @@ from typing import Any
 
 from dealroom._util.files import clear_output_dir, write_json_atomic
 from dealroom.errors import ConfigError, RoomError
-from dealroom.room._extract import EXTRACTORS, ExtractionError, extract_document, format_of
+from dealroom.room._extract import (
+    EXTRACTORS,
+    Extraction,
+    ExtractionError,
+    extract_document,
+    format_of,
+)
+from dealroom.room._ingest_ocr import ocr_outcomes
 from dealroom.room._manifest import (
     COPIED,
     DOCUMENTS,
@@ -43,6 +52,7 @@ from dealroom.room._manifest import (
     DocumentRecord,
     RoomManifest,
 )
+from dealroom.room._ocr import OCR_MODES
 from dealroom.room._tokens import count_tokens
 from dealroom.room._walk import Found, Problem, inside, walk
 
@@ -67,6 +77,7 @@ INGEST_REASONS: dict[str, str] = {
     "unreadable": "the file could not be read (permissions, broken link, not a regular file)",
     "renamed": "a name with control characters or invalid bytes, ingested under a safe name",
     "timeout": "extraction took longer than the per-file time limit (pathological file)",
+    "ocr": "pages read by OCR from their images (the detail gives the engine's confidence)",
 }
 """Reasons the walk adds to :data:`dealroom.room.REASONS` in the ingestion report."""
 
@@ -100,8 +111,13 @@ class IngestSettings:
     """Build the room's index after writing the manifest."""
     overwrite: bool = False
     """Replace an existing room at the output path."""
+    ocr: str = "auto"
+    """OCR: ``auto`` (pages without a text layer, image files), ``always`` (every page of PDFs
+    and images), ``never``."""
 
     def __post_init__(self) -> None:
+        if self.ocr not in OCR_MODES:
+            raise ConfigError(f"ocr must be one of {', '.join(OCR_MODES)}, got {self.ocr!r}")
         if self.max_bytes <= 0:
             raise ConfigError(f"max_bytes must be positive, got {self.max_bytes}")
         if self.workers < 1:
@@ -138,7 +154,8 @@ class IngestProgress:
     total: int
     path: str
     stage: str = "extract"
-    """``extract`` (one call per file) or ``index`` (as the index builder reports)."""
+    """``extract`` (one call per file), ``ocr`` (one call per page read by OCR) or ``index``
+    (as the index builder reports)."""
 
 
 @dataclass
@@ -209,6 +226,9 @@ class _Outcome:
     sha256: str = ""
     bytes: int = 0
     tokens: int = 0
+    title: str = ""
+    labels: list[str] = field(default_factory=list)
+    ocr: dict[int, float] = field(default_factory=dict)
 
 
 def _copy_hashing(source: str, dest: str) -> tuple[str, int]:
@@ -270,7 +290,8 @@ def extract_job(job: _Job) -> _Outcome:
         return _Outcome(job.rel, "corrupt", f"{type(exc).__name__}: {exc}")
     notes = [(w.reason, w.detail, w.pages) for w in extraction.warnings]
     tokens = sum(count_tokens(p) for p in extraction.pages)
-    return _Outcome(job.rel, "", "", extraction.pages, notes, sha, size, tokens)
+    return _Outcome(job.rel, "", "", extraction.pages, notes, sha, size, tokens,
+                    extraction.title, extraction.labels)
 
 
 def _crashed(job: _Job) -> _Outcome:
@@ -390,7 +411,7 @@ def _record(doc_id: str, found: Found, outcome: _Outcome) -> DocumentRecord:
     return DocumentRecord(
         id=doc_id,
         path=f"{DOCUMENTS}/{dest.as_posix()}",
-        title=dest.stem,
+        title=outcome.title or dest.stem,
         category=dest.parts[0] if len(dest.parts) > 1 else "",
         folder="" if folder == "." else folder,
         format=format_of(dest),
@@ -452,6 +473,7 @@ def ingest(
         for f in candidates
     ]
     outcomes = run_jobs(jobs, settings.workers, progress)
+    _ocr(jobs, outcomes, out, settings, progress)
     docs, pages_by_doc, entries = _assemble(candidates, outcomes)
     entries += [_entry(p) for p in found.problems + refused]
     copied = _copy_skipped(entries, found.files, src, out) if settings.copy_skipped else {}
@@ -470,9 +492,19 @@ def ingest(
     return report
 
 
+def _ocr(jobs: list[_Job], outcomes: list[_Outcome], out: Path, settings: IngestSettings,
+         progress: ProgressFn | None) -> None:
+    """Read the pages without a text layer by OCR (see :mod:`dealroom.room._ingest_ocr`)."""
+    def forward(done: int, total: int, rel: str) -> None:
+        if progress is not None:
+            progress(IngestProgress(done, total, rel, stage="ocr"))
+
+    ocr_outcomes(jobs, outcomes, out, settings.ocr, settings.workers, forward)
+
+
 def _assemble(
     candidates: list[Found], outcomes: list[_Outcome]
-) -> tuple[list[DocumentRecord], dict[str, list[str]], list[ReportEntry]]:
+) -> tuple[list[DocumentRecord], dict[str, Extraction], list[ReportEntry]]:
     """Number the extracted files in natural path order; report failures and warnings."""
     entries = [ReportEntry(o.rel, o.reason, "skipped", o.detail) for o in outcomes if o.reason]
     ingested = [(f, o) for f, o in zip(candidates, outcomes, strict=True) if not o.reason]
@@ -481,7 +513,8 @@ def _assemble(
     for n, (found, outcome) in enumerate(ingested, 1):
         doc_id = f"D{n:05d}"
         docs.append(_record(doc_id, found, outcome))
-        pages_by_doc[doc_id] = outcome.pages
+        pages_by_doc[doc_id] = Extraction(outcome.pages, title=outcome.title,
+                                          labels=outcome.labels, ocr=outcome.ocr)
         for reason, detail, pages in outcome.warnings:
             entries.append(ReportEntry(found.rel, reason, "ingested", detail, doc_id, pages))
     return docs, pages_by_doc, entries
@@ -531,7 +564,7 @@ def _meta(src: Path, settings: IngestSettings, extra: dict[str, Any] | None) -> 
 
 
 def _build_index(
-    out: Path, pages_by_doc: dict[str, list[str]], progress: ProgressFn | None, workers: int
+    out: Path, pages_by_doc: dict[str, Extraction], progress: ProgressFn | None, workers: int
 ) -> str:
     """Build the index with the room store's builder, passing the pages already extracted."""
     try:

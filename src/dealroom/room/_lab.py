@@ -174,7 +174,10 @@ def import_lab(
     """Turn a LAB task folder into a room at ``out``, rubric included; return the ingest report.
 
     Every file of ``documents/`` is copied, also those that cannot be read as text (they are
-    listed in the report as ``copied``), so an export gives LAB back the same folder.
+    listed in the report as ``copied``), so an export gives LAB back the same folder. A task
+    that ``dealroom validate`` would reject (criterion ids, PASS clauses, a deliverable named by
+    a description instead of a file name, ...) raises :class:`ConfigError` listing what to
+    change, before anything is written.
     """
     task_dir = Path(task_dir)
     lab_task = read_lab_task(task_dir)
@@ -182,10 +185,24 @@ def import_lab(
     if not documents.is_dir():
         raise ConfigError(f"{task_dir} is not a LAB task: {DOCUMENTS}/ is missing")
     room_task, added = to_room_task(lab_task)
+    _refuse_invalid(room_task, task_dir / TASK)
     base = settings or IngestSettings()
     settings = replace(base, copy_skipped=True, name=base.name or task_dir.resolve().name)
     meta = {"lab": {"task_dir": str(task_dir.resolve()), "added_source": added}}
     return ingest(documents, out, settings, task=room_task, meta=meta, progress=progress)
+
+
+def _refuse_invalid(room_task: dict[str, Any], path: Path) -> None:
+    """Raise :class:`ConfigError` listing what ``dealroom validate`` would reject in the task,
+    before anything is written."""
+    from dealroom.room._validate import task_problems
+
+    errors = [p for p in task_problems(room_task) if p.level == "error"]
+    if errors:
+        shown = "\n".join(f"  {p.where}: {p.message}" for p in errors[:20])
+        more = f"\n  ... and {len(errors) - 20} more" if len(errors) > 20 else ""
+        raise ConfigError(f"{path} has {len(errors)} problem(s) `dealroom validate` would "
+                          f"reject; change the task and import again:\n{shown}{more}")
 
 
 def export_lab(room: Path, out: Path, *, overwrite: bool = False) -> Path:

@@ -8,6 +8,7 @@ A room is a folder::
       documents/       the files, in category folders (a file directly in documents/ is in the
                        root category: category and folder "")
       answer_key/      planted findings and gold_memo.md (never shown to an agent; optional)
+      ocr/             OCR text of scanned documents, kept by ingest (optional)
       .index/          text layer and search index, built once and kept beside the room
 """
 
@@ -29,7 +30,8 @@ DOCUMENTS = "documents"
 ANSWER_KEY = "answer_key"
 COPIED = "copied"
 """``meta`` key: files ingest copied into documents/ that are not documents (path → reason)."""
-FORMATS = ("md", "txt", "pdf", "docx", "xlsx", "csv", "pptx", "eml", "msg", "html")
+FORMATS = ("md", "txt", "pdf", "docx", "xlsx", "csv", "pptx", "eml", "msg", "html", "png", "jpg",
+           "tiff")
 
 
 @dataclass(frozen=True)

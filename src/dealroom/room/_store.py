@@ -46,7 +46,8 @@ from dealroom.room._index import (
     read_layout,
 )
 from dealroom.room._manifest import load_manifest
-from dealroom.room._search import SearchIndex, parse_query, snippet_regex
+from dealroom.room._normalize import fold_quotes
+from dealroom.room._search import SearchIndex, parse_query, query_phrase, snippet_regex
 from dealroom.room._tables import LINE_ARRAYS, TOKEN_ARRAYS, read_tables, token_end
 
 __all__ = ["Doc", "Hit", "HitList", "Room", "RoomKeyError", "build_index"]
@@ -82,9 +83,12 @@ class Hit:
     """The matched text (grep) or the query word found (search)."""
     score: float | None = None
     """bm25 relevance for ``search`` hits (higher is better); ``None`` for grep."""
+    label: str = ""
+    """The page's printed label (``A-65``) where the PDF defines one; cite ``page``."""
 
     def __repr__(self) -> str:
-        return f"[{self.doc} p.{self.page}] l.{self.line}: {self.snippet}"
+        printed = f" (printed {self.label})" if self.label else ""
+        return f"[{self.doc} p.{self.page}]{printed} l.{self.line}: {self.snippet}"
 
 
 class HitList(list):  # type: ignore[type-arg]
@@ -118,8 +122,8 @@ class HitList(list):  # type: ignore[type-arg]
 class Doc:
     """One document of the room; ``.text`` and ``.page(n)`` read it from the text layer."""
 
-    __slots__ = ("_room", "category", "folder", "format", "id", "index", "pages", "path",
-                 "title", "tokens")
+    __slots__ = ("_room", "category", "folder", "format", "id", "index", "labels", "ocr", "pages",
+                 "path", "title", "tokens")
 
     def __init__(self, room: Room, index: int, record: dict[str, Any]) -> None:
         self._room = room
@@ -133,6 +137,15 @@ class Doc:
         self.format: str = record["format"]
         self.tokens: int = record["tokens"]
         self.pages: int = record["pages"]
+        self.labels: list[str] = record.get("labels", [])
+        """Printed page labels (``["i", "ii", "A-1", ...]``), one per page; empty when the
+        document prints none (page ``n`` is then labelled ``n``)."""
+        self.ocr: dict[int, float] = {int(p): c for p, c in record.get("ocr", {}).items()}
+        """Pages read by OCR, with the engine's mean word confidence (0-100)."""
+
+    def label(self, n: int) -> str:
+        """The printed label of page ``n`` (``"A-65"``), or ``""`` when it prints none."""
+        return self.labels[n - 1] if self.labels and 1 <= n <= len(self.labels) else ""
 
     @property
     def text(self) -> str:
@@ -144,8 +157,9 @@ class Doc:
         return self._room.text(self.id, n)
 
     def __repr__(self) -> str:
+        ocr = f", {len(self.ocr)}p OCR" if self.ocr else ""
         return (f"Doc({self.id} {self.path!r} {self.format} {self.pages}p "
-                f"{_size(self.tokens)} tokens)")
+                f"{_size(self.tokens)} tokens{ocr})")
 
 
 def _size(tokens: int) -> str:
@@ -160,6 +174,7 @@ class Room:
         room.tree(depth=2)                  folder outline with document counts and tokens
         room.docs                           every Doc: .id .path .title .category .folder
                                             .format .tokens .pages .text .page(n)
+                                            .labels (printed page labels) .ocr (OCR'd pages)
         room.doc("D00042")                  one document, by id or path
         room.text("D00042", pages=(2, 4))   text of pages 2-4 (None: all, 3: page 3)
         room.page_spans("D00042")           (start, end) char offsets of each page
@@ -167,7 +182,7 @@ class Room:
         room.grep(r"change of control", folder=None, max_hits=200)   regex, case-insensitive
         room.search("consent assignment", k=20, folder=None)         ranked (bm25) pages
 
-    Hits have ``.doc .page .line .offset .snippet .match .score``; cite them as
+    Hits have ``.doc .page .line .offset .snippet .match .score .label``; cite them as
     ``[D00042 p.3]``. Attributes: ``name``, ``path``, ``docs`` (in folder order), ``totals``
     (docs, folders, categories, tokens, pages). Pages are 1-based everywhere.
     """
@@ -357,9 +372,11 @@ class Room:
 
         ``pattern`` is a Python regex (case-insensitive by default; ``^``/``$`` match at line
         ends). Returns at most ``max_hits`` hits; ``.truncated`` and ``.total`` tell how many
-        matched in all. ``folder`` limits the search to a folder and its subfolders.
+        matched in all. ``folder`` limits the search to a folder and its subfolders. Curly
+        quotes in the pattern match straight ones (the text layer folds them).
         """
         docs = self._folder_docs(folder)
+        pattern = fold_quotes(pattern) if isinstance(pattern, str) else pattern
         try:
             matcher = compile_matcher(pattern, flags)
         except re.error as exc:
@@ -391,11 +408,13 @@ class Room:
         line_end = pe if line_end < 0 or hi > pe else line_end
         context = text[max(line_start, lo - SNIPPET // 2):min(line_end, hi + SNIPPET // 2)]
         d = self.docs[doc]
+        page = p - a["doc_page0"][doc] + 1
         return Hit(
-            doc=d.id, page=p - a["doc_page0"][doc] + 1, line=before.count(b"\n") + 1,
+            doc=d.id, page=page, line=before.count(b"\n") + 1,
             offset=a["page_cstart"][p] + len(before.decode("utf-8", "ignore")),
             snippet=" ".join(context.decode("utf-8", "replace").split()), path=d.path,
             match=text[lo:hi].decode("utf-8", "replace")[:SNIPPET], score=score,
+            label=d.label(page),
         )
 
     # -- search ---------------------------------------------------------------------------
@@ -403,17 +422,26 @@ class Room:
         """Ranked full-text search (bm25 over pages); best first, at most ``k`` hits.
 
         Words match their variants (``indemnify`` finds ``indemnified``); ``"a phrase"`` must
-        appear as written; ``word*`` is a prefix. Each hit is one page, with the best line.
+        appear as written; ``word*`` is a prefix. Pages holding the words close together, or
+        the query as written (``change of control``), rank first; a word on many pages counts
+        for less but is never dropped. Each hit is one page, with the best line.
         """
+        query = fold_quotes(query)
         units = parse_query(query)
         ranges = None
         if folder is not None:
             a = self._a
             ranges = [(a["doc_page0"][lo] + 1, a["doc_page0"][hi + 1])
                       for lo, hi in _runs(self._folder_docs(folder))]
-        rows = self._search.query(units, k, ranges)
+        rows = self._search.query(units, k, ranges, query_phrase(query), self._rowid_text)
         finder = snippet_regex(units)
         return HitList(self._page_hit(rowid - 1, score, finder) for rowid, score in rows)
+
+    def _rowid_text(self, rowid: int) -> str:
+        """The text of the page with search rowid ``rowid`` (page index + 1)."""
+        a = self._a
+        return decode_span(self._text, a["page_start"][rowid - 1], a["page_end"][rowid - 1],
+                           "replace")
 
     def _page_hit(self, page: int, score: float, finder: re.Pattern[str] | None) -> Hit:
         a = self._a

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.errors import RoomError
-from dealroom.room._extract import extract_pages, format_of
+from dealroom.room._extract import extract_document, format_of
 from dealroom.room._manifest import (
     ANSWER_KEY,
     COPIED,
@@ -27,11 +27,13 @@ from dealroom.room._manifest import (
     TASK,
     document_path,
 )
+from dealroom.room._ocr_store import overlay_ocr
 from dealroom.room._tokens import TOKENIZER, count_tokens
 
 CRITERION_TYPES = ("fact", "conclusion", "citation", "severity", "recommendation", "timeline",
                    "monetary", "formatting")
-EXPECT_KEYS = ("cite", "amounts", "dates", "terms", "severity", "negative", "sections")
+EXPECT_KEYS = ("cite", "pages", "amounts", "dates", "terms", "severity", "negative", "sections",
+               "reviewed")
 SEVERITIES = ("high", "medium", "low")
 _DOC_ID = re.compile(r"^D\d{5}$")
 _CRITERION_ID = re.compile(r"^C-\d{3,}$")
@@ -222,7 +224,30 @@ def _check_unlisted(root: Path, paths: set[str], copied: dict[str, Any],
             report.error(rel, f"{ANSWER_KEY} must sit beside {DOCUMENTS}/, never inside it")
 
 
-def _check_task(task: Any, docs: dict[str, Any], findings: set[str] | None,
+def task_problems(task: Any) -> list[Problem]:
+    """What ``validate`` would say of ``task`` (a task.json's content) before any room exists:
+    every check but those that need the room's documents."""
+    report = _Report()
+    _check_task(task, None, None, report)
+    return report.problems
+
+
+_FILE_NAME = re.compile(r"[^/\\\s][^/\\]{0,99}\.[A-Za-z0-9]{1,8}")
+
+
+def _check_deliverables(deliverables: dict[str, str], report: _Report) -> None:
+    """Each deliverable's value is a file name (``memo.md``), not a description of it."""
+    for name, value in deliverables.items():
+        if _FILE_NAME.fullmatch(value) and value.count(" ") <= 4:
+            continue
+        stem = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "memo"
+        suffix = ".docx" if re.search(r"\b(docx|word)\b", f"{name} {value}", re.I) else ".md"
+        report.error(TASK, f"deliverables[{name!r}] is {value[:60]!r}, not a file name: give "
+                     f"one such as {stem.removesuffix(suffix.strip('.'))}{suffix} "
+                     "(describe the deliverable in the instructions)")
+
+
+def _check_task(task: Any, docs: dict[str, Any] | None, findings: set[str] | None,
                 report: _Report) -> None:
     if not isinstance(task, dict):
         report.error(TASK, "must be a JSON object")
@@ -236,6 +261,7 @@ def _check_task(task: Any, docs: dict[str, Any], findings: set[str] | None,
         report.error(TASK, "deliverables must map names to file names, e.g. "
                      '{"memo": "memo.md"}')
         deliverables = {}
+    _check_deliverables(deliverables, report)
     criteria = task.get("criteria")
     if not isinstance(criteria, list):
         report.error(TASK, "criteria must be a list")
@@ -250,7 +276,7 @@ def _check_task(task: Any, docs: dict[str, Any], findings: set[str] | None,
         _check_criterion(criterion, n, seen, docs, names, findings, report)
 
 
-def _check_criterion(c: Any, n: int, seen: set[str], docs: dict[str, Any], names: set[str],
+def _check_criterion(c: Any, n: int, seen: set[str], docs: dict[str, Any] | None, names: set[str],
                      findings: set[str] | None, report: _Report) -> None:
     if not isinstance(c, dict):
         report.error(f"{TASK}: criteria[{n}]", "must be an object")
@@ -285,7 +311,24 @@ def _check_criterion(c: Any, n: int, seen: set[str], docs: dict[str, Any], names
         _check_expect(c["expect"], where, docs, report)
 
 
-def _check_expect(expect: Any, where: str, docs: dict[str, Any], report: _Report) -> None:
+def _check_pages(pages: Any, where: str, docs: dict[str, Any] | None, report: _Report) -> None:
+    """``expect.pages``: ``{doc id: [pages]}``, documents of the room, pages it has."""
+    if pages is None:
+        return
+    if not isinstance(pages, dict):
+        report.error(where, "expect.pages must be an object {doc id: [pages]}")
+        return
+    for doc, listed in pages.items():
+        if docs is None:
+            continue
+        if doc not in docs:
+            report.error(where, f"expect.pages names {doc!r}, which is not in room.json")
+        elif not (isinstance(listed, list) and listed and all(
+                isinstance(p, int) and 1 <= p <= docs[doc]["pages"] for p in listed)):
+            report.error(where, f"expect.pages[{doc!r}] must list pages 1-{docs[doc]['pages']}")
+
+
+def _check_expect(expect: Any, where: str, docs: dict[str, Any] | None, report: _Report) -> None:
     if not isinstance(expect, dict) or not expect:
         report.error(where, "expect must be a non-empty object")
         return
@@ -293,12 +336,13 @@ def _check_expect(expect: Any, where: str, docs: dict[str, Any], report: _Report
     if unknown:
         report.error(where, f"unknown expect key(s) {', '.join(unknown)}; known: "
                      f"{', '.join(EXPECT_KEYS)}")
-    for key in ("cite", "amounts", "dates", "terms", "sections"):
+    for key in ("cite", "amounts", "dates", "terms", "sections", "reviewed"):
         if not isinstance(expect.get(key, []), list):
             report.error(where, f"expect.{key} must be a list")
             return
+    _check_pages(expect.get("pages"), where, docs, report)
     for doc in expect.get("cite", []):
-        if doc not in docs:
+        if docs is not None and doc not in docs:
             report.error(where, f"expect.cite names {doc!r}, which is not in room.json")
     for amount in expect.get("amounts", []):
         if not (isinstance(amount, dict) and isinstance(amount.get("value"), int | float)
@@ -362,8 +406,9 @@ def _check_deep(root: Path, docs: dict[str, Any], findings: Any, report: _Report
             path = document_path(root, doc["path"])
         except RoomError:  # missing or unsafe: already reported, never read
             continue
-        try:
-            pages = extract_pages(path, doc["format"])
+        try:  # the OCR text ingest kept is part of the document's text
+            pages = overlay_ocr(root, doc["path"], extract_document(path, doc["format"]),
+                                path).pages
         except RoomError as exc:
             report.error(doc["path"], f"cannot be read: {exc}")
             continue

@@ -180,7 +180,10 @@ function showCall(item) {
 async function showDoc(id, page) {
   const doc = await DR.load(`doc:${id}`, `${meta.docs_href}/${id}.js`);
   page = Math.max(1, Math.min(page, doc.pages.length));
-  panel(`<h2 class="doc-title">${esc(id)} p.${page} of ${doc.pages.length}</h2><p>${esc(doc.title)}</p>
+  const label = doc.labels && doc.labels.length ? doc.labels[page - 1] : "";
+  const ocr = doc.ocr ? doc.ocr[String(page)] : undefined;
+  panel(`<h2 class="doc-title">${esc(id)} p.${page}${label ? ` (printed ${esc(label)})` : ""} of ${doc.pages.length}</h2><p>${esc(doc.title)}</p>
+    ${ocr !== undefined ? `<p class="ocr">text read by OCR from the page image (confidence ${Math.round(ocr)})</p>` : ""}
     <p>${page > 1 ? `<a class="ref" href="#" data-doc="${esc(id)}" data-page="${page - 1}">previous page</a>` : ""}
     ${page < doc.pages.length ? `<a class="ref" href="#" data-doc="${esc(id)}" data-page="${page + 1}">next page</a>` : ""}</p>
     <pre class="page-text">${esc(doc.pages[page - 1])}</pre>`);

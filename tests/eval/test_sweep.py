@@ -190,8 +190,11 @@ def _kill_and_resume(tmp_path: Path, room: Path, sub: str) -> None:
     done, running, workers = [], [], []
     while time.monotonic() < deadline and not (done and running):
         time.sleep(0.02)
-        runs = [p.parent for p in (out / "episodes").rglob("config.json")] \
-            if (out / "episodes").is_dir() else []
+        try:  # the sweep makes and removes folders as the scan walks them
+            runs = [p.parent for p in (out / "episodes").rglob("config.json")] \
+                if (out / "episodes").is_dir() else []
+        except FileNotFoundError:
+            continue
         if runs and not workers:
             workers = _children(proc.pid)  # the pool is up once episodes appear
         done = [r for r in runs if (r / "scores.json").is_file()]

@@ -19,22 +19,6 @@ FAST = dict(group_size=2, batch_size=2, steps=1, max_new_tokens=12, max_turns=2,
 IDS = [1, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130]
 
 
-def _policy(tiny_model_dir, seed=0):
-    import torch
-    from peft import LoraConfig, get_peft_model
-
-    from dealroom.models import load_hf_model
-
-    torch.manual_seed(seed)
-    model = get_peft_model(load_hf_model(f"hf:{tiny_model_dir}").model, LoraConfig(
-        r=4, lora_alpha=8, target_modules="all-linear", lora_dropout=0.0))
-    with torch.no_grad():  # LoRA B starts at zero: give the adapter a non-trivial start
-        for name, p in model.named_parameters():
-            if "lora_B" in name:
-                p.normal_(0, 0.05)
-    return model
-
-
 def _group():
     from dealroom.train._grpo_step import Group
     from dealroom.train._rollout import Episode, Rollout
@@ -66,7 +50,7 @@ def _check_inputs_on_the_models_device(model):
     return seen, handles
 
 
-def test_a_grpo_update_makes_every_tensor_on_the_models_device(tiny_model_dir):
+def test_a_grpo_update_makes_every_tensor_on_the_models_device(lora_policy):
     """Tensors made without a device land on ``meta`` here (the default device), the model
     sits on the CPU: a tensor the update makes for the model without naming the model's
     device reaches it on the wrong device, as a CPU tensor reaches a CUDA model."""
@@ -74,7 +58,7 @@ def test_a_grpo_update_makes_every_tensor_on_the_models_device(tiny_model_dir):
 
     from dealroom.train._grpo_step import update
 
-    model = _policy(tiny_model_dir)
+    model = lora_policy()
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
     settings = GRPOSettings(**FAST, kl_coef=0.05)
     update(model, optimizer, [_group()], settings, step=0)  # the optimizer makes its state
@@ -149,14 +133,14 @@ def _full_softmax_logprobs(model, input_ids, temperature):
 
 
 @pytest.mark.parametrize("chunk", [1 << 25, 384 * 3])  # one chunk; chunks of 3 positions
-def test_the_selective_loss_equals_the_full_softmax_one(tiny_model_dir, monkeypatch, chunk):
+def test_the_selective_loss_equals_the_full_softmax_one(lora_policy, monkeypatch, chunk):
     import torch
 
     from dealroom.train import _grpo_loss
     from dealroom.train._grpo_loss import token_logprobs, token_loss
 
     monkeypatch.setattr(_grpo_loss, "CHUNK_ELEMENTS", chunk)
-    model = _policy(tiny_model_dir)
+    model = lora_policy()
     model.train()
     ids = torch.tensor([IDS])
     mask = [0, 0, 0, 1, 1, 0, 1, 1, 0, 1, 1]

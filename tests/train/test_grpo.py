@@ -148,21 +148,13 @@ def test_the_loss_mask_is_zero_on_every_token_the_environment_wrote(trained, tin
     assert "Turn 1 of 2" in text and "Turn 2 of 2" in text, "the turn banners are masked"
 
 
-def test_an_update_moves_the_lora_weights_and_not_the_base(tiny_model_dir):
+def test_an_update_moves_the_lora_weights_and_not_the_base(lora_policy):
     import torch
-    from peft import LoraConfig, get_peft_model
 
-    from dealroom.models import load_hf_model
     from dealroom.train._grpo_step import Group, update
     from dealroom.train._rollout import Episode, Rollout
 
-    torch.manual_seed(0)
-    model = get_peft_model(load_hf_model(f"hf:{tiny_model_dir}").model, LoraConfig(
-        r=4, lora_alpha=8, target_modules="all-linear", lora_dropout=0.0))
-    with torch.no_grad():  # LoRA B starts at zero: give the adapter a non-trivial start
-        for name, p in model.named_parameters():
-            if "lora_B" in name:
-                p.normal_(0, 0.02)
+    model = lora_policy(scale=0.02)
     before = {k: v.clone() for k, v in model.state_dict().items()}
     ids = [1, 40, 50, 60, 70, 80, 90, 100]
     episodes = [Episode(ids, [0, 0, 0, 1, 1, 0, 1, 1], [-5.0, -5.0, -5.0, -5.0]),

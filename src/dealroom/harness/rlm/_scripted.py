@@ -152,10 +152,12 @@ else:
     memo.section("Executive Summary", (
         f"We reviewed {len(room.docs) - len(missed)} of the {len(room.docs)} documents of the "
         f"data room in full" + (f" and {len(part)} in part" if part else "")
-        + f", in {sent} bounded reading tasks sent to sub-agents in {wave_no} parallel waves. "
-        f"{len(missed)} documents were not fully reviewed (their reading tasks failed or were "
-        f"never sent): they are listed under Documents Not Reviewed, and nothing in this memo "
-        f"rests on the pages not read. {len(findings)} findings in {len(cats)} categories are "
+        + f", from {sent} bounded reading tasks whose answers were read, in {wave_no} parallel "
+        f"waves of sub-agents. "
+        f"{len(missed)} documents were not fully reviewed (their reading tasks failed, or the "
+        f"turns ran out before their answers were read): they are listed under Documents Not "
+        f"Reviewed, and nothing in this memo rests on the pages not read. "
+        f"{len(findings)} findings in {len(cats)} categories are "
         f"set out below, {high} rated high severity, each with the document and page it rests on."
     ))
 for title in ("Resolved Items", "Missing Documents"):
@@ -170,8 +172,9 @@ memo.section("Recommended Next Steps", "\\n".join([
 ] + (["5. Review the documents listed under Documents Not Reviewed."] if unread else [])))
 if unread:
     titles = {d.id: d.title for d in room.docs}
+    late = "the turns ran out before its answer was used"  # sent or not: never called unsent
     lines = [f"- {doc} {titles.get(doc, '')}: pp.{a}-{b} not read "
-             f"({' '.join(why.get((doc, a, b), 'never sent: the turns ran out').split())[:120]})"
+             f"({' '.join(why.get((doc, a, b), late).split())[:120]})"
              for doc, a, b in unread[:50]]
     if len(unread) > 50:
         lines.append(f"- ... and {len(unread) - 50} more slices")

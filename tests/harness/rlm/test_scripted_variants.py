@@ -101,3 +101,15 @@ def test_the_memo_history_rebuilds_every_turn_and_survives_a_resume(generated_ro
     (cut / "metrics.json").unlink()
     resume_run(cut)
     assert RunFolder.open(cut).memo_history() == history
+
+
+def test_slices_left_when_the_turns_run_out_are_never_called_unsent(generated_room, tmp_path):
+    """With too few turns for any wave, the memo lists every slice as not read because the
+    turns ran out: whether or not a slice was sent, it is never said to be unsent."""
+    result = run_agent(generated_room, tmp_path / "run", sub="oracle", max_turns=4)
+    memo = (tmp_path / "run" / "output" / "memo.md").read_text()
+    assert result.status == "submitted"
+    assert "never sent" not in memo and "We reviewed all" not in memo
+    not_reviewed = memo.split("## Documents Not Reviewed")[1].split("##")[0]
+    assert "the turns ran out before its answer was used" in not_reviewed
+    assert "from 0 bounded reading tasks whose answers were read" in memo

@@ -108,14 +108,13 @@ class ServedModelServer(MockOpenAIServer):
                                  status=400)
 
     # -- answering -------------------------------------------------------------------------
+    def _refusal(self, body: dict[str, Any]) -> web.Response | None:
+        return self._refusal_for_length(body) or super()._refusal(body)
+
     async def _answer(self, request: web.Request) -> web.StreamResponse:
-        if denied := self._deny(request):
-            return denied
-        body = json.loads(await request.read())
-        if self.record:
-            self.requests.append(body)
-        if (refused := self._refusal_for_length(body)) is not None:
-            return refused
+        body, ended = await self._admit(request)
+        if ended is not None:
+            return ended
         if (fault := self._next_fault()) is not None:
             return await self._fault(request, fault)
         if self.latency:

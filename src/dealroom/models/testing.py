@@ -326,14 +326,21 @@ class MockOpenAIServer(LoopbackServer):
         result = self.reply(body)
         return await result if inspect.isawaitable(result) else result
 
-    async def _answer(self, request: web.Request) -> web.StreamResponse:
+    async def _admit(self, request: web.Request
+                     ) -> tuple[dict[str, Any], web.StreamResponse | None]:
+        """The request's body (recorded when asked), and the answer that ends it here: a
+        denial (credentials, headers) or a refusal (:meth:`_refusal`), else None."""
         if denied := self._deny(request):
-            return denied
+            return {}, denied
         body = json.loads(await request.read())
         if self.record:
             self.requests.append(body)
-        if (refused := self._refusal(body)) is not None:
-            return refused
+        return body, self._refusal(body)
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
+        body, ended = await self._admit(request)
+        if ended is not None:
+            return ended
         fault = self._next_fault()
         if self.latency:
             await asyncio.sleep(self.latency)

@@ -18,7 +18,7 @@ The public API, imported lazily so ``import dealroom`` stays fast:
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -36,6 +36,14 @@ _EXPORTS = {
     "diagnose": "dealroom._doctor",
     "fork_run": "dealroom.harness",
 }
+
+if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXPORTS)
+    from dealroom._demo import DEMO_DOCS, run_demo, run_demo_async
+    from dealroom._doctor import diagnose
+    from dealroom.harness import fork_run, resume_run, run_agent
+    from dealroom.judge import judge_memo, judge_run
+    from dealroom.measure import metrics_from_run
+    from dealroom.room import Room, generate_room
 
 __all__ = sorted(_EXPORTS)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 DEMO_DOCS = 12
 DEMO_TOKENS = 4_000
-DEMO_SETTINGS = {"max_turns": 12, "slice_tokens": 900, "sub_max_output": 128}
+DEMO_SETTINGS: dict[str, Any] = {"max_turns": 12, "slice_tokens": 900, "sub_max_output": 128}
 """Small enough that the embedded 135M model reads every slice in about a minute on 2 cores."""
 
 

@@ -102,7 +102,8 @@ def requirements() -> tuple[list[str], dict[str, list[str]]]:
         data = tomllib.loads(project.read_text(encoding="utf-8"))["project"]
         deps, optional = data.get("dependencies", []), data.get("optional-dependencies", {})
         return _names(deps), {k: _names(v) for k, v in optional.items()}
-    core, extras = [], {}
+    core: list[str] = []
+    extras: dict[str, list[str]] = {}
     for req in importlib.metadata.requires("dealroom") or []:
         marker = re.search(r"""extra\s*==\s*['"]([\w-]+)['"]""", req)
         (extras.setdefault(marker.group(1), []) if marker else core).append(_names([req])[0])
@@ -110,7 +111,8 @@ def requirements() -> tuple[list[str], dict[str, list[str]]]:
 
 
 def _names(requirements: list[str]) -> list[str]:
-    return [normal_name(re.match(r"[A-Za-z0-9_.\-]+", r.strip()).group()) for r in requirements]
+    names = (re.match(r"[A-Za-z0-9_.\-]+", r.strip()) for r in requirements)
+    return [normal_name(m.group()) for m in names if m]
 
 
 def _version(name: str) -> str | None:

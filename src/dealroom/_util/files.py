@@ -9,7 +9,9 @@ import shutil
 import tempfile
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
+
+T = TypeVar("T")
 
 
 def read_toml(path: Path, what: str, missing: str = "") -> dict[str, Any]:
@@ -61,18 +63,25 @@ def read_json(path: Path, error: type[Exception], missing: str) -> Any:
         raise error(f"{path} is not valid JSON: {exc}") from exc
 
 
-def json_safe(value: Any) -> Any:
+def json_safe(value: T) -> T:
     """``value`` with every NaN or infinity replaced by ``None`` so it is valid JSON.
 
     >>> json_safe({"rate": float("nan"), "runs": [1.0, float("inf")]})
     {'rate': None, 'runs': [1.0, None]}
+
+    Typed as returning what it is given: a dict stays a dict (tuples become lists and floats
+    may become ``None`` inside it).
     """
+    return cast(T, _json_safe(value))
+
+
+def _json_safe(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
+        return {k: _json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
+        return [_json_safe(v) for v in value]
     return value
 
 

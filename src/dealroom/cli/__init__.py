@@ -79,6 +79,6 @@ def main() -> None:
     except typer.Abort:
         sys.exit(130)
     except typer.TyperException as exc:  # usage errors: bad or missing flags
-        exc.show()
+        exc.show()  # type: ignore[attr-defined]  # click's ClickException
         sys.exit(getattr(exc, "exit_code", 2))
     sys.exit(code if isinstance(code, int) else 0)

@@ -59,7 +59,7 @@ def ingest(
     ocr: Annotated[
         OcrMode, typer.Option(help="OCR: auto (pages without a text layer, image files), "
                               "always (every PDF and image page), never.")
-    ] = OcrMode.auto,
+    ] = OcrMode.auto,  # type: ignore[attr-defined]  # made by Enum() above
 ) -> None:
     """Turn a folder of documents into a room; list every file left out and why.
 

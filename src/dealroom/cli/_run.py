@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -86,7 +87,7 @@ def run(
              "temperature": temperature, "budget_visible": budget_visible,
              "reasoning_history": reasoning_history, "compact_at": compact_at,
              "max_errors": max_errors}
-    options = {SETTING_OF_FLAG.get(flag, flag): value for flag, value in flags.items()}
+    options: dict[str, Any] = {SETTING_OF_FLAG.get(flag, flag): v for flag, v in flags.items()}
     with RunDisplay(max_turns=max_turns) as display:
         result = asyncio.run(run_agent_async(
             room, out, harness=harness, root=root, sub=sub, models_file=models,

@@ -31,7 +31,7 @@ class SweepDisplay:
         self._bar.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self._bar.__exit__(*exc)
 
     def __call__(self, state: Any) -> None:

@@ -38,7 +38,7 @@ class RunDisplay:
         self._live.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self._live.__exit__(*exc)
 
     def __call__(self, event: dict[str, Any], probe: Any) -> None:

@@ -95,7 +95,7 @@ def _memo(rows: list[Row]) -> dict[str, Any]:
 
 def _depth(rows: list[Row]) -> dict[str, Any] | None:
     """Depth 1 against depth 2, per (root, sub, T, room): each room's mean pass rate."""
-    cells: dict[tuple, dict[int, list[Row]]] = defaultdict(lambda: defaultdict(list))
+    cells: dict[tuple[Any, ...], dict[int, list[Row]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
         cells[(r.root, r.sub, r.max_turns, r.room)][r.depth].append(r)
     pairs = [(key, d[1], d[2]) for key, d in sorted(cells.items(), key=lambda kv: str(kv[0]))

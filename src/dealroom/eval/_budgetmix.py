@@ -23,6 +23,7 @@ import json
 import math
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,7 +110,7 @@ class BudgetMixPlan:
         return plan
 
 
-def make_budgetmix_plan(budgets: list[int], groups: int, rooms: list[str | Path], steps: int,
+def make_budgetmix_plan(budgets: list[int], groups: int, rooms: Sequence[str | Path], steps: int,
                         seed: int = 0) -> BudgetMixPlan:
     """The plan of ``steps`` steps of ``groups`` groups over ``rooms`` (folders or globs) and
     turn ``budgets``, balanced by the rule in this module's docstring."""
@@ -131,7 +132,7 @@ def make_budgetmix_plan(budgets: list[int], groups: int, rooms: list[str | Path]
     return BudgetMixPlan(list(budgets), groups, steps, seed, folders, entries)
 
 
-def expand_rooms(rooms: list[str | Path]) -> list[str]:
+def expand_rooms(rooms: Sequence[str | Path]) -> list[str]:
     """Room folders (globs expanded, each checked to hold a room.json), resolved, in order,
     each once."""
     found: dict[str, None] = {}

@@ -53,8 +53,8 @@ def compare(a: str | Path, b: str | Path, *, tau: float | None = DEFAULT_TAU,
                       "tau": tau})
 
 
-def _keyed(rows: list[Row], on: list[str]) -> dict[tuple, list[Row]]:
-    out: dict[tuple, list[Row]] = defaultdict(list)
+def _keyed(rows: list[Row], on: list[str]) -> dict[tuple[Any, ...], list[Row]]:
+    out: dict[tuple[Any, ...], list[Row]] = defaultdict(list)
     for r in rows:
         out[tuple(r.value(d) for d in on)].append(r)
     return out

@@ -18,7 +18,7 @@ from dealroom.runs import CONFIG, EPISODES, RunFolder
 
 
 def episode_dir(sweep: Path, episode: dict[str, Any]) -> Path:
-    return Path(sweep) / EPISODES / episode["id"]
+    return Path(sweep) / EPISODES / str(episode["id"])
 
 
 def episode_state(run_dir: Path, by_turn: bool) -> str:

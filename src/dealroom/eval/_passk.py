@@ -70,9 +70,9 @@ def passk(source: str | Path, *, tau: float | None = DEFAULT_TAU, setting: str |
 
 
 def sample_cells(rows: list[Row], spec: dict[str, Any], setting: str,
-           tau: float | None) -> dict[tuple, dict[str, list[bool]]]:
+           tau: float | None) -> dict[tuple[Any, ...], dict[str, list[bool]]]:
     """(root, sub, depth, T) → room → the samples' successes at T."""
-    cells: dict[tuple, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    cells: dict[tuple[Any, ...], dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     if setting == "visible":
         for r in rows:
             cells[(r.root, r.sub, r.depth, r.max_turns)][r.room].append(
@@ -96,7 +96,7 @@ def _all_pass_at(row: Row, turns: int) -> bool:
     return bool(row.by_turn_all_pass[min(turns, len(row.by_turn_all_pass)) - 1])
 
 
-def _order(item: tuple) -> tuple:
+def _order(item: tuple[Any, ...]) -> tuple[Any, ...]:
     (root, sub, depth, turns), _ = item
     return root, sub or "", depth, turns
 
@@ -117,7 +117,7 @@ def table(source: str | Path, by: Iterable[str] = ("root", "sub", "depth", "max_
     if unknown:
         raise ConfigError(f"--by {', '.join(unknown)}: group by {', '.join(GROUPS)}")
     rows = judged(load_rows(source))
-    groups: dict[tuple, list[tuple[Row, float]]] = defaultdict(list)
+    groups: dict[tuple[Any, ...], list[tuple[Row, float]]] = defaultdict(list)
     for r in rows:
         items = r.by_type.items() if "type" in by else [(None, r.pass_rate)]
         for kind, value in items:

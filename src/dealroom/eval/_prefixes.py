@@ -125,7 +125,8 @@ def run_prefixes(run_dir: Path, kinds: list[str], near: float) -> list[dict[str,
         return []
     events = folder.events()
     max_turns = int((config.get("settings") or {}).get("max_turns") or 0)
-    start = (config.get("forked_from") or {}).get("turn", 0)
+    forked = config.get("forked_from")
+    start = int(forked["turn"]) if forked else 0
     harness = config.get("harness", "rlm")
     points = [(t, k, d) for t, k, d in failure_points(events, max_turns, near, harness)
               if k in kinds and start < t < max_turns and _forkable(events, t)]

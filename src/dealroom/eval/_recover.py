@@ -254,7 +254,7 @@ def outcome(prefix: Prefix, run_dir: Path, original: dict[str, Any]) -> dict[str
     scores = folder.scores() or {}
     passed = {r["id"] for r in scores.get("criteria_results", []) if r.get("verdict") == "pass"}
     before = original.get("passed")
-    end = next((e for e in reversed(events)
+    end: dict[str, Any] = next((e for e in reversed(events)
                 if e.get("type") == "run_end" and e.get("agent") == "root"), {})
     return {"next_step": next_step_ok(events, prefix.turn, prefix.kind, prefix.harness),
             "recovered": None if before is None else set(before) <= passed,

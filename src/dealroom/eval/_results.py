@@ -127,7 +127,7 @@ def _run_rows(path: Path) -> list[Row]:
         sub, sub_seed = _unseeded(config.get("sub"))
         settings = config.get("settings") or {}
         room = str(config.get("room", ""))
-        row = Row(run=str(run), room=Path(room).name, root=root, sub=sub,
+        row = Row(run=str(run), room=Path(room).name, root=root or "", sub=sub,
                   depth=int(settings.get("depth", 1)),
                   max_turns=int(settings.get("max_turns", 0)), seed=root_seed or sub_seed,
                   status="done", docs=_docs(room), real=_real(room))

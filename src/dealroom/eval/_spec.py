@@ -250,7 +250,8 @@ def resolve_rooms(spec: SweepSpec, base: Path, sweep: Path) -> list[SweepRoom]:
             raise ConfigError(f"rooms: {pattern!r} is not a room (no room.json in {full})")
         else:
             paths.append(Path(full))
-    rooms, names = [], set()
+    rooms: list[SweepRoom] = []
+    names: set[str] = set()
     for path in dict.fromkeys(p.resolve() for p in paths):
         rooms.append(SweepRoom(_unique(path.name, names), str(path)))
     for gen in spec.generate:

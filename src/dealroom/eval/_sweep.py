@@ -197,7 +197,7 @@ def _previous(out: Path, spec: SweepSpec) -> dict[str, Any] | None:
         if out.is_dir() and any(p.name not in (ROOMS,) for p in out.iterdir()):
             raise ConfigError(f"{out} holds files and no {SWEEP_JSON}: give --out a new folder")
         return None
-    previous = read_json(path, ConfigError, "")
+    previous: dict[str, Any] = read_json(path, ConfigError, "")
     before = {**_defaults(), **(previous.get("spec") or {})}  # a key added since: its default
     now = json_safe(spec.to_dict())
     differ = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))

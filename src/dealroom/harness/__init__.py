@@ -7,6 +7,8 @@ or Word, by file name) through the run's :class:`Deliverables`. :func:`fork_run`
 run after one of its root turns with another policy, through the harness's resume.
 """
 
+from typing import TYPE_CHECKING
+
 from dealroom._util.lazy import lazy_exports
 
 _EXPORTS = {
@@ -30,6 +32,21 @@ _EXPORTS = {
     "Listener": "dealroom.harness._protocol",
 }
 """Public name → the module that defines it (``module:name`` where renamed)."""
+
+if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXPORTS)
+    from dealroom.harness._api import (
+        fork_run,
+        fork_run_async,
+        get_harness,
+        harness_names,
+        resume_run,
+        resume_run_async,
+        run_agent,
+        run_agent_async,
+    )
+    from dealroom.harness._common import OpenRun, RunEvents, RunResult, open_run, reopen_run
+    from dealroom.harness._deliver import DELIVERABLE_FORMATS, Deliverables, check_deliverables
+    from dealroom.harness._protocol import Harness, Listener
 
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -67,7 +67,7 @@ class OpenRun:
     previous: list[dict[str, Any]] = field(default_factory=list)
     """The events of the interrupted attempt(s) a resumed run continues."""
 
-    def settings(self, cls: type) -> Any:
+    def settings(self, cls: type[Any]) -> Any:
         """The harness settings ``cls`` recorded in ``config.json``."""
         recorded = self.folder.config.get("settings", {})
         unknown = sorted(set(recorded) - set(cls.__dataclass_fields__))
@@ -87,8 +87,8 @@ class OpenRun:
     def inherited_subs(self) -> set[str]:
         """Call ids of the sub-calls a fork copied from its source: its fixture, not calls
         this run made, so they do not count towards ``degraded``."""
-        forked = self.folder.config.get("forked_from") or {}
-        copied = self.previous[:forked.get("events", 0)]
+        forked = self.folder.config.get("forked_from")
+        copied = self.previous[:forked["events"] if forked else 0]
         return {e["call_id"] for e in copied
                 if e.get("type") == "model_call" and e.get("role") == "sub"}
 
@@ -100,7 +100,7 @@ class OpenRun:
         recorder.close()
         self.deliverables.finish()
         events = self.previous + recorder.written
-        metrics = run_metrics(self.folder.config, events, run=self.folder.name,
+        metrics = run_metrics(dict(self.folder.config), events, run=self.folder.name,
                               room=self.events.probe)
         self.folder.write_metrics(metrics)
         return RunResult(self.folder.path, status, reason, turns, self.folder.memo_path, metrics,

@@ -351,7 +351,8 @@ class _DocxWriter:
         qn = self.qn
         num_id = self._nums.get(block.list_id)
         if num_id is None:
-            num_id = self._nums[block.list_id] = self.new_list(_style_name(block), block.number)
+            num_id = self._nums[block.list_id] = self.new_list(_style_name(block) or "",
+                                                               block.number)
         ppr = p.find(qn("w:pPr"))
         numpr = etree.SubElement(ppr, qn("w:numPr"))
         etree.SubElement(numpr, qn("w:ilvl")).set(qn("w:val"), "0")

@@ -24,7 +24,7 @@ class Harness(Protocol):
 
     name: str
     """The name it is registered under (``rlm``, ``toolloop``); recorded as ``harness``."""
-    settings: type
+    settings: type[Any]
     """Its settings dataclass; every field is a ``dealroom run`` flag."""
     uses_sub: bool
     """Whether it calls a sub-agent model (then ``--sub`` is opened and passed as ``sub``)."""

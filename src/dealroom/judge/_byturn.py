@@ -60,6 +60,7 @@ async def ajudge_by_turn(run_dir: Path, judge: Judge | str = "reference",
     return result
 
 
-def judge_by_turn(run_dir: Path, judge: Judge | str = "reference", **options: Any) -> dict:
+def judge_by_turn(run_dir: Path, judge: Judge | str = "reference",
+                  **options: Any) -> dict[str, Any]:
     """Sync front door of :func:`ajudge_by_turn`."""
     return asyncio.run(ajudge_by_turn(run_dir, judge, **options))

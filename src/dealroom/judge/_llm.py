@@ -83,7 +83,8 @@ def llm_judge(
             verdicts.update(result[0])
             usage += result[1]
             forms += result[2]
-        record = {"name": "llm", **judge.args, "structured_output": dict(sorted(forms.items()))}
+        record = {"name": "llm", **judge.args,  # type: ignore[attr-defined]
+                  "structured_output": dict(sorted(forms.items()))}
         return make_scores(task, verdicts, record, usage)
 
     judge.name = "llm"  # type: ignore[attr-defined]
@@ -229,7 +230,8 @@ async def _judge_batch(
     problem = "not judged"
     tries = 0
     for tries in range(1, retries + 2):  # noqa: B007 - reported below
-        extra = {"response_format": verdict_format(pending)} if structured else {}
+        extra: dict[str, Any] = (
+            {"response_format": verdict_format(pending)} if structured else {})
         try:
             reply = await model.chat(
                 messages, max_tokens=reply_budget(len(pending), max_tokens), temperature=0.0,
@@ -241,7 +243,8 @@ async def _judge_batch(
             break
         usage += reply.usage
         forms[getattr(reply, "structured", None) or "none"] += 1
-        found, problem = parse_verdicts(reply.text, pending)
+        found, why = parse_verdicts(reply.text, pending)
+        problem = why or problem
         verdicts.update(found)
         pending = [i for i in pending if i not in found]
         if not pending:

@@ -28,4 +28,5 @@ def registered_judge(judge: Any) -> Judge | None:
     """The judge registered as ``judge`` (built now), or None when ``judge`` is no such name."""
     if not isinstance(judge, str) or judge not in JUDGES:
         return None
-    return JUDGES.load(judge)()
+    judge_: Judge = JUDGES.load(judge)()
+    return judge_

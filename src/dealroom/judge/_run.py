@@ -178,7 +178,7 @@ async def ajudge_files(
 ) -> Judged:
     """``dealroom judge``: a run folder (``scores.json`` written into it, or to ``out``), or a
     ``memo`` file against ``room``'s rubric (written to ``out`` when given)."""
-    options = {"batch": batch, "retries": retries, "models_file": models_file}
+    options: dict[str, Any] = {"batch": batch, "retries": retries, "models_file": models_file}
     if (run is None) == (memo is None) or (memo is not None and room is None):
         raise ConfigError("give a run folder, or --room ROOM --memo FILE (not both)")
     if run is not None:
@@ -186,6 +186,7 @@ async def ajudge_files(
         return Judged(scores, Path(out) if out else RunFolder(run).scores_path())
     if compare is not None:
         raise ConfigError("--compare works on run folders; judge the memo twice instead")
+    assert memo is not None and room is not None  # checked above
     if not Path(memo).is_file():
         raise ConfigError(f"{memo} is not a file")
     scores = await ajudge_memo(room, Path(memo), judge, **options)

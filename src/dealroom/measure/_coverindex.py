@@ -74,7 +74,7 @@ class CoverageIndex:
             [d.id for d in docs], [d.folder for d in docs], [d.category for d in docs],
             np.array([len(d.text) for d in docs], dtype=np.int64),
             np.array([len(t) for t in lines["toks"]], dtype=np.int64),
-            *(_cat(lines[k]) for k in ("starts", "ends", "toks")),
+            _cat(lines["starts"]), _cat(lines["ends"]), _cat(lines["toks"]),
             _cat(lines["hashes"]).astype(np.uint64),
             _cat([i for i, _ in pfx]), _cat([h for _, h in pfx]).astype(np.uint64),
             [np.concatenate(([0], p)) for p in page_starts],

@@ -26,7 +26,7 @@ def metrics_from_run(run_dir: Path, room: Any = None, coverage: bool = True) -> 
     folder = RunFolder.open(run_dir)
     if coverage and room is None:
         room = folder.room
-    return run_metrics(folder.config, folder.events(), run=folder.name,
+    return run_metrics(dict(folder.config), folder.events(), run=folder.name,
                        room=room if coverage else None)
 
 
@@ -34,7 +34,7 @@ def run_metrics(config: dict[str, Any], events: Sequence[dict[str, Any]], *, run
                 room: Any = None) -> dict[str, Any]:
     """:func:`metrics_from_run` from a run's config and events held in memory; ``room`` as
     there, None for no coverage."""
-    end = next((e for e in reversed(events) if e.get("type") == "run_end"), {})
+    end: dict[str, Any] = next((e for e in reversed(events) if e.get("type") == "run_end"), {})
     out: dict[str, Any] = {
         "version": METRICS_VERSION,
         "run": run,

@@ -56,7 +56,8 @@ def _plain(messages: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
 def _render(tokenizer: Any, messages: list[dict[str, str]], prompt: bool) -> str:
     if not getattr(tokenizer, "chat_template", None):
         raise ConfigError("the tokenizer has no chat template: give a chat (instruct) model")
-    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=prompt)
+    return str(tokenizer.apply_chat_template(messages, tokenize=False,
+                                             add_generation_prompt=prompt))
 
 
 def _marked_spans(tokenizer: Any, messages: list[dict[str, str]], prompt: bool,
@@ -66,14 +67,15 @@ def _marked_spans(tokenizer: Any, messages: list[dict[str, str]], prompt: bool,
         return None
     from transformers.utils.chat_template_utils import render_jinja_template
 
-    rendered, spans = render_jinja_template(
+    made: Any = render_jinja_template(
         conversations=[messages], chat_template=tokenizer.chat_template,
         return_assistant_tokens_mask=True, add_generation_prompt=prompt,
         **tokenizer.special_tokens_map,
     )
+    rendered, spans = made
     if rendered[0] != text:
         raise ConfigError("the chat template renders differently with generation markers")
-    return [tuple(s) for s in spans[0]]
+    return [(int(start), int(end)) for start, end in spans[0]]
 
 
 def chat_pieces(tokenizer: Any, messages: Sequence[dict[str, Any]], *,
@@ -116,8 +118,8 @@ def encode(tokenizer: Any, text: str) -> list[int]:
 
 def decode(tokenizer: Any, ids: Sequence[int]) -> str:
     """Text of ``ids`` exactly (special tokens kept, no clean-up of spaces)."""
-    return tokenizer.decode(list(ids), skip_special_tokens=False,
-                            clean_up_tokenization_spaces=False)
+    return str(tokenizer.decode(list(ids), skip_special_tokens=False,
+                                clean_up_tokenization_spaces=False))
 
 
 def reply_text(tokenizer: Any, record: TokenRecord) -> str:

@@ -400,7 +400,7 @@ class OpenAICompatibleClient:
 
     def _backoff(self, attempt: int) -> float:
         ceiling = min(MAX_BACKOFF_S, self.spec.backoff_s * 2 ** (attempt - 1))
-        return ceiling / 2 + random.uniform(0, ceiling / 2)
+        return float(ceiling / 2 + random.uniform(0, ceiling / 2))
 
     async def _send(self, endpoint: Endpoint, payload: dict[str, Any], data: bytes, cap: int,
                     wave: Any, sent: list[int]) -> tuple[Reply, float, dict[str, Any] | None]:
@@ -602,7 +602,8 @@ class OpenAICompatibleClient:
         return f"OpenAICompatibleClient(name={self.name!r}, base_url={self.base_url!r})"
 
 
-def _format_for(response_format: dict[str, Any] | None, refused: set[str]) -> dict | None:
+def _format_for(response_format: dict[str, Any] | None,
+                refused: set[str]) -> dict[str, Any] | None:
     """The ``response_format`` to send: the shape asked for, else the first one not refused."""
     if not response_format:
         return None

@@ -112,12 +112,13 @@ class Endpoint:
         await self.session.close()
 
 
-_ENDPOINTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, Endpoint]] = (
+_Key = tuple[Any, ...]
+_ENDPOINTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[_Key, Endpoint]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def _key(spec: Any, base_url: str) -> tuple:
+def _key(spec: Any, base_url: str) -> _Key:
     """Clients share an endpoint when they reach the same URL the same way."""
     return (base_url, spec.proxy, spec.ca_bundle, spec.client_cert, spec.client_key,
             spec.verify)

@@ -166,7 +166,7 @@ async def race(wave: HedgeWave, multiple: float,
     first_progress = Progress()
     first = asyncio.ensure_future(attempt(first_progress))
     woken = wave.watch(first_progress, multiple)
-    first.add_done_callback(lambda _: woken.done() or woken.set_result(None))
+    first.add_done_callback(lambda _: None if woken.done() else woken.set_result(None))
     try:
         try:
             delay = await woken

@@ -314,7 +314,7 @@ def _generation_config(max_tokens: int, stops: set[int], tokenizer: Any) -> Any:
     from transformers import GenerationConfig
 
     pad = tokenizer.pad_token_id
-    return GenerationConfig(
+    return GenerationConfig(  # type: ignore[no-untyped-call]
         max_new_tokens=max_tokens, do_sample=False, num_beams=1, min_length=0,
         repetition_penalty=1.0, no_repeat_ngram_size=0,
         renormalize_logits=False, eos_token_id=sorted(stops),

@@ -145,8 +145,8 @@ def load(path: str, adapter: str | None, device: str, dtype: str, *,
     if threads:
         torch.set_num_threads(threads)
     bars, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
     try:
         with warnings.catch_warnings():  # the pinned libraries' deprecation notices
             warnings.simplefilter("ignore", FutureWarning)
@@ -156,7 +156,7 @@ def load(path: str, adapter: str | None, device: str, dtype: str, *,
     finally:
         hf_logging.set_verbosity(verbosity)
         if bars:
-            hf_logging.enable_progress_bar()
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
     return model.to(device).eval(), tokenizer
 
 
@@ -226,7 +226,7 @@ def _adapter_base(folder: Path) -> str:
     record = folder / TRAIN_RECORD
     if record.is_file():
         base = json.loads(record.read_text(encoding="utf-8")).get("base", "")
-        if base.startswith("hf:"):
+        if isinstance(base, str) and base.startswith("hf:"):
             return base[3:].split(",")[0]
     config = json.loads((folder / ADAPTER_CONFIG).read_text(encoding="utf-8"))
     base = config.get("base_model_name_or_path")

@@ -134,7 +134,7 @@ def env_route(url: str) -> Route:
         return Route(None)
     no_proxy = os.environ.get("no_proxy", os.environ.get("NO_PROXY", ""))
     host = parts.hostname or ""
-    if not proxy or (no_proxy and urllib.request.proxy_bypass_environment(
+    if not proxy or (no_proxy and urllib.request.proxy_bypass_environment(  # type: ignore[attr-defined]
             host, {"no": no_proxy})):
         return Route(None)
     return Route(proxy if "://" in proxy else f"http://{proxy}", name)

@@ -34,8 +34,9 @@ from random import Random
 from typing import Any
 
 from dealroom.errors import ConfigError, DealroomError, ModelError
-from dealroom.models._client import ChatResult, estimate_usage
+from dealroom.models._client import ChatResult
 from dealroom.models._spec import ModelSpec, Prices
+from dealroom.models._wire import estimate_usage
 from dealroom.room import count_tokens
 from dealroom.types import Usage
 
@@ -72,7 +73,8 @@ class OracleSettings:
             raise ConfigError(f"{text!r}: the oracle has no option {', '.join(unknown)} "
                               f"(its options: {', '.join(known)})")
         try:
-            values = {k: int(v) if k == "seed" else float(v) for k, v in options.items()}
+            values: dict[str, Any] = {k: int(v) if k == "seed" else float(v)
+                                      for k, v in options.items()}
         except ValueError:
             raise ConfigError(f"{text!r}: recall and noise are numbers, seed an integer "
                               "(e.g. oracle:recall=0.7,noise=0.1,seed=3)") from None

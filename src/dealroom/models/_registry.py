@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 from dealroom._util.plugins import Registry
 from dealroom.errors import ConfigError, DealroomError
@@ -45,7 +46,7 @@ def get_provider(name: str) -> Provider:
     factory = PROVIDERS.load(name, unknown="install the package that provides it")
     if not callable(factory):
         raise ConfigError(f"model provider {name!r} is not callable")
-    return factory
+    return cast(Provider, factory)
 
 
 def open_model(

@@ -6,7 +6,7 @@ import asyncio
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from dealroom.errors import ModelError
 from dealroom.models._client import ChatResult
@@ -88,7 +88,7 @@ class ScriptedModel:
             isinstance(turn, type) and issubclass(turn, BaseException)
         ):
             raise turn
-        text = turn(snapshot) if callable(turn) else turn
+        text: Any = cast(Callable[..., Any], turn)(snapshot) if callable(turn) else turn
         if inspect.isawaitable(text):
             text = await text
         text, stripped = strip_controls(str(text))

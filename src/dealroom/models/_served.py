@@ -58,7 +58,7 @@ def words_count(text: str) -> int:
     """Tokens by words-v1 (``dealroom.room.count_tokens``): the default counter."""
     from dealroom.room import count_tokens
 
-    return count_tokens(text)
+    return int(count_tokens(text))
 
 
 class ServedModelServer(MockOpenAIServer):
@@ -123,12 +123,11 @@ class ServedModelServer(MockOpenAIServer):
             await asyncio.sleep(self.latency)
         result = await self._reply(body)
         done = result if isinstance(result, Completion) else Completion(str(result))
-        usage = {"prompt_tokens": self.prompt_tokens(body.get("messages") or []),
-                 "completion_tokens": self.count(done.answer) + self.count(done.reasoning or "")}
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        counts = {"prompt_tokens": self.prompt_tokens(body.get("messages") or []),
+                  "completion_tokens": self.count(done.answer) + self.count(done.reasoning or "")}
+        counts["total_tokens"] = counts["prompt_tokens"] + counts["completion_tokens"]
         message = self._message(done)
-        if not self.report_usage:
-            usage = None
+        usage = counts if self.report_usage else None
         if body.get("stream") and self.streams:
             return self._streamed(message, done.finish_reason, usage)
         reply = chat_completion_body("", model=self.model, usage=usage,

@@ -215,7 +215,7 @@ def local_spec() -> ModelSpec:
 
 # -- models file --------------------------------------------------------------------------------
 
-_FILE_KEYS = {
+_FILE_KEYS: dict[str, type | tuple[type, ...]] = {
     "provider": str,
     "base_url": str,
     "model": str,
@@ -305,12 +305,12 @@ def _spec_from_table(name: str, table: Any, path: Path) -> ModelSpec:
         if table["max_tokens_field"] not in _MAX_TOKENS_FIELDS:
             raise ConfigError(f"{where}: max_tokens_field must be one of {_MAX_TOKENS_FIELDS}")
         options["max_tokens_field"] = table["max_tokens_field"]
-    price_input = table.get("price_input", 0.0)
+    price_input = float(table.get("price_input", 0.0))
     try:
         prices = Prices(
             input=price_input,
-            cached_input=table.get("price_cached_input", price_input),
-            output=table.get("price_output", 0.0),
+            cached_input=float(table.get("price_cached_input", price_input)),
+            output=float(table.get("price_output", 0.0)),
         )
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None

@@ -15,7 +15,7 @@ import math
 import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 import orjson
 
@@ -215,10 +215,10 @@ def token_record(reply: Reply) -> TokenRecord:
         raise BadReply("no_tokens", f"{len(completion)} token ids but {len(logprobs)} "
                        "logprobs", retry=False)
     eos = choice.get("finish_reason") == "stop" and choice.get("stop_reason") is None
-    return TokenRecord(list(prompt), list(completion), logprobs, eos=eos)
+    return TokenRecord(list(prompt), list(completion), cast(list[float], logprobs), eos=eos)
 
 
-def _ids(value: Any) -> bool:
+def _ids(value: Any) -> TypeGuard[list[int]]:
     return isinstance(value, list) and bool(value) and all(
         isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in value)
 

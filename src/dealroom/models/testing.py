@@ -324,7 +324,8 @@ class MockOpenAIServer(LoopbackServer):
 
     async def _reply(self, body: dict[str, Any]) -> str | dict[str, Any] | Fault:
         result = self.reply(body)
-        return await result if inspect.isawaitable(result) else result
+        done: str | dict[str, Any] | Fault = await result if inspect.isawaitable(result) else result
+        return done
 
     async def _admit(self, request: web.Request
                      ) -> tuple[dict[str, Any], web.StreamResponse | None]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from dealroom.errors import MissingDependency
 
-RC = {"svg.fonttype": "none", "svg.hashsalt": "dealroom", "font.size": 9,
+RC: dict[str, Any] = {"svg.fonttype": "none", "svg.hashsalt": "dealroom", "font.size": 9,
       "axes.spines.top": False, "axes.spines.right": False}
 MARKERS = "osD^vP*X"
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
@@ -39,7 +39,7 @@ def _figure(width: float = 5.6, height: float = 3.6, bottom: float = 0.14) -> An
 def _svg(fig: Any) -> str:
     import matplotlib
 
-    with matplotlib.rc_context(RC):
+    with matplotlib.rc_context(RC):  # type: ignore[arg-type]  # keys typed as Literal
         buffer = io.StringIO()
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": "dealroom"})
     text = buffer.getvalue()

@@ -16,7 +16,7 @@ import html
 import math
 import shutil
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ COLUMNS = (("policy", "policy", None), ("episodes", "episodes", 0),
 """The headline table: header, key, digits (None: text)."""
 
 
-def build_report(sources: list[str | Path], out: Path, *, title: str | None = None,
+def build_report(sources: Sequence[str | Path], out: Path, *, title: str | None = None,
                  progress: Callable[[int, int], None] | None = None) -> Path:
     """Write the report of ``sources`` (sweeps, folders of runs, run folders, each with an
     optional ``:KEY=VALUE`` selector) into ``out``; its ``index.html``. ``progress(done,
@@ -59,7 +59,8 @@ def build_report(sources: list[str | Path], out: Path, *, title: str | None = No
     _write_traces(episodes, out, progress)
     plots = plot_data(episodes, cells, analyses)
     table = headline(episodes)
-    report = {"title": title or "dealroom report", "sources": list(map(str, sources)),
+    report: dict[str, Any] = {
+              "title": title or "dealroom report", "sources": list(map(str, sources)),
               "headline": table, "plots": plots, "episodes": episodes, "passk": cells,
               "analyses": analyses}
     write_json_atomic(out / REPORT_JSON, json_safe(report))

@@ -89,7 +89,7 @@ def trace_summary(folder: RunFolder, events: list[dict[str, Any]],
     """The run's header, usage, scores and coverage tree (everything but the timeline)."""
     config = folder.config
     metrics = folder.metrics() or _metrics(folder.path)
-    end = next((e for e in reversed(events) if e.get("type") == "run_end"
+    end: dict[str, Any] = next((e for e in reversed(events) if e.get("type") == "run_end"
                 and e.get("agent", "root") == "root"), {})
     coverage = metrics.get("coverage") or {}
     return {

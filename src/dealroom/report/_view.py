@@ -48,7 +48,7 @@ def write_trace(run: Path, out: Path, *, docs_dir: Path | None = None,
     by_turn = (folder.scores_by_turn() or {}).get("by_turn") or []
     write_script(out / "data" / "memo.js", "memo", {"final": memo, "history": history,
                                                     "by_turn": by_turn})
-    wanted = referenced_docs(items, "\n".join([memo, *(h["memo"] for h in history)]))
+    wanted = referenced_docs(items, "\n".join([memo, *(str(h["memo"]) for h in history)]))
     written = write_docs(folder, wanted, docs_dir) if manifest else set()
     index = {d.id: [d.title, d.pages] for d in manifest}
     write_script(out / "data" / "meta.js", "meta", {

@@ -1,5 +1,7 @@
 """The environment: room format, text layer and index, generator, rubric, ingestion, LAB I/O."""
 
+from typing import TYPE_CHECKING
+
 from dealroom._util.lazy import lazy_exports
 
 _EXPORTS = {
@@ -58,6 +60,58 @@ _EXPORTS = {
     "validate_room": "dealroom.room._validate",
 }
 """Public name → the module that defines it (``module:name`` where renamed)."""
+
+if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXPORTS)
+    from dealroom.room._cuad import CuadSettings, import_cuad, load_cuad
+    from dealroom.room._cuad_sample import write_cuad_sample
+    from dealroom.room._deliverable import deliverable_text
+    from dealroom.room._extract import (
+        REASONS,
+        Extraction,
+        ExtractionError,
+        ExtractionWarning,
+        decode_text,
+        extract_document,
+        extract_pages,
+        format_of,
+    )
+    from dealroom.room._generate import GenerateSettings, generate_room, parse_count
+    from dealroom.room._index import index_status
+    from dealroom.room._ingest import (
+        INGEST_REASONS,
+        IngestProgress,
+        IngestReport,
+        IngestSettings,
+        ReportEntry,
+        ingest,
+    )
+    from dealroom.room._ingest import REPORT as INGEST_REPORT
+    from dealroom.room._inspect import inspect_room
+    from dealroom.room._lab import (
+        classify_criterion,
+        export_lab,
+        import_lab,
+        load_lab_task_file,
+        to_room_task,
+    )
+    from dealroom.room._manifest import (
+        DocumentRecord,
+        RoomManifest,
+        load_answer_key,
+        load_manifest,
+        load_task,
+    )
+    from dealroom.room._normalize import fold_quotes, normalize_text
+    from dealroom.room._ocr import OCR_MODES, ocr_status
+    from dealroom.room._store import Doc, Hit, HitList, Room, RoomKeyError, build_index
+    from dealroom.room._task import (
+        DEFAULT_DELIVERABLES,
+        DEFAULT_INSTRUCTIONS,
+        Instructions,
+        load_instructions,
+    )
+    from dealroom.room._tokens import TOKENIZER, count_tokens
+    from dealroom.room._validate import Problem, validate_room
 
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

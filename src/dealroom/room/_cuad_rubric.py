@@ -62,7 +62,8 @@ def build_rubric(located: list[dict[str, Any]], categories: list[str],
                  n: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The task.json and the answer key's findings (one per labelled clause, for the
     ``oracle`` simulator and for reading; the criteria cite them as ``finding``)."""
-    criteria, findings = [], []
+    criteria: list[dict[str, Any]] = []
+    findings: list[dict[str, Any]] = []
     for contract in located:
         doc = contract["doc"]
         for category in categories:

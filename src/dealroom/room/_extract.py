@@ -22,7 +22,7 @@ import re
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from dealroom.errors import RoomError
@@ -80,7 +80,7 @@ class Extraction:
     """Pages (1-based) whose text came from OCR, with the engine's mean confidence (0-100)."""
 
 
-def format_of(path: Path) -> str:
+def format_of(path: PurePath) -> str:
     """The room format of a file, from its suffix (``.markdown`` → ``md``, ``.htm`` → ``html``)."""
     suffix = Path(path).suffix.lower().lstrip(".")
     return {"markdown": "md", "htm": "html", "text": "txt", "xlsm": "xlsx", "jpeg": "jpg",
@@ -173,6 +173,7 @@ def _pdf_open(path: Path) -> Any:
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # damage is reported, not logged
     reader = PdfReader(str(path))
     if reader.is_encrypted:
+        opened: Any
         try:
             opened = reader.decrypt("")  # owner-password-only PDFs open with an empty password
         except Exception:  # unsupported algorithm or missing crypto backend
@@ -474,7 +475,8 @@ def _eml(path: Path) -> list[str]:
         try:
             text = body.get_content()
         except (LookupError, UnicodeError):  # unknown or wrong charset label
-            text = (body.get_payload(decode=True) or b"").decode("utf-8", errors="replace")
+            payload: Any = body.get_payload(decode=True) or b""
+            text = payload.decode("utf-8", errors="replace")
         if body.get_content_type() == "text/html":
             text = _html_text(text)
         if _looks_binary(text):
@@ -488,7 +490,8 @@ def _msg(path: Path) -> list[str]:
     msg = extract_msg.Message(str(path))
     try:
         head = f"From: {msg.sender}\nTo: {msg.to}\nDate: {msg.date}\nSubject: {msg.subject}"
-        names = [a.getFilename() or "(unnamed)" for a in msg.attachments]
+        names = [a.getFilename() or "(unnamed)"  # type: ignore[union-attr]
+                 for a in msg.attachments]
         if names:
             head += "\nAttachments: " + ", ".join(names)
         body = msg.body

@@ -36,8 +36,8 @@ except ImportError:  # pragma: no cover - google-re2 is a dependency; re still w
     _re2 = None
 
 try:  # Python >= 3.11
-    from re import _constants as C  # noqa: N812
-    from re import _parser as P  # noqa: N812
+    from re import _constants as C  # type: ignore[attr-defined]  # noqa: N812
+    from re import _parser as P  # type: ignore[attr-defined]  # noqa: N812
 except ImportError:  # pragma: no cover
     import sre_constants as C  # type: ignore[no-redef]  # noqa: N812
     import sre_parse as P  # type: ignore[no-redef]  # noqa: N812
@@ -199,7 +199,7 @@ class ScanResult:
     """False when counting stopped at the cap."""
 
 
-def _windows(text: mmap.mmap, lower: mmap.mmap, start: int, end: int,
+def _windows(text: Text, lower: Text, start: int, end: int,
              literals: tuple[bytes, ...], line_mode: bool) -> list[tuple[int, int]]:
     """Byte ranges of one document the regex must scan (empty: no literal occurs)."""
     if not line_mode:
@@ -225,7 +225,11 @@ def _windows(text: mmap.mmap, lower: mmap.mmap, start: int, end: int,
     return merged
 
 
-def scan_docs(text: mmap.mmap, lower: mmap.mmap, starts: array[int], ends: array[int],
+Text = mmap.mmap | bytes
+"""A room's text layer: mapped, or read whole when the file is empty."""
+
+
+def scan_docs(text: Text, lower: Text, starts: array[int], ends: array[int],
               docs: Sequence[int], matcher: Matcher, limit: int, cap: int) -> ScanResult:
     """Matches in documents ``docs`` (in order): the first ``limit`` kept, up to ``cap`` counted."""
     kept: list[Match] = []
@@ -260,7 +264,7 @@ def decode_span(data: mmap.mmap | bytes, lo: int, hi: int, errors: str = "strict
         return str(view[lo:hi], "utf-8", errors)
 
 
-def _scan_str(text: mmap.mmap, doc: int, lo: int, hi: int, matcher: Matcher,
+def _scan_str(text: Text, doc: int, lo: int, hi: int, matcher: Matcher,
               kept: list[Match], limit: int) -> int:
     decoded = decode_span(text, lo, hi, "replace")
     found = 0

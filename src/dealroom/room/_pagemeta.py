@@ -22,7 +22,9 @@ def paginate_text(text: str) -> list[str]:
     """
     if PAGE_BREAK in text:
         return text.split(PAGE_BREAK)
-    pages, lines, size = [], [], 0
+    pages: list[str] = []
+    lines: list[str] = []
+    size = 0
     for line in text.splitlines(keepends=True):
         if lines and (len(lines) >= TEXT_PAGE_LINES or size + len(line) > TEXT_PAGE_CHARS):
             pages.append("".join(lines))

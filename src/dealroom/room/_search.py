@@ -66,7 +66,8 @@ class Unit:
 
 def parse_query(query: str) -> list[Unit]:
     """Split a free-text query into units; stop words go unless nothing else is left."""
-    units, stops = [], []
+    units: list[Unit] = []
+    stops: list[Unit] = []
     for m in _UNIT.finditer(query):
         quoted = m.group(1) is not None
         raw = m.group(1) if quoted else m.group(2)

@@ -25,6 +25,7 @@ and read by every process that measures coverage.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -183,7 +184,7 @@ class TableWriter:
         self.pfx: list[tuple[np.ndarray, np.ndarray]] = []
         self.doc_line0 = [0]
 
-    def add(self, text: str, cstart: list[int], cend: list[int]) -> None:
+    def add(self, text: str, cstart: Sequence[int], cend: Sequence[int]) -> None:
         """One document's full text and the char range of each of its pages."""
         codes = char_codes(text)
         starts, ends = token_bounds(char_classes(codes))

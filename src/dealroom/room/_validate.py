@@ -383,7 +383,7 @@ def _check_findings(data: Any, docs: dict[str, Any], task: Any, report: _Report)
         if f.get("severity") not in SEVERITIES:
             report.error(here, f"severity must be one of {', '.join(SEVERITIES)}")
         for ev in f.get("evidence", []):
-            doc = docs.get(ev.get("doc")) if isinstance(ev, dict) else None
+            doc = docs.get(ev.get("doc", "")) if isinstance(ev, dict) else None
             if doc is None:
                 report.error(here, f"evidence names {ev!r}, which is not in room.json")
             elif not (isinstance(ev.get("page"), int) and 1 <= ev["page"] <= doc["pages"]):
@@ -421,10 +421,10 @@ def _check_deep(root: Path, docs: dict[str, Any], findings: Any, report: _Report
     items = findings.get("findings", []) if isinstance(findings, dict) else []
     for f in items:
         for ev in f.get("evidence", []) if isinstance(f, dict) else []:
-            pages = pages_of.get(ev.get("doc")) if isinstance(ev, dict) else None
+            cited = pages_of.get(ev.get("doc", "")) if isinstance(ev, dict) else None
             page = ev.get("page") if isinstance(ev, dict) else None
-            on_page = (pages and isinstance(page, int) and 1 <= page <= len(pages)
-                       and _flat(str(ev.get("fact", ""))) in pages[page - 1])
-            if pages and not on_page:
+            on_page = (cited and isinstance(page, int) and 1 <= page <= len(cited)
+                       and _flat(str(ev.get("fact", ""))) in cited[page - 1])
+            if cited and not on_page:
                 report.error(f"{ANSWER_KEY}/findings.json: {f.get('id')}",
                              f"fact {ev.get('fact')!r} is not on {ev['doc']} p.{page}")

@@ -30,7 +30,7 @@ class Event(TypedDict):
 class RunStart(Event):
     """The run began."""
 
-    type: Literal["run_start"]
+    type: Literal["run_start"]  # type: ignore[misc]  # a TypedDict narrows no field
     room: str
     """The room's name."""
     docs: int
@@ -42,7 +42,7 @@ class RunStart(Event):
 class RunEnd(Event):
     """An agent's episode ended (the root's ends the run)."""
 
-    type: Literal["run_end"]
+    type: Literal["run_end"]  # type: ignore[misc]  # a TypedDict narrows no field
     status: str
     """``submitted``, ``finished`` (tool loop), ``budget_exhausted``, ``max_turns``, ``errors``
     (``max_errors`` turns in a row ran no code or raised), ``error`` or ``degraded`` (more
@@ -59,7 +59,7 @@ class RunEnd(Event):
 class ModelCall(Event):
     """One model call, finished or failed."""
 
-    type: Literal["model_call"]
+    type: Literal["model_call"]  # type: ignore[misc]  # a TypedDict narrows no field
     role: str
     """``root``, ``sub`` or ``child_root``."""
     model: str
@@ -103,7 +103,7 @@ class ModelCall(Event):
 class Compaction(Event):
     """An agent's history was compacted: older turns replaced by a summary its model wrote."""
 
-    type: Literal["compaction"]
+    type: Literal["compaction"]  # type: ignore[misc]  # a TypedDict narrows no field
     role: str
     """The agent's role (``root``, ``child_root``): its usage counts there."""
     model: str
@@ -140,7 +140,7 @@ class Compaction(Event):
 class SandboxStarted(Event):
     """An agent's REPL started (see docs/sandbox.md)."""
 
-    type: Literal["sandbox"]
+    type: Literal["sandbox"]  # type: ignore[misc]  # a TypedDict narrows no field
     isolation: str
     """The isolation level in force."""
     confinement: dict[str, str]
@@ -153,7 +153,7 @@ class SandboxStarted(Event):
 class Cell(Event):
     """One REPL cell the root ran."""
 
-    type: Literal["cell"]
+    type: Literal["cell"]  # type: ignore[misc]  # a TypedDict narrows no field
     turn: int
     """The root turn whose reply held the code."""
     code: str
@@ -173,7 +173,7 @@ class Cell(Event):
 class Wave(Event):
     """One ``llm_batch`` (or single ``llm``) round."""
 
-    type: Literal["wave"]
+    type: Literal["wave"]  # type: ignore[misc]  # a TypedDict narrows no field
     wave: int
     """1, 2, ... over the run."""
     calls: int
@@ -189,7 +189,7 @@ class Wave(Event):
 class ChildStart(Event):
     """``rlm(task)`` started a child agent (depth 2 and more)."""
 
-    type: Literal["child_start"]
+    type: Literal["child_start"]  # type: ignore[misc]  # a TypedDict narrows no field
     call_id: str
     """The call id of the ``rlm()`` call."""
     task: str | None
@@ -201,7 +201,7 @@ class ChildStart(Event):
 class ChildEnd(Event):
     """A child agent finished."""
 
-    type: Literal["child_end"]
+    type: Literal["child_end"]  # type: ignore[misc]  # a TypedDict narrows no field
     call_id: str
     """The call id of the ``rlm()`` call."""
     status: str
@@ -217,7 +217,7 @@ class ChildEnd(Event):
 class MemoChanged(Event):
     """The memo changed."""
 
-    type: Literal["memo"]
+    type: Literal["memo"]  # type: ignore[misc]  # a TypedDict narrows no field
     sections: int
     """Sections in the memo."""
     chars: int
@@ -227,7 +227,7 @@ class MemoChanged(Event):
 class Tool(Event):
     """A tool call of the tool-loop harness."""
 
-    type: Literal["tool"]
+    type: Literal["tool"]  # type: ignore[misc]  # a TypedDict narrows no field
     turn: int
     """The turn whose reply made the call."""
     name: str | None
@@ -245,7 +245,7 @@ class Tool(Event):
 class Resumed(Event):
     """``dealroom resume`` continued the run from here."""
 
-    type: Literal["resumed"]
+    type: Literal["resumed"]  # type: ignore[misc]  # a TypedDict narrows no field
     previous_events: int
     """Events the run held before this one."""
 

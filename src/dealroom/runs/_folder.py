@@ -260,8 +260,11 @@ def deliverable_key(deliverables: dict[str, str], name: str) -> str | None:
     return next((key for key, filename in deliverables.items() if filename == name), None)
 
 
-def _json_or_none(path: Path) -> Any:
-    return read_json(path, ConfigError, "") if path.is_file() else None
+def _json_or_none(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    data: dict[str, Any] = read_json(path, ConfigError, "")
+    return data
 
 
 def _leftovers(path: Path) -> list[Path] | None:

@@ -49,7 +49,8 @@ class RunRecorder:
     def path(self) -> Path:
         return self.folder.path
 
-    def event(self, type: str, agent: str = "root", depth: int = 0, **fields: Any) -> dict:
+    def event(self, type: str, agent: str = "root", depth: int = 0,
+              **fields: Any) -> dict[str, Any]:
         """Append one event (its type's fields as keywords) and return it."""
         with self._lock:
             record = {

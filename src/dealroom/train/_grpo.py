@@ -287,7 +287,8 @@ def step_figures(groups: list[Group]) -> dict[str, Any]:
     rollouts = [r for g in groups for r in g.rollouts]
     rewards = [r.reward for r in rollouts if r.reward is not None]
     mean = _mean(rewards)
-    std = (sum((r - mean) ** 2 for r in rewards) / len(rewards)) ** 0.5 if rewards else None
+    std = (None if mean is None else
+           (sum((r - mean) ** 2 for r in rewards) / len(rewards)) ** 0.5)
     metric = [r.metrics for r in rollouts if r.metrics]
     memo = [m["memo_incremental"] for m in metric if m.get("memo_incremental") is not None]
     kept = [g for g in groups if g.fate == "kept"]
@@ -503,8 +504,13 @@ class _Reporter:
             from torch.utils.tensorboard import SummaryWriter
 
             writer = SummaryWriter(str(out / "tensorboard"))
-            self.writers.append(lambda row, step: [writer.add_scalar(k, v, step)
-                                                   for k, v in row.items()] and writer.flush())
+
+            def to_tensorboard(row: dict[str, float], step: int) -> None:
+                for key, value in row.items():
+                    writer.add_scalar(key, value, step)
+                writer.flush()
+
+            self.writers.append(to_tensorboard)
         if "wandb" in names:
             import wandb
 

@@ -162,10 +162,10 @@ def _decide_fate(ctx: StepContext, group: Group) -> None:
             rollout.status = UNTRAINABLE
             continue
         usable.append((rollout, episode))
-    rewards = [r.reward for r, _ in usable]
+    rewards = [r.reward or 0.0 for r, _ in usable]  # an OK rollout has its reward
     if len(usable) < 2:
         group.fate = "lost"
-    elif max(rewards) - min(rewards) < 1e-12:  # type: ignore[operator]
+    elif max(rewards) - min(rewards) < 1e-12:
         group.fate = "dropped"
     else:
         group.episodes = [e for _, e in usable]

@@ -142,7 +142,7 @@ def train_with_trl(ctx: StepContext, model: Any, start: int, resume: bool,
     slots = settings.batch_size // settings.group_size
     labels = Dataset.from_dict({"prompt": [f"step {s + 1} group {g}"
                                            for s in range(settings.steps) for g in range(slots)]})
-    trainer = GRPOTrainer(model=model, reward_funcs=[recorded_reward],
+    trainer = GRPOTrainer(model=model, reward_funcs=[recorded_reward],  # type: ignore[list-item]
                           args=trl_config(settings, ctx.out, model), train_dataset=labels,
                           processing_class=ctx.loaded.tokenizer, rollout_func=rollouts)
     trainer.add_callback(_LogCallback(rollouts, ctx.out, log_row, progress, settings.steps))

@@ -44,7 +44,7 @@ from dealroom.harness.rlm._prompt import (
     turn_line,
 )
 from dealroom.harness.rlm._replay import Replay, input_key
-from dealroom.harness.rlm._root import _NO_BUDGET, RootCalls, no_code_note
+from dealroom.harness.rlm._root import RootCalls, no_code_note
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.rlm._slices import SubPlan, plan_sub_input, prompt_tokens
 from dealroom.harness.rlm._subwindow import MAX_RECUTS, MIN_TOKENS, SubWindow
@@ -167,7 +167,8 @@ class Episode(RootCalls):
         self.context = context = RootContext(self.model, self.ctx.settings.compact_at,
                                              self._opening())
         messages = context.messages
-        status, reason, state = "max_turns", "turn budget used up", {}
+        status, reason = "max_turns", "turn budget used up"
+        state: dict[str, Any] = {}
         streak = 0  # turns in a row that ran no code or raised
         try:
             while True:
@@ -181,7 +182,7 @@ class Episode(RootCalls):
                 if reply is None:
                     status, reason = "error", "the root model failed (see the model_call event)"
                     break
-                if reply is _NO_BUDGET:
+                if isinstance(reply, str):  # _NO_BUDGET
                     status, reason = "budget_exhausted", "no budget left for the root's next call"
                     break
                 messages.append({"role": "assistant", "content": history_content(

@@ -250,13 +250,13 @@ class ScriptedVariant:
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> ScriptedVariant:
-        known = {f.name: f.default for f in fields(cls)}
+        known: dict[str, Any] = {f.name: f.default for f in fields(cls)}
         unknown = sorted(set(options) - set(known))
         if unknown:
             raise ConfigError(f"the scripted root has no option {', '.join(unknown)} (its "
                               f"options: {', '.join(known)}; e.g. scripted:coverage=0.3,seed=2)")
         try:
-            values = {k: type(known[k])(v) for k, v in options.items()}
+            values: dict[str, Any] = {k: type(known[k])(v) for k, v in options.items()}
         except ValueError:
             raise ConfigError(f"bad scripted option in {options}: coverage is a number, seed "
                               "and waves integers, memo incremental or end") from None

@@ -165,7 +165,7 @@ class SubcallResult:
     id: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"id": self.id, "ok": self.ok, "budget": self.budget}
+        out: dict[str, Any] = {"id": self.id, "ok": self.ok, "budget": self.budget}
         out.update({"payload": self.payload} if self.ok else {"error": self.error or "failed"})
         return out
 

@@ -113,7 +113,7 @@ class Repl:
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
         flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
         _await(eval(compile(tree, name, "exec", flags=flags), self.ns))
-        if last is not None:
+        if isinstance(last, ast.Expr):
             expr = ast.Expression(last.value)
             value = _await(eval(compile(expr, name, "eval", flags=flags), self.ns))
             if value is not None:
@@ -217,7 +217,7 @@ def main(argv: list[str]) -> None:
     proto_in, proto_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
-    faulthandler.enable(file=sys.__stderr__)
+    faulthandler.enable(file=sys.__stderr__ or sys.stderr)
     channel = _Channel(proto_in, proto_out)
     stage, level = "confine", cfg["isolation"]
     try:

@@ -119,7 +119,8 @@ class ToolBox:
         page = max(1, int(page))
         if page > record.pages:
             return f"error: {record.id} has {record.pages} pages"
-        out, last = [], page
+        out: list[str] = []
+        last = page
         for n in range(page, record.pages + 1):
             text = record.page(n)
             if out and sum(map(len, out)) + len(text) > PAGE_CHARS:

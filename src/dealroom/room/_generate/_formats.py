@@ -31,7 +31,9 @@ def wrap(line: str, width: int) -> list[str]:
     """Greedy word wrap that keeps every word intact (long words get a line of their own)."""
     if len(line) <= width:
         return [line]
-    out, cur, size = [], [], 0
+    out: list[str] = []
+    cur: list[str] = []
+    size = 0
     for word in line.split(" "):
         if cur and size + 1 + len(word) > width:
             out.append(" ".join(cur))

@@ -285,13 +285,14 @@ def _assemble(settings: GenerateSettings, ctx: RoomContext, profile: Profile,
         key, doctype, title, when, party, term, spec = entries[i]
         budget = max(120, round(weights[i] * scale))
         fmt, budget = _format(doctype, budget, spec.fmt if spec else None, rng)
-        category, folder, prefix = names[key]
+        category, folder_name, prefix = names[key]
         within[key] = within.get(key, 0) + 1
-        path = f"documents/{category}/{folder}/{_filename(f'{prefix}.{within[key]}', title, fmt)}"
+        name = _filename(f"{prefix}.{within[key]}", title, fmt)
+        path = f"documents/{category}/{folder_name}/{name}"
         plans.append(DocPlan(index=index, id=f"D{index + 1:05d}", path=path, title=title,
                              doctype=doctype, fmt=fmt, budget=budget, date=when, party=party,
                              term=term, inserts=list(spec.inserts) if spec else [],
-                             folder=f"{category}/{folder}", category=category))
+                             folder=f"{category}/{folder_name}", category=category))
         if spec is not None:
             spec_index[id(spec)] = index
     roles = [{d.role: spec_index[id(d)] for d in f.present()} for f in findings]

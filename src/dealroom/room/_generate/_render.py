@@ -143,7 +143,7 @@ def render_all(
     done = 0
     if workers <= 1 or len(groups) <= 1:
         _init(ctx, str(root))
-        results = map(_render_batch, groups)
+        results: Iterator[list[DocResult]] = map(_render_batch, groups)
         pool = None
     else:
         pool = multiprocessing.get_context(_START).Pool(

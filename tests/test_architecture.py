@@ -73,6 +73,55 @@ def test_the_walk_sees_lazy_imports_and_entry_points(tmp_path: Path) -> None:
         "eval", "cli", "runs", "errors"}
 
 
+def imported_modules(path: Path, root: Path = SRC) -> set[str]:
+    """Every ``dealroom...`` module (or name) that ``path`` imports, relative imports resolved
+    (``root`` is the folder of the ``dealroom`` package)."""
+    package = ["dealroom", *path.relative_to(root).parts[:-1]]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            found |= {module} | {f"{module}.{a.name}" for a in node.names}
+    return {m for m in found if m.startswith("dealroom.")}
+
+
+def reaches_into(importer: Path, module: str) -> bool:
+    """True when ``module`` is a private module of another part (or of a sibling subpackage,
+    such as ``harness.rlm`` seen from ``harness.toolloop``); ``_util`` and the other private
+    top-level parts are shared on purpose."""
+    own = importer.relative_to(SRC).parts
+    bits = module.split(".")[1:]
+    if len(bits) < 2 or bits[0].startswith("_"):
+        return False
+    if bits[0] != own[0].removesuffix(".py"):
+        return any(b.startswith("_") for b in bits[1:])
+    sub = own[1] if len(own) > 2 else None
+    return (len(bits) > 2 and not bits[1].startswith("_") and bits[1] != sub
+            and any(b.startswith("_") for b in bits[2:]))
+
+
+def test_no_part_imports_another_parts_private_modules() -> None:
+    wrong = sorted(f"{p.relative_to(SRC)} imports {m}" for p in SRC.rglob("*.py")
+                   for m in imported_modules(p) if reaches_into(p, m))
+    assert wrong == [], "import the other part's public names (its __init__)"
+
+
+def test_the_private_import_walk_sees_relative_and_sibling_imports(tmp_path: Path) -> None:
+    fake = SRC / "harness" / "toolloop" / "_probe_example.py"
+    assert reaches_into(fake, "dealroom.harness.rlm._engine")
+    assert reaches_into(fake, "dealroom.room._index.ensure_index")
+    assert not reaches_into(fake, "dealroom.harness._common")
+    assert not reaches_into(fake, "dealroom.harness.toolloop._tools")
+    assert not reaches_into(fake, "dealroom._util.files")
+    assert not reaches_into(fake, "dealroom.models.testing")
+    sample = tmp_path / "x.py"
+    sample.write_text("from dealroom.room._store import Room\nimport dealroom.eval._sweep\n")
+    assert imported_modules(sample, tmp_path) >= {"dealroom.room._store", "dealroom.eval._sweep"}
+
+
 # -- the run folder's records ------------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ from dealroom.eval._budgetmix import (
     make_budgetmix_plan,
 )
 from dealroom.eval._compare import compare
+from dealroom.eval._executor import POLL_S, Stopped, execute, import_ray
 from dealroom.eval._metrics import (
     as_of,
     bootstrap_ci,
@@ -41,6 +42,10 @@ from dealroom.eval._summary import run_row, summarize_runs
 from dealroom.eval._sweep import SweepProgress, SweepResult, run_sweep
 
 __all__ = [
+    "POLL_S",
+    "Stopped",
+    "execute",
+    "import_ray",
     "PREFIX_KINDS",
     "BudgetMixAudit",
     "BudgetMixEntry",

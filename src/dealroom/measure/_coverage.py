@@ -34,7 +34,7 @@ import numpy as np
 
 from dealroom.measure._behaviour import ratio
 from dealroom.measure._coverindex import CoverageIndex, token_starts
-from dealroom.room._tables import PREFIX_CHARS, line_hashes, normalize_line
+from dealroom.room import PREFIX_CHARS, line_hashes, normalize_line
 from dealroom.runs import RunFolder
 
 TEXT_BATCH = 512

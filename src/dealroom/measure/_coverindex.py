@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from dealroom.measure._roomtext import DocText
-from dealroom.room._tables import (
+from dealroom.room import (
     char_classes,
     char_codes,
     line_hashes,

@@ -21,7 +21,15 @@ from dealroom._util.reasoning import (
     join_reasoning,
     split_reasoning,
 )
-from dealroom.models._chat import ChatPiece, chat_pieces, encode_pieces
+from dealroom.models._chat import (
+    CLOSE,
+    ENV,
+    REPLY,
+    ChatPiece,
+    chat_pieces,
+    encode_pieces,
+    reply_text,
+)
 from dealroom.models._client import ChatResult, ModelClient, OpenAICompatibleClient, check
 from dealroom.models._fanout import gather_bounded
 from dealroom.models._hedge import HedgeWave, hedging
@@ -48,6 +56,10 @@ from dealroom.models._wire import ProviderError
 from dealroom.runs import TokenRecord
 
 __all__ = [
+    "CLOSE",
+    "ENV",
+    "REPLY",
+    "reply_text",
     "HISTORY_POLICIES",
     "TRAIN_RECORD",
     "ChatPiece",

@@ -473,5 +473,5 @@ from dealroom.models._served import (  # noqa: E402 - it builds on MockOpenAISer
     words_count,
 )
 
-__all__ = ["Completion", "Fault", "MockOpenAIServer", "ServedModelServer", "chat_completion_body",
-           "echo", "random_faults", "smollm2_count", "words_count"]
+__all__ = ["Completion", "Fault", "LoopbackServer", "MockOpenAIServer", "ServedModelServer",
+           "chat_completion_body", "echo", "random_faults", "smollm2_count", "words_count"]

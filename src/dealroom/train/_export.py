@@ -202,7 +202,7 @@ def _episode(run: Path, tokenizer: Any, max_length: int
 
 def _sampled(folder: RunFolder, call: dict[str, Any], tokenizer: Any) -> Any:
     """The call's recorded token record when it decodes to its reply with ``tokenizer``."""
-    from dealroom.models._chat import reply_text
+    from dealroom.models import reply_text
 
     if not call.get("tokens"):
         return None

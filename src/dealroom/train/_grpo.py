@@ -94,7 +94,7 @@ def train_grpo(spec: GRPOSpec | Path, out: Path, *, resume: bool = False,
         raise ConfigError("rollouts in worker processes or Ray tasks are judged there: give "
                           "the judge by name (the spec's judge), not as an object")
     if spec.grpo.rollout_backend == "ray":
-        from dealroom.eval._executor import import_ray
+        from dealroom.eval import import_ray
 
         import_ray()  # a missing extra is named before any work
     _require_extra()

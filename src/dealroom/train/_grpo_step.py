@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dealroom.eval._executor import Stopped
+from dealroom.eval import Stopped
 from dealroom.runs import append_jsonl
 from dealroom.train._grpo_loss import LossParts, group_advantages, token_logprobs, token_loss
 from dealroom.train._grpo_settings import GRPOSettings, GRPOSpec
@@ -238,7 +238,7 @@ def _run_remote(ctx: StepContext, todo: list[tuple[Rollout, dict[str, Any] | Non
                 ) -> dict[str, Rollout]:
     """Run the rollouts of ``todo`` side by side (``rollout_workers`` at a time) in worker
     processes or Ray tasks; each is recorded as it finishes."""
-    from dealroom.eval._executor import execute
+    from dealroom.eval import execute
 
     settings = ctx.spec.grpo
     by_run = {r.run: r for r, _ in todo}

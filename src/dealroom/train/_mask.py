@@ -66,7 +66,7 @@ def _replies(messages: Sequence[dict[str, Any]]) -> list[int]:
 def _row(tokenizer: Any, messages: Sequence[dict[str, Any]], sampled: Sequence[Any],
          first: int, train_from: int, last: int) -> TrainingRow:
     """The row with the head, exchanges ``first..last`` and mask 1 on ``train_from..last``."""
-    from dealroom.models._chat import CLOSE, REPLY, chat_pieces, encode_pieces
+    from dealroom.models import CLOSE, REPLY, chat_pieces, encode_pieces
 
     replies = _replies(messages)
     head = list(messages[:replies[0]])
@@ -139,7 +139,7 @@ def _sizes(tokenizer: Any, messages: Sequence[dict[str, Any]],
            sampled: Sequence[Any]) -> tuple[int, list[int]]:
     """Tokens of the head, and of each exchange (its user message and reply), in the whole
     conversation: the estimate that splitting starts from."""
-    from dealroom.models._chat import ENV, chat_pieces, encode_pieces
+    from dealroom.models import ENV, chat_pieces, encode_pieces
 
     records = {k: r for k, r in enumerate(sampled) if r is not None}
     head = 0

@@ -135,7 +135,7 @@ def run_closing(rollout: Rollout, client: Any, *, stop: threading.Event | None =
 
 async def _unless_stopped(work: Any, stop: threading.Event | None, what: str) -> Any:
     """Await ``work``, cancelling it and raising Stopped once ``stop`` is set."""
-    from dealroom.eval._executor import POLL_S, Stopped
+    from dealroom.eval import POLL_S, Stopped
 
     task = asyncio.ensure_future(work)
     while stop is not None and not task.done():
@@ -187,7 +187,7 @@ def episode_tokens(run_dir: Path, tokenizer: Any) -> Episode | None:
     """The rollout's whole root conversation as one row of the shared mask, with the
     behaviour logprobs of its sampled tokens; None when a reply has no token record that
     decodes to it (nothing exact to train on)."""
-    from dealroom.models._chat import reply_text
+    from dealroom.models import reply_text
     from dealroom.train._mask import tokenize_conversation
 
     segments = agent_segments(RunFolder(run_dir).events())

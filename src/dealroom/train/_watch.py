@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.errors import DealroomError
-from dealroom.room._manifest import ANSWER_KEY, TASK
+from dealroom.room import ANSWER_KEY
+from dealroom.room import TASK_FILE as TASK
 from dealroom.runs import RunFolder
 
 WATCH = "watch.jsonl"

@@ -8,8 +8,8 @@ from inprocess import InProcessSandbox
 
 from dealroom.errors import ModelError
 from dealroom.harness import Deliverables, RunEvents
+from dealroom.harness._common._budget import BudgetTracker
 from dealroom.harness.rlm import _engine as engine
-from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import Episode, RunContext
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._scripted import scripted_root

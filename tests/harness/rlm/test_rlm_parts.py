@@ -2,7 +2,7 @@
 
 import pytest
 
-from dealroom.harness.rlm._budget import BudgetTracker
+from dealroom.harness._common._budget import BudgetTracker
 from dealroom.harness.rlm._memo import Memo
 from dealroom.harness.rlm._prompt import extract_code, truncate
 from dealroom.types import Budget, Usage

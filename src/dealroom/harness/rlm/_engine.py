@@ -24,8 +24,8 @@ from typing import Any
 
 from dealroom._util.heap import settle
 from dealroom.errors import DealroomError
-from dealroom.harness.rlm._budget import BudgetTracker
-from dealroom.harness.rlm._calls import (
+from dealroom.harness._common._budget import BudgetTracker
+from dealroom.harness._common._calls import (
     InOrder,
     cut_note,
     error_text,

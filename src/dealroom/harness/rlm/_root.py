@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dealroom.harness.rlm._calls import error_text, failed_call_usage, provider_record
+from dealroom.harness._common._calls import error_text, failed_call_usage, provider_record
 from dealroom.harness.rlm._context import refused_count, refused_for_length
 from dealroom.harness.rlm._prompt import NO_CODE, REASONING_CUT
 from dealroom.harness.rlm._slices import prompt_tokens

@@ -10,8 +10,8 @@ from typing import Any
 
 from dealroom._util.heap import quiet_collector
 from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
+from dealroom.harness._common._budget import BudgetTracker
 from dealroom.harness._protocol import Listener
-from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import Episode, EpisodeResult, RunContext
 from dealroom.harness.rlm._prompt import with_deliverables
 from dealroom.harness.rlm._replay import Replay

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.harness._common import RunEvents, run_config
+from dealroom.harness._common._budget import BudgetTracker
 from dealroom.harness._deliver import Deliverables
-from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._engine import Episode, RunContext
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings

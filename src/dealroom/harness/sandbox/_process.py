@@ -123,7 +123,7 @@ class ProcessSandbox(Sandbox):
         if self.alive:
             return
         if self.room_dir is not None:
-            from dealroom.room._index import ensure_index
+            from dealroom.room import ensure_index
 
             await asyncio.to_thread(ensure_index, self.room_dir)
         self.scratch_dir.mkdir(parents=True, exist_ok=True)

@@ -17,9 +17,9 @@ from typing import Any
 
 from dealroom.errors import ConfigError
 from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
+from dealroom.harness._common._budget import BudgetTracker
+from dealroom.harness._common._calls import error_text, provider_record
 from dealroom.harness._protocol import Listener
-from dealroom.harness.rlm._budget import BudgetTracker
-from dealroom.harness.rlm._engine import error_text, provider_record
 from dealroom.harness.toolloop._tools import ToolBox, tools_prompt
 from dealroom.runs import primary_deliverable
 from dealroom.types import Budget

@@ -1,0 +1,72 @@
+"""The package is typed for its users: py.typed ships, and the lazy API is typed."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+SRC = ROOT / "src" / "dealroom"
+LAZY = [p for p in SRC.rglob("__init__.py") if "_EXPORTS = {" in p.read_text(encoding="utf-8")]
+
+
+def exports_and_typed_imports(init: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """``_EXPORTS`` of a lazy package, and what its ``if TYPE_CHECKING:`` block imports (in the
+    same ``name → module[:attr]`` form)."""
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    exports: dict[str, str] = {}
+    typed: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_EXPORTS":
+            exports = ast.literal_eval(node.value)
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom), ast.dump(imp)
+                for alias in imp.names:
+                    name = alias.asname or alias.name
+                    typed[name] = imp.module + (f":{alias.name}" if alias.asname else "")
+    return exports, typed
+
+
+def test_the_lazy_packages_are_found() -> None:
+    assert {p.parent.name for p in LAZY} >= {"dealroom", "room", "harness", "rlm"}
+
+
+@pytest.mark.parametrize("init", LAZY, ids=lambda p: str(p.parent.relative_to(SRC.parent)))
+def test_every_lazy_name_is_imported_for_type_checkers(init: Path) -> None:
+    exports, typed = exports_and_typed_imports(init)
+    assert typed == exports, "regenerate the TYPE_CHECKING block from _EXPORTS"
+
+
+def test_the_typed_marker_ships() -> None:
+    assert (SRC / "py.typed").is_file()
+    assert '"dealroom" = ["py.typed"]' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+
+
+def test_the_exports_block_sees_a_drifted_name(tmp_path: Path) -> None:
+    init = tmp_path / "__init__.py"
+    init.write_text("_EXPORTS = {'a': 'm', 'b': 'n:c'}\nif TYPE_CHECKING:\n"
+                    "    from m import a\n    from n import c as b\n    from n import d\n")
+    exports, typed = exports_and_typed_imports(init)
+    assert typed == {**exports, "d": "n"}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("mypy") is None, reason="mypy comes with the dev extra")
+def test_the_checker_sees_the_lazy_api_typed(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("import dealroom\nreveal_type(dealroom.run_agent)\n"
+                     "reveal_type(dealroom.Room)\n")
+    config = str(ROOT / "pyproject.toml")
+    out = subprocess.run([sys.executable, "-m", "mypy", "--config-file", config,
+                          str(probe)], capture_output=True, text=True, cwd=tmp_path,
+                         env={"MYPYPATH": str(SRC.parent), "PATH": "/usr/bin:/bin"}, check=False)
+    revealed = [line for line in out.stdout.splitlines() if "Revealed type" in line]
+    assert len(revealed) == 2, out.stdout + out.stderr
+    assert all('"Any"' not in line for line in revealed), revealed
+    assert "RunResult" in revealed[0]

@@ -36,3 +36,18 @@ def test_only_the_display_modules_render():
         if name.split(".")[0] in RENDERING
     )
     assert rendering == []
+
+
+def test_help_lists_every_command_in_its_workflow_panel():
+    import re
+
+    from typer.testing import CliRunner
+
+    from dealroom.cli import WORKFLOW, app
+
+    out = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).output
+    panels = re.findall(r"╭─ ([\w ]+?) ─", out)
+    assert panels == ["Options", *(title for title, _ in WORKFLOW)]
+    listed = re.findall(r"^│ ([a-z][\w-]*) ", out, re.M)
+    assert listed == [name for _, names in WORKFLOW for name in names]
+    assert "More" not in panels, "put the new command in a WORKFLOW panel"

@@ -10,13 +10,37 @@ read as markup) and exits 1, Ctrl-C exits 130.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from dealroom.errors import DealroomError
 
+WORKFLOW: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Rooms", ("generate", "ingest", "cuad", "lab", "inspect", "validate", "repl")),
+    ("Run", ("run", "resume")),
+    ("Judge and view", ("judge", "summary", "view")),
+    ("Evaluate", ("eval", "report")),
+    ("Train", ("export", "train", "budgetmix")),
+    ("Demo and checks", ("demo", "doctor")),
+)
+"""``dealroom --help``'s panels, in the order of the work: make or bring a room, run, judge and
+look, evaluate, train."""
+
+
+class _WorkflowGroup(TyperGroup):
+    """Lists the commands in :data:`WORKFLOW`'s order rather than their registration's."""
+
+    def list_commands(self, ctx: Any) -> list[str]:  # typer's own click Context
+        order = [name for _, names in WORKFLOW for name in names]
+        rank = {name: i for i, name in enumerate(order)}
+        return sorted(super().list_commands(ctx), key=lambda n: rank.get(n, len(rank)))
+
+
 app = typer.Typer(
     name="dealroom",
+    cls=_WorkflowGroup,
     help="Run, judge, evaluate and post-train RLM agents on M&A data rooms.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -60,6 +84,25 @@ from dealroom.cli import (  # noqa: E402,F401  (registers commands)
     _run,
     _train,
 )
+
+
+def _arrange() -> None:
+    """Put every command in its :data:`WORKFLOW` panel, with a one-paragraph summary."""
+    panel = {name: title for title, names in WORKFLOW for name in names}
+    for command in app.registered_commands:
+        assert command.callback is not None
+        name = command.name or command.callback.__name__.replace("_", "-")
+        command.rich_help_panel = panel.get(name, "More")
+        doc = command.help or command.callback.__doc__ or ""
+        command.short_help = command.short_help or " ".join(doc.split("\n\n")[0].split())
+    for group in app.registered_groups:
+        named = group.name if isinstance(group.name, str) else None
+        if named is None and group.typer_instance is not None:
+            named = str(group.typer_instance.info.name)
+        group.rich_help_panel = panel.get(str(named), "More")
+
+
+_arrange()
 
 
 def main() -> None:

@@ -338,16 +338,15 @@ def test_the_cli_trains_from_a_spec_file_and_refuses_bad_input(tiny_model_dir, r
 
 
 def test_every_grpo_setting_is_documented():
-    import dataclasses
     from pathlib import Path
 
     from dealroom.train import field_help
 
     helps = field_help(GRPOSettings)
     doc = (Path(__file__).parents[2] / "docs" / "training.md").read_text()
-    for field in dataclasses.fields(GRPOSettings):
-        assert helps[field.name], f"{field.name} has a docstring"
-        assert f"| `{field.name}` |" in doc, f"docs/training.md lists {field.name}"
+    for name in GRPOSettings.model_fields:
+        assert helps[name], f"{name} has a docstring"
+        assert f"| `{name}` |" in doc, f"docs/training.md lists {name}"
 
 
 def test_the_example_specs_load():

@@ -58,8 +58,6 @@ def test_settings_are_validated_when_built():
 
 
 def test_every_setting_is_a_documented_flag_of_train_sft():
-    import dataclasses
-
     import typer
 
     from dealroom.cli import app
@@ -67,7 +65,7 @@ def test_every_setting_is_a_documented_flag_of_train_sft():
 
     group = typer.main.get_command(app).commands["train"]
     params = {p.name: p for p in group.commands["sft"].params}
-    fields = {f.name: f for f in dataclasses.fields(SFTSettings)}
+    fields = SFTSettings.model_fields
     assert set(params) - {"dataset", "model", "out", "resume", "merge"} == set(fields)
     helps = field_help(SFTSettings)
     for name, field in fields.items():

@@ -30,7 +30,7 @@ def sft(
         "--tokenizer", help="hf: model whose tokenizer writes DS/tokenized.jsonl.")] = None,
     max_length: Annotated[int, typer.Option(
         "--max-length", help="Longest row; longer episodes are split turn by turn.")
-    ] = SFTSettings.max_length,
+    ] = SFTSettings.model_fields["max_length"].default,
     force: Annotated[bool, typer.Option(
         "--force", help="Replace --out when it is a dataset this command wrote.")] = False,
 ) -> None:

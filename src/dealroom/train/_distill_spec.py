@@ -137,7 +137,7 @@ def _table(data: dict[str, Any], name: str, where: str) -> dict[str, Any]:
 
 
 def _settings(table: dict[str, Any], where: str) -> SFTSettings:
-    known = [f.name for f in fields(SFTSettings)]
+    known = list(SFTSettings.model_fields)
     unknown = sorted(set(table) - set(known))
     if unknown:
         raise ConfigError(f"{where}: [sft] has no key {', '.join(map(repr, unknown))}; its keys "

@@ -45,7 +45,7 @@ from dealroom.train._sft import TOKENIZED
 TRAIN = "train.jsonl"
 MANIFEST = "manifest.json"
 EXPORT_VERSION = 1
-DEFAULT_MAX_LENGTH = SFTSettings.max_length
+DEFAULT_MAX_LENGTH = SFTSettings.model_fields["max_length"].default
 """Longest row written, by default the SFT default: rows train without being cut."""
 
 

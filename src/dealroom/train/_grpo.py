@@ -86,9 +86,7 @@ def train_grpo(spec: GRPOSpec | Path, out: Path, *, resume: bool = False,
     if not isinstance(spec, GRPOSpec):
         spec, base = load_grpo_spec(Path(spec), budgetmix=budgetmix)
     elif budgetmix is not None:
-        from dataclasses import replace
-
-        spec = replace(spec, budgetmix=tuple(budgetmix))
+        spec = spec.model_copy(update={"budgetmix": tuple(budgetmix)})
     check_spec(spec)
     if judge is not None and spec.grpo.remote_rollouts:
         raise ConfigError("rollouts in worker processes or Ray tasks are judged there: give "

@@ -18,75 +18,81 @@
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field, model_validator
 
 from dealroom._util.files import read_toml
+from dealroom._util.schema import Schema
 from dealroom.errors import ConfigError
-from dealroom.train._settings import LoRASettings, check_reporting, reporters
+from dealroom.train._settings import Count, LoRASettings, Positive, Rate, check_reporting
+
+Unit = Annotated[float, Field(gt=0, lt=1)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
-@dataclass
 class GRPOSettings(LoRASettings):
     """How ``train_grpo`` optimizes the root. Every field is a key of the spec's ``[grpo]``,
     the LoRA fields of :class:`LoRASettings` first (dropout off by default here)."""
 
-    lora_dropout: float = 0.0
+    lora_dropout: Annotated[float, Field(ge=0, lt=1)] = 0.0
     """Dropout on the LoRA input, 0 to 1."""
 
-    group_size: int = 8
+    group_size: Annotated[int, Field(ge=2, json_schema_extra={
+        "why": "a group-relative advantage needs two rollouts or more"})] = 8
     """G: rollouts per group (one room, one turn budget); group-relative advantages."""
-    batch_size: int = 24
+    batch_size: Positive = 24
     """B: episodes trained on per step, a multiple of G (B / G groups)."""
-    steps: int = 40
+    steps: Positive = 40
     """Training steps (each: rollouts, then one update)."""
-    extra_groups: int = 4
+    extra_groups: Count = 4
     """Most groups drawn per step beyond B / G, to replace groups dropped for zero reward
     variance (oversampling)."""
-    rollout_retries: int = 2
+    rollout_retries: Count = 2
     """Times a crashed rollout is replaced (each crash is recorded) before its group is lost."""
-    learning_rate: float = 1e-5
+    learning_rate: Rate = 1e-5
     """AdamW learning rate of the LoRA weights."""
-    weight_decay: float = 0.0
+    weight_decay: NonNegative = 0.0
     """AdamW weight decay."""
-    max_grad_norm: float = 1.0
+    max_grad_norm: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 1.0
     """Gradient-norm clip of each optimizer step."""
     activation_checkpointing: bool = True
     """Recompute the policy's activations in the backward pass (the update's memory grows
     with one layer's activations, not all of them); about a third slower. Both engines."""
-    minibatches: int = 1
+    minibatches: Positive = 1
     """Optimizer steps per training step; the step's episodes are split among them."""
-    clip_low: float = 0.2
+    clip_low: Unit = 0.2
     """The ratio is clipped below at 1 - clip_low."""
-    clip_high: float = 0.28
+    clip_high: Unit = 0.28
     """The ratio is clipped above at 1 + clip_high (DAPO's clip-higher)."""
-    tis_cap: float = 2.0
+    tis_cap: Annotated[float, Field(ge=1, allow_inf_nan=False)] = 2.0
     """Truncated importance sampling: each token's weight pi_old / pi_behaviour against the
     recorded behaviour logprobs is capped at this value."""
-    max_staleness: int = 1
+    max_staleness: Count = 1
     """Rollouts made by a policy more than this many steps older than the one trained are
     dropped (the off-policy cap)."""
-    kl_coef: float = 0.0
+    kl_coef: NonNegative = 0.0
     """Weight of the KL penalty to the base model (k3 estimator); 0 turns it off."""
     scale_rewards: bool = True
     """Divide a group's advantages by its reward standard deviation (false: Dr. GRPO)."""
-    temperature: float = 1.0
+    temperature: Annotated[float, Field(gt=0, le=2, json_schema_extra={
+        "why": "GRPO needs sampled, varied rollouts (greedy decoding gives a group one "
+               "answer)"})] = 1.0
     """Sampling temperature of the root during rollouts (and of the loss's logprobs)."""
-    max_new_tokens: int = 512
+    max_new_tokens: Positive = 512
     """Most tokens the root samples per reply."""
-    max_turns: int = 30
+    max_turns: Positive = 30
     """The turn budget T of every rollout, when no BudgetMix budgets are given."""
-    eval_every: int = 0
+    eval_every: Count = 0
     """Steps between held-out evaluations (a sweep over heldout); 0: none."""
-    save_every: int = 5
+    save_every: Positive = 5
     """Steps between checkpoints (CKPT/checkpoint-N), the point --resume restarts from."""
-    seed: int = 0
+    seed: Count = 0
     """Seed of the LoRA initialization, rollout sampling and BudgetMix plan."""
     report_to: str = "none"
     """Also log to tensorboard or wandb (comma-separated); none: CKPT/log.jsonl only."""
-    engine: str = "dealroom"
+    engine: Literal["dealroom", "trl"] = "dealroom"
     """What updates the policy: dealroom (this package's own loop) or trl (TRL's
     GRPOTrainer through its rollout_func, over the same rollouts; see docs/training.md)."""
     serve: str = ""
@@ -94,11 +100,11 @@ class GRPOSettings(LoRASettings):
     base model with runtime LoRA loading: the adapter is pushed to it before each step's
     rollouts, which it samples with token ids and logprobs; empty: sample in this process
     (see docs/training.md, "A served policy")."""
-    rollout_workers: int = 1
+    rollout_workers: Positive = 1
     """Rollouts run at a time. Above 1 needs serve: each rollout then runs in a worker
     process of its own (or a Ray task), sampled by the policy server; an in-process policy
     samples one rollout at a time."""
-    rollout_backend: str = "process"
+    rollout_backend: Literal["process", "ray"] = "process"
     """Where rollouts run when rollout_workers is above 1: process (worker processes on this
     machine) or ray (Ray tasks on a cluster's nodes; CKPT must be on storage they share)."""
     ray_address: str = ""
@@ -107,64 +113,40 @@ class GRPOSettings(LoRASettings):
     """Sample the next step's B / G groups while this step's update runs, with the adapter
     served for this step: those rollouts are one step stale (the truncated importance
     sampling corrects for it). Needs serve and max_staleness of at least 1."""
-    watch_gap: float = 0.3
+    watch_gap: Annotated[float, Field(ge=0, le=1)] = 0.3
     """The watch flags a step whose reward mean exceeds the latest held-out pass rate by more
     than this (see CKPT/watch.jsonl)."""
     stop_on_watch: bool = False
     """Stop training (TrainingWatchError) at the first watched sign: a rollout reaching for
     a hidden part of the room, or a reward gap over watch_gap; false: warn and log only."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        for name in ("batch_size", "steps", "minibatches", "max_new_tokens", "max_turns",
-                     "save_every"):
-            if not _is_int(getattr(self, name)) or getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be an integer of at least 1")
-        for name in ("extra_groups", "rollout_retries", "max_staleness", "eval_every", "seed"):
-            if not _is_int(getattr(self, name)) or getattr(self, name) < 0:
-                raise ConfigError(f"{name} must be an integer of at least 0")
-        if not _is_int(self.group_size) or self.group_size < 2:
-            raise ConfigError("group_size must be at least 2: a group-relative advantage needs "
-                              "two rollouts or more")
+    @model_validator(mode="after")
+    def _check_grpo(self) -> GRPOSettings:
         if self.batch_size % self.group_size:
             raise ConfigError(f"batch_size {self.batch_size} is not a multiple of group_size "
                               f"{self.group_size}: give whole groups")
         if self.minibatches > self.batch_size:
             raise ConfigError("minibatches must be at most batch_size")
-        if not (math.isfinite(self.learning_rate) and 0 < self.learning_rate < 1):
-            raise ConfigError("learning_rate must be between 0 and 1, e.g. 1e-5")
-        for name in ("clip_low", "clip_high"):
-            if not 0 < getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be in (0, 1), e.g. 0.2")
-        if not self.tis_cap >= 1:
-            raise ConfigError("tis_cap must be at least 1 (1 keeps only down-weighting)")
-        for name in ("kl_coef", "weight_decay"):
-            if not getattr(self, name) >= 0:
-                raise ConfigError(f"{name} must be at least 0")
-        if self.engine not in ("dealroom", "trl"):
-            raise ConfigError(f"engine must be dealroom or trl, got {self.engine!r}")
         if self.engine == "trl" and (self.minibatches > 1 or self.eval_every):
             raise ConfigError("engine trl takes one optimizer step per step and no held-out "
                               "evaluation: set minibatches = 1 and eval_every = 0 (evaluate "
                               "its checkpoints with dealroom eval sweep), or use engine "
                               "dealroom")
-        if self.serve and not str(self.serve).startswith(("http://", "https://")):
+        self._check_serving()
+        check_reporting(self.report_to)
+        return self
+
+    def _check_serving(self) -> None:
+        if self.serve and not self.serve.startswith(("http://", "https://")):
             raise ConfigError(f"serve must be the server's base URL, e.g. "
                               f"http://127.0.0.1:8000/v1, got {self.serve!r}")
         if self.serve and self.engine == "trl":
             raise ConfigError("serve works with engine dealroom: TRL's trainer samples in "
                               "its own process or its own vLLM")
-        if not _is_int(self.rollout_workers) or self.rollout_workers < 1:
-            raise ConfigError("rollout_workers must be an integer of at least 1")
-        if self.rollout_backend not in ("process", "ray"):
-            raise ConfigError(f"rollout_backend must be process or ray, got "
-                              f"{self.rollout_backend!r}")
         if self.remote_rollouts and not self.serve:
             raise ConfigError("rollout_workers above 1 (or rollout_backend = \"ray\") needs "
                               "serve: rollouts run side by side only when a policy server "
                               "samples them; an in-process policy samples one at a time")
-        if not isinstance(self.async_rollouts, bool):
-            raise ConfigError("async_rollouts must be true or false")
         if self.async_rollouts and not (self.serve and self.max_staleness >= 1):
             raise ConfigError("async_rollouts needs serve (the policy server samples while "
                               "the update runs) and max_staleness of at least 1 (its "
@@ -172,16 +154,6 @@ class GRPOSettings(LoRASettings):
         if self.ray_address and self.rollout_backend != "ray":
             raise ConfigError("ray_address names a Ray cluster: use it with rollout_backend = "
                               "\"ray\"")
-        if not 0 <= self.watch_gap <= 1:
-            raise ConfigError("watch_gap must be in [0, 1]: a pass-rate difference")
-        if not isinstance(self.stop_on_watch, bool):
-            raise ConfigError("stop_on_watch must be true or false")
-        if not self.max_grad_norm > 0:
-            raise ConfigError("max_grad_norm must be positive")
-        if not 0 < self.temperature <= 2:
-            raise ConfigError("temperature must be in (0, 2]: GRPO needs sampled, varied "
-                              "rollouts (greedy decoding gives a group one answer)")
-        check_reporting(self.report_to)
 
     @property
     def remote_rollouts(self) -> bool:
@@ -194,19 +166,11 @@ class GRPOSettings(LoRASettings):
         return self.batch_size // self.group_size
 
 
-    def reporters(self) -> list[str]:
-        return reporters(self.report_to)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-@dataclass(frozen=True)
-class GRPOSpec:
+class GRPOSpec(Schema):
     """What a GRPO training runs on: the policy, the frozen sub-agents, rooms and judge."""
 
     model: str
@@ -225,12 +189,12 @@ class GRPOSpec:
     """The harness the episodes run in."""
     budgetmix: tuple[int, ...] = ()
     """Turn budgets for BudgetMix (one per group, visible to the root); empty: max_turns."""
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
     """Further harness settings of every rollout."""
-    grpo: GRPOSettings = field(default_factory=GRPOSettings)
+    grpo: GRPOSettings = Field(default_factory=GRPOSettings)
+    """The ``[grpo]`` table."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, validate_assignment=False)
 
 
 _RESERVED = {"max_turns", "temperature", "budget_visible"}
@@ -253,7 +217,7 @@ def spec_from_dict(data: dict[str, Any]) -> GRPOSpec:
     """A :class:`GRPOSpec` from a parsed table; unknown keys and impossible values refused."""
     from dealroom.eval import generated_room
 
-    known = [f.name for f in fields(GRPOSpec)]
+    known = list(GRPOSpec.model_fields)
     _refuse_unknown(data, known, "")
     if not isinstance(data.get("model"), str):
         raise ConfigError("model must name the root policy, e.g. model = \"hf:local\"")
@@ -285,7 +249,7 @@ def spec_from_dict(data: dict[str, Any]) -> GRPOSpec:
     table = values.get("grpo", {})
     if not isinstance(table, dict):
         raise ConfigError("grpo must be a table of GRPO settings")
-    _refuse_unknown(table, [f.name for f in fields(GRPOSettings)], "[grpo] ")
+    _refuse_unknown(table, list(GRPOSettings.model_fields), "[grpo] ")
     values["grpo"] = GRPOSettings(**table)
     if not values["rooms"] and not values["generate"]:
         raise ConfigError("the spec names no training rooms: give rooms = [...] or [[generate]]")

@@ -1,0 +1,116 @@
+"""Typed, validated records: pydantic models whose errors read as dealroom's ConfigErrors.
+
+A :class:`Schema` refuses unknown keys and wrong types (no coercion: ``"5"`` is not an
+integer, ``true`` is not a number); each field's docstring is its description (the CLI's help,
+the generated JSON Schemas in ``docs/schemas/``). A failed validation raises one ConfigError
+naming the key, what is allowed and what was given, e.g.
+``lora_rank must be an integer of at least 1, got 0`` (a field's ``json_schema_extra``
+``{"why": ...}`` is added to its bound's message). Checks across fields live in
+``model_validator(mode="after")`` methods and raise ConfigError themselves.
+"""
+
+from __future__ import annotations
+
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+import annotated_types as at
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_core import ErrorDetails
+
+from dealroom.errors import ConfigError
+
+_NOUNS: dict[Any, str] = {int: "an integer", float: "a number", bool: "true or false",
+                          str: "a string"}
+
+
+class Schema(BaseModel):
+    """A record validated when built; a bad value is a :class:`ConfigError`, not a traceback."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True,
+                              validate_assignment=True)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise ConfigError(explain(exc, type(self))) from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON-ready data (``config.json``, ``train.json``, ...)."""
+        return self.model_dump(mode="json")
+
+
+def explain(exc: ValidationError, cls: type[BaseModel]) -> str:
+    """One line per problem of ``exc``, each naming the key, what is allowed and what came."""
+    return "; ".join(_line(error, cls) for error in exc.errors())
+
+
+def _line(error: ErrorDetails, cls: type[BaseModel]) -> str:
+    name = ".".join(str(p) for p in error["loc"]) or cls.__name__
+    kind, given = error["type"], error.get("input")
+    if kind == "extra_forbidden":
+        return f"unknown key {name!r}; the keys are {', '.join(cls.model_fields)}"
+    if kind == "missing":
+        return f"missing required key {name!r}"
+    field = cls.model_fields.get(str(error["loc"][0])) if error["loc"] else None
+    types, bounds = _parts(field.annotation) if field is not None else ([], [])
+    if field is not None:
+        bounds += list(field.metadata)
+    noun = next((_NOUNS[t] for t in types if t in _NOUNS), "")
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal",
+                "finite_number"):
+        allowed = " ".join(p for p in (noun, _range(bounds)) if p)
+        extra = getattr(field, "json_schema_extra", None)
+        why = f": {extra['why']}" if isinstance(extra, dict) and "why" in extra else ""
+        return f"{name} must be {allowed}, got {given!r}{why}"
+    if kind == "literal_error":
+        choices = [str(c) for t in types for c in get_args(t)] if get_origin(types[0]) is \
+            Literal else [str(error.get("ctx", {}).get("expected"))]
+        allowed = " or ".join([", ".join(choices[:-1]), choices[-1]] if len(choices) > 1
+                              else choices)
+        return f"{name} must be {allowed}, got {given!r}"
+    if kind.endswith("_type") and noun:
+        return f"{name} must be {noun}, got {given!r}"
+    return f"{name}: {error['msg']}"
+
+
+def _parts(annotation: Any) -> tuple[list[Any], list[Any]]:
+    """The plain types in ``annotation`` (through ``X | None`` and ``Annotated``) and the
+    constraints attached to them."""
+    if get_origin(annotation) is Annotated:
+        base, *meta = get_args(annotation)
+        types, bounds = _parts(base)
+        for m in meta:
+            bounds += list(getattr(m, "metadata", [m]))
+        return types, bounds
+    if get_origin(annotation) in (Union, UnionType):
+        types, bounds = [], []
+        for arg in get_args(annotation):
+            more = _parts(arg)
+            types, bounds = types + more[0], bounds + more[1]
+        return types, bounds
+    return [annotation], []
+
+
+def _range(bounds: list[Any]) -> str:
+    """``in (0, 1)``, ``of at least 1``, ``at most 2``: constraints in words."""
+    low = high = None
+    for m in bounds:
+        if isinstance(m, at.Ge | at.Gt):
+            low = ("[" if isinstance(m, at.Ge) else "(", m.ge if isinstance(m, at.Ge) else m.gt)
+        if isinstance(m, at.Le | at.Lt):
+            high = ("]" if isinstance(m, at.Le) else ")", m.le if isinstance(m, at.Le) else m.lt)
+    if low and high:
+        return f"in {low[0]}{low[1]}, {high[1]}{high[0]}"
+    if low:
+        return f"of at least {low[1]}" if low[0] == "[" else f"above {low[1]}"
+    if high:
+        return f"at most {high[1]}" if high[0] == "]" else f"below {high[1]}"
+    return "finite"
+
+
+def field_help(cls: type[BaseModel]) -> dict[str, str]:
+    """Each field's docstring, by name, on one line: the CLI's help and the docs use them."""
+    return {name: " ".join((f.description or "").split()).replace("``", "")
+            for name, f in cls.model_fields.items()}

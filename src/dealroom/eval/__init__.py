@@ -27,7 +27,7 @@ from dealroom.eval._metrics import (
 )
 from dealroom.eval._passk import passk, success, table
 from dealroom.eval._prefixes import PREFIX_KINDS, Prefix, PrefixPool, pool_prefixes
-from dealroom.eval._recover import recover
+from dealroom.eval._recover import recover, recovery_report
 from dealroom.eval._results import Row, load_rows
 from dealroom.eval._spec import (
     EpisodeSpec,
@@ -71,6 +71,7 @@ __all__ = [
     "pearson_log",
     "pool_prefixes",
     "recover",
+    "recovery_report",
     "run_row",
     "run_sweep",
     "sign_test",

@@ -4,16 +4,18 @@ Commands live in small modules by area (``_room``, ``_ingest``, ``_run``, ``_jud
 is the REPL's terminal loop); each parses flags, calls public functions of the API and renders
 the result with the ``display*`` modules, where all rendering lives. Errors are rendered once
 here: a :class:`~dealroom.errors.DealroomError` prints one red line (its text as written, never
-read as markup) and exits 1, Ctrl-C exits 130.
+read as markup) and exits 1, Ctrl-C exits 130; a :class:`~dealroom.errors.DealroomWarning`
+prints one yellow line and the command goes on.
 """
 
 from __future__ import annotations
 
 import sys
+import warnings
 
 import typer
 
-from dealroom.errors import DealroomError
+from dealroom.errors import DealroomError, DealroomWarning
 
 app = typer.Typer(
     name="dealroom",
@@ -64,8 +66,17 @@ from dealroom.cli import (  # noqa: E402,F401  (registers commands)
 
 def main() -> None:
     """Entry point of the ``dealroom`` script."""
-    from dealroom.cli.display import render_error, render_interrupted
+    from dealroom.cli.display import render_error, render_interrupted, render_warning
 
+    shown = warnings.showwarning
+
+    def show(message, category, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if issubclass(category, DealroomWarning):
+            render_warning(message)
+        else:
+            shown(message, category, *args, **kwargs)
+
+    warnings.showwarning = show
     try:
         code = app(standalone_mode=False)  # returns typer.Exit's code in this mode
     except KeyboardInterrupt:

@@ -10,6 +10,7 @@ from dealroom.eval._budgetmix import (
     BudgetMixPlan,
     RunAudit,
     audit_budgetmix,
+    budgetmix_run_options,
     expand_rooms,
     make_budgetmix_plan,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "as_of",
     "audit_budgetmix",
     "bootstrap_ci",
+    "budgetmix_run_options",
     "cluster_bootstrap_ci",
     "compare",
     "expand_rooms",

@@ -120,6 +120,30 @@ def test_every_episode_is_a_judged_run_folder(small_sweep):
     assert record["spec"]["samples"] == 2 and record["counts"] == {"done": 8}
 
 
+def test_the_sweep_time_includes_generating_its_rooms(tmp_path, monkeypatch):
+    """A clock that jumps 1000 s while a room is generated: the sweep's time holds the jump."""
+    import types
+
+    import dealroom.room
+    from dealroom.eval import _sweep
+
+    jump = [0.0]
+    clock = types.SimpleNamespace(monotonic=lambda: time.monotonic() + jump[0])
+    real = dealroom.room.generate_room
+
+    def slow(*args, **kwargs):
+        jump[0] += 1000.0
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_sweep, "time", clock)
+    monkeypatch.setattr(dealroom.room, "generate_room", slow)
+    spec = write_spec(tmp_path / "spec.toml", 'roots = ["scripted"]\nsubs = ["oracle"]\n'
+                      'max_turns = [2]\n[[generate]]\ndocs = 8\nsecret = "s"\n')
+    result = run_sweep(spec, tmp_path / "out", workers=1)
+    assert result.done == 1 and jump[0] == 1000.0
+    assert result.seconds >= 1000.0
+
+
 def test_running_it_again_skips_what_is_done_and_another_spec_is_refused(small_sweep, tmp_path):
     spec, out, _, _ = small_sweep
     before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
@@ -223,6 +247,11 @@ def _kill_and_resume(tmp_path: Path, room: Path, sub: str) -> None:
         assert len(calls) == len(set(calls)), f"{entry['id']}: a model call was repeated"
     assert all(any(e["type"] == "resumed" for e in RunFolder.open(r).events())
                for r in interrupted)
+    resumed = {i for i, e in index.items() if e["resumed"]}  # sweep.json records them
+    assert {str(r.relative_to(out / "episodes")) for r in interrupted} <= resumed
+    for i in index:
+        events = RunFolder.open(out / "episodes" / i).events()
+        assert (i in resumed) == any(e["type"] == "resumed" for e in events)
 
 
 @pytest.mark.slow

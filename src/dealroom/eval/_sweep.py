@@ -1,7 +1,8 @@
 """``dealroom eval sweep``: every episode of a spec, on a process pool or Ray, resumable.
 
     SWEEP/
-      sweep.json        the spec, its rooms, the episode index and each episode's status
+      sweep.json        the spec, its rooms, the episode index and each episode's status,
+                        attempts and ``resumed`` (times it was resumed after an interruption)
       rooms/<name>/     rooms the spec generates (the secret is recorded in sweep.json)
       episodes/<room>/<root>__<sub>/d<depth>-T<T>-s<seed>/   an ordinary run folder each
       .locks/           one lock file per episode, held while a worker works on it
@@ -70,6 +71,7 @@ class SweepResult:
     """Episodes that were already done when the sweep started."""
     resumed: int
     seconds: float
+    """Wall time of the whole call: preparing (generating rooms, building indexes) and running."""
     workers: int
     backend: str
 
@@ -82,6 +84,7 @@ def run_sweep(spec_path: Path, out: Path, *, workers: int | None = None,
               retry_failed: bool = False, progress: Progress | None = None) -> SweepResult:
     """Run (or continue) the sweep ``spec_path`` describes in the folder ``out``."""
     workers = check_backend(backend, workers, address)  # before anything is written
+    started = time.monotonic()
     plan = prepare(Path(spec_path), Path(out))
     index = plan.index
     todo = [e for e in plan.episodes
@@ -93,7 +96,6 @@ def run_sweep(spec_path: Path, out: Path, *, workers: int | None = None,
                           pass_rates=tuple(e["pass_rate"] for e in index.values()
                                            if e["status"] == "done"
                                            and e.get("pass_rate") is not None))
-    started = time.monotonic()
     writer = _IndexWriter(plan)
     counts = {"left": len(todo), "resumed": 0}
 
@@ -106,6 +108,7 @@ def run_sweep(spec_path: Path, out: Path, *, workers: int | None = None,
         entry.update({k: result.get(k) for k in ("status", "run_status", "pass_rate", "all_pass",
                                                  "error", "seconds", "timing")})
         entry["attempts"] = entry.get("attempts", 0) + 1
+        entry["resumed"] = entry.get("resumed", 0) + (result.get("did") == "resume")
         counts["left"] -= 1
         counts["resumed"] += result.get("did") == "resume"
         state.done += result["status"] == "done"
@@ -176,6 +179,7 @@ def prepare(spec_path: Path, out: Path) -> SweepPlan:
         elif before.get("status") == "failed":
             entry.update(status="failed", error=before.get("error"))
         entry["attempts"] = before.get("attempts", 0)
+        entry["resumed"] = before.get("resumed", 0)
         index[ep.id] = entry
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     record = {"version": SWEEP_VERSION, "spec": json_safe(spec.to_dict()),

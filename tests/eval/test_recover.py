@@ -99,6 +99,18 @@ def test_each_policy_continues_each_prefix_k_times_and_is_compared(pool, servers
     assert figures[("scripted", "no_code")] == (1.0, 1.0, 1.0)
     assert figures[("scripted", "all")] == (0.5, 0.5, 0.5)
     assert figures[(quitter, "all")] == (0.0, 0.0, 0.0)
+    # an original that passed a criterion the scripted continuations pass: recovery is real
+    passed = [{r["id"] for r in scores(runs[e["id"]])["criteria_results"]
+               if r["verdict"] == "pass"} for e in state["episodes"] if e["root"] == "scripted"
+              and prefix_kind(pool, e) == "no_code"]
+    criterion = sorted(set.intersection(*passed))[0]
+    state["originals"][pool.prefixes[0].run] = {"passed": [criterion], "pass_rate": 0.05}
+    (tmp_path / "rec" / "recover.json").write_text(json.dumps(state))
+    real = {(r["root"], r["kind"]): r for r in recovery_report(tmp_path / "rec")["by_policy"]}
+    assert real[("scripted", "no_code")]["recovery"] == 1.0
+    assert real[("scripted", "no_code")]["original_passed_nothing"] == 0
+    assert real[(quitter, "all")]["recovery"] == 0.0
+    assert real[("scripted", "no_code")]["beat_original"] == 1.0
     pair = next(p for p in report["paired"] if p["kind"] == "all")
     assert (pair["a"], pair["b"], pair["pairs"]) == ("scripted", quitter, 2)
     assert pair["mean_diff"] == pytest.approx(
@@ -142,6 +154,9 @@ def test_running_again_plays_nothing_twice_and_resumes_what_was_cut(pool, server
     with pytest.raises(ConfigError, match="unknown prefix kind typo"):
         recover(pool.path, [quitter], 1, tmp_path / "rec", kinds=["typo"])
     assert json.loads((tmp_path / "rec" / "recover.json").read_text())["k"] == 1
+    with pytest.raises(ConfigError, match="is not a recovery"):
+        recovery_report(pool.path)
+    assert recovery_report(tmp_path / "rec") == first
 
 
 def test_a_failing_continuation_is_recorded_and_the_rest_go_on(pool, servers, tmp_path):

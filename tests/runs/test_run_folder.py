@@ -139,6 +139,7 @@ def test_find_runs_expands_folders_of_runs_and_sweeps(tmp_path):
     s3 = run(tmp_path / "sweep" / "episodes" / "room2")
     nested = run(tmp_path / "runs" / "old-sweep" / "episodes" / "e0")
     deep = run(tmp_path / "runs" / "x" / "y" / "sweep" / "episodes" / "e0")
+    run(tmp_path / "runs" / ".trash" / "old")
     assert find_runs([a]) == [a]
     assert find_runs([tmp_path / "runs"]) == [a, b, nested, deep]
     assert find_runs([tmp_path / "sweep"]) == [s1, s2, s3]

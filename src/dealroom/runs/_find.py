@@ -16,8 +16,9 @@ def find_runs(paths: Iterable[Path]) -> list[Path]:
     """The run folders ``paths`` name, in order, each once.
 
     A path is a run folder (it holds ``config.json``), a sweep (it holds ``episodes/``: every
-    run folder below it), or a folder holding run folders or sweeps at any depth. A ConfigError
-    names a path that is none of these, or says that nothing was found.
+    run folder below it), or a folder holding run folders or sweeps at any depth (hidden folders
+    are not searched). A ConfigError names a path that is none of these, or says that nothing
+    was found.
     """
     found: dict[Path, None] = {}
     for path in map(Path, paths):
@@ -37,8 +38,8 @@ def _expand(path: Path) -> Iterator[Path]:
         yield path
     elif (path / EPISODES).is_dir():
         yield from _below(path / EPISODES)
-    else:
-        for child in sorted(p for p in path.iterdir() if p.is_dir()):
+    else:  # hidden folders (.git, .venv, a sweep's .locks) hold no runs
+        for child in sorted(p for p in path.iterdir() if p.is_dir() and p.name[0] != "."):
             yield from _expand(child)
 
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from dealroom._util.files import read_json, write_json_atomic, write_text_atomic
 from dealroom.errors import ConfigError
+from dealroom.eval._passk import DEFAULT_TAU
 from dealroom.eval._results import load_rows, parse_source
 from dealroom.runs import RunFolder, find_runs, fork_point, read_jsonl, root_replies
 
@@ -41,7 +42,6 @@ PREFIX_KINDS = ("cell_error", "failed_wave", "no_code", "low_budget", "tool_erro
                 "failed_run")
 """The kinds pooled by default; ``turn=J`` (any J >= 1) is asked for by name."""
 TURN_KIND = re.compile(r"turn=([1-9]\d*)")
-DEFAULT_TAU = 0.5
 POOL_FILE = "pool.json"
 PREFIXES_FILE = "prefixes.jsonl"
 

@@ -32,7 +32,8 @@ from dealroom._util.files import json_safe, read_json, write_json_atomic
 from dealroom.errors import ConfigError, DealroomError
 from dealroom.eval._executor import check_backend, execute, job_lock
 from dealroom.eval._metrics import mean_pass_at_k, sign_test
-from dealroom.eval._prefixes import DEFAULT_TAU, Prefix, PrefixPool, check_kinds
+from dealroom.eval._passk import DEFAULT_TAU
+from dealroom.eval._prefixes import Prefix, PrefixPool, check_kinds
 from dealroom.eval._spec import seeded_parts, with_seed
 from dealroom.runs import EPISODES, RunFolder, root_replies
 

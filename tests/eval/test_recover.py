@@ -4,6 +4,7 @@ reported per policy and kind and paired; resumable; a spec mismatch refused."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -182,3 +183,11 @@ def test_cli_recover(pool, servers, tmp_path):
                            "--json"], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["continuations"] == 2
+    table = subprocess.run([sys.executable, "-m", "dealroom", "eval", "recover", str(pool.path),
+                            "--root", quitter, "--k", "1", "--out", str(tmp_path / "rec"),
+                            "--tau", "0.3"], capture_output=True, text=True, timeout=180,
+                           env={**os.environ, "COLUMNS": "200"})
+    assert table.returncode == 0, table.stderr
+    assert "pass rate >= 0.3" in table.stdout and "Pass@1" in table.stdout
+    assert "(2 vacuous)" in table.stdout and "2 prefixes come from runs that passed no" in \
+        table.stdout

@@ -300,3 +300,30 @@ def test_the_embedded_local_model_runs_in_a_sweep(tmp_path):
     calls = [e for e in folder.events() if e["type"] == "model_call" and e["role"] == "sub"]
     assert calls and all(e["error"] is None for e in calls)
     assert folder.scores() is not None
+
+
+def test_sweep_json_keeps_a_digest_of_the_generator_secret_and_old_records_resume(tmp_path):
+    secret = "s3cr3t-of-the-sweep"
+    digest = hashlib.sha256(secret.encode()).hexdigest()
+    text = ('roots = ["scripted"]\nsubs = ["oracle"]\nmax_turns = [3]\n'
+            f'[[generate]]\ndocs = 6\nseed = 2\nsecret = "{secret}"\nname = "gen"\n')
+    spec = write_spec(tmp_path / "spec.toml", text)
+    out = tmp_path / "out"
+    first = run_sweep(spec, out, workers=1)
+    assert (first.episodes, first.done) == (1, 1)
+    raw = (out / "sweep.json").read_text()
+    assert secret not in raw and raw.count(digest) == 2  # the spec and the room
+    generation = json.loads((out / "rooms/gen/answer_key/generation.json").read_text())
+    assert generation["secret"] == secret  # kept where the sandbox hides it
+    old = json.loads(raw)  # a sweep.json written before digests: the secret in plain
+    old["spec"]["generate"][0] = {**old["spec"]["generate"][0], "secret": secret}
+    del old["spec"]["generate"][0]["secret_sha256"]
+    old["rooms"][0]["generated"]["secret"] = old["rooms"][0]["generated"].pop("secret_sha256")
+    old["rooms"][0]["generated"]["secret"] = secret
+    (out / "sweep.json").write_text(json.dumps(old))
+    again = run_sweep(spec, out, workers=1)
+    assert (again.skipped, again.done) == (1, 1)
+    assert secret not in (out / "sweep.json").read_text()
+    other = write_spec(tmp_path / "other.toml", text.replace(secret, "another"))
+    with pytest.raises(ConfigError, match="sweep of another spec .*differs in generate"):
+        run_sweep(other, out)

@@ -3,7 +3,7 @@
     SWEEP/
       sweep.json        the spec, its rooms, the episode index and each episode's status,
                         attempts and ``resumed`` (times it was resumed after an interruption)
-      rooms/<name>/     rooms the spec generates (the secret is recorded in sweep.json)
+      rooms/<name>/     rooms the spec generates (sweep.json records the secret's digest only)
       episodes/<room>/<root>__<sub>/d<depth>-T<T>-s<seed>/   an ordinary run folder each
       .locks/           one lock file per episode, held while a worker works on it
 
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom._util.files import json_safe, read_json, write_json_atomic
+from dealroom._util.secrets import redact_secrets
 from dealroom.errors import ConfigError
 from dealroom.eval._episode import episode_dir, episode_state, outcome, run_episode
 from dealroom.eval._executor import check_backend, execute
@@ -182,11 +183,12 @@ def prepare(spec_path: Path, out: Path) -> SweepPlan:
         entry["resumed"] = before.get("resumed", 0)
         index[ep.id] = entry
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    record = {"version": SWEEP_VERSION, "spec": json_safe(spec.to_dict()),
+    record = {"version": SWEEP_VERSION, "spec": redact_secrets(json_safe(spec.to_dict())),
               "spec_file": str(spec_path.resolve()),
               "models": str(models_file) if models_file else None,
               "created_at": (previous or {}).get("created_at", now),
-              "rooms": [asdict(r) for r in rooms], "episodes": list(index.values())}
+              "rooms": redact_secrets([asdict(r) for r in rooms]),
+              "episodes": list(index.values())}
     plan = SweepPlan(out, spec, rooms, eps, index, record)
     _IndexWriter(plan).write(force=True)
     return plan
@@ -202,8 +204,9 @@ def _previous(out: Path, spec: SweepSpec) -> dict[str, Any] | None:
             raise ConfigError(f"{out} holds files and no {SWEEP_JSON}: give --out a new folder")
         return None
     previous = read_json(path, ConfigError, "")
-    before = {**_defaults(), **(previous.get("spec") or {})}  # a key added since: its default
-    now = json_safe(spec.to_dict())
+    # a key added since: its default; a secret recorded in plain (before digests): its digest
+    before = redact_secrets({**_defaults(), **(previous.get("spec") or {})})
+    now = redact_secrets(json_safe(spec.to_dict()))
     differ = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
     if differ:
         raise ConfigError(f"{out} is a sweep of another spec (it differs in "

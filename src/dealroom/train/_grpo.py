@@ -44,7 +44,13 @@ from dealroom.train._grpo_step import (
 )
 from dealroom.train._rollout import CRASHED, JUDGE_ERROR, UNTRAINABLE, Rollout
 from dealroom.train._settings import lora_config
-from dealroom.train._watch import WATCH, Sign, TrainingWatchError, step_signs
+from dealroom.train._watch import (
+    WATCH,
+    Sign,
+    TrainingWatchError,
+    plant_canaries,
+    step_signs,
+)
 
 LOG = "log.jsonl"
 PLAN = "budgetmix-plan.json"
@@ -104,6 +110,8 @@ def train_grpo(spec: GRPOSpec | Path, out: Path, *, resume: bool = False,
     out = Path(out).resolve()
     start = _prepare_out(out, spec, resume)
     rooms = _rooms(spec, base, out)
+    for room in rooms:  # the watch flags any rollout whose records hold one
+        plant_canaries(Path(room))
     plan = _plan(spec, rooms, out)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)

@@ -203,8 +203,9 @@ def _new_root(level: str, cfg: dict[str, Any], scratch: str) -> str:
         plan.close()
     how = _view.enter(scratch)
     _hide(cfg.get("hide", []))
-    return (f"allow-list: {len(plan.binds)} paths read-only (system, Python, dealroom, the "
-            f"room), the scratch dir writable ({how})")
+    what = "system, Python, dealroom" + (", the room" if cfg.get("room_dir") else "")
+    return (f"allow-list: {len(plan.binds)} paths read-only ({what}), the scratch dir "
+            f"writable ({how})")
 
 
 def _user_tasks(uid: int) -> int:

@@ -294,7 +294,7 @@ def test_doctor_shows_what_is_in_force_and_what_is_weaker() -> None:
 
     done = doctor()
     assert done.returncode == 0, done.stderr
-    for part in ("isolation", "memory", "scratch", "seccomp"):
+    for part in ("isolation", "memory", "filesystem", "scratch", "seccomp"):
         assert part in done.stdout
     if not machine().missing:
         assert "the strongest confinement is in force" in done.stdout

@@ -31,6 +31,7 @@ import os
 import re
 import secrets
 import stat
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,8 +81,12 @@ def plant_canaries(room: Path) -> dict[str, str]:
             continue
         mode = stat.S_IMODE(path.stat().st_mode)
         planted = {CANARY: CANARY_PREFIX + secrets.token_hex(12)}
-        write_json_atomic(path, planted | {k: v for k, v in data.items() if k != CANARY})
-        path.chmod(mode)
+        try:
+            write_json_atomic(path, planted | {k: v for k, v in data.items() if k != CANARY})
+            path.chmod(mode)
+        except OSError as exc:  # a read-only room: the rubric's text still watches it
+            warnings.warn(f"the training watch cannot plant a canary in {path}: "
+                          f"{exc.strerror}", stacklevel=2)
     return room_canaries(room)
 
 

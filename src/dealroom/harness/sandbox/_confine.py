@@ -4,8 +4,8 @@ The worker starts as the host's user and confines itself in two steps::
 
     keeper (host's uid)                          child: PID 1 of the new pid namespace
     unshare(NET|NS|PID|IPC [|USER])  ──fork──▶   mounts private, fresh /proc
-    forwards SIGINT, waits, exits                paths the worker needs made traversable
-    with the child's status                      scratch bind-mounted writable
+    forwards SIGINT, waits, exits                a new root of allowed paths (:mod:`._view`)
+    with the child's status                      scratch: a tmpfs, the one writable mount
                                                  every other mount remounted read-only
                                                  rlimits, setuid(fresh uid), no_new_privs
 
@@ -35,7 +35,6 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND = 32, 1024, 2048, 4096
 MS_REC, MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 16384, 1 << 18, 1 << 21, 1 << 24
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
-O_PATH = getattr(os, "O_PATH", 0o10000000)
 SCRATCH_INODES = 65536
 """Files and folders the scratch tmpfs may hold."""
 KEPT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC,

@@ -176,3 +176,25 @@ def test_the_filesystem_part_says_what_the_worker_sees(small_room: Path, tmp_pat
     assert confinement["filesystem"].endswith("(pivot_root)"), confinement
     for absent in ("'srv'", "'home'", "'run'", "'var'", "'opt'", "'mnt'", "'sys'"):
         assert absent not in listing, listing
+
+
+def test_the_plan_binds_each_real_path_once_and_keeps_the_links_on_the_way(tmp_path: Path) -> None:
+    from dealroom.harness.sandbox._view import plan
+
+    real = tmp_path / "opt" / "python"
+    (real / "lib").mkdir(parents=True)
+    (real / "bin").mkdir()
+    (real / "bin" / "python").write_text("")
+    (tmp_path / "current").symlink_to("opt/python")  # like /lib64 -> usr/lib64, a venv's link
+    scratch = tmp_path / "runs" / "r1" / "scratch"
+    scratch.mkdir(parents=True)
+    paths = [str(tmp_path / "current" / "bin" / "python"), str(real), str(real / "lib"),
+             str(tmp_path / "missing"), "/", str(tmp_path / "runs"), "relative/path"]
+    made = plan(paths, str(scratch))
+    try:
+        assert made.binds == {str(real): True}  # once: the folder holds the other two
+        assert made.links == {str(tmp_path / "current"): "opt/python"}
+        assert set(made.fds) == {str(real)}
+    finally:
+        made.close()
+    assert made.fds == {}

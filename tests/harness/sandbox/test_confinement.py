@@ -49,6 +49,8 @@ def test_a_weaker_level_says_what_is_missing(small_room: Path, tmp_path: Path) -
         assert sb.degraded[0] == ("isolation rlimits: no network, filesystem or process "
                                   "isolation (asked for)")
         assert any(d.startswith("scratch: no quota") for d in sb.degraded)
+        assert any(d.startswith("filesystem: the host's, as the host user sees it")
+                   for d in sb.degraded), sb.degraded
 
     session(small_room, tmp_path, body, isolation="rlimits")
 

@@ -19,7 +19,6 @@ from dealroom.measure import correlation, ratio
 from dealroom.report._sources import Source, behind, run_setting
 from dealroom.runs import RunFolder
 
-
 NO_TAU = "not used (criteria pass rates)"
 """The ``tau`` of a plot of pass rates (no success threshold)."""
 
@@ -105,9 +104,9 @@ def headline(episodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def plot_data(episodes: list[dict[str, Any]], passk: list[dict[str, Any]],
               analyses: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each plot's data (``n``: the runs behind it; ``behind``: per source, setting and kind;
-    ``setting``; ``tau``: Pass@k's, None for all-pass, :data:`NO_TAU` for pass rates), or ``{"note": why there
-    is none}``. ``passk``: cells with their ``source``; ``analyses``: source label →
-    :func:`dealroom.eval.analyze`. Only sampled episodes count."""
+    ``setting``; ``tau``: Pass@k's, None for all-pass, :data:`NO_TAU` for pass rates), or
+    ``{"note": why there is none}``. ``passk``: cells with their ``source``; ``analyses``:
+    source label → :func:`dealroom.eval.analyze`. Only sampled episodes count."""
     sampled = [e for e in episodes if e["kind"] == "episode"]
     judged = [e for e in sampled if _ok(e["pass_rate"])]
     plots = {

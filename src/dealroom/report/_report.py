@@ -255,10 +255,12 @@ def _room_tables(episodes: list[dict[str, Any]], kind: str = "") -> str:
                         f'<td class="num">{_num(ep["pass_rate"], 3)}</td>'
                         f'<td class="num">{_num(ep["coverage"], 3)}</td>'
                         f'<td class="num">{ep["turns"]}</td><td>{link}</td></tr>')
-        out.append(f'<details class="room{" real" if kind == "real documents" else ""}" open><summary>'
+        css = " real" if kind == "real documents" else ""
+        out.append(f'<details class="room{css}" open><summary>'
                    f"{html.escape(room)}{mark} · {len(members)} episodes</summary>"
                    "<table class=sortable><thead><tr>"
-                   "<th>policy</th><th>source</th><th>setting</th><th>T</th><th>seed</th><th>status</th><th>pass rate</th>"
+                   "<th>policy</th><th>source</th><th>setting</th><th>T</th><th>seed</th>"
+                   "<th>status</th><th>pass rate</th>"
                    "<th>coverage</th><th>turns</th><th>trace</th></tr></thead><tbody>"
                    f"{''.join(rows)}</tbody></table></details>")
     return "".join(out)

@@ -57,6 +57,19 @@ def test_sources_settings_and_kinds_stay_apart(mixed_sources, tmp_path):
     assert "Runs behind it: vis (visible): 12 episodes; hid (truncation): 6 episodes" in page
 
 
+def test_a_recovery_folder_alone_gives_its_own_figures_not_pass_at_k(recovery_folder,
+                                                                     tmp_path):
+    index = build_report([recovery_folder], tmp_path / "rep")
+    report = json.loads((tmp_path / "rep" / REPORT_JSON).read_text())
+    assert report["headline"] == [] and report["passk"] == []
+    assert all("note" in data for data in report["plots"].values())
+    own = json.loads((recovery_folder / "report.json").read_text())
+    assert report["recoveries"] == {"rec": own}
+    page = index.read_text()
+    assert "<h4>paired</h4>" in page or not own["paired"]
+    assert page.count('class="trace"') == 4 and "Episodes per room" not in page
+
+
 def test_statistics_are_split_by_turn_budget(mixed_sources, tmp_path):
     build_report(mixed_sources[:1], tmp_path / "rep")
     plots = json.loads((tmp_path / "rep" / REPORT_JSON).read_text())["plots"]

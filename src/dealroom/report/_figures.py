@@ -182,16 +182,25 @@ def _passk(passk: list[dict[str, Any]]) -> dict[str, Any]:
                 [cell["k"], cell["pass_at_k"], cell.get("ci_low"), cell.get("ci_high")])
     firsts = [c for c in passk if c["k"] == 1]
     taus = {c["tau"] for c in passk}
-    return {"n": sum(c["rooms"] * c["samples"] for c in firsts),
+    runs = _passk_runs(firsts)
+    return {"n": sum(runs.values()),
             "behind": [{"source": s, "setting": t, "kind": "episode",
-                        "runs": sum(c["rooms"] * c["samples"] for c in firsts
-                                    if (c["source"], c["setting"]) == (s, t))}
-                       for s, t in dict.fromkeys((c["source"], c["setting"]) for c in firsts)],
+                        "runs": sum(n for (s2, t2, _), n in runs.items() if (s2, t2) == (s, t))}
+                       for s, t in dict.fromkeys((s, t) for s, t, _ in runs)],
             "setting": ", ".join(sorted({c["setting"] for c in passk})),
             "tau": taus.pop() if len(taus) == 1 else None,
             "samples": {_passk_series(c): c["samples"] for c in firsts},
             "policies": {p: {str(t): v for t, v in sorted(ts.items())}
                          for p, ts in policies.items()}}
+
+
+def _passk_runs(firsts: list[dict[str, Any]]) -> dict[tuple, int]:
+    """(source, setting, policy) → the runs behind its cells (rooms x samples): each T's own
+    runs when the budget was visible, the same runs at the largest T for truncation."""
+    runs: dict[tuple, list[int]] = defaultdict(list)
+    for c in firsts:
+        runs[(c["source"], c["setting"], _passk_series(c))].append(c["rooms"] * c["samples"])
+    return {key: max(n) if key[1] == "truncation" else sum(n) for key, n in runs.items()}
 
 
 def _passk_diff(passk: list[dict[str, Any]]) -> dict[str, Any]:

@@ -47,8 +47,8 @@ class Layout:
             raise MissingDependency("matplotlib", extra="report",
                                     feature="the report's plots") from None
         gap = 0.75
-        self.legend_h = 0.17 * legend + (0.12 if legend else 0)
-        self.foot_h = 0.3
+        self.legend_h = 0.16 * legend + (0.06 if legend else 0)
+        self.foot_h = 0.42
         self.width = width
         self.height = top + rows * panel + (rows - 1) * gap + below + self.legend_h + self.foot_h
         self.left, self.below = left, below
@@ -69,10 +69,13 @@ class Layout:
                                             (self.legend_h + self.foot_h) / self.height))
 
     def foot(self, d: dict[str, Any], extra: str = "") -> None:
-        """The line stating n, tau and the setting."""
+        """The line stating n, tau and the setting (and ``extra`` on a line below)."""
         text = (f"n = {d['n']} runs · tau {tau_text(d.get('tau'))} · setting "
-                f"{d.get('setting') or '–'}{' · ' + extra if extra else ''}")
-        self.fig.text(0.08 / self.width, 0.1 / self.height, text, fontsize=7, color="0.3")
+                f"{d.get('setting') or '–'}")
+        self.fig.text(0.08 / self.width, 0.25 / self.height, text, fontsize=7, color="0.2")
+        if extra:
+            self.fig.text(0.08 / self.width, 0.09 / self.height, extra, fontsize=7,
+                          color="0.35")
 
     def svg(self) -> str:
         import matplotlib
@@ -83,6 +86,7 @@ class Layout:
                              metadata={"Date": None, "Creator": "dealroom"})
         text = buffer.getvalue()
         text = _METADATA.sub("", text[text.index("<svg"):]).replace(' target="_blank"', "")
+        text = text.replace("<a xlink:href=", "<a href=")  # a trace opens in this page
         return _XMLNS.sub("", text)  # inline in HTML: no namespaces, so no URL at all
 
 

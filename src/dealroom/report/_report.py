@@ -128,7 +128,7 @@ def _body(report: dict[str, Any]) -> str:
             f"</span></div></header><main><h2>Policies</h2>"
             '<p class="note">One row per policy, source, setting and turn budget T; sampled '
             f"episodes only (recovery continuations are reported apart).</p>"
-            f"{_table(report['headline'])}{note}"
+            f"<div class=scroll>{_table(report['headline'])}</div>{note}"
             f"<h2>Plots</h2>{_plots(report['plots'])}{recovery}{rooms}</main>")
 
 
@@ -146,7 +146,8 @@ def _recoveries(recoveries: dict[str, Any], continued: list[dict[str, Any]]) -> 
             for k, v in facts.items() if k != "note") + "</div>")
         for key, value in figures.items():
             if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-                out.append(f"<h4>{html.escape(key.replace('_', ' '))}</h4>{_generic(value)}")
+                out.append(f"<h4>{html.escape(key.replace('_', ' '))}</h4>"
+                           f"<div class=scroll>{_generic(value)}</div>")
         mine = [x for x in continued if x["source"] == label]
         if mine:
             out.append(_room_tables(mine, "recovery continuations"))
@@ -190,9 +191,9 @@ def _table(rows: list[dict[str, Any]]) -> str:
         cells = []
         for _, key, digits in COLUMNS:
             value = row[key]
-            if key == "policy":
-                text = html.escape(value) + (" *" if row["simulated"] else "")
-                cells.append(f"<td>{text}</td>")
+            if digits is None:  # text: the policy (marked when simulated), source, setting
+                mark = " *" if key == "policy" and row["simulated"] else ""
+                cells.append(f'<td class="{key}">{html.escape(str(value))}{mark}</td>')
                 continue
             text = _num(value, digits)
             if key == "pass_rate":
@@ -258,9 +259,9 @@ def _room_tables(episodes: list[dict[str, Any]], kind: str = "") -> str:
         css = " real" if kind == "real documents" else ""
         out.append(f'<details class="room{css}" open><summary>'
                    f"{html.escape(room)}{mark} · {len(members)} episodes</summary>"
-                   "<table class=sortable><thead><tr>"
+                   "<div class=scroll><table class=sortable><thead><tr>"
                    "<th>policy</th><th>source</th><th>setting</th><th>T</th><th>seed</th>"
                    "<th>status</th><th>pass rate</th>"
                    "<th>coverage</th><th>turns</th><th>trace</th></tr></thead><tbody>"
-                   f"{''.join(rows)}</tbody></table></details>")
+                   f"{''.join(rows)}</tbody></table></div></details>")
     return "".join(out)

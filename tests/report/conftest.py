@@ -173,3 +173,19 @@ def mixed_sources(sweep_builder, generated_room, small_generated_room, recovery_
                            room_path=str(room), by_turn=by_turn,
                            metrics=_metrics(0.3, 0.0, docs // 2))
     return [visible.write(), hidden.write(), recovery_folder]
+
+
+@pytest.fixture
+def roots_sweep(sweep_builder):
+    """Two roots x two rooms x depth 1 and 2 x two samples at T = 8, with costs: the grid,
+    depth and difference plots."""
+    sweep = sweep_builder("roots", max_turns=[8], samples=2)
+    for room in ("r1", "r2"):
+        for root, base in (("a", 0.8), ("b", 0.3)):
+            for depth in (1, 2):
+                for seed in (0, 1):
+                    rate = base - 0.1 * seed - 0.2 * (depth - 1) + (0.1 if room == "r2" else 0)
+                    sweep.episode(room, root, depth=depth, seed=seed, pass_rate=rate,
+                                  all_pass=rate > 0.6, by_type={"fact": rate, "citation": 0.5},
+                                  metrics=_metrics(0.5 * rate, 0.1 + rate, 4))
+    return sweep.write()

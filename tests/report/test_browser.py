@@ -139,11 +139,13 @@ def _shoot_figures(browser, folder: Path) -> dict[str, dict[str, float]]:
 
 
 @pytest.mark.parametrize("width", [1400, 800])
-def test_every_plot_of_a_mixed_report_reads_at_two_widths(browser, mixed_sources, tmp_path,
-                                                          width):
-    """Sweeps in both settings and a recovery folder: every plot drawn, inside the page at
-    1400 and 800 px, stating n, tau and the setting; a scatter point opens its trace."""
-    index = build_report(mixed_sources, tmp_path / "rep", title="Visible, hidden, recovered")
+def test_every_plot_of_a_mixed_report_reads_at_two_widths(browser, mixed_sources, roots_sweep,
+                                                          tmp_path, width):
+    """Sweeps in both settings, one of two roots at two depths, and a recovery folder: every
+    plot drawn, inside the page at 1400 and 800 px, stating n, tau and the setting; a scatter
+    point opens its trace."""
+    index = build_report([*mixed_sources, roots_sweep], tmp_path / "rep",
+                         title="Visible, hidden, recovered")
     report = json.loads((tmp_path / "rep" / "report.json").read_text())
     folder = ARTIFACTS / f"mixed-{width}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -155,7 +157,7 @@ def test_every_plot_of_a_mixed_report_reads_at_two_widths(browser, mixed_sources
         drawn = marks(browser)
         expected = {f"plot-{k}" for k, (key, _, _) in PLOTS.items()
                     if "note" not in report["plots"][key]}
-        assert set(drawn) == expected and len(expected) >= 8, drawn
+        assert set(drawn) == expected == {f"plot-{k}" for k in PLOTS}, drawn
         assert all(n > 0 for n in drawn.values()), drawn
         boxes = _shoot_figures(browser, folder)
         assert all(b["x"] >= 0 and b["x"] + b["width"] <= width for b in boxes.values()), boxes

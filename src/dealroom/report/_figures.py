@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.errors import DealroomError
-from dealroom.eval import Row, as_of, bootstrap_ci, coverage_pass, run_row, spearman
+from dealroom.eval import Row, as_of, bootstrap_ci, coverage_pass, run_row
 from dealroom.measure import correlation, ratio
 from dealroom.report._sources import Source, behind, run_setting
 from dealroom.runs import RunFolder
@@ -111,7 +111,7 @@ def plot_data(episodes: list[dict[str, Any]], passk: list[dict[str, Any]],
     judged = [e for e in sampled if _ok(e["pass_rate"])]
     plots = {
         "pass_coverage": _pass_coverage(judged, analyses),
-        "pass_cost": _pass_cost(judged),
+        "pass_cost": _pass_cost(judged, analyses),
         "passk_curves": _passk(passk),
         "passk_diff": _passk_diff(passk),
         "delegation": _delegation(sampled),
@@ -157,13 +157,15 @@ def _pass_coverage(judged: list[dict[str, Any]],
                       stats=stats, series=_points(have, "coverage"))
 
 
-def _pass_cost(judged: list[dict[str, Any]]) -> dict[str, Any]:
+def _pass_cost(judged: list[dict[str, Any]],
+               analyses: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The points, and per source ``eval analyze``'s cost against pass rate."""
     have = [e for e in judged if _ok(e["cost_usd"])]
     if not any(e["cost_usd"] > 0 for e in have):
         return {"note": "every episode cost nothing (offline or unpriced models): no cost axis"}
-    xs, ys = [e["cost_usd"] for e in have], [e["pass_rate"] for e in have]
-    return _described(have, spearman=spearman(xs, ys), pearson=correlation(xs, ys),
-                      series=_points(have, "cost_usd"))
+    stats = {s: analyses[s]["cost_pass"] for s in dict.fromkeys(e["source"] for e in have)
+             if s in analyses}
+    return _described(have, stats=stats, series=_points(have, "cost_usd"))
 
 
 def _passk_series(cell: dict[str, Any]) -> str:

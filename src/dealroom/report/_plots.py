@@ -40,13 +40,12 @@ class Layout:
 
     def __init__(self, rows: int = 1, cols: int = 1, *, panel: float = 2.8, legend: int = 0,
                  left: float = 0.7, right: float = 0.25, top: float = 0.45,
-                 below: float = 0.55, width: float = WIDTH) -> None:
+                 below: float = 0.55, gap: float = 0.75, width: float = WIDTH) -> None:
         try:
             from matplotlib.figure import Figure
         except ImportError:
             raise MissingDependency("matplotlib", extra="report",
                                     feature="the report's plots") from None
-        gap = 0.75
         self.legend_h = 0.16 * legend + (0.06 if legend else 0)
         self.foot_h = 0.42
         self.width = width
@@ -178,8 +177,9 @@ def pass_coverage(d: dict[str, Any]) -> str:
 
 
 def pass_cost(d: dict[str, Any]) -> str:
-    return _scatter(d, "cost per room (USD)", "criteria pass rate",
-                    title=f"Spearman {_r(d['spearman'])}, Pearson {_r(d['pearson'])}")
+    title = "\n".join(f"{source}: Spearman {_r(s['spearman'])}, Pearson {_r(s['pearson'])} "
+                      f"(n = {s['n']})" for source, s in d["stats"].items())
+    return _scatter(d, "cost per room (USD)", "criteria pass rate", title=title)
 
 
 def delegation(d: dict[str, Any]) -> str:
@@ -215,7 +215,7 @@ def passk_curves(d: dict[str, Any]) -> str:
     turns = sorted({t for ts in d["policies"].values() for t in ts}, key=int)
     color = _colors(turns)
     rows, ncol = _legend_rows([f"T = {t}" for t in turns])
-    lay = _panels(names, rows, 2.0, top=0.55)
+    lay = _panels(names, rows, 2.0, top=0.55, gap=1.0)
     handles: dict[str, Any] = {}
     for n, (ax, name) in enumerate(zip(lay.axes, names, strict=False)):
         for i, (t, points) in enumerate(d["policies"][name].items()):
@@ -227,7 +227,8 @@ def passk_curves(d: dict[str, Any]) -> str:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set(xlabel="K (samples)", ylabel="Pass@(K,T)", ylim=(-0.02, 1.02))
         ax.set_title(_wrap(name), fontsize=7)
-    lay.legend(list(handles.values()), list(handles), ncol=ncol)
+    order = [f"T = {t}" for t in turns if f"T = {t}" in handles]
+    lay.legend([handles[k] for k in order], order, ncol=ncol)
     lay.foot(d, "bands: 95% bootstrap over rooms")
     return lay.svg()
 
@@ -244,7 +245,7 @@ def _band(ax: Any, xs: list[Any], points: list[list[Any]], color: Any) -> None:
 def passk_heatmap(d: dict[str, Any]) -> str:
     """The K x T grid of each (policy, source, setting)'s Pass@(K,T)."""
     names = list(d["policies"])
-    lay = _panels(names, 0, 1.9, top=0.55, right=1.0)
+    lay = _panels(names, 0, 1.9, top=0.55, right=1.0, gap=1.0)
     mesh = None
     for n, (ax, name) in enumerate(zip(lay.axes, names, strict=False)):
         turns = d["policies"][name]
@@ -321,7 +322,7 @@ def by_type(d: dict[str, Any]) -> str:
 
 
 def depth(d: dict[str, Any]) -> str:
-    lay = Layout(legend=1, left=0.9, right=2.2, panel=3.0)
+    lay = Layout(legend=2, left=0.9, right=2.2, panel=3.0)
     ax = lay.axes[0]
     xs, ys = [p[0] for p in d["pairs"]], [p[1] for p in d["pairs"]]
     ax.plot([0, 1], [0, 1], color="0.7", lw=1, ls="--", label="same at both depths")

@@ -126,9 +126,10 @@ def _width(browser, width: int) -> None:
 
 
 def _shoot_figures(browser, folder: Path) -> dict[str, dict[str, float]]:
-    """A PNG of each figure (its box on the page) into ``folder``; the boxes."""
+    """A PNG of each figure and section (its box on the page) into ``folder``; the boxes."""
     boxes = browser.evaluate(
-        "Object.fromEntries(Array.from(document.querySelectorAll('figure.plot')).map(f => {"
+        "Object.fromEntries(Array.from(document.querySelectorAll('figure.plot, section[id]'))"
+        ".map(f => {"
         "const r = f.getBoundingClientRect(); return [f.id, {x: r.left + scrollX, "
         "y: r.top + scrollY, width: r.width, height: r.height}]}))")
     for name, box in boxes.items():

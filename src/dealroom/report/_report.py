@@ -120,15 +120,16 @@ def _body(report: dict[str, Any]) -> str:
     simulated = any(row["simulated"] for row in report["headline"])
     note = ('<p class="note">Policies marked * use a simulated sub-agent (the oracle): their '
             "figures test the harness, not a model.</p>") if simulated else ""
-    recovery = (f"<h2>Recovery</h2>{_recoveries(report['recoveries'], continued)}"
+    recovery = (f'<section id="recovery"><h2>Recovery</h2>'
+                f"{_recoveries(report['recoveries'], continued)}</section>"
                 if report["recoveries"] or continued else "")
     rooms = f"<h2>Episodes per room</h2>{_rooms(sampled)}" if sampled else ""
     return (f"<header><h1>{e(report['title'])}</h1><div class=facts>{sources}<span><b>"
             f"episodes</b> {len(sampled)} sampled, {len(continued)} recovery continuations"
-            f"</span></div></header><main><h2>Policies</h2>"
+            f'</span></div></header><main><section id="policies"><h2>Policies</h2>'
             '<p class="note">One row per policy, source, setting and turn budget T; sampled '
             f"episodes only (recovery continuations are reported apart).</p>"
-            f"<div class=scroll>{_table(report['headline'])}</div>{note}"
+            f"<div class=scroll>{_table(report['headline'])}</div>{note}</section>"
             f"<h2>Plots</h2>{_plots(report['plots'])}{recovery}{rooms}</main>")
 
 
@@ -140,10 +141,9 @@ def _recoveries(recoveries: dict[str, Any], continued: list[dict[str, Any]]) -> 
         out.append(f"<h3>{html.escape(label)}</h3>")
         if "note" in figures:
             out.append(f'<p class="note">{html.escape(str(figures["note"]))}</p>')
-        facts = {k: v for k, v in figures.items() if not isinstance(v, list | dict)}
         out.append("<div class=facts>" + "".join(
-            f"<span><b>{html.escape(str(k))}</b> {_num(v, 3)}</span>"
-            for k, v in facts.items() if k != "note") + "</div>")
+            f"<span><b>{html.escape(str(k))}</b> {_fact(v)}</span>"
+            for k, v in figures.items() if k != "note" and _fact(v) is not None) + "</div>")
         for key, value in figures.items():
             if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
                 out.append(f"<h4>{html.escape(key.replace('_', ' '))}</h4>"
@@ -155,6 +155,15 @@ def _recoveries(recoveries: dict[str, Any], continued: list[dict[str, Any]]) -> 
     if others:
         out.append("<h3>Forked runs</h3>" + _room_tables(others, "forked runs"))
     return "".join(out)
+
+
+def _fact(value: Any) -> str | None:
+    """A scalar (or a list of scalars) as text; None for tables and mappings."""
+    if isinstance(value, list) and not any(isinstance(v, list | dict) for v in value):
+        return html.escape(", ".join(map(str, value)))
+    if isinstance(value, list | dict):
+        return None
+    return _num(value, 0 if isinstance(value, int) else 3)
 
 
 def _generic(rows: list[dict[str, Any]]) -> str:

@@ -5,6 +5,7 @@ coverage analysis the same as ``eval analyze``'s."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -39,6 +40,9 @@ def test_sources_settings_and_kinds_stay_apart(mixed_sources, tmp_path):
     for turns in curves["policies"].values():
         assert all([p[0] for p in points] == [1, 2, 3] for points in turns.values())
     assert {c["source"] for c in report["passk"]} == {"vis", "hid"}
+    # T = 4, visible: one of two rooms passes 1 sample in 3; the band spans the rooms
+    first = curves["policies"]["scripted / oracle / d1 · vis · visible"]["4"][0]
+    assert first == [1, pytest.approx(1 / 6), pytest.approx(0.0), pytest.approx(1 / 3)]
     # no plot counts a continuation, and each says which runs stand behind it
     for key, data in report["plots"].items():
         if "note" in data:
@@ -55,6 +59,10 @@ def test_sources_settings_and_kinds_stay_apart(mixed_sources, tmp_path):
     assert "<h2>Recovery</h2>" in page and "<h4>by policy</h4>" in page
     assert page.count("· recovery continuations ·") == 1
     assert "Runs behind it: vis (visible): 12 episodes; hid (truncation): 6 episodes" in page
+    figures = re.findall(r'<figure class="plot" id="plot-(\w+)">(.*?)</figure>', page, re.S)
+    assert len(figures) >= 7
+    for name, svg in figures:  # each plot states n, tau and the setting in its own text
+        assert re.search(r"n = \d+ runs · tau [^·]+ · setting (truncation|visible)", svg), name
 
 
 def test_a_recovery_folder_alone_gives_its_own_figures_not_pass_at_k(recovery_folder,

@@ -1,9 +1,11 @@
 """``dealroom report RUNS_OR_SWEEPS... --out DIR``: the HTML report over sweeps and runs.
 
     DIR/
-      index.html     the headline table per policy, the plots (SVG, inline), the episodes per
-                     room, each linking to its trace
-      report.json    the same numbers: sources, headline, episodes, plots' data, analyses, Pass@k
+      index.html     the headline table per policy, source, setting and T, the plots (SVG,
+                     inline), each recovery folder's own figures, the episodes per room, each
+                     linking to its trace
+      report.json    the same numbers: sources, headline, episodes, plots' data, analyses,
+                     Pass@k, recoveries
       traces/eNNNN/  the trace viewer of each episode (``dealroom view``'s folder)
       rooms/NAME/    the documents' texts the traces link to, written once per room
 """

@@ -156,8 +156,8 @@ def _log_axis(ax: Any, xs: list[float]) -> None:
     present = [x for x in xs if x > 0]
     low = 10 ** math.floor(math.log10(min(present)))
     high = 10 ** math.ceil(math.log10(max(present)))
-    if high <= low:
-        high = low * 10
+    if high <= low:  # one power of ten (coverage 100%, say): the decade below it too
+        low = high / 10
     ax.set_xscale("log")
     ax.set_xlim(low / 1.3, high * 1.3)
     subs = (1.0,) if high / low > 1000 else (1.0, 2.0, 5.0)

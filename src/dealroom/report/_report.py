@@ -162,7 +162,7 @@ def _recoveries(recoveries: dict[str, Any], continued: list[dict[str, Any]]) -> 
 def _fact(value: Any) -> str | None:
     """A scalar (or a list of scalars) as text; None for tables and mappings."""
     if isinstance(value, list) and not any(isinstance(v, list | dict) for v in value):
-        return html.escape(", ".join(map(str, value)))
+        return html.escape(", ".join(map(str, value)) or "none")
     if isinstance(value, list | dict):
         return None
     return _num(value, 0 if isinstance(value, int) else 3)
@@ -253,12 +253,14 @@ def _room_tables(episodes: list[dict[str, Any]], kind: str = "") -> str:
         rooms[ep["room"]].append(ep)
     out = []
     mark = f" · {kind}" if kind else ""
+    forks = kind in ("recovery continuations", "forked runs")
     for room, members in sorted(rooms.items()):
         rows = []
         for ep in sorted(members, key=lambda x: (policy_name(x), x["source"], x["setting"],
                                                  x["max_turns"], x["seed"], x["run"])):
             link = (f'<a class="trace" href="{html.escape(ep["trace"])}">trace</a>'
                     if ep["trace"] else "")
+            run = "/".join(Path(ep["run"]).parts[-3:])  # a continuation's prefix and sample
             rows.append(f"<tr><td>{html.escape(policy_name(ep))}</td>"
                         f"<td>{html.escape(ep['source'])}</td>"
                         f"<td>{html.escape(ep['setting'])}</td>"
@@ -266,13 +268,15 @@ def _room_tables(episodes: list[dict[str, Any]], kind: str = "") -> str:
                         f"<td>{html.escape(ep['status'])}</td>"
                         f'<td class="num">{_num(ep["pass_rate"], 3)}</td>'
                         f'<td class="num">{_num(ep["coverage"], 3)}</td>'
-                        f'<td class="num">{ep["turns"]}</td><td>{link}</td></tr>')
+                        f'<td class="num">{ep["turns"]}</td><td>{link}</td>'
+                        f"{f'<td>{html.escape(run)}</td>' if forks else ''}</tr>")
         css = " real" if kind == "real documents" else ""
         out.append(f'<details class="room{css}" open><summary>'
                    f"{html.escape(room)}{mark} · {len(members)} episodes</summary>"
                    "<div class=scroll><table class=sortable><thead><tr>"
                    "<th>policy</th><th>source</th><th>setting</th><th>T</th><th>seed</th>"
                    "<th>status</th><th>pass rate</th>"
-                   "<th>coverage</th><th>turns</th><th>trace</th></tr></thead><tbody>"
+                   f"<th>coverage</th><th>turns</th><th>trace</th>{'<th>run</th>' * forks}"
+                   "</tr></thead><tbody>"
                    f"{''.join(rows)}</tbody></table></div></details>")
     return "".join(out)

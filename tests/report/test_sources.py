@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dealroom.cli import app
-from dealroom.eval import analyze, spearman
+from dealroom.eval import analyze, spearman, table
 from dealroom.report import REPORT_JSON, build_report
 
 
@@ -92,6 +92,12 @@ def test_statistics_are_split_by_turn_budget(mixed_sources, tmp_path):
     assert fact[1] == pytest.approx(0.7) and fact[2] == pytest.approx(0.8)
     assert set(plots["root_share"]["shares"]) == {f"{name} · T=4", f"{name} · T=16"}
     assert set(plots["by_turn"]["series"]) == {f"{name} · T=4", f"{name} · T=16"}
+    report = json.loads((tmp_path / "rep" / REPORT_JSON).read_text())
+    table_rows = {r["max_turns"]: r for r in table(mixed_sources[0])}
+    for row in report["headline"]:  # the same interval as `eval table`, per T
+        ref = table_rows[row["max_turns"]]
+        assert (row["pass_rate"], row["ci_low"], row["ci_high"]) == \
+            (ref["pass_rate"], ref["ci_low"], ref["ci_high"])
     analysis = analyze(mixed_sources[0])["delegation"]
     assert analysis["by_max_turns"]["16"] == pytest.approx(pearson[f"{name} · T=16"])
     assert analysis["by_root_max_turns"]["scripted"]["4"] == pytest.approx(0.0)

@@ -83,7 +83,7 @@ __all__ = [
     "size_bucket",
     "spearman",
     "success",
-    "sweep_spec",
     "summarize_runs",
+    "sweep_spec",
     "table",
 ]

@@ -3,7 +3,7 @@
 (``episode``: a sampled episode; ``continuation``: a recovery's continuation of a prefix).
 
 Continuations are never pooled with sampled episodes: a recovery folder (``recover.json``)
-gives its own figures (its ``report.json``), not Pass@k.
+gives its own figures (:func:`dealroom.eval.recovery_report`), not Pass@k.
 """
 
 from __future__ import annotations
@@ -14,13 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dealroom._util.files import read_json
-from dealroom.errors import ConfigError
-from dealroom.eval import parse_source, sweep_spec
+from dealroom.errors import DealroomError
+from dealroom.eval import parse_source, recovery_report, sweep_spec
 
 RECOVERY_SPEC = "recover.json"
-RECOVERY_REPORT = "report.json"
-"""A recovery folder's spec and figures (``dealroom eval recover``)."""
+"""What marks a recovery folder (``dealroom eval recover``)."""
 
 
 @dataclass
@@ -34,7 +32,7 @@ class Source:
     setting: str | None
     """``visible`` or ``truncation`` for a sweep; None for runs (each run's own)."""
     recovery: dict[str, Any] | None = None
-    """A recovery folder's figures (its report.json; ``{"note": ...}`` when it has none)."""
+    """A recovery folder's figures (``{"note": ...}`` when they cannot be computed)."""
 
     @property
     def kind(self) -> str:
@@ -61,12 +59,14 @@ def describe(sources: list[str]) -> list[Source]:
 
 
 def _recovery(path: Path) -> dict[str, Any] | None:
+    """A recovery folder's figures (:func:`dealroom.eval.recovery_report`); None for any
+    other folder."""
     if not (path / RECOVERY_SPEC).is_file():
         return None
-    if not (path / RECOVERY_REPORT).is_file():
-        return {"note": f"{path} has no {RECOVERY_REPORT} yet: run `dealroom eval recover` "
-                        "again to finish it"}
-    return read_json(path / RECOVERY_REPORT, ConfigError, "")
+    try:
+        return recovery_report(path)
+    except DealroomError as exc:
+        return {"note": f"the figures of the recovery {path} could not be computed: {exc}"}
 
 
 def run_setting(config: dict[str, Any]) -> str:

@@ -58,6 +58,8 @@ def test_sources_settings_and_kinds_stay_apart(mixed_sources, tmp_path):
     assert report["recoveries"]["rec"]["by_policy"] == own["by_policy"]
     page = index.read_text()
     assert "<h2>Recovery</h2>" in page and "<h4>by policy</h4>" in page
+    at_k = own["by_policy"][0]["pass_at_k"]  # a mapping in a row: one cell, k by k
+    assert "<td>" + ", ".join(f"{k}: {v:.3f}" for k, v in at_k.items()) + "</td>" in page
     assert page.count("· recovery continuations ·") == 1
     assert "Runs behind it: vis (visible): 12 episodes; hid (truncation): 6 episodes" in page
     figures = re.findall(r'<figure class="plot" id="plot-(\w+)">(.*?)</figure>', page, re.S)

@@ -181,6 +181,9 @@ def _generic(rows: list[dict[str, Any]]) -> str:
                 sort = "" if isinstance(v, float) and math.isnan(v) else f' data-v="{v}"'
                 cells.append(f'<td class="num"{sort}>{_num(v, 0 if isinstance(v, int) else 3)}'
                              "</td>")
+            elif isinstance(v, dict):  # e.g. Pass@k per k: "1: 0.500, 2: 0.750"
+                cells.append("<td>" + ", ".join(
+                    f"{html.escape(str(key))}: {_num(x, 3)}" for key, x in v.items()) + "</td>")
             else:
                 text = v if isinstance(v, str) else ("–" if v is None else str(v))
                 cells.append(f"<td>{html.escape(text)}</td>")

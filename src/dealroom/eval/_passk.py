@@ -23,7 +23,7 @@ from typing import Any
 
 from dealroom._util.files import json_safe
 from dealroom.errors import ConfigError, DealroomWarning
-from dealroom.eval._metrics import as_of, bootstrap_ci, mean_pass_at_k
+from dealroom.eval._metrics import as_of, bootstrap_ci, mean_pass_at_k, pass_at_k
 from dealroom.eval._results import Row, judged, load_rows, sweep_spec
 
 SETTINGS = ("visible", "truncation")
@@ -47,11 +47,13 @@ def success(value: float, all_pass: bool | None, tau: float | None) -> bool:
 
 def passk(source: str | Path, *, tau: float | None = DEFAULT_TAU, setting: str | None = None,
           k: int | None = None) -> list[dict[str, Any]]:
-    """Pass@(K,T) per (policy, T, k): ``{root, sub, depth, max_turns, k, pass_at_k, rooms}``
-    (plus ``setting``, ``tau``, ``samples``, ``simulated``); ``tau=None`` for all-pass.
+    """Pass@(K,T) per (policy, T, k): ``{root, sub, depth, max_turns, k, pass_at_k, ci_low,
+    ci_high, rooms}`` (plus ``setting``, ``tau``, ``samples``, ``simulated``); ``tau=None`` for
+    all-pass.
 
-    ``pass_at_k`` is the mean over rooms of the unbiased estimate from that room's samples;
-    ``rooms`` counts the rooms with at least k samples. ``k`` (default: the most samples of
+    ``pass_at_k`` is the mean over rooms of the unbiased estimate from that room's samples, and
+    ``ci_low``/``ci_high`` its 95% bootstrap interval over those rooms (seeded; NaN with one
+    room); ``rooms`` counts the rooms with at least k samples. ``k`` (default: the most samples of
     any cell) larger than the samples recorded is a ConfigError.
     """
     spec = sweep_spec(source) or {}
@@ -68,8 +70,11 @@ def passk(source: str | Path, *, tau: float | None = DEFAULT_TAU, setting: str |
         simulated = any(r.simulated for r in rows if r.policy == (root, sub, depth))
         for kk in range(1, k + 1):
             value, used = mean_pass_at_k(list(rooms.values()), kk)
+            _, low, high = bootstrap_ci([pass_at_k(len(o), sum(o), kk)
+                                         for _, o in sorted(rooms.items()) if len(o) >= kk])
             out.append({"root": root, "sub": sub, "depth": depth, "max_turns": turns, "k": kk,
-                        "pass_at_k": value, "rooms": used, "setting": setting, "tau": tau,
+                        "pass_at_k": value, "ci_low": low, "ci_high": high, "rooms": used,
+                        "setting": setting, "tau": tau,
                         "samples": max(len(s) for s in rooms.values()),
                         "simulated": simulated})
     return json_safe(out)

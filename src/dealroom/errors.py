@@ -7,6 +7,8 @@
     ├── ModelError             a model endpoint failed after retries (carries the model name)
     ├── SandboxError           the REPL worker could not be started or talked to
     └── BudgetExceeded         a turn, token, cost or time budget ran out (carries what was spent)
+
+    DealroomWarning (a UserWarning)  a result stands but may mislead; the CLI prints one line
 """
 
 from __future__ import annotations
@@ -16,6 +18,11 @@ from typing import Any
 
 class DealroomError(Exception):
     """Base of every error dealroom raises on purpose."""
+
+
+class DealroomWarning(UserWarning):
+    """A result that stands but may mislead (a setting unlike the sweep's, an interval over too
+    few rooms); raised with :func:`warnings.warn`, printed by the CLI as one yellow line."""
 
 
 class ConfigError(DealroomError):

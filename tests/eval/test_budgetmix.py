@@ -104,6 +104,12 @@ def test_runs_that_follow_the_plan_pass(followed):
     assert audit.ok, audit.to_dict()
     assert [r.max_turns for r in audit.runs] == [plan.entry(0, 0).max_turns,
                                                  plan.entry(0, 1).max_turns]
+    # the plan has 4 entries; only step 0's have runs, one each
+    assert [(e["step"], e["group"], e["runs"]) for e in audit.to_dict()["entries"]] == \
+        [(0, 0, 1), (0, 1, 1), (1, 0, 0), (1, 1, 0)]
+    assert [(e["step"], e["group"]) for e in audit.missing] == [(1, 0), (1, 1)]
+    twice = audit_budgetmix(plan, [runs[0], runs[0], runs[1]])  # a group of two rollouts
+    assert [e["runs"] for e in twice.entries] == [2, 1, 0, 0]
 
 
 def test_a_root_told_a_different_budget_is_caught(followed, tmp_path):
@@ -152,6 +158,8 @@ def test_cli_plan_and_audit(followed, small_room, tmp_path):
     ok = subprocess.run([*cli, "audit", str(tmp / "plan.json"), *map(str, runs)],
                         capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "2 of 4 plan entries have runs (runs per entry: 0 x2, 1 x2)" in ok.stdout
+    assert "2 entries have no runs: step 1 group 0" in ok.stdout
     bad = subprocess.run([*cli, "audit", str(tmp_path / "p.json"), str(runs[0]), "--json"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1
@@ -160,3 +168,33 @@ def test_cli_plan_and_audit(followed, small_room, tmp_path):
                               str(small_room), "--steps", "1", "--out", str(tmp_path / "q.json")],
                              capture_output=True, text=True, timeout=60)
     assert refused.returncode == 1 and "--budgets" in refused.stderr
+
+
+def test_cli_run_follows_a_plan_entry(followed, tmp_path, generated_room):
+    plan, runs, tmp = followed
+    entry = plan.entry(1, 1)
+    label = f"{tmp / 'plan.json'}:1:1"
+    cli = [sys.executable, "-m", "dealroom", "run", entry.room, "--harness", "toolloop",
+           "--root", "scripted"]
+    done = subprocess.run([*cli, "--out", str(tmp_path / "r"), "--budgetmix", label],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    config = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert config["budgetmix"] == {"plan": plan.id, "step": 1, "group": 1}
+    assert config["settings"]["max_turns"] == entry.max_turns
+    audit = audit_budgetmix(plan, [*runs, tmp_path / "r"])
+    assert audit.ok and [e["runs"] for e in audit.entries] == [1, 1, 0, 1]
+    for extra, message in (
+            (["--budgetmix", f"{tmp / 'plan.json'}:1"], "takes PLAN:STEP:GROUP"),
+            (["--budgetmix", f"{tmp / 'plan.json'}:2:0"], "no step 2 group 0"),
+            (["--budgetmix", label, "--max-turns", str(entry.max_turns + 1)],
+             f"has the turn budget {entry.max_turns}"),
+            (["--budgetmix", label, "--budget-hidden"], "leave out --budget-hidden")):
+        bad = subprocess.run([*cli, "--out", str(tmp_path / "bad"), *extra],
+                             capture_output=True, text=True, timeout=120)
+        assert bad.returncode == 1 and message in bad.stderr, bad.stderr
+    other = subprocess.run([sys.executable, "-m", "dealroom", "run", str(generated_room),
+                            "--out", str(tmp_path / "bad"), "--budgetmix", label],
+                           capture_output=True, text=True, timeout=120)
+    assert other.returncode == 1 and "give that room" in other.stderr
+    assert not (tmp_path / "bad").exists()

@@ -2,12 +2,13 @@
 criterion type and per (K,T) cell; and the refusal when there is nothing to pair."""
 
 import json
+import warnings
 
 import pytest
 from typer.testing import CliRunner
 
 from dealroom.cli import app
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, DealroomWarning
 from dealroom.eval import compare
 from dealroom.eval._results import parse_source
 
@@ -25,7 +26,9 @@ def two_policies(sweep_builder, rooms=("r1", "r2", "r3", "r4"), seeds=(0, 1)):
 
 def test_policies_of_one_sweep_pair_room_by_room_and_seed_by_seed(sweep_builder):
     path = two_policies(sweep_builder)
-    result = compare(f"{path}:root=scripted", f"{path}:root=scripted:coverage=0.3")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # four rooms: a real interval, no warning
+        result = compare(f"{path}:root=scripted", f"{path}:root=scripted:coverage=0.3")
     assert result["paired_on"] == ["room", "max_turns", "depth", "seed"]
     assert result["pairs"] == 8 and result["rooms"] == 4
     assert result["mean_diff"] == pytest.approx((0.2 * 4 + 0.3 * 4) / 8)
@@ -45,7 +48,9 @@ def test_budgets_that_differ_pair_on_room_and_seed(sweep_builder):
         sweep.episode(room, "scripted", max_turns=4, pass_rate=short)
         sweep.episode(room, "scripted", max_turns=8, pass_rate=long)
     path = sweep.write()
-    result = compare(f"{path}:max_turns=8", f"{path}:max_turns=4")
+    with pytest.warns(DealroomWarning, match=r"degenerate intervals .*over 2 rooms"):
+        result = compare(f"{path}:max_turns=8", f"{path}:max_turns=4")
+    assert (result["ci_low"], result["ci_high"]) == pytest.approx((0.3, 0.5))  # the two rooms
     assert result["paired_on"] == ["room", "depth", "seed"]
     assert result["pairs"] == 2 and result["mean_diff"] == pytest.approx(0.4)
     assert result["cells"] == []  # no turn budget in common

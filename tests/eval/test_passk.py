@@ -1,12 +1,15 @@
 """Pass@(K,T) in both settings, the table with its intervals, and what passk refuses."""
 
 import json
+import subprocess
+import sys
+import warnings
 
 import pytest
 from typer.testing import CliRunner
 
 from dealroom.cli import app
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, DealroomWarning
 from dealroom.eval import pass_at_k, passk, table
 from dealroom.harness import run_agent
 from dealroom.judge import judge_by_turn, judge_memo, judge_run
@@ -133,3 +136,56 @@ def test_the_commands_print_json_and_tables(sweep_builder):
     both = CliRunner().invoke(app, ["eval", "passk", str(path), "--all-pass", "--tau", "0.3"])
     assert isinstance(both.exception, ConfigError)
     assert CliRunner().invoke(app, ["eval", "table", str(path)]).exit_code == 0
+
+
+def test_the_table_orders_turn_budgets_as_numbers(sweep_builder):
+    sweep = sweep_builder(max_turns=[4, 16, 32])
+    for turns in (32, 16, 4):
+        sweep.episode("r1", "scripted", max_turns=turns, pass_rate=0.5)
+    rows = table(sweep.write(), by=["max_turns"])
+    assert [r["max_turns"] for r in rows] == [4, 16, 32]
+
+
+def test_an_unknown_selector_key_names_the_keys(sweep_builder):
+    sweep = sweep_builder()
+    sweep.episode("r1", "scripted", pass_rate=0.5)
+    path = sweep.write()
+    for run in (lambda s: passk(s), lambda s: table(s)):
+        with pytest.raises(ConfigError, match="unknown selector key 'policy'.*root, sub, depth, "
+                                              "max_turns, room, seed"):
+            run(f"{path}:policy=scripted")
+    assert table(f"{path}:root=scripted")[0]["episodes"] == 1
+
+
+def test_the_visible_setting_of_a_budget_hidden_sweep_is_warned_about(sweep_builder):
+    sweep = sweep_builder(max_turns=[4, 8], budget_visible=False)
+    sweep.episode("r1", "scripted", max_turns=8, pass_rate=0.6, by_turn=[0.0] * 4 + [0.6] * 4)
+    path = sweep.write()
+    with pytest.warns(DealroomWarning, match="budget-hidden sweep"):
+        assert passk(path, setting="visible")[0]["setting"] == "visible"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert {r["setting"] for r in passk(path)} == {"truncation"}
+        visible = sweep_builder("visible", max_turns=[4, 8])
+        visible.episode("r1", "scripted", max_turns=8, pass_rate=0.6, by_turn=[0.6] * 8)
+        assert passk(visible.write(), setting="truncation")[0]["max_turns"] == 4
+    shown = subprocess.run([sys.executable, "-m", "dealroom", "eval", "passk", str(path),
+                            "--setting", "visible"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and "warning: " in shown.stderr
+    assert "budget-hidden sweep" in shown.stderr and "Traceback" not in shown.stderr
+
+
+def test_an_interval_over_three_rooms_is_warned_about(sweep_builder):
+    sweep = sweep_builder()
+    for room, rate in (("r1", 0.2), ("r2", 0.4), ("r3", 0.9), ("r4", 0.5)):
+        sweep.episode(room, "scripted", pass_rate=rate)
+        if room != "r4":
+            sweep.episode(room, "scripted", sub="local", pass_rate=rate)
+    path = sweep.write()
+    with pytest.warns(DealroomWarning, match=r"degenerate intervals \(1 of 2 groups over 3 "):
+        rows = table(path, by=["sub"])
+    local = next(r for r in rows if r["sub"] == "local")
+    assert (local["ci_low"], local["ci_high"]) == pytest.approx((0.2, 0.9))  # lowest, highest
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table(f"{path}:sub=oracle")

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from dealroom.errors import ConfigError, ModelError
-from dealroom.eval import PrefixPool, pool_prefixes
+from dealroom.eval import PrefixPool, pool_prefixes, run_sweep
 from dealroom.harness import fork_run, run_agent
 from dealroom.models import ScriptedModel
 
@@ -100,3 +101,49 @@ def test_cli_prefixes_refuses_a_used_folder(sweep, tmp_path):
                            text=True, timeout=60)
     assert again.returncode == 1 and "already holds files" in again.stderr
     assert len((tmp_path / "pool" / "prefixes.jsonl").read_text().splitlines()) == 2
+
+
+@pytest.fixture(scope="module")
+def scripted_sweep(generated_room, tmp_path_factory):
+    """An offline sweep (scripted root, oracle sub, reference judge), kept two folders deep."""
+    tmp = tmp_path_factory.mktemp("offline")
+    spec = tmp / "spec.toml"
+    spec.write_text(f'rooms = ["{generated_room}"]\nroots = ["scripted", "scripted:coverage=0.3"]\n'
+                    'subs = ["oracle"]\nmax_turns = [4, 8]\n')
+    run_sweep(spec, tmp / "studies" / "a" / "sweep", workers=1)
+    return tmp / "studies"
+
+
+def test_an_offline_scripted_sweep_yields_failure_points_of_the_new_kinds(scripted_sweep,
+                                                                          tmp_path):
+    sweep = scripted_sweep / "a" / "sweep"
+    runs = {e["id"]: e for e in json.loads((sweep / "sweep.json").read_text())["episodes"]}
+    assert all(e["status"] == "done" for e in runs.values())
+    old = pool_prefixes([scripted_sweep], tmp_path / "old",
+                        kinds=["cell_error", "failed_wave", "no_code", "low_budget"])
+    assert old.prefixes == []  # nothing fails on its own offline: the pool was empty
+    pool = pool_prefixes([scripted_sweep], tmp_path / "pool", kinds=["failed_run", "turn=2"])
+    assert {p.kind for p in pool.prefixes} == {"failed_run", "turn=2"}
+    failed = {p.run for p in pool.prefixes if p.kind == "failed_run"}
+    assert failed == {str((sweep / "episodes" / i).resolve()) for i, e in runs.items()
+                      if e["pass_rate"] < 0.5}
+    for run in failed:  # every turn a fork can continue: 1 .. the turn before the last
+        turns = [p.turn for p in pool.prefixes if p.run == run and p.kind == "failed_run"]
+        last = json.loads((Path(run) / "metrics.json").read_text())["behaviour"]["turns"]
+        assert turns == list(range(1, last))
+    second = [(p.run, p.remaining) for p in pool.prefixes if p.kind == "turn=2"]
+    assert len(second) == 4 and {r for _, r in second} == {2, 6}
+    assert pool.info["counts"] == {"failed_run": len(pool.prefixes) - 4, "turn=2": 4}
+
+
+def test_a_selector_chooses_the_runs_pooled(scripted_sweep, tmp_path):
+    sweep = scripted_sweep / "a" / "sweep"
+    pool = pool_prefixes([f"{sweep}:root=scripted,max_turns=8"], tmp_path / "pool",
+                         kinds=["turn=3"])
+    assert [(Path(p.run).parent.name, Path(p.run).name) for p in pool.prefixes] == \
+        [("scripted__oracle", "d1-T8-s0")]
+    assert pool.info["sources"] == [f"{sweep.resolve()}:root=scripted,max_turns=8"]
+    with pytest.raises(ConfigError, match="unknown selector key 'model'.*root, sub, depth"):
+        pool_prefixes([f"{sweep}:model=x"], tmp_path / "other")
+    with pytest.raises(ConfigError, match="unknown prefix kind turn=0"):
+        pool_prefixes([sweep], tmp_path / "other", kinds=["turn=0"])

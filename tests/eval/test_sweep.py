@@ -120,6 +120,30 @@ def test_every_episode_is_a_judged_run_folder(small_sweep):
     assert record["spec"]["samples"] == 2 and record["counts"] == {"done": 8}
 
 
+def test_the_sweep_time_includes_generating_its_rooms(tmp_path, monkeypatch):
+    """A clock that jumps 1000 s while a room is generated: the sweep's time holds the jump."""
+    import types
+
+    import dealroom.room
+    from dealroom.eval import _sweep
+
+    jump = [0.0]
+    clock = types.SimpleNamespace(monotonic=lambda: time.monotonic() + jump[0])
+    real = dealroom.room.generate_room
+
+    def slow(*args, **kwargs):
+        jump[0] += 1000.0
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_sweep, "time", clock)
+    monkeypatch.setattr(dealroom.room, "generate_room", slow)
+    spec = write_spec(tmp_path / "spec.toml", 'roots = ["scripted"]\nsubs = ["oracle"]\n'
+                      'max_turns = [2]\n[[generate]]\ndocs = 8\nsecret = "s"\n')
+    result = run_sweep(spec, tmp_path / "out", workers=1)
+    assert result.done == 1 and jump[0] == 1000.0
+    assert result.seconds >= 1000.0
+
+
 def test_running_it_again_skips_what_is_done_and_another_spec_is_refused(small_sweep, tmp_path):
     spec, out, _, _ = small_sweep
     before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
@@ -223,6 +247,11 @@ def _kill_and_resume(tmp_path: Path, room: Path, sub: str) -> None:
         assert len(calls) == len(set(calls)), f"{entry['id']}: a model call was repeated"
     assert all(any(e["type"] == "resumed" for e in RunFolder.open(r).events())
                for r in interrupted)
+    resumed = {i for i, e in index.items() if e["resumed"]}  # sweep.json records them
+    assert {str(r.relative_to(out / "episodes")) for r in interrupted} <= resumed
+    for i in index:
+        events = RunFolder.open(out / "episodes" / i).events()
+        assert (i in resumed) == any(e["type"] == "resumed" for e in events)
 
 
 @pytest.mark.slow
@@ -271,3 +300,30 @@ def test_the_embedded_local_model_runs_in_a_sweep(tmp_path):
     calls = [e for e in folder.events() if e["type"] == "model_call" and e["role"] == "sub"]
     assert calls and all(e["error"] is None for e in calls)
     assert folder.scores() is not None
+
+
+def test_sweep_json_keeps_a_digest_of_the_generator_secret_and_old_records_resume(tmp_path):
+    secret = "s3cr3t-of-the-sweep"
+    digest = hashlib.sha256(secret.encode()).hexdigest()
+    text = ('roots = ["scripted"]\nsubs = ["oracle"]\nmax_turns = [3]\n'
+            f'[[generate]]\ndocs = 6\nseed = 2\nsecret = "{secret}"\nname = "gen"\n')
+    spec = write_spec(tmp_path / "spec.toml", text)
+    out = tmp_path / "out"
+    first = run_sweep(spec, out, workers=1)
+    assert (first.episodes, first.done) == (1, 1)
+    raw = (out / "sweep.json").read_text()
+    assert secret not in raw and raw.count(digest) == 2  # the spec and the room
+    generation = json.loads((out / "rooms/gen/answer_key/generation.json").read_text())
+    assert generation["secret"] == secret  # kept where the sandbox hides it
+    old = json.loads(raw)  # a sweep.json written before digests: the secret in plain
+    old["spec"]["generate"][0] = {**old["spec"]["generate"][0], "secret": secret}
+    del old["spec"]["generate"][0]["secret_sha256"]
+    old["rooms"][0]["generated"]["secret"] = old["rooms"][0]["generated"].pop("secret_sha256")
+    old["rooms"][0]["generated"]["secret"] = secret
+    (out / "sweep.json").write_text(json.dumps(old))
+    again = run_sweep(spec, out, workers=1)
+    assert (again.skipped, again.done) == (1, 1)
+    assert secret not in (out / "sweep.json").read_text()
+    other = write_spec(tmp_path / "other.toml", text.replace(secret, "another"))
+    with pytest.raises(ConfigError, match="sweep of another spec .*differs in generate"):
+        run_sweep(other, out)

@@ -111,3 +111,81 @@ def copied_sweep(scripted_run, tmp_path_factory) -> Path:
     (sweep / "sweep.json").write_text(json.dumps({"version": 1, "spec": spec,
                                                   "episodes": entries}))
     return sweep
+
+
+QUIT = "```python\nsubmit()\n```"
+
+
+@pytest.fixture(scope="session")
+def small_generated_room(tmp_path_factory) -> Path:
+    """A generated 12-document room: with ``generated_room``, rooms of two sizes."""
+    from dealroom.room import generate_room
+
+    room = tmp_path_factory.mktemp("generated") / "g12"
+    generate_room(room, docs=12, seed=3, secret="tests", tokens=12_000)
+    return room
+
+
+@pytest.fixture(scope="session")
+def recovery_folder(generated_room, tmp_path_factory) -> Path:
+    """A real ``dealroom eval recover`` folder: a run that replies without code (turn 1) and
+    raises (turn 2), pooled, each prefix continued twice by the scripted root."""
+    from dealroom.eval import pool_prefixes, recover
+    from dealroom.harness import run_agent
+    from dealroom.models import ScriptedModel
+
+    tmp = tmp_path_factory.mktemp("recovery")
+    root = ScriptedModel(["Let me think.", "```python\nprint(undefined_name)\n```", QUIT])
+    run_agent(generated_room, tmp / "runs" / "episodes" / "a", root=root, sub="oracle",
+              max_turns=6)
+    pool = pool_prefixes([tmp / "runs"], tmp / "pool")
+    recover(pool.path, ["scripted"], 2, tmp / "rec")
+    return tmp / "rec"
+
+
+def _metrics(coverage: float, cost: float, sub_calls: int) -> dict:
+    return {"usage": {"total": {"input_tokens": 1000, "output_tokens": 100, "cost_usd": cost},
+                      "by_role": {"root": {"input_tokens": 100, "output_tokens": 50}}},
+            "behaviour": {"sub_calls": sub_calls, "turns": 3},
+            "coverage": {"coverage": coverage}, "wall_s": 2.0}
+
+
+@pytest.fixture
+def mixed_sources(sweep_builder, generated_room, small_generated_room, recovery_folder):
+    """A budget-visible sweep (T = 4 and 16, 3 samples, rooms of 12 and 20 documents), a
+    hidden-budget sweep (its runs at T = 16 judged by turn) and a recovery folder."""
+    rooms = {"g12": small_generated_room, "g20": generated_room}
+    visible = sweep_builder("vis", max_turns=[4, 16], samples=3)
+    hidden = sweep_builder("hid", max_turns=[4, 16], samples=3, budget_visible=False)
+    for name, room in rooms.items():
+        docs = 12 if name == "g12" else 20
+        for seed in range(3):
+            for turns in (4, 16):
+                rate = (0.2 if turns == 4 else 0.6) + 0.1 * seed + (0.1 if docs == 20 else 0)
+                calls = 2 + seed if turns == 4 else docs // 2
+                visible.episode(name, "scripted", max_turns=turns, seed=seed, pass_rate=rate,
+                                room_path=str(room), by_type={"fact": rate, "citation": 0.5},
+                                by_turn=[rate / 2, rate],
+                                metrics=_metrics(0.0 if seed == 0 else 0.01 * turns * (seed + 1),
+                                                 0.1 * rate, calls))
+            by_turn = [min(1.0, 0.05 * t + 0.1 * seed) for t in range(1, 17)]
+            hidden.episode(name, "scripted", max_turns=16, seed=seed, pass_rate=by_turn[-1],
+                           room_path=str(room), by_turn=by_turn,
+                           metrics=_metrics(0.3, 0.0, docs // 2))
+    return [visible.write(), hidden.write(), recovery_folder]
+
+
+@pytest.fixture
+def roots_sweep(sweep_builder):
+    """Two roots x two rooms x depth 1 and 2 x two samples at T = 8, with costs: the grid,
+    depth and difference plots."""
+    sweep = sweep_builder("roots", max_turns=[8], samples=2)
+    for room in ("r1", "r2"):
+        for root, base in (("a", 0.8), ("b", 0.3)):
+            for depth in (1, 2):
+                for seed in (0, 1):
+                    rate = base - 0.1 * seed - 0.2 * (depth - 1) + (0.1 if room == "r2" else 0)
+                    sweep.episode(room, root, depth=depth, seed=seed, pass_rate=rate,
+                                  all_pass=rate > 0.6, by_type={"fact": rate, "citation": 0.5},
+                                  metrics=_metrics(0.5 * rate, 0.1 + rate, 4))
+    return sweep.write()

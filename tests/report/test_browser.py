@@ -4,6 +4,7 @@ episode → trace, citation → page text, sub-call → its prompt and answer. S
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -44,8 +45,8 @@ def test_the_report_draws_every_plot_and_an_episode_opens_its_trace(browser, cop
     assert set(drawn) == expected and len(expected) >= 6
     assert all(n > 0 for n in drawn.values()), drawn
     assert browser.evaluate("document.querySelectorAll('table.headline tbody tr').length") == 2
-    browser.click("table.headline th:nth-child(4)")  # sort by pass rate, twice
-    browser.click("table.headline th:nth-child(4)")
+    browser.click("table.headline th:nth-child(7)")  # sort by pass rate, twice
+    browser.click("table.headline th:nth-child(7)")
     first = browser.evaluate("document.querySelector('table.headline tbody td').textContent")
     best = max(report["headline"], key=lambda r: r["pass_rate"])["policy"]
     assert first.startswith(best)
@@ -117,3 +118,73 @@ def test_a_long_timeline_loads_as_it_scrolls(browser, scripted_run, tmp_path, mo
     assert browser.wait_for("document.querySelector('#more').hidden")
     browser.screenshot(ARTIFACTS / "viewer-scripted.png", full_page=True)
     assert browser.errors == []
+
+
+def _width(browser, width: int) -> None:
+    browser.send("Emulation.setDeviceMetricsOverride", session=browser.session, width=width,
+                 height=900, deviceScaleFactor=1, mobile=False)
+
+
+def _shoot_figures(browser, folder: Path) -> dict[str, dict[str, float]]:
+    """A PNG of each figure and section (its box on the page) into ``folder``; the boxes."""
+    boxes = browser.evaluate(
+        "Object.fromEntries(Array.from(document.querySelectorAll('figure.plot, section[id]'))"
+        ".map(f => {"
+        "const r = f.getBoundingClientRect(); return [f.id, {x: r.left + scrollX, "
+        "y: r.top + scrollY, width: r.width, height: r.height}]}))")
+    for name, box in boxes.items():
+        data = browser.send("Page.captureScreenshot", session=browser.session, format="png",
+                            captureBeyondViewport=True, clip={**box, "scale": 1})["data"]
+        (folder / f"{name}.png").write_bytes(base64.b64decode(data))
+    return boxes
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_every_plot_of_a_mixed_report_reads_at_two_widths(browser, mixed_sources, roots_sweep,
+                                                          tmp_path, width):
+    """Sweeps in both settings, one of two roots at two depths, and a recovery folder: every
+    plot drawn, inside the page at 1400 and 800 px, stating n, tau and the setting; a scatter
+    point opens its trace."""
+    index = build_report([*mixed_sources, roots_sweep], tmp_path / "rep",
+                         title="Visible, hidden, recovered")
+    report = json.loads((tmp_path / "rep" / "report.json").read_text())
+    folder = ARTIFACTS / f"mixed-{width}"
+    folder.mkdir(parents=True, exist_ok=True)
+    browser.errors.clear()
+    _width(browser, width)
+    try:
+        browser.open(index.as_uri())
+        browser.screenshot(folder / "report.png", full_page=True)
+        drawn = marks(browser)
+        expected = {f"plot-{k}" for k, (key, _, _) in PLOTS.items()
+                    if "note" not in report["plots"][key]}
+        assert set(drawn) == expected == {f"plot-{k}" for k in PLOTS}, drawn
+        assert all(n > 0 for n in drawn.values()), drawn
+        boxes = _shoot_figures(browser, folder)
+        assert all(b["x"] >= 0 and b["x"] + b["width"] <= width for b in boxes.values()), boxes
+        texts = browser.evaluate("Object.fromEntries(Array.from(document.querySelectorAll("
+                                 "'figure.plot')).map(f => [f.id, f.querySelector('svg')"
+                                 ".textContent]))")
+        for name, text in texts.items():
+            assert "n = " in text and "tau " in text and "setting " in text, name
+        assert "setting truncation, visible" in texts["plot-passk_curves"]
+        assert "tau 0.5" in texts["plot-passk_curves"]
+        ticks = browser.evaluate("Array.from(document.querySelectorAll('#plot-pass_coverage "
+                                 "g[id^=xtick] text')).map(t => t.textContent)")
+        assert len(ticks) >= 3 and all(t.endswith("%") for t in ticks), ticks
+        links = browser.evaluate("Array.from(document.querySelectorAll('#plot-pass_coverage "
+                                 "a')).map(a => a.getAttribute('href'))")
+        traces = {e["trace"] for e in report["episodes"] if e["kind"] == "episode"}
+        assert links and set(links) <= traces
+        point = browser.evaluate(
+            "(() => { const a = document.querySelector('#plot-pass_coverage a');"
+            "a.scrollIntoView({block: 'center'});"
+            "const r = a.getBoundingClientRect();"
+            "return [a.getAttribute('href'), r.left + r.width / 2, r.top + r.height / 2]})()")
+        for kind in ("mousePressed", "mouseReleased"):
+            browser.send("Input.dispatchMouseEvent", session=browser.session, type=kind,
+                         x=point[1], y=point[2], button="left", clickCount=1)
+        browser.wait_for(f"location.pathname.endsWith({json.dumps('/' + point[0])})")
+        assert browser.errors == []
+    finally:
+        browser.send("Emulation.clearDeviceMetricsOverride", session=browser.session)

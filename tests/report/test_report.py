@@ -49,14 +49,16 @@ def test_the_headline_and_plots_hold_the_numbers_of_eval(sweep_builder, tmp_path
         assert row["root_share"] == pytest.approx(150 / 1100)
         assert (row["sub_calls"], row["turns"], row["wall_s"]) == (4, 3, 2.0)
     plots = report["plots"]
-    assert [c for c in report["passk"] if c["k"] == 1] == \
-        [c for c in passk(sweep) if c["k"] == 1]
-    assert set(plots["passk_curves"]["policies"]) == {"a / oracle / d1", "a / oracle / d2",
-                                                      "b / oracle / d1", "b / oracle / d2"}
+    assert [{**c, "source": "sweep"} for c in passk(sweep) if c["k"] == 1] == \
+        [c for c in report["passk"] if c["k"] == 1]
+    assert set(plots["passk_curves"]["policies"]) == {
+        f"{p} · sweep · visible" for p in ("a / oracle / d1", "a / oracle / d2",
+                                           "b / oracle / d1", "b / oracle / d2")}
     assert plots["depth"]["pairs"][0][:2] == pytest.approx([0.75, 0.55])
     assert plots["grid"]["roots"] == ["a", "b"]
-    assert plots["by_turn"]["series"]["a / oracle / rlm / d1"] == \
-        [[1, pytest.approx(0.375)], [2, pytest.approx(0.75)]]
+    line = plots["by_turn"]["series"]["a / oracle / rlm / d1 · sweep · visible · T=8"]
+    assert [p[:2] for p in line] == [[1, pytest.approx(0.375)], [2, pytest.approx(0.75)]]
+    assert line[0][2:] == [pytest.approx(0.375)] * 2  # both rooms agree: a zero-width interval
     assert plots["by_type"]["types"] == ["citation", "fact"]
     assert "note" in plots["delegation"]  # rooms of one size (no room folders here)
     html = (tmp_path / "rep" / "index.html").read_text()

@@ -85,6 +85,46 @@ def test_a_link_made_after_the_index_was_built_still_stops_the_room(tmp_path, sh
         ensure_index(room)
 
 
+RUBRIC = {"criteria": [{"id": "C-1", "title": "Fee",
+                         "match_criteria": "PASS if the memo states the fee of $4,488,000."}]}
+
+
+@pytest.mark.parametrize("hidden", ["task.json", "answer_key/findings.json",
+                                    "answer_key/deep/generation.json"])
+@pytest.mark.parametrize("indexed_first", [False, True])
+def test_a_document_hard_linked_to_a_hidden_file_is_refused(tmp_path, hidden, indexed_first):
+    room = make_room(tmp_path / "room")
+    secret = room / hidden
+    secret.parent.mkdir(parents=True, exist_ok=True)
+    secret.write_text(json.dumps(RUBRIC))
+    if indexed_first:  # the link made after a clean index was built
+        Room.open(room).close()
+    (room / CHARTER).unlink()
+    os.link(secret, room / CHARTER)
+    with pytest.raises(RoomError, match=f"D00001: {CHARTER} is a hard link to the room's "
+                                        f"{hidden}"):
+        Room.open(room)
+    with pytest.raises(RoomError, match="hard link"):
+        build_index(room)
+    errors = [p for p in validate_room(room, deep=True) if p.level == "error"]
+    assert errors and all("match_criteria" not in str(p) for p in errors)
+
+
+def test_grep_never_returns_the_rubric(tmp_path):
+    room = make_room(tmp_path / "room")
+    (room / "task.json").write_text(json.dumps(RUBRIC))
+    (room / CHARTER).unlink()
+    os.link(room / "task.json", room / CHARTER)
+    with pytest.raises(RoomError, match="hard link"):
+        Room.open(room).grep("match_criteria")
+    (room / CHARTER).unlink()
+    (room / "task.json").rename(room / "rubric.json")  # the link stays; no longer the rubric
+    os.link(room / "rubric.json", room / CHARTER)
+    (room / "task.json").write_text(json.dumps(RUBRIC))
+    with Room.open(room) as opened:  # a document with several names (not hidden) is read
+        assert [h.doc for h in opened.grep("match_criteria")] == ["D00001"]
+
+
 def test_a_linked_documents_folder_is_refused(tmp_path, shadow):
     room = make_room(tmp_path / "room")
     (shadow.parent / "01 Corporate" / "1.1 Charter").mkdir(parents=True)

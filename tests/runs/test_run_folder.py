@@ -138,10 +138,12 @@ def test_find_runs_expands_folders_of_runs_and_sweeps(tmp_path):
     s2 = run(tmp_path / "sweep" / "episodes" / "room1" / "k1")
     s3 = run(tmp_path / "sweep" / "episodes" / "room2")
     nested = run(tmp_path / "runs" / "old-sweep" / "episodes" / "e0")
+    deep = run(tmp_path / "runs" / "x" / "y" / "sweep" / "episodes" / "e0")
+    run(tmp_path / "runs" / ".trash" / "old")
     assert find_runs([a]) == [a]
-    assert find_runs([tmp_path / "runs"]) == [a, b, nested]
+    assert find_runs([tmp_path / "runs"]) == [a, b, nested, deep]
     assert find_runs([tmp_path / "sweep"]) == [s1, s2, s3]
-    assert find_runs([a, tmp_path / "runs", b]) == [a, b, nested]  # each once, in order
+    assert find_runs([a, tmp_path / "runs", b]) == [a, b, nested, deep]  # each once, in order
     with pytest.raises(ConfigError, match="is not a run folder"):
         find_runs([tmp_path / "nope"])
     with pytest.raises(ConfigError, match="no run folders found"):

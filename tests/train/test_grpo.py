@@ -409,3 +409,27 @@ def test_the_trl_engine_trains_the_same_rollouts_through_grpotrainer(tiny_model_
             assert torch.equal(weight, base[name]), name
     with pytest.raises(ConfigError, match="engine trl takes one optimizer step"):
         GRPOSettings(engine="trl", eval_every=2)
+
+
+def test_train_json_keeps_a_digest_of_the_generator_secret_and_old_records_resume(tmp_path):
+    import hashlib
+
+    from dealroom.train._grpo import _prepare_out
+
+    secret = "s3cr3t-of-the-training"
+    data = {"model": "hf:local", "sub": "oracle",
+            "generate": [{"docs": 6, "seed": 1, "secret": secret}]}
+    spec = spec_from_dict(data)
+    out = tmp_path / "CKPT"
+    assert _prepare_out(out, spec, resume=False) == 0
+    raw = (out / "train.json").read_text()
+    assert secret not in raw and hashlib.sha256(secret.encode()).hexdigest() in raw
+    old = json.loads(raw)  # a train.json written before digests: the secret in plain
+    generated = old["spec"]["generate"][0]
+    generated["secret"] = secret
+    del generated["secret_sha256"]
+    (out / "train.json").write_text(json.dumps(old))
+    assert _prepare_out(out, spec, resume=True) == 0
+    other = spec_from_dict({**data, "generate": [{"docs": 6, "seed": 1, "secret": "another"}]})
+    with pytest.raises(ConfigError, match="spec differs"):
+        _prepare_out(out, other, resume=True)

@@ -4,18 +4,20 @@ Commands live in small modules by area (``_room``, ``_ingest``, ``_run``, ``_jud
 is the REPL's terminal loop); each parses flags, calls public functions of the API and renders
 the result with the ``display*`` modules, where all rendering lives. Errors are rendered once
 here: a :class:`~dealroom.errors.DealroomError` prints one red line (its text as written, never
-read as markup) and exits 1, Ctrl-C exits 130.
+read as markup) and exits 1, Ctrl-C exits 130; a :class:`~dealroom.errors.DealroomWarning`
+prints one yellow line and the command goes on.
 """
 
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Any
 
 import typer
 from typer.core import TyperGroup
 
-from dealroom.errors import DealroomError
+from dealroom.errors import DealroomError, DealroomWarning
 
 WORKFLOW: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Rooms", ("generate", "ingest", "cuad", "lab", "inspect", "validate", "repl")),
@@ -107,8 +109,17 @@ _arrange()
 
 def main() -> None:
     """Entry point of the ``dealroom`` script."""
-    from dealroom.cli.display import render_error, render_interrupted
+    from dealroom.cli.display import render_error, render_interrupted, render_warning
 
+    shown = warnings.showwarning
+
+    def show(message, category, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if issubclass(category, DealroomWarning):
+            render_warning(message)
+        else:
+            shown(message, category, *args, **kwargs)
+
+    warnings.showwarning = show
     try:
         code = app(standalone_mode=False)  # returns typer.Exit's code in this mode
     except KeyboardInterrupt:

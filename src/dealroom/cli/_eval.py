@@ -31,8 +31,8 @@ def sweep(
 
 TAU_HELP = "Success: a criteria pass rate of at least X (default 0.5)."
 ALL_PASS_HELP = "Success: every criterion passed (LAB's score)."
-SETTING_HELP = ("Pass@(K,T) from runs per T (visible) or T_max runs as of turn T (truncation); "
-                "default: the sweep's budget_visible.")
+SETTING_HELP = ("Pass@(K,T) from runs per T (visible) or T_max runs as of turn T (truncation, "
+                "also on budget-visible sweeps); default: the sweep's budget_visible.")
 
 
 def _tau(tau: float | None, all_pass: bool) -> float | None:

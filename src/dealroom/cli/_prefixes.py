@@ -13,21 +13,24 @@ from dealroom.cli.display_prefixes import render_pool
 
 @eval_app.command()
 def prefixes(
-    sweeps: list[Path] = typer.Argument(..., help="Sweeps, run folders, or folders of them."),
+    sweeps: list[str] = typer.Argument(
+        ..., help="Sweeps, run folders, or folders of them (any depth); SWEEP:root=... selects."),
     out: Path = typer.Option(..., "--out", help="New pool folder (pool.json, prefixes.jsonl)."),
     kinds: list[str] = typer.Option(
         None, "--kinds",
         help="Kinds to pool (comma-separated or repeated): cell_error, failed_wave, no_code, "
-             "low_budget, tool_error; default all."),
+             "low_budget, tool_error, failed_run, turn=J; default all but turn=J."),
     near: float = typer.Option(
         0.25, "--near", help="Share of the turn budget left that counts as nearly spent."),
+    tau: float = typer.Option(
+        0.5, "--tau", help="failed_run: a judged run with a pass rate below X failed."),
     as_json: bool = typer.Option(False, "--json", help="Print pool.json instead of a table."),
 ) -> None:
     """Pool the failure points of recorded runs: (run, turn j, kind, remaining budget T-j)."""
     from dealroom.eval import pool_prefixes
 
     chosen = [k.strip() for given in kinds or [] for k in given.split(",") if k.strip()]
-    pool = pool_prefixes(sweeps, out, chosen or None, near)
+    pool = pool_prefixes(sweeps, out, chosen or None, near, tau)
     if as_json:
         render_json(pool.info, indent=2)
         return
@@ -49,10 +52,13 @@ def recover(
     backend: str = typer.Option("process", "--backend", help="process (a local pool) or ray."),
     address: str = typer.Option(None, "--address", help="A running Ray cluster (--backend ray)."),
     models: Path = typer.Option(None, "--models", help="Models file naming the policies."),
+    tau: float = typer.Option(
+        0.5, "--tau", help="Success: a continuation's pass rate of at least X (default 0.5)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
 ) -> None:
     """Continue every prefix K times with each policy; report per policy and kind next-step
-    quality, recovery rate, final pass rate and turns used, paired on the same prefixes.
+    quality, recovery rate, success (pass rate >= tau), beating the original, Pass@k over the
+    K continuations, final pass rate and turns used, paired on the same prefixes.
     Running it again skips finished continuations and resumes interrupted ones."""
     from dealroom.cli.display_prefixes import continuation_progress, render_recovery
     from dealroom.eval import recover as recover_prefixes
@@ -62,7 +68,7 @@ def recover(
         report = recover_prefixes(pool, roots, k, out, judge=judge, sub=sub,
                                   temperature=temperature, kinds=chosen or None,
                                   workers=workers, backend=backend, address=address,
-                                  models_file=models, progress=progress)
+                                  models_file=models, progress=progress, tau=tau)
     if as_json:
         render_json(report, indent=2)
         return

@@ -13,8 +13,9 @@ from dealroom.cli import app
 @app.command()
 def report(
     sources: list[str] = typer.Argument(
-        ..., help="Sweep folders, folders of runs or run folders (each may carry a "
-                  ":root=...,sub=... selector)."),
+        ..., help="Sweep folders, folders of runs, run folders or recovery folders (each "
+                  "may carry a :root=...,sub=... selector); kept apart by source, setting "
+                  "and kind."),
     out: Path = typer.Option(..., "--out", help="The report folder (new, or a report's)."),
     title: str = typer.Option(None, "--title", help="The report's title."),
 ) -> None:

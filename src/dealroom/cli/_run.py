@@ -67,6 +67,9 @@ def run(
         help="End with status errors after N turns in a row without runnable code or with an "
              "exception (default 8; 0 never)."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP),
+    budgetmix: str = typer.Option(
+        None, "--budgetmix",
+        help="PLAN:STEP:GROUP: follow that BudgetMix plan entry (its T, recorded in config)."),
 ) -> None:
     """Run an agent on a data room; records go to the run folder as it works.
 
@@ -88,7 +91,12 @@ def run(
              "reasoning_history": reasoning_history, "compact_at": compact_at,
              "max_errors": max_errors}
     options: dict[str, Any] = {SETTING_OF_FLAG.get(flag, flag): v for flag, v in flags.items()}
-    with RunDisplay(max_turns=max_turns) as display:
+    if budgetmix is not None:
+        from dealroom.eval import budgetmix_run_options
+
+        options.update(budgetmix_run_options(budgetmix, room, max_turns=max_turns,
+                                             budget_visible=budget_visible))
+    with RunDisplay(max_turns=options["max_turns"]) as display:
         result = asyncio.run(run_agent_async(
             room, out, harness=harness, root=root, sub=sub, models_file=models,
             concurrency=concurrency, listeners=(display,), **options,

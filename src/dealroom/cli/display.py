@@ -37,6 +37,14 @@ def render_error(exc: BaseException) -> None:
     err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
 
 
+def render_warning(message: object) -> None:
+    """One yellow line: ``warning: <message>``, escaped as :func:`render_error` does."""
+    from rich.markup import escape
+
+    err_console.print(f"[bold yellow]warning:[/] {escape(str(message))}", highlight=False,
+                      soft_wrap=True)
+
+
 def render_run_result(result) -> None:  # type: ignore[no-untyped-def]
     """The end-of-run summary: status, turns, sub-calls, tokens, cost, coverage, paths."""
     from rich.table import Table

@@ -32,3 +32,14 @@ def render_audit(audit: dict[str, Any]) -> None:
         console.print(f"[bold red]{len(bad)} of {n} runs do not follow plan {audit['plan']}[/]")
     else:
         console.print(f"[bold green]all {n} runs follow plan {audit['plan']}[/]")
+    entries, missing = audit["entries"], audit["missing"]
+    counts = Counter(e["runs"] for e in entries)
+    console.print(f"{len(entries) - len(missing)} of {len(entries)} plan entries have runs "
+                  "(runs per entry: " + ", ".join(f"{runs} x{n}" for runs, n in
+                                                 sorted(counts.items())) + ")")
+    if missing:
+        listed = ", ".join(f"step {e['step']} group {e['group']} (T={e['max_turns']})"
+                           for e in missing[:12])
+        more = f" and {len(missing) - 12} more" if len(missing) > 12 else ""
+        console.print(f"[yellow]{len(missing)} entries have no runs: {listed}{more}[/]",
+                      soft_wrap=True)

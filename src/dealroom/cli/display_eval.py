@@ -143,13 +143,18 @@ def render_analysis(result: dict[str, Any]) -> None:
     cov, cost, dele = result["coverage_pass"], result["cost_pass"], result["delegation"]
     share, memo = result["root_share"], result["memo"]
     console.print(f"{result['episodes']} judged episodes")
-    console.print(f"coverage vs pass rate: Spearman {_num(cov['spearman'])}, Pearson on log "
-                  f"coverage {_num(cov['pearson_log'])} ({cov['n']} runs, "
-                  f"{cov['zero_coverage']} with no coverage)")
+    console.print(f"coverage vs pass rate: Spearman {_num(cov['spearman'])} (n = {cov['n']}), "
+                  f"Pearson on log coverage {_num(cov['pearson_log'])} (n = {cov['n_log']}); "
+                  f"{cov['zero_coverage']} runs with zero coverage, {cov['unmeasured']} "
+                  f"unmeasured; included: {cov['included']}")
     console.print(f"cost vs pass rate: Spearman {_num(cost['spearman'])}, Pearson "
-                  f"{_num(cost['pearson'])}")
-    console.print(f"sub-calls vs room size: Pearson {_num(dele['pearson_sub_calls_docs'])}; by "
-                  "root: " + ", ".join(f"{k} {_num(v)}" for k, v in dele["by_root"].items()))
+                  f"{_num(cost['pearson'])} (n = {cost['n']})")
+    console.print(f"sub-calls vs room size: Pearson {_num(dele['pearson_sub_calls_docs'])} "
+                  f"(n = {dele['n']}); by root: "
+                  + ", ".join(f"{k} {_num(v)}" for k, v in dele["by_root"].items())
+                  + "; by root and T: " + ", ".join(
+                      f"{k} T={t} {_num(v)}" for k, ts in dele["by_root_max_turns"].items()
+                      for t, v in ts.items()))
     console.print(f"root share of tokens: {_pct(share['input'])} of input, "
                   f"{_pct(share['output'])} of output")
     console.print(f"memo: incremental in {_pct(memo['incremental_rate'])} of "

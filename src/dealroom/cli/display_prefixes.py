@@ -40,13 +40,23 @@ def render_recovery(report: dict[str, Any], path: Path) -> None:
     """Per policy and kind, then each pair of policies on the same prefixes."""
     from rich.table import Table
 
-    table = Table("policy", "kind", "prefixes", "runs", "next step", "recovery", "pass rate",
+    k = str(report["k"])
+    table = Table("policy", "kind", "prefixes", "runs", "next step", "recovery",
+                  f"pass rate >= {report['tau']:g}", "beat original", f"Pass@{k}", "pass rate",
                   "turns", box=None)
     for r in report["by_policy"]:
+        nothing = r["original_passed_nothing"]
         table.add_row(r["root"], r["kind"], str(r["prefixes"]), str(r["continuations"]),
-                      _pct(r["next_step"]), _pct(r["recovery"]), _pct(r["pass_rate"]),
-                      _num(r["turns"]))
+                      _pct(r["next_step"]),
+                      _pct(r["recovery"]) + (f" [yellow]({nothing} vacuous)[/]" if nothing
+                                             else ""),
+                      _pct(r["success"]), _pct(r["beat_original"]), _pct(r["pass_at_k"][k]),
+                      _pct(r["pass_rate"]), _num(r["turns"]))
     console.print(table)
+    if report["original_passed_nothing"]:
+        console.print(f"[yellow]{len(report['original_passed_nothing'])} prefixes come from runs "
+                      "that passed no criterion: any continuation would \"recover\" them, so "
+                      "recovery leaves them out; read success and beat original there[/]")
     if report["paired"]:
         pairs = Table("B vs A", "kind", "pairs", "pass rate B-A", "recovery B-A",
                       "wins/losses/ties", "sign test p", box=None)

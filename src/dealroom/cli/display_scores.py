@@ -88,7 +88,7 @@ def render_summary(result: dict[str, Any]) -> None:
     )
     for r in result["runs"]:
         table.add_row(
-            r["run"] + (" [yellow](simulated sub)[/]" if r.get("simulated") else ""),
+            _run_name(r) + (" [yellow](simulated sub)[/]" if r.get("simulated") else ""),
             r["status"],
             _pct(r["pass_rate"]),
             _pct(r["coverage"]),
@@ -120,6 +120,14 @@ def render_summary(result: dict[str, Any]) -> None:
         + (f"; judge cost ${t['judge_cost_usd']:.2f}" if t["judge_cost_usd"] else "")
         + (f"; {t['unpriced_calls']} unpriced calls" if t["unpriced_calls"] else "")
     )
+
+
+def _run_name(row: dict[str, Any]) -> str:
+    """``room · policy · run`` (``g20 · scripted / oracle · d1-T16-s0``), escaped."""
+    from rich.markup import escape
+
+    parts = (Path(row["room"]).name if row.get("room") else "", row.get("policy"), row["run"])
+    return escape(" · ".join(p for p in parts if p))
 
 
 def _pct(value: float | None) -> str:

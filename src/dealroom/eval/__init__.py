@@ -3,13 +3,14 @@ metrics and analyses over them (Pass@(K,T), comparisons, the source's analyses),
 evaluation (failure points pooled from recorded runs, continued by each policy, compared), and
 BudgetMix plans and their audit."""
 
-from dealroom.eval._analyze import analyze
+from dealroom.eval._analyze import analyze, coverage_pass
 from dealroom.eval._budgetmix import (
     BudgetMixAudit,
     BudgetMixEntry,
     BudgetMixPlan,
     RunAudit,
     audit_budgetmix,
+    budgetmix_run_options,
     expand_rooms,
     make_budgetmix_plan,
 )
@@ -28,8 +29,8 @@ from dealroom.eval._metrics import (
 )
 from dealroom.eval._passk import passk, success, table
 from dealroom.eval._prefixes import PREFIX_KINDS, Prefix, PrefixPool, pool_prefixes
-from dealroom.eval._recover import recover
-from dealroom.eval._results import Row, load_rows
+from dealroom.eval._recover import recover, recovery_report
+from dealroom.eval._results import Row, load_rows, parse_source, sweep_spec
 from dealroom.eval._spec import (
     EpisodeSpec,
     GeneratedRoom,
@@ -63,19 +64,23 @@ __all__ = [
     "as_of",
     "audit_budgetmix",
     "bootstrap_ci",
+    "budgetmix_run_options",
     "cluster_bootstrap_ci",
     "compare",
+    "coverage_pass",
     "expand_rooms",
     "generated_room",
     "load_rows",
     "load_spec",
     "make_budgetmix_plan",
     "mean_pass_at_k",
+    "parse_source",
     "pass_at_k",
     "passk",
     "pearson_log",
     "pool_prefixes",
     "recover",
+    "recovery_report",
     "run_row",
     "run_sweep",
     "sign_test",
@@ -84,5 +89,6 @@ __all__ = [
     "spearman",
     "success",
     "summarize_runs",
+    "sweep_spec",
     "table",
 ]

@@ -1,11 +1,13 @@
 """``dealroom eval analyze``: the source's analyses over a sweep (SPEC.md, the seeds' figures).
 
-* coverage against pass rate: Spearman's rho, and Pearson's r on log10 coverage (the source
-  plots it on a log scale; runs with no coverage are counted apart);
+* coverage against pass rate (:func:`coverage_pass`, which ``dealroom report`` uses too):
+  Spearman's rho over every judged run whose coverage was measured, zero coverage included, and
+  Pearson's r on log10 coverage over those above 0 (the source plots it on a log scale);
 * cost against pass rate (Spearman and Pearson; offline policies cost nothing: NaN);
 * sub-calls against room size in documents (the source's delegation correlation, 0.17 -> 0.84
-  after SFT), over all episodes and per root;
-* the root's share of input and output tokens (source: 3.8% and 1.1%), pooled;
+  after SFT), over all episodes, per root, per turn budget T and per root and T;
+* the root's share of input and output tokens (source: 3.8% and 1.1%), pooled, per root and
+  per T;
 * incremental memo: the share of runs whose memo had sections before the last wave returned,
   and the turn of the first memo write (the first turn whose memo held a section);
 * depth 1 against depth 2 per room and policy: better, worse or same at depth 2, and how many
@@ -20,6 +22,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,28 +49,46 @@ def analyze(source: str | Path) -> dict[str, Any]:
     })
 
 
+COVERAGE_INCLUDED = ("judged runs with a measured coverage, zero coverage included; Pearson "
+                     "on log10 coverage over those with coverage > 0")
+
+
+def coverage_pass(coverage: Sequence[float], pass_rate: Sequence[float]) -> dict[str, Any]:
+    """Coverage against pass rate over judged runs (pairs with a NaN pass rate are left out):
+    ``n`` (runs with a measured coverage), ``unmeasured`` (runs without), ``zero_coverage``,
+    ``n_log`` (runs with coverage > 0), ``included`` (these rules in words), Spearman's rho over
+    the ``n`` runs and Pearson's r of log10 coverage over the ``n_log``.
+
+    >>> c = coverage_pass([0.0, 0.01, 0.1, float("nan")], [0.1, 0.2, 0.4, 0.9])
+    >>> c["n"], c["unmeasured"], c["zero_coverage"], c["n_log"], c["spearman"]
+    (3, 1, 1, 2, 1.0)
+    """
+    judged_ = [(c, p) for c, p in zip(coverage, pass_rate, strict=True) if _ok(p)]
+    have = [(c, p) for c, p in judged_ if _ok(c)]
+    xs, ys = [c for c, _ in have], [p for _, p in have]
+    return {"n": len(have), "unmeasured": len(judged_) - len(have),
+            "zero_coverage": sum(x == 0 for x in xs), "n_log": sum(x > 0 for x in xs),
+            "included": COVERAGE_INCLUDED, "spearman": spearman(xs, ys),
+            "pearson_log": pearson_log(xs, ys)}
+
+
 def _coverage(rows: list[Row]) -> dict[str, Any]:
-    have = [r for r in rows if not math.isnan(r.coverage)]
-    xs, ys = [r.coverage for r in have], [r.pass_rate for r in have]
-    return {"n": len(have), "zero_coverage": sum(x == 0 for x in xs),
-            "spearman": spearman(xs, ys), "pearson_log": pearson_log(xs, ys)}
+    return coverage_pass([r.coverage for r in rows], [r.pass_rate for r in rows])
 
 
 def _pair(rows: list[Row], key: str) -> dict[str, Any]:
     have = [r for r in rows if not math.isnan(getattr(r, key))]
     xs, ys = [getattr(r, key) for r in have], [r.pass_rate for r in have]
-    return {"n": len(have), "spearman": spearman(xs, ys), "pearson": correlation(xs, ys)}
+    return {"n": len(have), "included": f"judged runs with a measured {key}",
+            "spearman": spearman(xs, ys), "pearson": correlation(xs, ys)}
 
 
 def _delegation(rows: list[Row]) -> dict[str, Any]:
     def corr(group: list[Row]) -> float:
         return correlation([r.sub_calls for r in group], [r.docs for r in group])
 
-    by_root: dict[str, list[Row]] = defaultdict(list)
-    for r in rows:
-        by_root[r.root].append(r)
-    return {"n": len(rows), "pearson_sub_calls_docs": corr(rows),
-            "by_root": {root: corr(group) for root, group in sorted(by_root.items())}}
+    return {"n": len(rows), "included": "every judged run", "pearson_sub_calls_docs": corr(rows),
+            **_split(rows, corr)}
 
 
 def _share(rows: list[Row]) -> dict[str, Any]:
@@ -77,10 +98,23 @@ def _share(rows: list[Row]) -> dict[str, Any]:
                 "output": ratio(sum(r.root_output_tokens for r in group),
                                 sum(r.output_tokens for r in group))}
 
+    return {"n": len(rows), **pooled(rows), **_split(rows, pooled)}
+
+
+def _split(rows: list[Row], figure: Any) -> dict[str, Any]:
+    """``figure`` of the rows per root (``by_root``), per turn budget (``by_max_turns``, keyed
+    by T) and per root and T (``by_root_max_turns``: root -> T -> figure)."""
     by_root: dict[str, list[Row]] = defaultdict(list)
+    by_t: dict[int, list[Row]] = defaultdict(list)
+    both: dict[str, dict[int, list[Row]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
         by_root[r.root].append(r)
-    return {**pooled(rows), "by_root": {k: pooled(v) for k, v in sorted(by_root.items())}}
+        by_t[r.max_turns].append(r)
+        both[r.root][r.max_turns].append(r)
+    return {"by_root": {k: figure(v) for k, v in sorted(by_root.items())},
+            "by_max_turns": {str(t): figure(v) for t, v in sorted(by_t.items())},
+            "by_root_max_turns": {root: {str(t): figure(v) for t, v in sorted(ts.items())}
+                                  for root, ts in sorted(both.items())}}
 
 
 def _memo(rows: list[Row]) -> dict[str, Any]:
@@ -140,3 +174,7 @@ def _spread(values: list[float]) -> float:
 def _mean(values: Any) -> float:
     present = [v for v in values if not math.isnan(v)]
     return sum(present) / len(present) if present else math.nan
+
+
+def _ok(value: Any) -> bool:
+    return isinstance(value, int | float) and not math.isnan(value)

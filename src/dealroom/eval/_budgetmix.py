@@ -23,6 +23,7 @@ import json
 import math
 import random
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -110,6 +111,28 @@ class BudgetMixPlan:
         return plan
 
 
+def budgetmix_run_options(label: str, room: Path, *, max_turns: int | None = None,
+                          budget_visible: bool | None = None) -> dict[str, Any]:
+    """The ``run_agent`` keywords of ``dealroom run ROOM --budgetmix PLAN:STEP:GROUP``: the
+    entry's ``max_turns`` and its label; a ConfigError when the label is malformed, ``room``
+    is not the entry's room, ``max_turns`` is another budget, or the budget is hidden."""
+    path, step, group = (str(label).rsplit(":", 2) + ["", ""])[:3]
+    if not (step.isdigit() and group.isdigit()):
+        raise ConfigError(f"--budgetmix takes PLAN:STEP:GROUP (plan.json:0:3), not {label!r}")
+    plan = BudgetMixPlan.load(Path(path))
+    options = plan.run_options(int(step), int(group))
+    entry = plan.entry(int(step), int(group))
+    if str(Path(room).resolve()) != entry.room:
+        raise ConfigError(f"step {step} group {group} of {path} runs on {entry.room}, not "
+                          f"{room}: give that room")
+    if max_turns is not None and max_turns != entry.max_turns:
+        raise ConfigError(f"step {step} group {group} of {path} has the turn budget "
+                          f"{entry.max_turns}: leave out --max-turns {max_turns}")
+    if budget_visible is False:
+        raise ConfigError("a BudgetMix run is told 'Turn k of T': leave out --budget-hidden")
+    return options
+
+
 def make_budgetmix_plan(budgets: list[int], groups: int, rooms: Sequence[str | Path], steps: int,
                         seed: int = 0) -> BudgetMixPlan:
     """The plan of ``steps`` steps of ``groups`` groups over ``rooms`` (folders or globs) and
@@ -166,24 +189,36 @@ class RunAudit:
 
 @dataclass
 class BudgetMixAudit:
-    """Every run checked: ``ok`` when none has a violation."""
+    """Every run checked: ``ok`` when none has a violation; ``entries``: each entry of the plan
+    with the number of runs that name it (``missing``: those with none)."""
 
     plan: str
     runs: list[RunAudit]
+    entries: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return all(not r.violations for r in self.runs)
 
+    @property
+    def missing(self) -> list[dict[str, Any]]:
+        """The plan entries no run names."""
+        return [e for e in self.entries if not e["runs"]]
+
     def to_dict(self) -> dict[str, Any]:
-        return {"plan": self.plan, "ok": self.ok, "runs": [asdict(r) for r in self.runs]}
+        return {"plan": self.plan, "ok": self.ok, "runs": [asdict(r) for r in self.runs],
+                "entries": self.entries, "missing": self.missing}
 
 
 def audit_budgetmix(plan: BudgetMixPlan, run_dirs: list[Path]) -> BudgetMixAudit:
     """Check each run (expand sweeps first with :func:`dealroom.runs.find_runs`): it names an
     entry of ``plan``, ran on its room with its ``max_turns``, and its root was told "Turn k
-    of T" with that T on every turn it was called."""
-    return BudgetMixAudit(plan.id, [_audit_run(plan, Path(r)) for r in run_dirs])
+    of T" with that T on every turn it was called; and count the runs of each entry (a run
+    that names an entry counts for it even with violations)."""
+    runs = [_audit_run(plan, Path(r)) for r in run_dirs]
+    named = Counter((r.step, r.group) for r in runs if r.max_turns is not None)
+    entries = [{**asdict(e), "runs": named[(e.step, e.group)]} for e in plan.entries]
+    return BudgetMixAudit(plan.id, runs, entries)
 
 
 def _audit_run(plan: BudgetMixPlan, run_dir: Path) -> RunAudit:

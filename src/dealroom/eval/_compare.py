@@ -20,7 +20,7 @@ from typing import Any
 from dealroom._util.files import json_safe
 from dealroom.errors import ConfigError
 from dealroom.eval._metrics import cluster_bootstrap_ci, pass_at_k, sign_test
-from dealroom.eval._passk import DEFAULT_TAU, sample_cells
+from dealroom.eval._passk import DEFAULT_TAU, resolve_setting, sample_cells, warn_few_rooms
 from dealroom.eval._results import Row, judged, load_rows, sweep_spec
 
 PAIRED_ON = ("max_turns", "depth", "seed")
@@ -47,7 +47,9 @@ def compare(a: str | Path, b: str | Path, *, tau: float | None = DEFAULT_TAU,
     by_type = {t: _difference([(k[0], _mean(r.by_type.get(t, math.nan) for r in side_a[k]),
                                 _mean(r.by_type.get(t, math.nan) for r in side_b[k]))
                                for k in keys]) for t in types}
-    return json_safe({**result, "rooms": len({k[0] for k in keys}), "paired_on": paired_on,
+    rooms = len({k[0] for k in keys})
+    warn_few_rooms([(rooms, result["ci_low"], result["ci_high"])], "differences")
+    return json_safe({**result, "rooms": rooms, "paired_on": paired_on,
                       "a": _describe(a, rows_a), "b": _describe(b, rows_b), "by_type": by_type,
                       "cells": _cells(a, b, rows_a, rows_b, shared, tau, setting),
                       "tau": tau})
@@ -96,7 +98,7 @@ def _per_room(rows: list[Row], source: str | Path, rooms: set[str], tau: float |
               setting: str | None) -> dict[int, dict[str, list[list[bool]]]]:
     """T → room → the successes of each policy's samples there."""
     spec = sweep_spec(source) or {}
-    setting = setting or ("visible" if spec.get("budget_visible", True) else "truncation")
+    setting = resolve_setting(spec, setting, source)
     out: dict[int, dict[str, list[list[bool]]]] = defaultdict(lambda: defaultdict(list))
     for (_, _, _, turns), by_room in sample_cells(rows, spec, setting, tau).items():
         for room, samples in by_room.items():

@@ -4,26 +4,34 @@ Success of an episode: a criteria pass rate of at least ``tau`` (default 0.5), o
 ``all_pass``, every criterion passed (LAB's score). Pass@(K,T) is computed in both settings of
 the related paper: ``visible`` — from the runs made with budget T, which were told "Turn k of
 T"; ``truncation`` — from the runs at the largest T, each judged on its memo as of turn T
-(``scores_by_turn.json``).
+(``scores_by_turn.json``). Truncation needs no budget-hidden sweep: on a budget-visible one it
+reads the runs at the largest T as of each smaller T (runs that were told a larger budget).
+
+A :class:`~dealroom.errors.DealroomWarning` says when the visible setting is asked of a
+budget-hidden sweep, and when an interval rests on 3 rooms or fewer (its bounds are then the
+lowest and highest room, not an interval).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from dealroom._util.files import json_safe
-from dealroom.errors import ConfigError
-from dealroom.eval._metrics import as_of, bootstrap_ci, mean_pass_at_k
+from dealroom.errors import ConfigError, DealroomWarning
+from dealroom.eval._metrics import as_of, bootstrap_ci, mean_pass_at_k, pass_at_k
 from dealroom.eval._results import Row, judged, load_rows, sweep_spec
 
 SETTINGS = ("visible", "truncation")
 DEFAULT_TAU = 0.5
 GROUPS = ("root", "sub", "depth", "max_turns", "room", "size", "seed", "type")
 """What ``eval table --by`` groups on (``size``: room-size bucket; ``type``: criterion type)."""
+FEW_ROOMS = 3
+"""An interval over this many rooms or fewer is degenerate (see :func:`warn_few_rooms`)."""
 
 
 def success(value: float, all_pass: bool | None, tau: float | None) -> bool:
@@ -39,17 +47,17 @@ def success(value: float, all_pass: bool | None, tau: float | None) -> bool:
 
 def passk(source: str | Path, *, tau: float | None = DEFAULT_TAU, setting: str | None = None,
           k: int | None = None) -> list[dict[str, Any]]:
-    """Pass@(K,T) per (policy, T, k): ``{root, sub, depth, max_turns, k, pass_at_k, rooms}``
-    (plus ``setting``, ``tau``, ``samples``, ``simulated``); ``tau=None`` for all-pass.
+    """Pass@(K,T) per (policy, T, k): ``{root, sub, depth, max_turns, k, pass_at_k, ci_low,
+    ci_high, rooms}`` (plus ``setting``, ``tau``, ``samples``, ``simulated``); ``tau=None`` for
+    all-pass.
 
-    ``pass_at_k`` is the mean over rooms of the unbiased estimate from that room's samples;
-    ``rooms`` counts the rooms with at least k samples. ``k`` (default: the most samples of
+    ``pass_at_k`` is the mean over rooms of the unbiased estimate from that room's samples, and
+    ``ci_low``/``ci_high`` its 95% bootstrap interval over those rooms (seeded; NaN with one
+    room); ``rooms`` counts the rooms with at least k samples. ``k`` (default: the most samples of
     any cell) larger than the samples recorded is a ConfigError.
     """
     spec = sweep_spec(source) or {}
-    setting = setting or ("visible" if spec.get("budget_visible", True) else "truncation")
-    if setting not in SETTINGS:
-        raise ConfigError(f"--setting must be visible or truncation, got {setting!r}")
+    setting = resolve_setting(spec, setting, source)
     rows = judged(load_rows(source))
     cells = sample_cells(rows, spec, setting, tau)
     most = max((len(s) for rooms in cells.values() for s in rooms.values()), default=0)
@@ -62,11 +70,41 @@ def passk(source: str | Path, *, tau: float | None = DEFAULT_TAU, setting: str |
         simulated = any(r.simulated for r in rows if r.policy == (root, sub, depth))
         for kk in range(1, k + 1):
             value, used = mean_pass_at_k(list(rooms.values()), kk)
+            _, low, high = bootstrap_ci([pass_at_k(len(o), sum(o), kk)
+                                         for _, o in sorted(rooms.items()) if len(o) >= kk])
             out.append({"root": root, "sub": sub, "depth": depth, "max_turns": turns, "k": kk,
-                        "pass_at_k": value, "rooms": used, "setting": setting, "tau": tau,
+                        "pass_at_k": value, "ci_low": low, "ci_high": high, "rooms": used,
+                        "setting": setting, "tau": tau,
                         "samples": max(len(s) for s in rooms.values()),
                         "simulated": simulated})
     return json_safe(out)
+
+
+def resolve_setting(spec: dict[str, Any], setting: str | None, source: str | Path) -> str:
+    """``setting``, or the sweep's (``budget_visible``); a DealroomWarning when ``visible`` is
+    asked of a sweep whose runs were not told their budget."""
+    setting = setting or ("visible" if spec.get("budget_visible", True) else "truncation")
+    if setting not in SETTINGS:
+        raise ConfigError(f"--setting must be visible or truncation, got {setting!r}")
+    if setting == "visible" and spec.get("budget_visible") is False:
+        warnings.warn(DealroomWarning(
+            f"{source} is a budget-hidden sweep (budget_visible = false): its runs were not told "
+            "their turn budget, so the visible setting reads them as if they had been; "
+            "--setting truncation is this sweep's"), stacklevel=2)
+    return setting
+
+
+def warn_few_rooms(intervals: list[tuple[int, float, float]], what: str) -> None:
+    """A DealroomWarning when an interval ``(rooms, low, high)`` rests on 2 to
+    :data:`FEW_ROOMS` rooms: a percentile bootstrap over so few rooms gives the lowest and
+    highest room's value as its bounds (equal rooms: zero width), so it is not an interval."""
+    few = [n for n, low, high in intervals
+           if 2 <= n <= FEW_ROOMS and not (math.isnan(low) or math.isnan(high))]
+    if few:
+        warnings.warn(DealroomWarning(
+            f"degenerate intervals ({len(few)} of {len(intervals)} {what} over {max(few)} rooms "
+            "or fewer): a 95% bootstrap interval over so few rooms is only the range of their "
+            "values; read it as no interval, or add rooms"), stacklevel=3)
 
 
 def sample_cells(rows: list[Row], spec: dict[str, Any], setting: str,
@@ -124,7 +162,7 @@ def table(source: str | Path, by: Iterable[str] = ("root", "sub", "depth", "max_
             key = tuple(kind if g == "type" else r.value(g) for g in by)
             groups[key].append((r, value))
     out = []
-    for key, members in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+    for key, members in sorted(groups.items(), key=lambda kv: tuple(map(_sort_key, kv[0]))):
         per_room: dict[str, list[float]] = defaultdict(list)
         for r, value in members:
             per_room[r.room].append(value)
@@ -137,7 +175,17 @@ def table(source: str | Path, by: Iterable[str] = ("root", "sub", "depth", "max_
                     "cost_usd": _mean(r.cost_usd for r in episodes),
                     "sub_calls": _mean(r.sub_calls for r in episodes),
                     "simulated": any(r.simulated for r in episodes)})
+    warn_few_rooms([(r["rooms"], r["ci_low"], r["ci_high"]) for r in out], "groups")
     return json_safe(out)
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    """Numbers in numeric order (T = 4 before 16), then text; None first."""
+    if value is None:
+        return (0, "")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return (1, value)
+    return (2, str(value))
 
 
 def _mean(values: Iterable[float]) -> float:

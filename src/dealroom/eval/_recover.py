@@ -7,10 +7,13 @@ compared on the same prefixes.
     DIR/report.json       the figures (:func:`recovery_report`)
 
 A continuation is ``fork_run(prefix.run, prefix.turn, ...)`` with the policy as root and the
-run's own sub-agent, then judged. Running the same command again skips finished
-continuations, resumes interrupted ones and never plays one twice; a failing continuation is
-recorded with its error and the rest go on. The continuations run as a sweep's episodes do
-(:mod:`dealroom.eval._executor`): on a local process pool or on Ray, one lock per continuation.
+run's own sub-agent, then judged. Sample s passes seed s to the policies that take one
+(``scripted:coverage=0.3`` plays sample 2 as ``scripted:coverage=0.3,seed=2``), as a sweep's
+samples do, so the K continuations of a seeded policy differ. Running the same command again
+skips finished continuations, resumes interrupted ones and never plays one twice; a failing
+continuation is recorded with its error and the rest go on. The continuations run as a sweep's
+episodes do (:mod:`dealroom.eval._executor`): on a local process pool or on Ray, one lock per
+continuation.
 """
 
 from __future__ import annotations
@@ -28,8 +31,10 @@ from typing import Any
 from dealroom._util.files import json_safe, read_json, write_json_atomic
 from dealroom.errors import ConfigError, DealroomError
 from dealroom.eval._executor import check_backend, execute, job_lock
-from dealroom.eval._metrics import sign_test
-from dealroom.eval._prefixes import PREFIX_KINDS, Prefix, PrefixPool
+from dealroom.eval._metrics import mean_pass_at_k, sign_test
+from dealroom.eval._passk import DEFAULT_TAU
+from dealroom.eval._prefixes import Prefix, PrefixPool, check_kinds
+from dealroom.eval._spec import seeded_parts, with_seed
 from dealroom.runs import EPISODES, RunFolder, root_replies
 
 SPEC_FILE = "recover.json"
@@ -58,12 +63,14 @@ def recover(pool_dir: Path, roots: list[str], k: int, out: Path, *, judge: str =
             sub: str | None = None, temperature: float | None = None,
             kinds: list[str] | None = None, workers: int = 1, backend: str = "process",
             address: str | None = None, models_file: Path | None = None,
-            progress: Progress | None = None) -> dict[str, Any]:
+            progress: Progress | None = None, tau: float = DEFAULT_TAU) -> dict[str, Any]:
     """Continue every prefix of the pool in ``pool_dir`` ``k`` times with each of ``roots``
     into ``out`` and return (and write) the report of :func:`recovery_report`. ``sub``
     replaces the prefixes' sub-agent (default: each run's own); ``temperature`` the roots';
-    ``workers``, ``backend`` (``process`` or ``ray``) and ``address`` as for a sweep."""
+    ``workers``, ``backend`` (``process`` or ``ray``) and ``address`` as for a sweep; ``tau``:
+    a continuation succeeds with a pass rate of at least ``tau``."""
     out = Path(out)
+    _check_tau(tau)
     workers = check_backend(backend, workers, address)
     pool = PrefixPool.load(pool_dir)
     prefixes = [p for p in pool.prefixes if not kinds or p.kind in kinds]
@@ -90,9 +97,33 @@ def recover(pool_dir: Path, roots: list[str], k: int, out: Path, *, judge: str =
             address=address)
     state["originals"] = _originals(prefixes, state.get("originals", {}), judge, models_file)
     _save(out, state)
-    report = recovery_report(prefixes, state["episodes"], state["originals"], out, spec)
+    report = _report(prefixes, state["episodes"], state["originals"], out, spec, tau)
     write_json_atomic(out / REPORT_FILE, json_safe(report))
     return json_safe(report)
+
+
+def recovery_report(path: Path, *, tau: float = DEFAULT_TAU) -> dict[str, Any]:
+    """The figures of the recovery folder ``path`` (what ``recover`` returned), computed again
+    from its ``recover.json``, its pool and the continuations finished so far; ``tau`` as for
+    :func:`recover`. A ConfigError when ``path`` holds no recovery."""
+    path = Path(path)
+    _check_tau(tau)
+    state = read_json(path / SPEC_FILE, ConfigError,
+                      f"{path} is not a recovery ({SPEC_FILE} is missing): make one with "
+                      "`dealroom eval recover POOL --root ... --out DIR`")
+    spec = {key: state.get(key) for key in SPEC_KEYS}
+    pool = PrefixPool.load(Path(spec["pool"]))
+    prefixes = [p for p in pool.prefixes if not spec["kinds"] or p.kind in spec["kinds"]]
+    episodes = [Continuation(**e) for e in state.get("episodes", [])]
+    for c in episodes:
+        if c.status == "done" and not _finished(path / c.run):
+            c.status = "pending"
+    return json_safe(_report(prefixes, episodes, state.get("originals", {}), path, spec, tau))
+
+
+def _check_tau(tau: float) -> None:
+    if not 0 <= tau <= 1:
+        raise ConfigError(f"--tau is a pass rate between 0 and 1, got {tau}")
 
 
 def _spec(pool: PrefixPool, roots: list[str], k: int, judge: str, sub: str | None,
@@ -103,10 +134,7 @@ def _spec(pool: PrefixPool, roots: list[str], k: int, judge: str, sub: str | Non
         raise ConfigError(f"--root names a policy twice: {roots}")
     if k < 1:
         raise ConfigError("--k must be at least 1")
-    unknown = sorted(set(kinds or []) - set(PREFIX_KINDS))
-    if unknown:
-        raise ConfigError(f"unknown prefix kind {', '.join(unknown)}: kinds are "
-                          f"{', '.join(PREFIX_KINDS)}")
+    check_kinds(kinds or [])
     return {"pool": str(pool.path.resolve()), "roots": list(roots), "k": k, "judge": judge,
             "sub": sub, "temperature": temperature, "kinds": sorted(kinds) if kinds else None}
 
@@ -154,9 +182,10 @@ def _slug(text: str) -> str:
 def _job(c: Continuation, p: Prefix, spec: dict[str, Any], out: Path,
          models_file: Path | None) -> dict[str, Any]:
     options = {} if spec["temperature"] is None else {"temperature": spec["temperature"]}
+    sub = spec["sub"] or (p.sub if p.sub and seeded_parts(p.sub) else None)
     return {"id": c.id, "recovery": str(out), "source": p.run, "turn": p.turn,
-            "out": str(out / c.run), "root": c.root,
-            "sub": spec["sub"], "judge": spec["judge"], "options": options,
+            "out": str(out / c.run), "root": with_seed(c.root, c.sample),
+            "sub": with_seed(sub, c.sample), "judge": spec["judge"], "options": options,
             "models_file": None if models_file is None else str(models_file)}
 
 
@@ -224,41 +253,54 @@ async def _judge_original(run: Path, judge: str, models_file: Path | None) -> An
 # -- the figures ---------------------------------------------------------------------------
 
 
-def recovery_report(prefixes: list[Prefix], episodes: list[Continuation],
-                    originals: dict[str, Any], out: Path, spec: dict[str, Any]) -> dict[str, Any]:
-    """Per policy and kind: next-step quality, recovery rate, final pass rate and turns used;
+def _report(prefixes: list[Prefix], episodes: list[Continuation], originals: dict[str, Any],
+            out: Path, spec: dict[str, Any], tau: float) -> dict[str, Any]:
+    """Per policy and kind: next-step quality, recovery rate, success (pass rate >= ``tau``),
+    beating the original, Pass@k over the K continuations, final pass rate and turns used;
     and per pair of policies, paired on the same prefixes, the difference of pass rate and
     recovery with wins, losses and a sign test."""
     by_id = {p.id: p for p in prefixes}
     rows = [{"root": c.root, "prefix": c.prefix, "kind": by_id[c.prefix].kind,
-             **outcome(by_id[c.prefix], out / c.run, originals.get(by_id[c.prefix].run, {}))}
-            for c in episodes if c.status == "done"]
+             **outcome(by_id[c.prefix], out / c.run, originals.get(by_id[c.prefix].run, {}),
+                       tau)}
+            for c in episodes if c.status == "done" and c.prefix in by_id]
     kinds = sorted({p.kind for p in prefixes})
     policy = [_policy_row(root, kind, [r for r in rows if r["root"] == root
-                                       and kind in ("all", r["kind"])])
+                                       and kind in ("all", r["kind"])], spec["k"])
               for root in spec["roots"] for kind in ["all", *kinds]]
     paired = [_pair(a, b, kind, rows) for a, b in itertools.combinations(spec["roots"], 2)
               for kind in ["all", *kinds]]
+    nothing = sorted(p.id for p in prefixes
+                     if originals.get(p.run, {}).get("passed") == [])
     return {"pool": spec["pool"], "judge": spec["judge"], "k": spec["k"], "roots": spec["roots"],
-            "prefixes": len(prefixes), "continuations": len(episodes),
+            "tau": tau, "prefixes": len(prefixes), "continuations": len(episodes),
+            "original_passed_nothing": nothing,
             "failed": [asdict(c) for c in episodes if c.status == "failed"],
             "by_policy": policy, "paired": paired}
 
 
-def outcome(prefix: Prefix, run_dir: Path, original: dict[str, Any]) -> dict[str, Any]:
+def outcome(prefix: Prefix, run_dir: Path, original: dict[str, Any],
+            tau: float = DEFAULT_TAU) -> dict[str, Any]:
     """How one continuation went: ``next_step`` (turn j+1 ran without error and did not
     repeat the failure), ``recovered`` (its memo passes every criterion the original's
-    passed; None when the original could not be judged), ``pass_rate``, ``turns`` (after j)."""
+    passed; None when the original could not be judged or passed nothing, which any memo
+    would "recover"), ``success`` (pass rate >= ``tau``), ``beat_original`` (a pass rate above
+    the original's; None when that was not judged), ``pass_rate``, ``turns`` (after j)."""
     folder = RunFolder.open(run_dir)
     events = folder.events()
     scores = folder.scores() or {}
     passed = {r["id"] for r in scores.get("criteria_results", []) if r.get("verdict") == "pass"}
-    before = original.get("passed")
+    before, rate = original.get("passed"), scores.get("pass_rate")
     end: dict[str, Any] = next((e for e in reversed(events)
                 if e.get("type") == "run_end" and e.get("agent") == "root"), {})
+    judged = isinstance(rate, int | float)
     return {"next_step": next_step_ok(events, prefix.turn, prefix.kind, prefix.harness),
-            "recovered": None if before is None else set(before) <= passed,
-            "pass_rate": scores.get("pass_rate"),
+            "recovered": set(before) <= passed if before else None,
+            "success": judged and rate is not None and rate >= tau,
+            "beat_original": None if original.get("pass_rate") is None or not judged
+            else rate > original["pass_rate"],
+            "original_passed_nothing": before == [],
+            "pass_rate": rate,
             "turns": max(0, end.get("turns", prefix.turn) - prefix.turn)}
 
 
@@ -298,10 +340,22 @@ def _mean(values: list[Any]) -> float:
     return sum(present) / len(present) if present else math.nan
 
 
-def _policy_row(root: str, kind: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"root": root, "kind": kind, "prefixes": len({r["prefix"] for r in rows}),
+def _policy_row(root: str, kind: str, rows: list[dict[str, Any]], k: int) -> dict[str, Any]:
+    """One policy on one kind; ``recovery`` leaves out the prefixes whose original passed
+    nothing (counted in ``original_passed_nothing``); ``pass_at_k[str(k)]`` is the mean over
+    prefixes of the unbiased Pass@k of their continuations' successes."""
+    by_prefix: dict[str, list[bool]] = {}
+    for r in rows:
+        by_prefix.setdefault(r["prefix"], []).append(r["success"])
+    return {"root": root, "kind": kind, "prefixes": len(by_prefix),
             "continuations": len(rows), "next_step": _mean([r["next_step"] for r in rows]),
             "recovery": _mean([r["recovered"] for r in rows]),
+            "original_passed_nothing": len({r["prefix"] for r in rows
+                                            if r["original_passed_nothing"]}),
+            "success": _mean([r["success"] for r in rows]),
+            "beat_original": _mean([r["beat_original"] for r in rows]),
+            "pass_at_k": {str(n): mean_pass_at_k(list(by_prefix.values()), n)[0]
+                          for n in range(1, k + 1)},
             "pass_rate": _mean([r["pass_rate"] for r in rows]),
             "turns": _mean([r["turns"] for r in rows])}
 

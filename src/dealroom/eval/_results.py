@@ -100,6 +100,10 @@ def parse_source(source: str) -> tuple[Path, dict[str, str]]:
         path, rest = Path(source[:match.start()]), source[match.end():]
         filters = dict(part.split("=", 1) for part in _SPLIT.split(rest))
         return path, filters
+    other = re.search(r":([A-Za-z_][\w-]*)=", source)
+    if other and not Path(source).exists():
+        raise ConfigError(f"unknown selector key {other[1]!r} in {source}: a selector filters "
+                          f"on {', '.join(KEYS)} (SWEEP:root=scripted,max_turns=16)")
     return Path(source), {}
 
 

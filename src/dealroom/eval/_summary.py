@@ -35,10 +35,12 @@ def run_row(run_dir: Path) -> dict[str, Any]:
     share = usage.get("root_share", {})
     behaviour = metrics.get("behaviour", {})
     coverage = metrics.get("coverage") or {}
+    config = folder.config
     return {
         "run": run_dir.name,
         "path": str(run_dir),
-        "room": metrics.get("room", ""),
+        "room": metrics.get("room") or str(config.get("room", "")),
+        "policy": " / ".join(str(p) for p in (config.get("root"), config.get("sub")) if p),
         "harness": metrics.get("harness", ""),
         "root_model": metrics.get("root_model", ""),
         "sub_model": metrics.get("sub_model", folder.config.get("sub", "")),

@@ -1,8 +1,9 @@
 """``dealroom eval sweep``: every episode of a spec, on a process pool or Ray, resumable.
 
     SWEEP/
-      sweep.json        the spec, its rooms, the episode index and each episode's status
-      rooms/<name>/     rooms the spec generates (the secret is recorded in sweep.json)
+      sweep.json        the spec, its rooms, the episode index and each episode's status,
+                        attempts and ``resumed`` (times it was resumed after an interruption)
+      rooms/<name>/     rooms the spec generates (sweep.json records the secret's digest only)
       episodes/<room>/<root>__<sub>/d<depth>-T<T>-s<seed>/   an ordinary run folder each
       .locks/           one lock file per episode, held while a worker works on it
 
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom._util.files import json_safe, read_json, write_json_atomic
+from dealroom._util.secrets import redact_secrets
 from dealroom.errors import ConfigError
 from dealroom.eval._episode import episode_dir, episode_state, outcome, run_episode
 from dealroom.eval._executor import check_backend, execute
@@ -70,6 +72,7 @@ class SweepResult:
     """Episodes that were already done when the sweep started."""
     resumed: int
     seconds: float
+    """Wall time of the whole call: preparing (generating rooms, building indexes) and running."""
     workers: int
     backend: str
 
@@ -82,6 +85,7 @@ def run_sweep(spec_path: Path, out: Path, *, workers: int | None = None,
               retry_failed: bool = False, progress: Progress | None = None) -> SweepResult:
     """Run (or continue) the sweep ``spec_path`` describes in the folder ``out``."""
     workers = check_backend(backend, workers, address)  # before anything is written
+    started = time.monotonic()
     plan = prepare(Path(spec_path), Path(out))
     index = plan.index
     todo = [e for e in plan.episodes
@@ -93,7 +97,6 @@ def run_sweep(spec_path: Path, out: Path, *, workers: int | None = None,
                           pass_rates=tuple(e["pass_rate"] for e in index.values()
                                            if e["status"] == "done"
                                            and e.get("pass_rate") is not None))
-    started = time.monotonic()
     writer = _IndexWriter(plan)
     counts = {"left": len(todo), "resumed": 0}
 
@@ -106,6 +109,7 @@ def run_sweep(spec_path: Path, out: Path, *, workers: int | None = None,
         entry.update({k: result.get(k) for k in ("status", "run_status", "pass_rate", "all_pass",
                                                  "error", "seconds", "timing")})
         entry["attempts"] = entry.get("attempts", 0) + 1
+        entry["resumed"] = entry.get("resumed", 0) + (result.get("did") == "resume")
         counts["left"] -= 1
         counts["resumed"] += result.get("did") == "resume"
         state.done += result["status"] == "done"
@@ -176,13 +180,15 @@ def prepare(spec_path: Path, out: Path) -> SweepPlan:
         elif before.get("status") == "failed":
             entry.update(status="failed", error=before.get("error"))
         entry["attempts"] = before.get("attempts", 0)
+        entry["resumed"] = before.get("resumed", 0)
         index[ep.id] = entry
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    record = {"version": SWEEP_VERSION, "spec": json_safe(spec.to_dict()),
+    record = {"version": SWEEP_VERSION, "spec": redact_secrets(json_safe(spec.to_dict())),
               "spec_file": str(spec_path.resolve()),
               "models": str(models_file) if models_file else None,
               "created_at": (previous or {}).get("created_at", now),
-              "rooms": [asdict(r) for r in rooms], "episodes": list(index.values())}
+              "rooms": redact_secrets([asdict(r) for r in rooms]),
+              "episodes": list(index.values())}
     plan = SweepPlan(out, spec, rooms, eps, index, record)
     _IndexWriter(plan).write(force=True)
     return plan
@@ -198,8 +204,9 @@ def _previous(out: Path, spec: SweepSpec) -> dict[str, Any] | None:
             raise ConfigError(f"{out} holds files and no {SWEEP_JSON}: give --out a new folder")
         return None
     previous: dict[str, Any] = read_json(path, ConfigError, "")
-    before = {**_defaults(), **(previous.get("spec") or {})}  # a key added since: its default
-    now = json_safe(spec.to_dict())
+    # a key added since: its default; a secret recorded in plain (before digests): its digest
+    before = redact_secrets({**_defaults(), **(previous.get("spec") or {})})
+    now = redact_secrets(json_safe(spec.to_dict()))
     differ = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
     if differ:
         raise ConfigError(f"{out} is a sweep of another spec (it differs in "

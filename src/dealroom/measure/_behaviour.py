@@ -85,15 +85,15 @@ def correlation(xs: Sequence[float], ys: Sequence[float]) -> float:
 
     >>> round(correlation([1, 2, 3, 4], [10, 20, 25, 45]), 3)
     0.965
-    >>> correlation([1, 1, 1], [2, 3, 4])
-    nan
+    >>> correlation([1, 1, 1], [2, 3, 4]), correlation([-0.5228787452803376] * 6, [1, 2, 3] * 2)
+    (nan, nan)
     """
     x = np.asarray(xs, dtype=float)
     y = np.asarray(ys, dtype=float)
     if x.shape != y.shape:
         raise ValueError(f"correlation needs pairs: got {x.size} xs and {y.size} ys")
-    if x.size < 2:
-        return math.nan
+    if x.size < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return math.nan  # no variance (a mean off by rounding would give 0, not NaN)
     dx, dy = x - x.mean(), y - y.mean()
     den = math.sqrt(float((dx * dx).sum()) * float((dy * dy).sum()))
     return float((dx * dy).sum()) / den if den > 0 else math.nan

@@ -1,9 +1,11 @@
 """``dealroom report RUNS_OR_SWEEPS... --out DIR``: the HTML report over sweeps and runs.
 
     DIR/
-      index.html     the headline table per policy, the plots (SVG, inline), the episodes per
-                     room, each linking to its trace
-      report.json    the same numbers: sources, headline, episodes, plots' data, analyses, Pass@k
+      index.html     the headline table per policy, source, setting and T, the plots (SVG,
+                     inline), each recovery folder's own figures, the episodes per room, each
+                     linking to its trace
+      report.json    the same numbers: sources, headline, episodes, plots' data, analyses,
+                     Pass@k, recoveries
       traces/eNNNN/  the trace viewer of each episode (``dealroom view``'s folder)
       rooms/NAME/    the documents' texts the traces link to, written once per room
 """
@@ -26,11 +28,13 @@ from dealroom.eval import analyze, load_rows, passk
 from dealroom.report._figures import episode, headline, plot_data, policy_name
 from dealroom.report._html import page
 from dealroom.report._plots import PLOTS
+from dealroom.report._sources import behind_text, describe, settings_of, tau_text
 from dealroom.report._view import write_trace
 from dealroom.runs import RunFolder
 
 REPORT_JSON = "report.json"
-COLUMNS = (("policy", "policy", None), ("episodes", "episodes", 0),
+COLUMNS = (("policy", "policy", None), ("source", "source", None), ("setting", "setting", None),
+           ("T", "max_turns", 0), ("episodes", "episodes", 0),
            ("rooms", "rooms", 0), ("pass rate [95% CI]", "pass_rate", 3),
            ("all-pass", "all_pass", 3), ("coverage", "coverage", 3),
            ("cost / room USD", "cost_per_room", 4), ("tokens", "tokens", 0),
@@ -41,28 +45,33 @@ COLUMNS = (("policy", "policy", None), ("episodes", "episodes", 0),
 
 def build_report(sources: Sequence[str | Path], out: Path, *, title: str | None = None,
                  progress: Callable[[int, int], None] | None = None) -> Path:
-    """Write the report of ``sources`` (sweeps, folders of runs, run folders, each with an
-    optional ``:KEY=VALUE`` selector) into ``out``; its ``index.html``. ``progress(done,
-    total)`` is called as the episodes' traces are written."""
+    """Write the report of ``sources`` (sweeps, folders of runs, run folders, recovery
+    folders, each with an optional ``:KEY=VALUE`` selector) into ``out``; its ``index.html``.
+    ``progress(done, total)`` is called as the episodes' traces are written."""
     if not sources:
         raise ConfigError("give at least one sweep or run folder to report on")
     out = Path(out)
     _check_out(out)
     shutil.rmtree(out / "traces", ignore_errors=True)  # a rebuilt report's old traces
+    described = describe(list(map(str, sources)))
     episodes, cells, analyses = [], [], {}
-    for source in map(str, sources):
-        rows = load_rows(source)
-        episodes += [episode(r, source) for r in rows]
+    for source in described:
+        episodes += [episode(r, source) for r in load_rows(source.spec)]
+        if source.recovery is not None:
+            continue  # continuations are no samples: the recovery's own figures instead
         with contextlib.suppress(ConfigError):  # a truncation sweep not judged by turn
-            cells += passk(source)
-        analyses[source] = analyze(source)
+            cells += [{**c, "source": source.label} for c in passk(source.spec)]
+        analyses[source.label] = analyze(source.spec)
     _write_traces(episodes, out, progress)
     plots = plot_data(episodes, cells, analyses)
     table = headline(episodes)
     report: dict[str, Any] = {
-              "title": title or "dealroom report", "sources": list(map(str, sources)),
+              "title": title or "dealroom report", "sources": [s.spec for s in described],
+              "source_info": [{"source": s.spec, "label": s.label, "setting": s.setting,
+                               "kind": s.kind} for s in described],
               "headline": table, "plots": plots, "episodes": episodes, "passk": cells,
-              "analyses": analyses}
+              "analyses": analyses,
+              "recoveries": {s.label: s.recovery for s in described if s.recovery is not None}}
     write_json_atomic(out / REPORT_JSON, json_safe(report))
     body = _body(report)
     (out / "index.html").write_text(page(report["title"], "report", body=body),
@@ -106,15 +115,82 @@ def _room_key(run: Path) -> str:
 
 def _body(report: dict[str, Any]) -> str:
     e = html.escape
-    sources = ", ".join(e(s) for s in report["sources"])
+    sources = "".join(
+        f"<span><b>{e(s['label'])}</b> {e(s['source'])} · {e(s['setting'] or 'per run')} · "
+        f"{e(s['kind'])}s</span>" for s in report["source_info"])
+    sampled = [x for x in report["episodes"] if x["kind"] == "episode"]
+    continued = [x for x in report["episodes"] if x["kind"] != "episode"]
     simulated = any(row["simulated"] for row in report["headline"])
     note = ('<p class="note">Policies marked * use a simulated sub-agent (the oracle): their '
             "figures test the harness, not a model.</p>") if simulated else ""
-    return (f"<header><h1>{e(report['title'])}</h1><div class=facts><span><b>sources</b> "
-            f"{sources}</span><span><b>episodes</b> {len(report['episodes'])}</span></div>"
-            f"</header><main><h2>Policies</h2>{_table(report['headline'])}{note}"
-            f"<h2>Plots</h2>{_plots(report['plots'])}"
-            f"<h2>Episodes per room</h2>{_rooms(report['episodes'])}</main>")
+    recovery = (f'<section id="recovery"><h2>Recovery</h2>'
+                f"{_recoveries(report['recoveries'], continued)}</section>"
+                if report["recoveries"] or continued else "")
+    rooms = f"<h2>Episodes per room</h2>{_rooms(sampled)}" if sampled else ""
+    return (f"<header><h1>{e(report['title'])}</h1><div class=facts>{sources}<span><b>"
+            f"episodes</b> {len(sampled)} sampled, {len(continued)} recovery continuations"
+            f'</span></div></header><main><section id="policies"><h2>Policies</h2>'
+            '<p class="note">One row per policy, source, setting and turn budget T; sampled '
+            f"episodes only (recovery continuations are reported apart).</p>"
+            f"<div class=scroll>{_table(report['headline'])}</div>{note}</section>"
+            f"<h2>Plots</h2>{_plots(report['plots'])}{recovery}{rooms}</main>")
+
+
+def _recoveries(recoveries: dict[str, Any], continued: list[dict[str, Any]]) -> str:
+    """Each recovery folder's own figures (its report.json, tables as they come), then its
+    continuations per room."""
+    out = []
+    for label, figures in recoveries.items():
+        out.append(f"<h3>{html.escape(label)}</h3>")
+        if "note" in figures:
+            out.append(f'<p class="note">{html.escape(str(figures["note"]))}</p>')
+        out.append("<div class=facts>" + "".join(
+            f"<span><b>{html.escape(str(k))}</b> {_fact(v)}</span>"
+            for k, v in figures.items() if k != "note" and _fact(v) is not None) + "</div>")
+        for key, value in figures.items():
+            if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+                out.append(f"<h4>{html.escape(key.replace('_', ' '))}</h4>"
+                           f"<div class=scroll>{_generic(value)}</div>")
+        mine = [x for x in continued if x["source"] == label]
+        if mine:
+            out.append(_room_tables(mine, "recovery continuations"))
+    others = [x for x in continued if x["source"] not in recoveries]
+    if others:
+        out.append("<h3>Forked runs</h3>" + _room_tables(others, "forked runs"))
+    return "".join(out)
+
+
+def _fact(value: Any) -> str | None:
+    """A scalar (or a list of scalars) as text; None for tables and mappings."""
+    if isinstance(value, list) and not any(isinstance(v, list | dict) for v in value):
+        return html.escape(", ".join(map(str, value)) or "none")
+    if isinstance(value, list | dict):
+        return None
+    return _num(value, 0 if isinstance(value, int) else 3)
+
+
+def _generic(rows: list[dict[str, Any]]) -> str:
+    """A sortable table of dicts, one column per key in order of appearance."""
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    head = "".join(f"<th>{html.escape(str(k))}</th>" for k in keys)
+    body = []
+    for row in rows:
+        cells = []
+        for k in keys:
+            v = row.get(k)
+            if isinstance(v, int | float) and not isinstance(v, bool):
+                sort = "" if isinstance(v, float) and math.isnan(v) else f' data-v="{v}"'
+                cells.append(f'<td class="num"{sort}>{_num(v, 0 if isinstance(v, int) else 3)}'
+                             "</td>")
+            elif isinstance(v, dict):  # e.g. Pass@k per k: "1: 0.500, 2: 0.750"
+                cells.append("<td>" + ", ".join(
+                    f"{html.escape(str(key))}: {_num(x, 3)}" for key, x in v.items()) + "</td>")
+            else:
+                text = v if isinstance(v, str) else ("–" if v is None else str(v))
+                cells.append(f"<td>{html.escape(text)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return (f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}'
+            "</tbody></table>")
 
 
 def _num(value: Any, digits: int | None) -> str:
@@ -130,9 +206,9 @@ def _table(rows: list[dict[str, Any]]) -> str:
         cells = []
         for _, key, digits in COLUMNS:
             value = row[key]
-            if key == "policy":
-                text = html.escape(value) + (" *" if row["simulated"] else "")
-                cells.append(f"<td>{text}</td>")
+            if digits is None:  # text: the policy (marked when simulated), source, setting
+                mark = " *" if key == "policy" and row["simulated"] else ""
+                cells.append(f'<td class="{key}">{html.escape(str(value))}{mark}</td>')
                 continue
             text = _num(value, digits)
             if key == "pass_rate":
@@ -153,7 +229,10 @@ def _plots(plots: dict[str, dict[str, Any]]) -> str:
             missing.append(f"<li><b>{html.escape(caption)}</b>: {html.escape(data['note'])}</li>")
             continue
         drawn.append(f'<figure class="plot" id="plot-{plot_id}">{draw(data)}<figcaption>'
-                     f"{html.escape(caption)} — {data['n']} runs</figcaption></figure>")
+                     f"{html.escape(caption)} — n = {data['n']} runs, tau "
+                     f"{html.escape(tau_text(data['tau']))}, setting "
+                     f"{html.escape(settings_of(data['behind']))}. Runs behind it: "
+                     f"{html.escape(behind_text(data['behind']))}.</figcaption></figure>")
     notes = f'<ul class="missing">{"".join(missing)}</ul>' if missing else ""
     return "".join(drawn) + notes
 
@@ -178,21 +257,30 @@ def _room_tables(episodes: list[dict[str, Any]], kind: str = "") -> str:
         rooms[ep["room"]].append(ep)
     out = []
     mark = f" · {kind}" if kind else ""
+    forks = kind in ("recovery continuations", "forked runs")
     for room, members in sorted(rooms.items()):
         rows = []
-        for ep in sorted(members, key=lambda x: (policy_name(x), x["max_turns"], x["seed"])):
+        for ep in sorted(members, key=lambda x: (policy_name(x), x["source"], x["setting"],
+                                                 x["max_turns"], x["seed"], x["run"])):
             link = (f'<a class="trace" href="{html.escape(ep["trace"])}">trace</a>'
                     if ep["trace"] else "")
+            run = "/".join(Path(ep["run"]).parts[-3:])  # a continuation's prefix and sample
             rows.append(f"<tr><td>{html.escape(policy_name(ep))}</td>"
+                        f"<td>{html.escape(ep['source'])}</td>"
+                        f"<td>{html.escape(ep['setting'])}</td>"
                         f'<td class="num">{ep["max_turns"]}</td><td class="num">{ep["seed"]}</td>'
                         f"<td>{html.escape(ep['status'])}</td>"
                         f'<td class="num">{_num(ep["pass_rate"], 3)}</td>'
                         f'<td class="num">{_num(ep["coverage"], 3)}</td>'
-                        f'<td class="num">{ep["turns"]}</td><td>{link}</td></tr>')
-        out.append(f'<details class="room{" real" if kind else ""}" open><summary>'
+                        f'<td class="num">{ep["turns"]}</td><td>{link}</td>'
+                        f"{f'<td>{html.escape(run)}</td>' if forks else ''}</tr>")
+        css = " real" if kind == "real documents" else ""
+        out.append(f'<details class="room{css}" open><summary>'
                    f"{html.escape(room)}{mark} · {len(members)} episodes</summary>"
-                   "<table class=sortable><thead><tr>"
-                   "<th>policy</th><th>T</th><th>seed</th><th>status</th><th>pass rate</th>"
-                   "<th>coverage</th><th>turns</th><th>trace</th></tr></thead><tbody>"
-                   f"{''.join(rows)}</tbody></table></details>")
+                   "<div class=scroll><table class=sortable><thead><tr>"
+                   "<th>policy</th><th>source</th><th>setting</th><th>T</th><th>seed</th>"
+                   "<th>status</th><th>pass rate</th>"
+                   f"<th>coverage</th><th>turns</th><th>trace</th>{'<th>run</th>' * forks}"
+                   "</tr></thead><tbody>"
+                   f"{''.join(rows)}</tbody></table></div></details>")
     return "".join(out)

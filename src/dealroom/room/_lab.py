@@ -31,8 +31,9 @@ from dealroom.room._manifest import DOCUMENTS, TASK, load_manifest, load_task
 
 CRITERION_EXTENSIONS = ("type", "expect")
 """Criterion keys dealroom adds to LAB's; never exported."""
-TASK_EXTENSIONS = ("dealroom",)
-"""Top-level task keys that are dealroom's own; never exported."""
+TASK_EXTENSIONS = ("dealroom", "canary")
+"""Top-level task keys that are dealroom's own (``canary``: the training watch's); never
+exported."""
 REQUIRED = ("title", "instructions", "criteria")
 
 _PASS = re.compile(r"\bFAIL if\b", re.IGNORECASE)

@@ -146,24 +146,56 @@ def check_documents(room: Path, docs: Iterable[DocumentRecord]) -> None:
     """Check every document path as :func:`document_path` does, before anything is read.
 
     One listing of ``documents/`` finds the regular files reached without a link; only the other
-    paths are resolved one by one. Raises one :class:`RoomError` naming what is wrong (the
-    first three problems and a count).
+    paths are resolved one by one. A document that is a hard link to ``task.json`` or a file of
+    ``answer_key/`` (the same inode, as a symlink to one is refused) is refused too. Raises one
+    :class:`RoomError` naming what is wrong (the first three problems and a count).
     """
     top = os.path.join(os.path.realpath(room), DOCUMENTS)
     plain = _plain_files(top) if not os.path.islink(top) else set()
+    hidden = hidden_inodes(room)
     problems = []
     for doc in docs:
         parts = doc.path.split("/")
-        if parts[0] == DOCUMENTS and "/".join(parts[1:]) in plain and ".." not in parts:
-            continue
         try:
-            document_path(room, doc.path)
+            if parts[0] != DOCUMENTS or "/".join(parts[1:]) not in plain or ".." in parts:
+                document_path(room, doc.path)
+            if hidden:
+                _not_hidden(room, doc.path, hidden)
         except RoomError as exc:
             problems.append(f"{doc.id}: {exc}")
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise RoomError(f"{room} cannot be opened, nothing was read: "
                         f"{'; '.join(problems[:3])}{more}")
+
+
+def hidden_inodes(room: Path) -> dict[tuple[int, int], str]:
+    """(device, inode) of each file an agent must not read — ``task.json`` and everything under
+    ``answer_key/`` — that has other names (hard links), to its name in the room."""
+    found: dict[tuple[int, int], str] = {}
+    real = os.path.realpath(room)
+    paths = [os.path.join(real, TASK)]
+    for folder, _, files in os.walk(os.path.join(real, ANSWER_KEY)):
+        paths += [os.path.join(folder, f) for f in files]
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:  # only a linked one can be a document
+            found[(st.st_dev, st.st_ino)] = os.path.relpath(path, real)
+    return found
+
+
+def _not_hidden(room: Path, rel: str, hidden: dict[tuple[int, int], str]) -> None:
+    """Refuse a document that is a hard link to a hidden file (the same inode)."""
+    try:
+        st = os.stat(os.path.join(os.path.realpath(room), rel))
+    except OSError:
+        return  # reported by document_path
+    if (name := hidden.get((st.st_dev, st.st_ino))) is not None:
+        raise RoomError(f"{rel} is a hard link to the room's {name}, which an agent must "
+                        "never read: remove it from documents/ and room.json")
 
 
 def _plain_files(top: str) -> set[str]:

@@ -144,8 +144,8 @@ class SandboxStarted(Event):
     isolation: str
     """The isolation level in force."""
     confinement: dict[str, str]
-    """What confines the worker, by part (``isolation``, ``memory``, ``scratch``,
-    ``seccomp``), in words."""
+    """What confines the worker, by part (``isolation``, ``memory``, ``filesystem`` — absent in
+    runs written before the allow-list —, ``scratch``, ``seccomp``), in words."""
     degraded: list[str]
     """One line per part weaker than the strongest, with the reason (empty: none)."""
 

@@ -16,14 +16,15 @@ def find_runs(paths: Iterable[Path]) -> list[Path]:
     """The run folders ``paths`` name, in order, each once.
 
     A path is a run folder (it holds ``config.json``), a sweep (it holds ``episodes/``: every
-    run folder below it), or a folder whose children are run folders or sweeps. A ConfigError
-    names a path that is none of these, or says that nothing was found.
+    run folder below it), or a folder holding run folders or sweeps at any depth (hidden folders
+    are not searched). A ConfigError names a path that is none of these, or says that nothing
+    was found.
     """
     found: dict[Path, None] = {}
     for path in map(Path, paths):
         if not path.is_dir():
             raise ConfigError(f"{path} is not a run folder")
-        for run in _expand(path, children=True):
+        for run in _expand(path):
             found.setdefault(run)
     if not found:
         raise ConfigError(
@@ -32,14 +33,14 @@ def find_runs(paths: Iterable[Path]) -> list[Path]:
     return list(found)
 
 
-def _expand(path: Path, *, children: bool) -> Iterator[Path]:
+def _expand(path: Path) -> Iterator[Path]:
     if (path / CONFIG).is_file():
         yield path
     elif (path / EPISODES).is_dir():
         yield from _below(path / EPISODES)
-    elif children:
-        for child in sorted(p for p in path.iterdir() if p.is_dir()):
-            yield from _expand(child, children=False)
+    else:  # hidden folders (.git, .venv, a sweep's .locks) hold no runs
+        for child in sorted(p for p in path.iterdir() if p.is_dir() and p.name[0] != "."):
+            yield from _expand(child)
 
 
 def _below(folder: Path) -> Iterator[Path]:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom._util.files import write_json_atomic
+from dealroom._util.secrets import redact_secrets
 from dealroom.errors import ConfigError, DealroomError
 from dealroom.runs import append_jsonl, read_jsonl
 from dealroom.train._grpo_settings import GRPOSettings, GRPOSpec, check_spec, load_grpo_spec
@@ -43,7 +44,13 @@ from dealroom.train._grpo_step import (
 )
 from dealroom.train._rollout import CRASHED, JUDGE_ERROR, UNTRAINABLE, Rollout
 from dealroom.train._settings import lora_config
-from dealroom.train._watch import WATCH, Sign, TrainingWatchError, step_signs
+from dealroom.train._watch import (
+    WATCH,
+    Sign,
+    TrainingWatchError,
+    plant_canaries,
+    step_signs,
+)
 
 LOG = "log.jsonl"
 PLAN = "budgetmix-plan.json"
@@ -101,6 +108,8 @@ def train_grpo(spec: GRPOSpec | Path, out: Path, *, resume: bool = False,
     out = Path(out).resolve()
     start = _prepare_out(out, spec, resume)
     rooms = _rooms(spec, base, out)
+    for room in rooms:  # the watch flags any rollout whose records hold one
+        plant_canaries(Path(room))
     plan = _plan(spec, rooms, out)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
@@ -314,7 +323,7 @@ def step_figures(groups: list[Group]) -> dict[str, Any]:
 
 def _record(spec: GRPOSpec) -> dict[str, Any]:
     return {"version": GRPO_VERSION, "kind": "grpo", "base": spec.model,
-            "spec": json.loads(json.dumps(spec.to_dict()))}
+            "spec": redact_secrets(json.loads(json.dumps(spec.to_dict())))}
 
 
 def _prepare_out(out: Path, spec: GRPOSpec, resume: bool) -> int:
@@ -330,7 +339,7 @@ def _prepare_out(out: Path, spec: GRPOSpec, resume: bool) -> int:
         stored = json.loads((out / "train.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         raise ConfigError(f"{out} holds no train.json: nothing to resume") from None
-    if _with_new_settings(stored.get("spec")) != _record(spec)["spec"]:
+    if redact_secrets(_with_new_settings(stored.get("spec"))) != _record(spec)["spec"]:
         raise ConfigError(f"--resume: the spec differs from the training in {out}; resume "
                           "with the same SPEC.toml and flags")
     step = last_checkpoint(out)

@@ -57,7 +57,8 @@ def test_the_run_records_the_confinement_in_force(small_room: Path, tmp_path: Pa
               sub=ScriptedModel(["x"]), max_turns=2)
     [event] = [e for e in events_of(tmp_path / "run") if e["type"] == "sandbox"]
     assert event["agent"] == "root" and event["isolation"] == event["confinement"]["isolation"]
-    assert set(event["confinement"]) == {"isolation", "memory", "scratch", "seccomp"}
+    assert set(event["confinement"]) == {"isolation", "memory", "filesystem", "scratch",
+                                         "seccomp"}
     if os.geteuid() == 0:  # as here: root, where the strongest confinement must be in force
         assert event["isolation"] == "namespaces+uid" and event["degraded"] == [], event
 

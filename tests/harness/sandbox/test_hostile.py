@@ -84,7 +84,7 @@ def suite(host_pid: int, port: int, room: Path, secret_file: Path) -> list[Hosti
           "s.bind('mine.sock')\nprint('ESCAPED')", PERM, SEC),
         h("abstract unix socket", "import socket\ns = socket.socket(socket.AF_UNIX)\n"
           f"s.connect('\\0dealroom-hostile-{host_pid}')\nprint('ESCAPED')", PERM, SEC),
-        h("host sockets in /run", "import os\nprint(os.listdir('/run'))", r"^\[\]", NS),
+        h("host sockets in /run", "import os\nprint(os.listdir('/run'))", r"^\[\]|" + GONE, NS),
         # -- secrets ------------------------------------------------------------------------
         h("secret in the environment", "import os\nprint('DEALROOM_HOSTILE_SECRET' in os.environ"
           f", {SECRET!r} in str(os.environ))", r"^False False"),
@@ -108,10 +108,10 @@ def suite(host_pid: int, port: int, room: Path, secret_file: Path) -> list[Hosti
           ".read()\nprint('ESCAPED')", GONE, NS),
         h("the host user's home", "import os\nnames = set(os.listdir('/root'))\n"
           "print(sorted(names & {'.ssh', '.aws', '.config', '.gitconfig', '.bash_history'}))",
-          r"^\[\]", NS),
-        h("/etc/shadow", "open('/etc/shadow').read()\nprint('ESCAPED')", PERM, UID),
+          r"^\[\]|" + GONE, NS),
+        h("/etc/shadow", "open('/etc/shadow').read()\nprint('ESCAPED')", PERM + "|" + GONE, UID),
         h("/etc/shadow through a symlink", "import os\nos.symlink('/etc/shadow', 'shadow')\n"
-          "open('shadow').read()\nprint('ESCAPED')", PERM, UID),
+          "open('shadow').read()\nprint('ESCAPED')", PERM + "|" + GONE, UID),
         h("kernel memory", "open('/proc/kcore', 'rb').read(16)\nprint('ESCAPED')",
           PERM + "|" + GONE, UID),
         # -- host processes -----------------------------------------------------------------
@@ -185,9 +185,9 @@ def suite(host_pid: int, port: int, room: Path, secret_file: Path) -> list[Hosti
         h("write /tmp", "open('/tmp/dealroom-hostile', 'w').write('x')\nprint('ESCAPED')",
           RO, NS),
         h("write /etc", "open('/etc/dealroom-hostile', 'w').write('x')\nprint('ESCAPED')",
-          RO, NS),
+          RO + "|" + GONE, NS),
         h("write /dev/shm", "open('/dev/shm/dealroom-hostile', 'w').write('x')\n"
-          "print('ESCAPED')", RO, NS),
+          "print('ESCAPED')", RO + "|" + GONE, NS),
         h("chmod a room file", f"import os\nos.chmod({str(room / 'room.json')!r}, 0o777)\n"
           "print('ESCAPED')", RO, NS),
         h("raise the cgroup's limit", "import os\nfor d, _, fs in os.walk('/sys/fs/cgroup'):\n"

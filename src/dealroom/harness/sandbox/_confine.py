@@ -4,8 +4,8 @@ The worker starts as the host's user and confines itself in two steps::
 
     keeper (host's uid)                          child: PID 1 of the new pid namespace
     unshare(NET|NS|PID|IPC [|USER])  ──fork──▶   mounts private, fresh /proc
-    forwards SIGINT, waits, exits                paths the worker needs made traversable
-    with the child's status                      scratch bind-mounted writable
+    forwards SIGINT, waits, exits                a new root of allowed paths (:mod:`._view`)
+    with the child's status                      scratch: a tmpfs, the one writable mount
                                                  every other mount remounted read-only
                                                  rlimits, setuid(fresh uid), no_new_privs
 
@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from dealroom.harness.sandbox import _seccomp
+from dealroom.harness.sandbox import _seccomp, _view
 from dealroom.harness.sandbox._base import size_text
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x20000, 0x08000000, 0x10000000
@@ -35,7 +35,6 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND = 32, 1024, 2048, 4096
 MS_REC, MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 16384, 1 << 18, 1 << 21, 1 << 24
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
-O_PATH = getattr(os, "O_PATH", 0o10000000)
 SCRATCH_INODES = 65536
 """Files and folders the scratch tmpfs may hold."""
 KEPT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC,
@@ -110,62 +109,6 @@ def as_child() -> None:
 
 
 # -- the filesystem view --------------------------------------------------------------------
-def _traversable(path: Path, uid: int, gid: int) -> bool:
-    st = path.stat()
-    if st.st_uid == uid:
-        return bool(st.st_mode & 0o100)
-    if st.st_gid == gid:
-        return bool(st.st_mode & 0o010)
-    return bool(st.st_mode & 0o001)
-
-
-def _reduced_dirs(paths: Iterable[str], masks: Iterable[str], uid: int,
-                  gid: int | None) -> dict[Path, set[str]]:
-    """Directories to show only in part, each with the children the worker needs.
-
-    They are the directories on the way to a needed path that lie at or under a mask (the
-    host user's home), plus, when ``gid`` is given, those ``uid`` could not traverse.
-    """
-    needed = [Path(os.path.realpath(p)) for p in paths if os.path.exists(p)]
-    roots = [Path(os.path.realpath(m)) for m in masks if os.path.isdir(m)]
-    reduced: dict[Path, set[str]] = {}
-    for mask in roots:
-        if not any(p == mask or mask in p.parents or p in mask.parents for p in needed):
-            reduced.setdefault(mask, set())  # nothing needed under it: hide it whole
-    def under(d: Path, tops: list[Path]) -> bool:
-        return any(d == t or t in d.parents for t in tops)
-
-    for path in needed:
-        for parent, child in zip(list(path.parents)[::-1][1:], path.parts[2:], strict=False):
-            masked = under(parent, roots) and not under(parent, needed)
-            if masked or (
-                    gid is not None and not _traversable(parent, uid, gid)):
-                reduced.setdefault(parent, set()).add(child)
-    return reduced
-
-
-def _expose(paths: Iterable[str], masks: Iterable[str], uid: int, gid: int | None) -> None:
-    """Replace each reduced directory by a tmpfs holding bind mounts of the needed children.
-
-    The rest of such a directory (``/root``, the host user's home) disappears from view.
-    """
-    for parent, children in sorted(_reduced_dirs(paths, masks, uid, gid).items(),
-                                   key=lambda kv: len(kv[0].parts)):
-        fds = {c: os.open(parent / c, O_PATH) for c in sorted(children)}
-        try:
-            _mount("tmpfs", str(parent), "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=1m")
-            for child, fd in fds.items():
-                target = parent / child
-                if os.path.isdir(f"/proc/self/fd/{fd}"):
-                    target.mkdir()
-                else:
-                    target.touch()
-                _mount(f"/proc/self/fd/{fd}", str(target), None, MS_BIND | MS_REC)
-        finally:
-            for fd in fds.values():
-                os.close(fd)
-
-
 def _hide(paths: Iterable[str]) -> None:
     """Make files read as empty and directories look empty (the answer key, the rubric)."""
     for path in paths:
@@ -204,24 +147,19 @@ def _read_only_except(writable: str) -> list[str]:
 def confine(level: str, cfg: dict[str, Any],
             base_tasks: int = 0) -> tuple[dict[str, str], list[str]]:
     """Set up the filesystem, limits, identity and syscall filter of the worker (run as PID 1
-    of its namespace). Returns what is in force for ``scratch`` and ``seccomp``, in words, and
-    which of the two is weaker than it should be."""
+    of its namespace). Returns what is in force for ``filesystem``, ``scratch`` and
+    ``seccomp``, in words, and which of them is weaker than it should be."""
     scratch = os.path.realpath(cfg["scratch_dir"])
     uid, gid = cfg["uid"], cfg["gid"]
-    size = cfg["limits"]["scratch_bytes"]
-    done = {"scratch": "no quota: the rlimits level has no mount namespace"}
-    weak = ["scratch"]
+    done = {"filesystem": "the host's, as the host user sees it: the rlimits level has no "
+                          "mount namespace",
+            "scratch": "no quota: the rlimits level has no mount namespace"}
+    weak = ["filesystem", "scratch"]
     if level != "rlimits":
-        _mount(None, "/", None, MS_REC | MS_PRIVATE)
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-        _expose(cfg["expose"] + [scratch], cfg.get("mask", []), uid,
-                gid if level == "namespaces+uid" else None)
-        _hide(cfg.get("hide", []))
-        owner = f",uid={uid},gid={gid}" if level == "namespaces+uid" else ""
-        _mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV,
-               f"size={size},nr_inodes={SCRATCH_INODES},mode=700{owner}")
-        done["scratch"] = f"tmpfs of {size_text(size)}"
-        weak = []
+        done["filesystem"], weak = _new_root(level, cfg, scratch), []
+        done["scratch"] = f"tmpfs of {size_text(cfg['limits']['scratch_bytes'])}"
+        if not done["filesystem"].endswith("(pivot_root)"):
+            weak.append("filesystem")
         failed = _read_only_except(scratch)
         if failed:
             print("sandbox: could not make read-only: " + "; ".join(failed), file=sys.stderr)
@@ -238,6 +176,35 @@ def confine(level: str, cfg: dict[str, Any],
         done["seccomp"] = f"off: {exc}"
         weak.append("seccomp")
     return done, weak
+
+
+def allowed(cfg: dict[str, Any]) -> list[str]:
+    """Every path the worker may read: the system's runtime, Python (this interpreter's own
+    import path included), dealroom, the room."""
+    paths = [*_view.SYSTEM, *_view.ETC, *cfg["expose"], sys.executable]
+    paths += [p for p in sys.path if p and os.path.isabs(p)]
+    return paths
+
+
+def _new_root(level: str, cfg: dict[str, Any], scratch: str) -> str:
+    """Pivot into a root holding only :func:`allowed` (read-only) and the scratch tmpfs."""
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    paths = allowed(cfg)
+    plan = _view.plan(paths, scratch)
+    owner = f",uid={cfg['uid']},gid={cfg['gid']}" if level == "namespaces+uid" else ""
+    data = (f"size={cfg['limits']['scratch_bytes']},nr_inodes={SCRATCH_INODES},"
+            f"mode=700{owner}")
+    try:
+        _mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=4m")
+        _view.build(scratch, plan, _mount, scratch, data)
+    finally:
+        plan.close()
+    how = _view.enter(scratch)
+    _hide(cfg.get("hide", []))
+    what = "system, Python, dealroom" + (", the room" if cfg.get("room_dir") else "")
+    return (f"allow-list: {len(plan.binds)} paths read-only ({what}), the scratch dir "
+            f"writable ({how})")
 
 
 def _user_tasks(uid: int) -> int:

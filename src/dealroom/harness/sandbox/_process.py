@@ -75,8 +75,9 @@ class ProcessSandbox(Sandbox):
     ``options`` reaches it as ``host.options``. ``isolation``: ``auto`` (the strongest
     available; warns when it is only ``rlimits``) or one of :data:`ISOLATION_LEVELS`, which
     then must be available. ``hide`` lists files and folders the REPL must not read (default:
-    the room's ``answer_key/`` and ``task.json``); the host user's home, /run and /tmp show
-    only what the worker needs.
+    the room's ``answer_key/`` and ``task.json``). With a mount namespace the worker sees only
+    an allow-list of paths (:mod:`._view`): the system's runtime, Python, dealroom, ``pythonpath``,
+    the room (read-only) and the scratch dir.
     """
 
     def __init__(self, room_dir: str | Path | None, scratch_dir: str | Path,
@@ -173,9 +174,8 @@ class ProcessSandbox(Sandbox):
 
     def _config(self, level: str) -> dict[str, Any]:
         package_root = str(Path(dealroom.__file__).resolve().parent.parent)
-        expose = {sys.prefix, sys.base_prefix, sys.exec_prefix, package_root,
-                  os.path.realpath(sys.executable), *self.pythonpath}
-        expose |= {p for p in sys.path if p and os.path.isabs(p)}
+        expose = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+                  package_root, sys.executable, *self.pythonpath}
         if self.room_dir is not None:
             expose.add(str(self.room_dir))
         return {
@@ -184,7 +184,7 @@ class ProcessSandbox(Sandbox):
             "options": self.options, "depth": self.depth, "isolation": level,
             "uid": self.uid, "gid": self.uid, "limits": self.limits.to_dict(),
             "expose": sorted(expose), "pythonpath": self.pythonpath,
-            "mask": _masks(), "hide": self.hide,
+            "hide": self.hide,
             "cgroup": self._cgroup.procs if self._cgroup is not None else [],
         }
 
@@ -455,15 +455,6 @@ class ProcessSandbox(Sandbox):
     def _stderr_tail(self, lines: int = 20) -> str:
         tail = b"".join(list(self._stderr)[-lines:]).decode("utf-8", "replace").strip()
         return f"\nworker stderr:\n{tail}" if tail else ""
-
-
-def _masks() -> list[str]:
-    """Directories shown only in part (the paths the worker needs): where secrets and sockets
-    live — the host user's home, /run (sockets such as docker.sock), /tmp, /var/tmp, /dev/shm."""
-    home = Path(os.path.expanduser("~")).resolve()
-    system = {"/", "/usr", "/etc", "/var", "/opt", "/tmp", "/bin", "/lib", "/srv"}
-    out = [str(home)] if len(home.parts) >= 2 and str(home) not in system else []
-    return out + ["/run", "/tmp", "/var/tmp", "/dev/shm"]
 
 
 class _Cell:

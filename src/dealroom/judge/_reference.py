@@ -12,7 +12,11 @@ item with its sub-items, or a table row; long paragraphs are read as windows of
 * ``dates``: every ISO date stated (an ISO month matches any day of it);
 * ``terms``: one synonym of every group, in the context or its nearest heading;
 * ``severity``: the one label of the context (or, if it has none, of its nearest labelled
-  heading) equals the expected one.
+  heading) equals the expected one;
+* ``amounts`` may also be met by a stated range (``$1.1–1.8 million``) that holds the value
+  (within tolerance) and spans no more than :data:`RANGE_RATIO` (high / low);
+* ``contrary``: phrases stating the opposite polarity (``single-trigger`` where the criterion
+  wants ``double-trigger``); a context stating one, not negated, does not count.
 
 A context is a list, not a finding, and satisfies nothing when it cites :data:`LISTED` or more
 of the documents the rubric cites for *other* findings (or more than :data:`MAX_LISTED`
@@ -26,20 +30,15 @@ party of the room scores as if it were empty.
 Sections headed like an index (*Documents reviewed*, *Appendix*, *Sources*, ...) hold no
 findings and are skipped.
 
-* ``amounts`` may also be met by a stated range (``$1.1–1.8 million``) that holds the value
-  (within tolerance) and spans no more than :data:`RANGE_RATIO` (high / low);
-* ``contrary``: phrases stating the opposite polarity (``single-trigger`` where the criterion
-  wants ``double-trigger``); a context stating one, not negated, does not count.
-
 ``sections``: every required heading is present. ``negative: true``: the criterion passes
 unless some context states the described claim (all its elements) in a sentence, the claim's
 terms read outside citation brackets (naming a document is not stating a claim), and no clause
 stating the claim (holding a term of a group after the first: the first names the subject)
 is left unqualified: a status word (*cured*, *waived*, *resolved*, ...) in that clause, or a
 negation (*not*, *no*, *never*, ...) at most :data:`NEGATION_WINDOW` words before a claim term,
-qualifies it ("could not sell" elsewhere in the sentence does not deny the claim). An empty memo passes it, unless ``reviewed`` lists documents the deliverable must cite
-somewhere (a claim left out counts only where the document was reviewed: CUAD's absent
-clauses); the scores report the pass rate on positive criteria apart for that reason.
+qualifies it ("could not sell" elsewhere in the sentence does not deny the claim). An empty
+memo passes it, unless ``reviewed`` lists documents the deliverable must cite somewhere (a
+claim left out counts only where the document was reviewed: CUAD's absent clauses); the scores report the pass rate on positive criteria apart for that reason.
 
 A criterion marked ``llm_only: true`` (a fact whose polarity the terms cannot tell) is a judge
 error here, counted as not judgeable and never passed: the LLM judge scores it.
@@ -58,11 +57,11 @@ from dealroom.errors import ConfigError
 from dealroom.judge._memo import (
     Block,
     Memo,
+    amount_ranges,
     amounts,
     citations,
     date_matches,
     dates,
-    amount_ranges,
     heading_severity,
     normalize,
     parse_iso,

@@ -38,7 +38,8 @@ is left unqualified: a status word (*cured*, *waived*, *resolved*, ...) in that 
 negation (*not*, *no*, *never*, ...) at most :data:`NEGATION_WINDOW` words before a claim term,
 qualifies it ("could not sell" elsewhere in the sentence does not deny the claim). An empty
 memo passes it, unless ``reviewed`` lists documents the deliverable must cite somewhere (a
-claim left out counts only where the document was reviewed: CUAD's absent clauses); the scores report the pass rate on positive criteria apart for that reason.
+claim left out counts only where the document was reviewed: CUAD's absent clauses); the
+scores report the pass rate on positive criteria apart for that reason.
 
 A criterion marked ``llm_only: true`` (a fact whose polarity the terms cannot tell) is a judge
 error here, counted as not judgeable and never passed: the LLM judge scores it.

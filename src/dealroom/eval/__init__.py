@@ -29,7 +29,7 @@ from dealroom.eval._metrics import (
 from dealroom.eval._passk import passk, success, table
 from dealroom.eval._prefixes import PREFIX_KINDS, Prefix, PrefixPool, pool_prefixes
 from dealroom.eval._recover import recover, recovery_report
-from dealroom.eval._results import Row, load_rows
+from dealroom.eval._results import HEADLINES, Row, load_rows, with_headline
 from dealroom.eval._spec import (
     EpisodeSpec,
     GeneratedRoom,
@@ -42,6 +42,7 @@ from dealroom.eval._summary import run_row, summarize_runs
 from dealroom.eval._sweep import SweepProgress, SweepResult, run_sweep
 
 __all__ = [
+    "HEADLINES",
     "PREFIX_KINDS",
     "BudgetMixAudit",
     "BudgetMixEntry",
@@ -83,4 +84,5 @@ __all__ = [
     "success",
     "summarize_runs",
     "table",
+    "with_headline",
 ]

@@ -22,7 +22,7 @@ from typing import Any
 
 from dealroom._util.files import json_safe, write_json_atomic
 from dealroom.errors import ConfigError
-from dealroom.eval import analyze, load_rows, passk
+from dealroom.eval import analyze, load_rows, passk, with_headline
 from dealroom.report._figures import episode, headline, plot_data, policy_name
 from dealroom.report._html import page
 from dealroom.report._plots import PLOTS
@@ -32,6 +32,7 @@ from dealroom.runs import RunFolder
 REPORT_JSON = "report.json"
 COLUMNS = (("policy", "policy", None), ("episodes", "episodes", 0),
            ("rooms", "rooms", 0), ("pass rate [95% CI]", "pass_rate", 3),
+           ("positive criteria", "pass_rate_positive", 3),
            ("all-pass", "all_pass", 3), ("coverage", "coverage", 3),
            ("cost / room USD", "cost_per_room", 4), ("tokens", "tokens", 0),
            ("root share", "root_share", 3), ("sub-calls", "sub_calls", 1),
@@ -40,10 +41,13 @@ COLUMNS = (("policy", "policy", None), ("episodes", "episodes", 0),
 
 
 def build_report(sources: list[str | Path], out: Path, *, title: str | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> Path:
+                 progress: Callable[[int, int], None] | None = None,
+                 headline_rate: str = "total") -> Path:
     """Write the report of ``sources`` (sweeps, folders of runs, run folders, each with an
     optional ``:KEY=VALUE`` selector) into ``out``; its ``index.html``. ``progress(done,
-    total)`` is called as the episodes' traces are written."""
+    total)`` is called as the episodes' traces are written. ``headline_rate``: ``total`` or
+    ``positive``, the pass rate the tables, plots and Pass@k use (the positive criteria's
+    rate stands beside it either way)."""
     if not sources:
         raise ConfigError("give at least one sweep or run folder to report on")
     out = Path(out)
@@ -51,16 +55,17 @@ def build_report(sources: list[str | Path], out: Path, *, title: str | None = No
     shutil.rmtree(out / "traces", ignore_errors=True)  # a rebuilt report's old traces
     episodes, cells, analyses = [], [], {}
     for source in map(str, sources):
-        rows = load_rows(source)
+        rows = with_headline(load_rows(source), headline_rate)
         episodes += [episode(r, source) for r in rows]
         with contextlib.suppress(ConfigError):  # a truncation sweep not judged by turn
-            cells += passk(source)
+            cells += passk(source, headline=headline_rate)
         analyses[source] = analyze(source)
     _write_traces(episodes, out, progress)
     plots = plot_data(episodes, cells, analyses)
     table = headline(episodes)
     report = {"title": title or "dealroom report", "sources": list(map(str, sources)),
-              "headline": table, "plots": plots, "episodes": episodes, "passk": cells,
+              "headline": table, "headline_rate": headline_rate,
+              "plots": plots, "episodes": episodes, "passk": cells,
               "analyses": analyses}
     write_json_atomic(out / REPORT_JSON, json_safe(report))
     body = _body(report)
@@ -112,8 +117,16 @@ def _body(report: dict[str, Any]) -> str:
     return (f"<header><h1>{e(report['title'])}</h1><div class=facts><span><b>sources</b> "
             f"{sources}</span><span><b>episodes</b> {len(report['episodes'])}</span></div>"
             f"</header><main><h2>Policies</h2>{_table(report['headline'])}{note}"
+            f"{_rate_note(report.get('headline_rate', 'total'))}"
             f"<h2>Plots</h2>{_plots(report['plots'])}"
             f"<h2>Episodes per room</h2>{_rooms(report['episodes'])}</main>")
+
+
+def _rate_note(rate: str) -> str:
+    which = ("over positive criteria only (--headline positive)" if rate == "positive" else
+             "over all criteria; negative criteria pass an empty memo, so the positive "
+             "criteria's rate stands beside it")
+    return f'<p class="note headline-rate">Pass rates are {which}.</p>'
 
 
 def _num(value: Any, digits: int | None) -> str:

@@ -27,7 +27,13 @@ from dealroom.eval._metrics import (
     spearman,
 )
 from dealroom.eval._passk import passk, success, table
-from dealroom.eval._prefixes import PREFIX_KINDS, Prefix, PrefixPool, pool_prefixes
+from dealroom.eval._prefixes import (
+    PREFIX_KINDS,
+    Prefix,
+    PrefixPool,
+    failure_points,
+    pool_prefixes,
+)
 from dealroom.eval._recover import recover, recovery_report
 from dealroom.eval._results import HEADLINES, Row, load_rows, with_headline
 from dealroom.eval._spec import (
@@ -64,6 +70,7 @@ __all__ = [
     "cluster_bootstrap_ci",
     "compare",
     "expand_rooms",
+    "failure_points",
     "generated_room",
     "load_rows",
     "load_spec",

@@ -515,11 +515,13 @@ def _qualified(span: str, patterns: list[list[re.Pattern[str]]]) -> bool:
     claim = patterns[1:] or patterns
     stating = [c for c in clauses if any(p.search(c) for g in claim for p in g)] or [
         c for c in clauses if any(p.search(c) for g in patterns for p in g)]
-    return bool(stating) and all(_clause_qualified(c, patterns) for c in stating)
+    return bool(stating) and all(_clause_qualified(c, patterns, claim) for c in stating)
 
 
-def _clause_qualified(clause: str, patterns: list[list[re.Pattern[str]]]) -> bool:
-    hits = [m for group in patterns for p in group for m in p.finditer(clause)]
+def _clause_qualified(clause: str, patterns: list[list[re.Pattern[str]]],
+                      claim: list[list[re.Pattern[str]]]) -> bool:
+    """A status word in the clause, or a negation just before a term of the claim proper."""
+    hits = [m for group in claim for p in group for m in p.finditer(clause)]
     blanked = clause
     for group in patterns:
         for p in group:

@@ -27,9 +27,22 @@ from dealroom.eval._metrics import (
     spearman,
 )
 from dealroom.eval._passk import passk, success, table
-from dealroom.eval._prefixes import PREFIX_KINDS, Prefix, PrefixPool, pool_prefixes
+from dealroom.eval._prefixes import (
+    PREFIX_KINDS,
+    Prefix,
+    PrefixPool,
+    failure_points,
+    pool_prefixes,
+)
 from dealroom.eval._recover import recover, recovery_report
-from dealroom.eval._results import Row, load_rows, parse_source, sweep_spec
+from dealroom.eval._results import (
+    HEADLINES,
+    Row,
+    load_rows,
+    parse_source,
+    sweep_spec,
+    with_headline,
+)
 from dealroom.eval._spec import (
     EpisodeSpec,
     GeneratedRoom,
@@ -42,6 +55,7 @@ from dealroom.eval._summary import run_row, summarize_runs
 from dealroom.eval._sweep import SweepProgress, SweepResult, run_sweep
 
 __all__ = [
+    "HEADLINES",
     "PREFIX_KINDS",
     "BudgetMixAudit",
     "BudgetMixEntry",
@@ -64,6 +78,7 @@ __all__ = [
     "compare",
     "coverage_pass",
     "expand_rooms",
+    "failure_points",
     "generated_room",
     "load_rows",
     "load_spec",
@@ -86,4 +101,5 @@ __all__ = [
     "summarize_runs",
     "sweep_spec",
     "table",
+    "with_headline",
 ]

@@ -245,3 +245,18 @@ def tiny_tokenizer(tiny_model_dir):
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(tiny_model_dir, local_files_only=True)
+
+
+HAND_ROOM = Path(__file__).parent / "judge" / "fixtures" / "handroom"
+"""A hand-written 13-document room of contract text (tests/judge/fixtures/handroom): several
+documents per category, cured issues and negative criteria, a polarity criterion and an
+``llm_only`` one; ``gold_memo.md`` beside it."""
+
+
+@pytest.fixture(scope="session")
+def hand_room(tmp_path_factory) -> Path:
+    """The hand-written room, ingested with its rubric."""
+    room = tmp_path_factory.mktemp("hand") / "harbor"
+    ingest(HAND_ROOM / "documents", room,
+           task=json.loads((HAND_ROOM / "task.json").read_text()))
+    return room

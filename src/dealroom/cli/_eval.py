@@ -35,6 +35,10 @@ SETTING_HELP = ("Pass@(K,T) from runs per T (visible) or T_max runs as of turn T
                 "also on budget-visible sweeps); default: the sweep's budget_visible.")
 
 
+HEADLINE_HELP = ("The headline pass rate: total (all criteria) or positive (positive criteria "
+                 "only: negative criteria pass an empty memo).")
+
+
 def _tau(tau: float | None, all_pass: bool) -> float | None:
     from dealroom.errors import ConfigError
 
@@ -52,6 +56,7 @@ def passk(
     all_pass: bool = typer.Option(False, "--all-pass", help=ALL_PASS_HELP),
     setting: str = typer.Option(None, "--setting", help=SETTING_HELP),
     k: int = typer.Option(None, "--k", help="Largest k (default: the samples recorded)."),
+    headline: str = typer.Option("total", "--headline", help=HEADLINE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object per (policy, T, k)."),
 ) -> None:
     """Pass@(K,T): success within k samples under a turn budget T, per policy."""
@@ -59,7 +64,7 @@ def passk(
     from dealroom.cli.display_eval import render_passk
     from dealroom.eval import passk as compute
 
-    result = compute(sweep, tau=_tau(tau, all_pass), setting=setting, k=k)
+    result = compute(sweep, tau=_tau(tau, all_pass), setting=setting, k=k, headline=headline)
     if as_json:
         render_json(result, indent=2)
     else:
@@ -72,6 +77,7 @@ def table(
     by: str = typer.Option(
         "root,sub,depth,max_turns", "--by",
         help="Group on, comma-separated: root, sub, depth, max_turns, room, size, seed, type."),
+    headline: str = typer.Option("total", "--headline", help=HEADLINE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
 ) -> None:
     """Criteria pass rate with a 95% bootstrap interval over rooms, all-pass, coverage, cost."""
@@ -80,7 +86,7 @@ def table(
     from dealroom.eval import table as compute
 
     groups = [g.strip() for g in by.split(",") if g.strip()]
-    result = compute(sweep, by=groups)
+    result = compute(sweep, by=groups, headline=headline)
     if as_json:
         render_json(result, indent=2)
     else:

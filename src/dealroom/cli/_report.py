@@ -18,6 +18,9 @@ def report(
                   "and kind."),
     out: Path = typer.Option(..., "--out", help="The report folder (new, or a report's)."),
     title: str = typer.Option(None, "--title", help="The report's title."),
+    headline: str = typer.Option(
+        "total", "--headline", help="The headline pass rate: total (all criteria) or positive "
+                                    "(positive criteria only: negative ones pass an empty memo)."),
 ) -> None:
     """Write DIR/index.html (tables, plots, episodes linking to their traces) and
     DIR/report.json; the folder opens from disk."""
@@ -26,7 +29,8 @@ def report(
     from dealroom.report import build_report
 
     with generation_progress(0, label="writing traces") as progress:
-        index = build_report(sources, out, title=title, progress=progress)
+        index = build_report(sources, out, title=title, progress=progress,
+                             headline_rate=headline)
     render_written(index)
 
 

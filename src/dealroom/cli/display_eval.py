@@ -83,9 +83,16 @@ def render_passk(rows: list[dict[str, Any]]) -> None:
                       str(by_k[ks[0]]["rooms"]))
     console.print(table)
     first = rows[0]
-    success = "all criteria passed" if first["tau"] is None else f"pass rate >= {first['tau']}"
+    headline = first.get("headline", "total")
+    rate = "pass rate on positive criteria" if headline == "positive" else "pass rate"
+    success = "all criteria passed" if first["tau"] is None else f"{rate} >= {first['tau']}"
     console.print(f"[dim]setting: {first['setting']} · success: {success} · pass@k: mean over "
                   "rooms of the unbiased estimate[/]")
+    if headline == "total" and first["tau"] is not None:
+        top = {(_policy(r), r["depth"], r["max_turns"]): r for r in rows if r["k"] == ks[-1]}
+        beside = " · ".join(f"{p} T={t}: {_pct(r.get('pass_at_k_positive'))}"
+                            for (p, _, t), r in top.items())
+        console.print(f"[dim]on positive criteria alone, pass@{ks[-1]}: {beside}[/]")
     if any(r.get("simulated") for r in rows):
         console.print(SIMULATED_NOTE)
 
@@ -96,13 +103,15 @@ def render_table(rows: list[dict[str, Any]], groups: list[str]) -> None:
     from rich.table import Table
 
     console = default_console
-    table = Table(" · ".join(groups), "runs", "rooms", "pass", "95% CI", "all-pass", "cover",
-                  "cost", "subs", box=None)
+    positive = bool(rows) and rows[0].get("headline") == "positive"
+    table = Table(" · ".join(groups), "runs", "rooms", "pass (positive)" if positive else "pass",
+                  "95% CI", "positive", "all-pass", "cover", "cost", "subs", box=None)
     for r in rows:
         keys = [str(r[g]) + (SIMULATED if g == "sub" and r.get("simulated") else "")
                 for g in groups]
         table.add_row(" · ".join(keys), str(r["episodes"]), str(r["rooms"]),
                       _pct(r["pass_rate"]), _span(r["ci_low"], r["ci_high"], _pct),
+                      _pct(r.get("pass_rate_positive")),
                       _pct(r["all_pass"]), _pct(r["coverage"]), _usd(r["cost_usd"]),
                       _num(r["sub_calls"], 1))
     console.print(table)

@@ -28,9 +28,22 @@ from dealroom.eval._metrics import (
     spearman,
 )
 from dealroom.eval._passk import passk, success, table
-from dealroom.eval._prefixes import PREFIX_KINDS, Prefix, PrefixPool, pool_prefixes
+from dealroom.eval._prefixes import (
+    PREFIX_KINDS,
+    Prefix,
+    PrefixPool,
+    failure_points,
+    pool_prefixes,
+)
 from dealroom.eval._recover import recover, recovery_report
-from dealroom.eval._results import Row, load_rows, parse_source, sweep_spec
+from dealroom.eval._results import (
+    HEADLINES,
+    Row,
+    load_rows,
+    parse_source,
+    sweep_spec,
+    with_headline,
+)
 from dealroom.eval._spec import (
     EpisodeSpec,
     GeneratedRoom,
@@ -43,6 +56,7 @@ from dealroom.eval._summary import run_row, summarize_runs
 from dealroom.eval._sweep import SweepProgress, SweepResult, run_sweep
 
 __all__ = [
+    "HEADLINES",
     "POLL_S",
     "Stopped",
     "execute",
@@ -69,6 +83,7 @@ __all__ = [
     "compare",
     "coverage_pass",
     "expand_rooms",
+    "failure_points",
     "generated_room",
     "load_rows",
     "load_spec",
@@ -91,4 +106,5 @@ __all__ = [
     "summarize_runs",
     "sweep_spec",
     "table",
+    "with_headline",
 ]

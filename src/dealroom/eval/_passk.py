@@ -24,7 +24,7 @@ from typing import Any
 from dealroom._util.files import json_safe
 from dealroom.errors import ConfigError, DealroomWarning
 from dealroom.eval._metrics import as_of, bootstrap_ci, mean_pass_at_k, pass_at_k
-from dealroom.eval._results import Row, judged, load_rows, sweep_spec
+from dealroom.eval._results import Row, judged, load_rows, sweep_spec, with_headline
 
 SETTINGS = ("visible", "truncation")
 DEFAULT_TAU = 0.5
@@ -46,10 +46,14 @@ def success(value: float, all_pass: bool | None, tau: float | None) -> bool:
 
 
 def passk(source: str | Path, *, tau: float | None = DEFAULT_TAU, setting: str | None = None,
-          k: int | None = None) -> list[dict[str, Any]]:
+          k: int | None = None, headline: str = "total") -> list[dict[str, Any]]:
     """Pass@(K,T) per (policy, T, k): ``{root, sub, depth, max_turns, k, pass_at_k, ci_low,
     ci_high, rooms}`` (plus ``setting``, ``tau``, ``samples``, ``simulated``); ``tau=None`` for
     all-pass.
+
+    ``headline``: success from the pass rate over all criteria (``total``) or over positive
+    criteria (``positive``); each row also gives ``pass_at_k_positive`` beside it (NaN where
+    the scores hold no positive rate) and names its ``headline``.
 
     ``pass_at_k`` is the mean over rooms of the unbiased estimate from that room's samples, and
     ``ci_low``/``ci_high`` its 95% bootstrap interval over those rooms (seeded; NaN with one
@@ -58,8 +62,10 @@ def passk(source: str | Path, *, tau: float | None = DEFAULT_TAU, setting: str |
     """
     spec = sweep_spec(source) or {}
     setting = resolve_setting(spec, setting, source)
-    rows = judged(load_rows(source))
+    loaded = load_rows(source)
+    rows = judged(with_headline(loaded, headline))
     cells = sample_cells(rows, spec, setting, tau)
+    positive = _positive_cells(loaded, spec, setting, tau)
     most = max((len(s) for rooms in cells.values() for s in rooms.values()), default=0)
     k = k or most
     if k > most:
@@ -76,7 +82,8 @@ def passk(source: str | Path, *, tau: float | None = DEFAULT_TAU, setting: str |
                         "pass_at_k": value, "ci_low": low, "ci_high": high, "rooms": used,
                         "setting": setting, "tau": tau,
                         "samples": max(len(s) for s in rooms.values()),
-                        "simulated": simulated})
+                        "simulated": simulated, "headline": headline,
+                        "pass_at_k_positive": _beside(positive, (root, sub, depth, turns), kk)})
     return json_safe(out)
 
 
@@ -105,6 +112,22 @@ def warn_few_rooms(intervals: list[tuple[int, float, float]], what: str) -> None
             f"degenerate intervals ({len(few)} of {len(intervals)} {what} over {max(few)} rooms "
             "or fewer): a 95% bootstrap interval over so few rooms is only the range of their "
             "values; read it as no interval, or add rooms"), stacklevel=3)
+
+
+def _positive_cells(rows: list[Row], spec: dict[str, Any], setting: str,
+                    tau: float | None) -> dict[tuple[Any, ...], dict[str, list[bool]]]:
+    """:func:`sample_cells` of the positive criteria's pass rate ({} where none is recorded)."""
+    scored = judged(with_headline(rows, "positive"))
+    try:
+        return sample_cells(scored, spec, setting, tau) if scored else {}
+    except ConfigError:
+        return {}
+
+
+def _beside(cells: dict[tuple[Any, ...], dict[str, list[bool]]], key: tuple[Any, ...],
+            k: int) -> float:
+    rooms = cells.get(key)
+    return mean_pass_at_k(list(rooms.values()), k)[0] if rooms else math.nan
 
 
 def sample_cells(rows: list[Row], spec: dict[str, Any], setting: str,
@@ -142,10 +165,13 @@ def _order(item: tuple[Any, ...]) -> tuple[Any, ...]:
 # -- eval table ---------------------------------------------------------------------------------
 
 
-def table(source: str | Path, by: Iterable[str] = ("root", "sub", "depth", "max_turns")
-          ) -> list[dict[str, Any]]:
+def table(source: str | Path, by: Iterable[str] = ("root", "sub", "depth", "max_turns"),
+          headline: str = "total") -> list[dict[str, Any]]:
     """Per group: episodes, rooms, criteria pass rate with its 95% bootstrap interval over rooms
     (each room's mean), LAB's all-pass rate, and mean coverage, cost and sub-calls.
+
+    ``headline``: the pass rate over all criteria (``total``) or positive ones (``positive``);
+    ``pass_rate_positive`` (the mean over episodes) stands beside it either way.
 
     ``by``: any of :data:`GROUPS`; ``type`` splits each group by criterion type (the pass rate
     of that type's criteria).
@@ -154,7 +180,7 @@ def table(source: str | Path, by: Iterable[str] = ("root", "sub", "depth", "max_
     unknown = sorted(set(by) - set(GROUPS))
     if unknown:
         raise ConfigError(f"--by {', '.join(unknown)}: group by {', '.join(GROUPS)}")
-    rows = judged(load_rows(source))
+    rows = judged(with_headline(load_rows(source), headline))
     groups: dict[tuple[Any, ...], list[tuple[Row, float]]] = defaultdict(list)
     for r in rows:
         items = r.by_type.items() if "type" in by else [(None, r.pass_rate)]
@@ -170,6 +196,8 @@ def table(source: str | Path, by: Iterable[str] = ("root", "sub", "depth", "max_
         episodes = [r for r, _ in members]
         out.append({**dict(zip(by, key, strict=True)), "episodes": len(members),
                     "rooms": len(per_room), "pass_rate": rate, "ci_low": low, "ci_high": high,
+                    "headline": headline,
+                    "pass_rate_positive": _mean(r.pass_rate_positive for r in episodes),
                     "all_pass": _mean(float(bool(r.all_pass)) for r in episodes),
                     "coverage": _mean(r.coverage for r in episodes),
                     "cost_usd": _mean(r.cost_usd for r in episodes),

@@ -10,6 +10,7 @@ those keys is cut there, so write such filters with ``;`` between them).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import re
@@ -25,6 +26,9 @@ from dealroom.runs import RunFolder, find_runs
 
 SWEEP_JSON = "sweep.json"
 KEYS = ("root", "sub", "depth", "max_turns", "room", "seed")
+HEADLINES = ("total", "positive")
+"""Which pass rate is a row's headline: over all criteria, or over positive criteria only
+(``pass_rate_positive``: an empty memo scores 0)."""
 """What a selector may filter on."""
 _SPLIT = re.compile(r"[,;](?=(?:root|sub|depth|max_turns|room|seed)=)")
 
@@ -49,10 +53,14 @@ class Row:
     simulated: bool = False
     """The sub-agent is a simulator (the oracle)."""
     pass_rate: float = math.nan
+    """The headline pass rate: over all criteria (or positive ones, :func:`with_headline`)."""
+    pass_rate_positive: float = math.nan
+    """Pass rate over positive criteria alone (``scores.json`` ``pass_rate_positive``)."""
     all_pass: bool | None = None
     by_type: dict[str, float] = field(default_factory=dict)
     by_turn: list[float] = field(default_factory=list)
     """Pass rate of the memo as of turns 1..turns (empty when not judged by turn)."""
+    by_turn_positive: list[float] = field(default_factory=list)
     by_turn_all_pass: list[bool] = field(default_factory=list)
     by_turn_types: list[dict[str, float]] = field(default_factory=list)
     coverage: float = math.nan
@@ -159,11 +167,13 @@ def _fill(row: Row, folder: RunFolder) -> None:
     if not scores:
         row.status = "unjudged"
     row.pass_rate = _num(scores.get("pass_rate"))
+    row.pass_rate_positive = _num(scores.get("pass_rate_positive"))
     row.all_pass = scores.get("all_pass")
     row.by_type = {k: _num(v.get("pass_rate")) for k, v in
                    (scores.get("pass_rate_by_type") or {}).items()}
     by_turn = (folder.scores_by_turn() or {}).get("by_turn") or []
     row.by_turn = [_num(t.get("pass_rate")) for t in by_turn]
+    row.by_turn_positive = [_num(t.get("pass_rate_positive")) for t in by_turn]
     row.by_turn_all_pass = [bool(t.get("all_pass")) for t in by_turn]
     row.by_turn_types = [t.get("pass_rate_by_type") or {} for t in by_turn]
     metrics = folder.metrics() or {}
@@ -206,6 +216,17 @@ def _real(room: str) -> bool:
         return "generator" not in load_manifest(Path(room)).meta
     except DealroomError:
         return False
+
+
+def with_headline(rows: list[Row], headline: str = "total") -> list[Row]:
+    """``rows`` with ``headline``'s pass rate as their ``pass_rate`` (and by turn): ``total``
+    keeps them; ``positive`` puts the positive criteria's rate there."""
+    if headline not in HEADLINES:
+        raise ConfigError(f"--headline must be {' or '.join(HEADLINES)}, got {headline!r}")
+    if headline == "total":
+        return rows
+    return [dataclasses.replace(r, pass_rate=r.pass_rate_positive, by_turn=[] if all(
+        map(math.isnan, r.by_turn_positive)) else r.by_turn_positive) for r in rows]
 
 
 def judged(rows: list[Row]) -> list[Row]:

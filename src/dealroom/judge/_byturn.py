@@ -48,6 +48,7 @@ async def ajudge_by_turn(run_dir: Path, judge: Judge | str = "reference",
                 seen[memo] = await ready(task, memo_deliverables(task, memo))
             scores = seen[memo]
             rows.append({"turn": turn, "pass_rate": scores.pass_rate,
+                         "pass_rate_positive": scores.pass_rate_positive,
                          "all_pass": scores.all_pass, "n_passed": scores.n_passed,
                          "n_criteria": scores.n_criteria, "n_errors": scores.n_errors,
                          "memo_chars": len(memo),

@@ -41,6 +41,15 @@ _AMOUNT = re.compile(
     re.IGNORECASE,
 )
 
+_SCALE = r"thousand|million|billion|mil|mm|mn|bn|k|m|b"
+_CURRENCY = r"US\$|USD|\$"
+_RANGE = re.compile(
+    rf"(?P<c1>{_CURRENCY})?\s?(?P<a>{_NUM})(?:\s?(?P<sa>{_SCALE})\b)?\s*(?P<sep>[-–—]|\bto\b|\band\b)"
+    rf"\s*(?P<c2>{_CURRENCY})?\s?(?P<b>{_NUM})(?:\s?(?P<sb>{_SCALE})\b)?",
+    re.IGNORECASE,
+)
+"""``$1.1–1.8 million``, ``$1.1 million to $1.8 million``, ``between $1.1 and $1.8 million``."""
+
 _MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTHS = {m: i for i, m in enumerate(_MONTH_NAMES, start=1)}
 _MONTH = (
@@ -147,17 +156,52 @@ def citations(text: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=4096)
 def amounts(text: str) -> tuple[float, ...]:
-    """US-dollar amounts stated in ``text``.
+    """US-dollar amounts stated in ``text``; a range gives both ends, each at its scale.
 
     >>> amounts("fees of $88.2 million, USD 88.2m, $88,200,000 and 88.2M; 3 years")
     (88200000.0, 88200000.0, 88200000.0, 88200000.0)
+    >>> amounts("an exposure of $1.1–1.8 million")
+    (1100000.0, 1800000.0)
     """
-    out = []
+    found = _ranges(text)
+    taken = [span for span, _ in found]
+    out = [(span[0], v) for span, pair in found for v in pair]
     for m in _AMOUNT.finditer(text):
+        if any(lo <= m.start() < hi for lo, hi in taken):
+            continue
         num = m.group("n1") or m.group("n2") or m.group("n3")
         scale = (m.group("s1") or m.group("s2") or "").lower()
-        out.append(round(float(num.replace(",", "")) * _SCALE_WORDS.get(scale, 1.0), 2))
-    return tuple(out)
+        out.append((m.start(), round(float(num.replace(",", "")) * _SCALE_WORDS.get(scale, 1.0),
+                                     2)))
+    return tuple(v for _, v in sorted(out, key=lambda x: x[0]))
+
+
+@functools.lru_cache(maxsize=4096)
+def amount_ranges(text: str) -> tuple[tuple[float, float], ...]:
+    """US-dollar ranges stated in ``text`` as ``(low, high)``.
+
+    >>> amount_ranges("between $1.1 and $1.8 million; $2m to $3m; 2023-2024")
+    ((1100000.0, 1800000.0), (2000000.0, 3000000.0))
+    """
+    return tuple(pair for _, pair in _ranges(text))
+
+
+def _ranges(text: str) -> list[tuple[tuple[int, int], tuple[float, float]]]:
+    """Each range's span and ``(low, high)``: a currency mark, a rising pair (``and`` only
+    after *between*); a scale written once applies to both ends."""
+    out = []
+    for m in _RANGE.finditer(text):
+        between = text[:m.start()].rstrip().lower().endswith("between")
+        if not (m.group("c1") or m.group("c2")) or (m.group("sep").lower() == "and"
+                                                      and not between):
+            continue
+        scale_b = (m.group("sb") or m.group("sa") or "").lower()
+        scale_a = (m.group("sa") or m.group("sb") or "").lower()
+        low = float(m.group("a").replace(",", "")) * _SCALE_WORDS.get(scale_a, 1.0)
+        high = float(m.group("b").replace(",", "")) * _SCALE_WORDS.get(scale_b, 1.0)
+        if low < high:
+            out.append(((m.start(), m.end()), (round(low, 2), round(high, 2))))
+    return out
 
 
 @functools.lru_cache(maxsize=4096)

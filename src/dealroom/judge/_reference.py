@@ -12,7 +12,11 @@ item with its sub-items, or a table row; long paragraphs are read as windows of
 * ``dates``: every ISO date stated (an ISO month matches any day of it);
 * ``terms``: one synonym of every group, in the context or its nearest heading;
 * ``severity``: the one label of the context (or, if it has none, of its nearest labelled
-  heading) equals the expected one.
+  heading) equals the expected one;
+* ``amounts`` may also be met by a stated range (``$1.1–1.8 million``) that holds the value
+  (within tolerance) and spans no more than :data:`RANGE_RATIO` (high / low);
+* ``contrary``: phrases stating the opposite polarity (``single-trigger`` where the criterion
+  wants ``double-trigger``); a context stating one, not negated, does not count.
 
 A context is a list, not a finding, and satisfies nothing when it cites :data:`LISTED` or more
 of the documents the rubric cites for *other* findings (or more than :data:`MAX_LISTED`
@@ -27,10 +31,18 @@ Sections headed like an index (*Documents reviewed*, *Appendix*, *Sources*, ...)
 findings and are skipped.
 
 ``sections``: every required heading is present. ``negative: true``: the criterion passes
-unless some context states the described claim (all its elements) with no qualifier such as
-*cured*, *waived*, *resolved* or *not* in the sentences that state it; an empty memo passes,
-unless ``reviewed`` lists documents the deliverable must cite somewhere (a claim left out
-counts only where the document was reviewed: CUAD's absent clauses).
+unless some context states the described claim (all its elements) in a sentence, the claim's
+terms read outside citation brackets (naming a document is not stating a claim), and no clause
+stating the claim (holding a term of a group after the first: the first names the subject)
+is left unqualified: a status word (*cured*, *waived*, *resolved*, ...) in that clause, or a
+negation (*not*, *no*, *never*, ...) at most :data:`NEGATION_WINDOW` words before a claim term,
+qualifies it ("could not sell" elsewhere in the sentence does not deny the claim). An empty
+memo passes it, unless ``reviewed`` lists documents the deliverable must cite somewhere (a
+claim left out counts only where the document was reviewed: CUAD's absent clauses); the
+scores report the pass rate on positive criteria apart for that reason.
+
+A criterion marked ``llm_only: true`` (a fact whose polarity the terms cannot tell) is a judge
+error here, counted as not judgeable and never passed: the LLM judge scores it.
 A criterion without a usable ``expect`` block is a judge error, never a pass.
 """
 
@@ -46,6 +58,7 @@ from dealroom.errors import ConfigError
 from dealroom.judge._memo import (
     Block,
     Memo,
+    amount_ranges,
     amounts,
     citations,
     date_matches,
@@ -77,8 +90,12 @@ MAX_LISTED = 12
 """A context citing more documents than this is a list."""
 WINDOW_SENTENCES = 5
 LONG_BLOCK_WORDS = 250
+RANGE_RATIO = 2.0
+"""A stated range states a value inside it only when high <= RANGE_RATIO * low."""
+NEGATION_WINDOW = 3
+"""Words before a claim term in which a negation denies it."""
 ELEMENT_KEYS = ("cite", "pages", "amounts", "dates", "terms", "severity")
-KNOWN_KEYS = {*ELEMENT_KEYS, "negative", "sections", "reviewed"}
+KNOWN_KEYS = {*ELEMENT_KEYS, "negative", "sections", "reviewed", "contrary"}
 _INDEX_HEADING = re.compile(
     r"\b(documents? (reviewed|list)|index|appendix|annex|sources|references|bibliography)\b",
     re.I,
@@ -89,11 +106,14 @@ _DOC_PART = re.compile(r"\b(D\d{5})\b([^D]*)")
 _PAGE_LIST = re.compile(r"\b(?:pp?|pages?)\.?\s*(\d+(?:\s*[-\u2013]\s*\d+)?"
                         r"(?:\s*(?:,|and)\s*\d+(?:\s*[-\u2013]\s*\d+)?)*)", re.I)
 _PAGE_SPAN = re.compile(r"(\d+)(?:\s*[-\u2013]\s*(\d+))?")
-_QUALIFIER = re.compile(
+_STATUS = re.compile(
     r"\b(cured|waived|waiver|resolved|remedied|released|satisfied|obtained|settled|dismissed|"
-    r"withdrawn|superseded|expired|terminated|rescinded|no longer|not|never|none|no|nothing|"
-    r"neither|nor)\b|n't\b"
+    r"withdrawn|superseded|expired|terminated|rescinded|no longer)\b"
 )
+"""Words that mark the claim of their clause as no longer live."""
+_NEGATION = re.compile(r"\b(not|never|none|no|nothing|neither|nor|without)\b|n't\b")
+_CLAUSE = re.compile(r"[,;:()\[\]]|\b(?:but|although|though|however|whereas|while|yet|"
+                     r"unless|except)\b")
 
 
 def cited_pages(text: str) -> dict[str, frozenset[int]]:
@@ -234,6 +254,7 @@ class Context:
         self.block, self.text = block, text
         self.cited = citations(text)
         self.stated = amounts(text)
+        self.ranges = amount_ranges(text)
         self.figures = figures_of(self.stated)
         self.listed: dict[Others, str | None] = {}
         """:func:`_list_reason` by finding."""
@@ -289,9 +310,12 @@ def _judge(
     expect = criterion.get("expect")
     if not isinstance(expect, dict) or not expect:
         return ERROR, "no expect block: the reference judge cannot score this criterion"
-    unknown = set(expect) - KNOWN_KEYS
+    unknown = set(expect) - KNOWN_KEYS - {"llm_only"}
     if unknown:
         return ERROR, f"unknown expect keys {sorted(unknown)}"
+    if criterion.get("llm_only") or expect.get("llm_only"):
+        return ERROR, ("not judgeable by the reference judge (llm_only: its polarity needs a "
+                       "reader); the LLM judge scores it")
     others = others or Others()
     if expect.get("negative"):
         return _negative(expect, contexts, others)
@@ -353,7 +377,7 @@ def _lacks(expect: dict[str, Any], ctx: Context, enough: int | None = None) -> l
     out += [
         f"amount ${a['value']:,}"
         for a in expect.get("amounts") or []
-        if not _amount_stated(a, ctx.stated)
+        if not _amount_stated(a, ctx.stated, ctx.ranges)
     ]
     out += [
         f"date {d}"
@@ -366,16 +390,41 @@ def _lacks(expect: dict[str, Any], ctx: Context, enough: int | None = None) -> l
             out.append(f"severity {expect['severity']} (found {label or 'none'})")
     if enough is not None and len(out) >= enough:
         return out
-    return out + [
+    out += [
         f"term {group[0]!r}" for group in _groups(expect) if not _any_term(group, ctx.near)
     ]
+    contrary = _contrary(expect, ctx.text)
+    return out + [f"the polarity (it states {contrary!r})"] if contrary else out
 
 
-def _amount_stated(want: dict[str, Any], stated: tuple[float, ...]) -> bool:
-    value = float(want["value"])
+def _contrary(expect: dict[str, Any], text: str) -> str | None:
+    """The first ``contrary`` phrase ``text`` states without negating it, if any."""
+    phrases = [str(t) for t in expect.get("contrary") or []]
+    for sentence in map(normalize, sentences(text)):
+        for clause in _CLAUSE.split(sentence):
+            for phrase in phrases:
+                match = term_pattern(phrase).search(clause or "")
+                if match and not _negated(clause[: match.start()]):
+                    return phrase
+    return None
+
+
+def _negated(before: str) -> bool:
+    """Whether a negation stands within :data:`NEGATION_WINDOW` words before a term."""
+    words = before.split()[-NEGATION_WINDOW:]
+    return bool(_NEGATION.search(" ".join(words)))
+
+
+def _amount_stated(want: dict[str, Any], stated: tuple[float, ...],
+                   ranges: tuple[tuple[float, float], ...] = ()) -> bool:
+    """The value is stated within tolerance, or inside a stated range of at most
+    :data:`RANGE_RATIO` (a range is not read as its upper figure alone)."""
+    value = abs(float(want["value"]))
     tol = want.get("tolerance")
-    tol = float(tol) if tol is not None else abs(value) * DEFAULT_TOLERANCE
-    return any(abs(abs(s) - abs(value)) <= tol + 1e-9 for s in stated)
+    tol = float(tol) if tol is not None else value * DEFAULT_TOLERANCE
+    if any(abs(abs(s) - value) <= tol + 1e-9 for s in stated):
+        return True
+    return any(lo - tol <= value <= hi + tol and hi <= RANGE_RATIO * lo for lo, hi in ranges)
 
 
 def _groups(expect: dict[str, Any]) -> list[list[str]]:
@@ -419,31 +468,65 @@ def _negative(expect: dict[str, Any], contexts: list[Context], others: Others) -
     for ctx in contexts:
         if _incomplete(claim, ctx, others):
             continue
-        if not _qualified(ctx.text, _groups(claim)):
-            return FAIL, f"states the claim at line {ctx.block.line}: {_quote(ctx.text)}"
+        stating = _live_statement(ctx, _groups(claim))
+        if stating:
+            return FAIL, f"states the claim at line {ctx.block.line}: {_quote(stating)}"
     return PASS, "the deliverable does not state the claim as a live issue"
 
 
-def _qualified(text: str, groups: list[list[str]]) -> bool:
-    """Whether every span stating the claim's terms also carries a qualifier (cured, not, ...).
+def _live_statement(ctx: Context, groups: list[list[str]]) -> str | None:
+    """A span of ``ctx`` stating the claim's terms with no qualifier scoped to them, or None.
 
-    A span is a sentence or two adjacent sentences holding a synonym of every term group; the
-    terms themselves are blanked before looking for a qualifier, so a claim worded with "not"
-    is not mistaken for its denial.
+    A span is a sentence, or two adjacent sentences that state the claim only together, read
+    with citation brackets blanked; the heading may supply some of the terms but not all (a
+    heading naming a document states nothing). Without term groups the claim is its citation,
+    stated by any context citing it.
     """
-    parts = [normalize(s) for s in sentences(text)]
-    spans = parts + [f"{a} {b}" for a, b in zip(parts, parts[1:], strict=False)]
+    if not groups:
+        return ctx.text
+    parts = [normalize(s) for s in sentences(_CITE_GROUP.sub(" ", ctx.text))]
+    heading = normalize(ctx.block.headings[-1]) if ctx.block.headings else ""
     patterns = [[term_pattern(t) for t in group] for group in groups]
-    stating = [s for s in spans if all(any(p.search(s) for p in g) for g in patterns)]
-    if not stating:
-        return False
-    for span in stating:
-        for group in patterns:
-            for pattern in group:
-                span = pattern.sub(" ", span)
-        if not _QUALIFIER.search(span):
-            return False
-    return True
+    states = [_states(p, heading, patterns) for p in parts]
+    spans = [p for p, ok in zip(parts, states, strict=True) if ok] + [
+        f"{a} {b}" for (a, ok_a), (b, ok_b) in zip(zip(parts, states, strict=True),
+                                                   zip(parts[1:], states[1:], strict=True),
+                                                   strict=False)
+        if not ok_a and not ok_b and _states(f"{a} {b}", heading, patterns)]
+    return next((span for span in spans if not _qualified(span, patterns)), None)
+
+
+def _states(span: str, heading: str, patterns: list[list[re.Pattern[str]]]) -> bool:
+    """Every term group in ``span``, or some in it and the rest in the heading."""
+    found = [any(p.search(span) for p in g) for g in patterns]
+    return any(found) and all(ok or any(p.search(heading) for p in g)
+                              for ok, g in zip(found, patterns, strict=True))
+
+
+def _qualified(span: str, patterns: list[list[re.Pattern[str]]]) -> bool:
+    """Whether every clause of ``span`` stating the claim qualifies it: a status word in the
+    clause, or a negation just before a claim term (the terms themselves blanked, so a claim
+    worded with "not" is not mistaken for its denial).
+
+    The clauses stating the claim are those holding a term of a group after the first (the
+    first names the subject, the counterparty), else those holding any term.
+    """
+    clauses = [c for c in _CLAUSE.split(span) if c and c.strip()]
+    claim = patterns[1:] or patterns
+    stating = [c for c in clauses if any(p.search(c) for g in claim for p in g)] or [
+        c for c in clauses if any(p.search(c) for g in patterns for p in g)]
+    return bool(stating) and all(_clause_qualified(c, patterns, claim) for c in stating)
+
+
+def _clause_qualified(clause: str, patterns: list[list[re.Pattern[str]]],
+                      claim: list[list[re.Pattern[str]]]) -> bool:
+    """A status word in the clause, or a negation just before a term of the claim proper."""
+    hits = [m for group in claim for p in group for m in p.finditer(clause)]
+    blanked = clause
+    for group in patterns:
+        for p in group:
+            blanked = p.sub(lambda m: " " * len(m.group()), blanked)
+    return bool(_STATUS.search(blanked)) or any(_negated(blanked[: m.start()]) for m in hits)
 
 
 def _quote(text: str, limit: int = 160) -> str:

@@ -3,7 +3,10 @@
 LAB's keys (``score``, ``max_score``, ``summary``, ``all_pass``, ``n_criteria``, ``n_passed``,
 ``criteria_results: [{id, title, verdict, reasoning}]``) are kept exactly; dealroom adds
 ``pass_rate`` (the headline figure), ``pass_rate_judged``, ``pass_rate_by_type``, ``n_errors``,
-``judge`` and ``usage``. A verdict is ``pass``, ``fail`` or ``error``: a criterion the judge
+``judge`` and ``usage``, and the pass rate on *positive* criteria alone (``n_positive``,
+``n_positive_passed``, ``pass_rate_positive``): a negative criterion ("does not present the
+cured claim as live") passes an empty memo, so the positive rate is the one an empty memo
+scores 0 on. A verdict is ``pass``, ``fail`` or ``error``: a criterion the judge
 could not score is an ``error``, listed and counted apart, never dropped and never passed.
 """
 
@@ -69,6 +72,8 @@ class Scores:
     """Tokens and cost the judge spent (zero for the reference judge)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Further keys written to ``scores.json`` (run, room, agreement, ...)."""
+    negatives: frozenset[str] = frozenset()
+    """Ids of the negative criteria (:func:`is_negative`)."""
 
     @property
     def n_criteria(self) -> int:
@@ -94,6 +99,21 @@ class Scores:
         return self.n_passed / judged if judged else math.nan
 
     @property
+    def n_positive(self) -> int:
+        """Criteria that are not negative."""
+        return sum(r.id not in self.negatives for r in self.criteria_results)
+
+    @property
+    def n_positive_passed(self) -> int:
+        return sum(r.verdict == PASS and r.id not in self.negatives
+                   for r in self.criteria_results)
+
+    @property
+    def pass_rate_positive(self) -> float:
+        """Passed / positive criteria (an empty memo scores 0); NaN without positive ones."""
+        return self.n_positive_passed / self.n_positive if self.n_positive else math.nan
+
+    @property
     def all_pass(self) -> bool:
         return self.n_criteria > 0 and self.n_passed == self.n_criteria
 
@@ -115,6 +135,9 @@ class Scores:
         text = f"{self.n_passed}/{self.n_criteria} criteria passed"
         if self.n_criteria:
             text += f" ({100 * self.pass_rate:.1f}%)"
+        if self.negatives and self.n_positive:
+            text += (f"; positive criteria {self.n_positive_passed}/{self.n_positive} "
+                     f"({100 * self.pass_rate_positive:.1f}%)")
         if self.n_errors:
             text += f"; {self.n_errors} judge error{'s' * (self.n_errors > 1)}"
         return text
@@ -130,6 +153,9 @@ class Scores:
             "n_errors": self.n_errors,
             "pass_rate": self.pass_rate,
             "pass_rate_judged": self.pass_rate_judged,
+            "n_positive": self.n_positive,
+            "n_positive_passed": self.n_positive_passed,
+            "pass_rate_positive": self.pass_rate_positive,
             "pass_rate_by_type": self.by_type(),
             "criteria_results": [r.to_dict() for r in self.criteria_results],
             "judge": self.judge,
@@ -139,7 +165,8 @@ class Scores:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], task: dict[str, Any] | None = None) -> Scores:
-        """Read a ``scores.json``; ``task`` restores criterion types for :meth:`by_type`."""
+        """Read a ``scores.json``; ``task`` restores criterion types for :meth:`by_type` and
+        which criteria are negative."""
         results = [
             CriterionResult(
                 r["id"], r.get("title", ""), _verdict_of(r.get("verdict")), r.get("reasoning", "")
@@ -153,6 +180,7 @@ class Scores:
             data.get("judge", {}),
             Usage.from_dict(data.get("usage") or {}),
             {k: data[k] for k in extra_keys if k in data},
+            negative_ids(task) if task else frozenset(),
         )
 
 
@@ -182,6 +210,22 @@ def graded_by_name(task: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def is_negative(criterion: dict[str, Any]) -> bool:
+    """A negative criterion passes unless the memo states a claim: ``negative: true`` on the
+    criterion or in its ``expect`` block.
+
+    >>> is_negative({"expect": {"negative": True}}), is_negative({"expect": {"cite": []}})
+    (True, False)
+    """
+    expect = criterion.get("expect")
+    return bool(criterion.get("negative") or (isinstance(expect, dict) and expect.get("negative")))
+
+
+def negative_ids(task: dict[str, Any]) -> frozenset[str]:
+    """Ids of ``task``'s negative criteria."""
+    return frozenset(c["id"] for c in task.get("criteria", []) if is_negative(c))
+
+
 def criterion_types(task: dict[str, Any]) -> dict[str, str]:
     """Criterion id → ``type`` for every criterion of ``task``."""
     return {c["id"]: c.get("type") or UNTYPED for c in task.get("criteria", [])}
@@ -198,4 +242,5 @@ def make_scores(
     for c in task.get("criteria", []):
         verdict, reasoning = verdicts.get(c["id"], (ERROR, "the judge returned no verdict"))
         results.append(CriterionResult(c["id"], c.get("title", ""), verdict, reasoning))
-    return Scores(results, criterion_types(task), judge, usage or Usage())
+    return Scores(results, criterion_types(task), judge, usage or Usage(),
+                  negatives=negative_ids(task))

@@ -6,7 +6,8 @@ import html
 from functools import cache
 from importlib import resources
 
-VIEWER_BODY = """<header><h1 id="title"></h1><div class="facts" id="facts"></div></header>
+VIEWER_BODY = """<header><h1 id="title"></h1><div class="banner" id="banner" hidden></div>
+<div class="facts" id="facts"></div></header>
 <nav><button data-tab="timeline" class="on">Timeline</button><button data-tab="memo">Memo</button>
 <button data-tab="scores">Scores</button><button data-tab="coverage">Coverage</button>
 <button data-tab="usage">Usage</button></nav>

@@ -24,7 +24,7 @@ from typing import Any
 
 from dealroom._util.files import json_safe, write_json_atomic
 from dealroom.errors import ConfigError
-from dealroom.eval import analyze, load_rows, passk
+from dealroom.eval import analyze, load_rows, passk, with_headline
 from dealroom.report._figures import episode, headline, plot_data, policy_name
 from dealroom.report._html import page
 from dealroom.report._plots import PLOTS
@@ -36,6 +36,7 @@ REPORT_JSON = "report.json"
 COLUMNS = (("policy", "policy", None), ("source", "source", None), ("setting", "setting", None),
            ("T", "max_turns", 0), ("episodes", "episodes", 0),
            ("rooms", "rooms", 0), ("pass rate [95% CI]", "pass_rate", 3),
+           ("positive criteria", "pass_rate_positive", 3),
            ("all-pass", "all_pass", 3), ("coverage", "coverage", 3),
            ("cost / room USD", "cost_per_room", 4), ("tokens", "tokens", 0),
            ("root share", "root_share", 3), ("sub-calls", "sub_calls", 1),
@@ -44,10 +45,13 @@ COLUMNS = (("policy", "policy", None), ("source", "source", None), ("setting", "
 
 
 def build_report(sources: Sequence[str | Path], out: Path, *, title: str | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> Path:
+                 progress: Callable[[int, int], None] | None = None,
+                 headline_rate: str = "total") -> Path:
     """Write the report of ``sources`` (sweeps, folders of runs, run folders, recovery
     folders, each with an optional ``:KEY=VALUE`` selector) into ``out``; its ``index.html``.
-    ``progress(done, total)`` is called as the episodes' traces are written."""
+    ``progress(done, total)`` is called as the episodes' traces are written.
+    ``headline_rate``: ``total`` or ``positive``, the pass rate the tables, plots and Pass@k
+    use (the positive criteria's rate stands beside it either way)."""
     if not sources:
         raise ConfigError("give at least one sweep or run folder to report on")
     out = Path(out)
@@ -56,11 +60,13 @@ def build_report(sources: Sequence[str | Path], out: Path, *, title: str | None 
     described = describe(list(map(str, sources)))
     episodes, cells, analyses = [], [], {}
     for source in described:
-        episodes += [episode(r, source) for r in load_rows(source.spec)]
+        rows = with_headline(load_rows(source.spec), headline_rate)
+        episodes += [episode(r, source) for r in rows]
         if source.recovery is not None:
             continue  # continuations are no samples: the recovery's own figures instead
         with contextlib.suppress(ConfigError):  # a truncation sweep not judged by turn
-            cells += [{**c, "source": source.label} for c in passk(source.spec)]
+            cells += [{**c, "source": source.label}
+                      for c in passk(source.spec, headline=headline_rate)]
         analyses[source.label] = analyze(source.spec)
     _write_traces(episodes, out, progress)
     plots = plot_data(episodes, cells, analyses)
@@ -69,7 +75,8 @@ def build_report(sources: Sequence[str | Path], out: Path, *, title: str | None 
               "title": title or "dealroom report", "sources": [s.spec for s in described],
               "source_info": [{"source": s.spec, "label": s.label, "setting": s.setting,
                                "kind": s.kind} for s in described],
-              "headline": table, "plots": plots, "episodes": episodes, "passk": cells,
+              "headline": table, "headline_rate": headline_rate, "plots": plots,
+              "episodes": episodes, "passk": cells,
               "analyses": analyses,
               "recoveries": {s.label: s.recovery for s in described if s.recovery is not None}}
     write_json_atomic(out / REPORT_JSON, json_safe(report))
@@ -132,7 +139,8 @@ def _body(report: dict[str, Any]) -> str:
             f'</span></div></header><main><section id="policies"><h2>Policies</h2>'
             '<p class="note">One row per policy, source, setting and turn budget T; sampled '
             f"episodes only (recovery continuations are reported apart).</p>"
-            f"<div class=scroll>{_table(report['headline'])}</div>{note}</section>"
+            f"<div class=scroll>{_table(report['headline'])}</div>{note}"
+            f"{_rate_note(report.get('headline_rate', 'total'))}</section>"
             f"<h2>Plots</h2>{_plots(report['plots'])}{recovery}{rooms}</main>")
 
 
@@ -191,6 +199,13 @@ def _generic(rows: list[dict[str, Any]]) -> str:
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}'
             "</tbody></table>")
+
+
+def _rate_note(rate: str) -> str:
+    which = ("over positive criteria only (--headline positive)" if rate == "positive" else
+             "over all criteria; negative criteria pass an empty memo, so the positive "
+             "criteria's rate stands beside it")
+    return f'<p class="note headline-rate">Pass rates are {which}.</p>'
 
 
 def _num(value: Any, digits: int | None) -> str:

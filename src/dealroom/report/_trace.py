@@ -5,7 +5,13 @@ Items are the trajectory's events, flattened and made compact (``k``: reply, cel
 child_start, child_end, memo, tool, budget, resumed, run_end; ``a``: the agent path; ``turn``),
 in ``seq`` order. A ``budget`` item follows each cell: what the run had spent by then (turn of
 T, tokens, cost, seconds). Sub-call items hold the prompt, the slices as references
-(``{id, pages, chars}``), the free text, the answer, usage and latency.
+(``{id, pages, chars}``), the free text, the answer, usage and latency. A reply item holds
+``seen``: the messages the harness added to the model's prompt for that call (what it saw
+beyond its own earlier replies; all of them after a compaction, ``replaced``).
+
+The summary names a fork's source (``fork``: source run, turn, policy before and after) and
+the root's failure points per turn (``failures``: no code, cell error, failed wave, low
+budget, tool error; the kinds error-prefix evaluation pools).
 """
 
 from __future__ import annotations
@@ -17,10 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.errors import DealroomError
+from dealroom.eval import failure_points
 from dealroom.measure import metrics_from_run
 from dealroom.runs import RunFolder
 
 CITE = re.compile(r"\bD\d{5}\b")
+NEAR = 0.25
+"""Share of the turn budget left that marks a turn ``low_budget`` (``eval prefixes``' default)."""
 CUT = re.compile(r"\[\.\.\. [\d,]+ of [\d,]+ characters cut \.\.\.\]")
 """How the harness marks a cell's output cut to its limit."""
 
@@ -56,7 +65,12 @@ def _item(e: dict[str, Any], max_turns: int | None, spent: dict[str, Any]) -> di
             return {**call, "k": "sub", "wave": e.get("wave"), "prompt": inp.get("prompt"),
                     "text": inp.get("text"), "docs": inp.get("docs") or [],
                     "cut": inp.get("truncated")}
-        return {**call, "k": "reply", "role": e.get("role")}
+        inp = e.get("input") or {}
+        seen = [{"role": m.get("role"), "content": m.get("content")}
+                for m in inp.get("messages") or []
+                if isinstance(m, dict) and m.get("role") != "assistant"]
+        return {**call, "k": "reply", "role": e.get("role"), "seen": seen,
+                "replaced": bool(inp.get("replace"))}
     if kind == "compaction":
         usage = e.get("usage") or {}
         spent["tokens"] += usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
@@ -103,7 +117,31 @@ def trace_summary(folder: RunFolder, events: list[dict[str, Any]],
                                                   "documents_total")},
         "tree": coverage_tree(manifest, coverage.get("by_document") or {}),
         "scores": scores_view(folder.scores()),
+        "fork": fork_view(dict(config)),
+        "failures": failures_by_turn(events, dict(config)),
     }
+
+
+def fork_view(config: dict[str, Any]) -> dict[str, Any] | None:
+    """A forked (or recovered) run's source: run name and path, the turn it was forked after,
+    and the policy before (the source's root) and after (this run's); None otherwise."""
+    forked = config.get("forked_from")
+    if not isinstance(forked, dict):
+        return None
+    source = str(forked.get("run") or "")
+    return {"run": Path(source).name, "path": source, "turn": forked.get("turn"),
+            "before": forked.get("root"), "after": config.get("root")}
+
+
+def failures_by_turn(events: list[dict[str, Any]], config: dict[str, Any]
+                     ) -> dict[str, list[dict[str, str]]]:
+    """Root turn → its failure points ``[{kind, detail}]`` (see :func:`failure_points`)."""
+    max_turns = int((config.get("settings") or {}).get("max_turns") or 0)
+    out: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for turn, kind, detail in sorted(failure_points(events, max_turns, NEAR,
+                                                    config.get("harness") or "rlm")):
+        out[str(turn)].append({"kind": kind, "detail": detail})
+    return dict(out)
 
 
 def _metrics(run: Path) -> dict[str, Any]:

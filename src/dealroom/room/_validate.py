@@ -33,7 +33,7 @@ from dealroom.room._tokens import TOKENIZER, count_tokens
 CRITERION_TYPES = ("fact", "conclusion", "citation", "severity", "recommendation", "timeline",
                    "monetary", "formatting")
 EXPECT_KEYS = ("cite", "pages", "amounts", "dates", "terms", "severity", "negative", "sections",
-               "reviewed")
+               "reviewed", "contrary")
 SEVERITIES = ("high", "medium", "low")
 _DOC_ID = re.compile(r"^D\d{5}$")
 _CRITERION_ID = re.compile(r"^C-\d{3,}$")
@@ -336,7 +336,7 @@ def _check_expect(expect: Any, where: str, docs: dict[str, Any] | None, report: 
     if unknown:
         report.error(where, f"unknown expect key(s) {', '.join(unknown)}; known: "
                      f"{', '.join(EXPECT_KEYS)}")
-    for key in ("cite", "amounts", "dates", "terms", "sections", "reviewed"):
+    for key in ("cite", "amounts", "dates", "terms", "sections", "reviewed", "contrary"):
         if not isinstance(expect.get(key, []), list):
             report.error(where, f"expect.{key} must be a list")
             return

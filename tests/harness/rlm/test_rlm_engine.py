@@ -87,10 +87,11 @@ def run_episode(ctx, budget=None):
 
 
 def finding_sub(messages):
+    """Names the document, as the prompt asks: the slice holds all three."""
     content = messages[-1]["content"]
     if "change of control" in content:
         return "ISSUE: Acme may terminate on change of control | SEVERITY: high | " \
-               "AMOUNT: $2.5 million | PAGE: 2"
+               "AMOUNT: $2.5 million | DOC: D00001 | PAGE: 2"
     return "NONE"
 
 

@@ -37,8 +37,10 @@ READ_PROMPT = (
     "exclusivity, indemnity, litigation, tax, permits, IP, data security, environment, "
     "severance, debt covenants, related parties, inconsistent figures, missing documents). "
     "One line per issue: ISSUE: <what, with parties and dates> | SEVERITY: high/medium/low | "
-    "AMOUNT: <amount or none> | DOC: <document id> | PAGE: <page>. If there is none, "
-    "reply NONE."
+    "AMOUNT: <amount or none> | DOC: <document id> | PAGE: <page>. Each document's text is "
+    "headed '=== <document id> | <title> | <path> ===' and each of its pages "
+    "'--- <document id> page <n> ---': give the id and page of the document the issue is in. "
+    "If there is none, reply NONE."
 )
 SLICE_TOKENS = max(256, int(llm.context_tokens * 0.9))
 units = []  # (category, (doc, first page, last page), tokens): every page of every document
@@ -103,20 +105,36 @@ def parse_findings(reply, refs):
             for k, _, v in (part.partition(":") for part in line.split("|")) if v.strip()
         )
         what = fields.get("ISSUE") or line
-        named = re.search(r"D\\d{5}", fields.get("DOC", "") + " " + what)
-        doc = named.group() if named and named.group() in ranges else refs[0][0]
-        first, last = ranges[doc]
-        page = re.search(r"\\d+", fields.get("PAGE", ""))
-        page = int(page.group()) if page and first <= int(page.group()) <= last else first
+        doc = named_doc(fields.get("DOC", "") + " " + what, ranges)
+        cites = []
+        if doc is not None:  # a finding the answer does not place is left unattributed
+            first, last = ranges[doc]
+            page = re.search(r"\\d+", fields.get("PAGE", ""))
+            page = int(page.group()) if page and first <= int(page.group()) <= last else first
+            cites = [(doc, page)]
         amount = fields.get("AMOUNT", "")
         items.append(dict(
             title=" ".join(what.split()[:8]).rstrip(",.;:"),
             text=what[:500],
-            cites=[(doc, page)],
+            cites=cites,
             severity=(fields.get("SEVERITY", "").lower().split() or [None])[0],
             amount=None if amount.lower() in ("", "none", "n/a") else amount[:80],
         ))
     return items[:4 * len(refs)]
+
+TITLES = {d.id: d.title for d in room.docs}
+
+def named_doc(text, ranges):
+    """The document of the slice the answer names (its id, else its title), or None; a
+    one-document slice is that document."""
+    if len(ranges) == 1:
+        return next(iter(ranges))
+    ids = [d for d in re.findall(r"D\\d{5}", text) if d in ranges]
+    if ids:
+        return ids[0]
+    low = text.lower()
+    titled = [d for d in ranges if len(TITLES.get(d, "")) > 3 and TITLES[d].lower() in low]
+    return max(titled, key=lambda d: len(TITLES[d])) if titled else None
 RESOLVED = re.compile(r"waive|cured|resolved|settled|renewed|amended|released", re.I)
 MISSING = re.compile(r"missing|not (been )?provided|not in the (data )?room|referenced but", re.I)
 

@@ -4,19 +4,50 @@ const meta = DR.data.meta;
 const $ = (sel) => document.querySelector(sel);
 const texts = new Set(meta.texts);
 
-function ref(doc, first, last) {
+function ref(doc, first, last, quote) {
   const pages = first ? (last && last !== first ? ` pp.${first}-${last}` : ` p.${first}`) : "";
   if (!texts.has(doc)) return esc(doc + pages);
-  return `<a class="ref" href="#" data-doc="${esc(doc)}" data-page="${first || 1}">${esc(doc + pages)}</a>`;
+  const q = quote ? ` data-q="${esc(quote)}"` : "";
+  return `<a class="ref" href="#" data-doc="${esc(doc)}" data-page="${first || 1}"${q}>${esc(doc + pages)}</a>`;
 }
-function linkCitations(text) {
-  return esc(text).replace(/\b(D\d{5})(?: (?:p|pp)\.(\d+)(?:-(\d+))?)?/g,
-    (m, doc, a, b) => ref(doc, a ? +a : null, b ? +b : null));
+const CITATION = /\b(D\d{5})(?: (?:p|pp)\.(\d+)(?:-(\d+))?)?/g;
+function linkCitations(text) {  /* each line a span (the judge's line numbers link to it); a
+  citation carries its line's words, to find the cited passage on the page */
+  return text.split("\n").map((line, i) => {
+    const quote = line.replace(CITATION, " ").replace(/[\[\]()*_#|]/g, " ").replace(/\s+/g, " ").trim();
+    const html = esc(line).replace(CITATION, (m, doc, a, b) => ref(doc, a ? +a : null, b ? +b : null, quote));
+    return `<span class="ln" data-line="${i + 1}">${html}</span>`;
+  }).join("\n");
+}
+function words(text) {
+  return (text.toLowerCase().match(/[a-z0-9$][a-z0-9$,.%-]*[a-z0-9%]/g) || [])
+    .map((w) => w.replace(/[.,]+$/, "")).filter((w) => w.length > 3 || /\d/.test(w));
+}
+function passage(text, quote) {  /* the sentence of the page sharing most words with the quote */
+  const want = new Set(words(quote || ""));
+  let best = null;
+  if (!want.size) return best;
+  for (const m of text.matchAll(/(?:[^\n.!?;]|[.!?;](?=\S))+[.!?;]?/g)) {
+    let score = 0;
+    new Set(words(m[0])).forEach((w) => { if (want.has(w)) score += /\d/.test(w) ? 2 : 1; });
+    if (score >= 2 && (!best || score > best.score)) best = { start: m.index, end: m.index + m[0].length, score };
+  }
+  return best;
 }
 function tokens(u) { return u ? (u.input_tokens || 0) + (u.output_tokens || 0) : 0; }
 
 /* -- the header and tabs ------------------------------------------------------------------ */
+const FAILURES = { no_code: "no code", cell_error: "cell error", failed_wave: "failed wave",
+  low_budget: "low budget", tool_error: "tool error" };
+function banner() {
+  const f = meta.fork;
+  if (!f) return;
+  const el = $("#banner");
+  el.hidden = false;
+  el.innerHTML = `<b>forked run</b>: continues <span class="source" title="${esc(f.path)}">${esc(f.run)}</span> after turn ${esc(f.turn)} · policy before: <code>${esc(f.before ?? "–")}</code> → after: <code>${esc(f.after ?? "–")}</code>`;
+}
 function header() {
+  banner();
   const s = meta.scores;
   $("#title").textContent = `${meta.run} — ${meta.room}`;
   $("#facts").innerHTML = [
@@ -59,7 +90,10 @@ function turnBox(agent, turn) {
     const sec = document.createElement("section");
     sec.className = "turn";
     sec.dataset.agent = agent; sec.dataset.turn = turn;
-    sec.innerHTML = `<h3>${esc(agent)} · ${turn ? "turn " + turn : "start"}</h3>`;
+    const fails = agent === "root" ? (meta.failures || {})[turn] || [] : [];
+    const badges = fails.map((f) => `<span class="badge ${esc(f.kind)}" title="${esc(f.detail)}">${esc(FAILURES[f.kind] || f.kind)}</span>`).join("");
+    sec.innerHTML = `<h3>${esc(agent)} · ${turn ? "turn " + turn : "start"}${badges}</h3>`;
+    if (fails.length) sec.classList.add("failure-point");
     box.el.appendChild(sec);
     box.turns[turn] = sec;
   }
@@ -76,7 +110,7 @@ function waveBox(item, parent) {
   if (!waves[key]) {
     const box = document.createElement("details");
     box.className = "wave";
-    box.innerHTML = `<summary>wave ${esc(item.wave ?? "–")}</summary><table class="calls"><thead><tr><th>call</th><th>slices</th><th>tokens in / out</th><th>latency</th><th></th></tr></thead><tbody></tbody></table>`;
+    box.innerHTML = `<summary>wave ${esc(item.wave ?? "–")}</summary><table class="calls"><thead><tr><th>call</th><th>slices</th><th>answer</th><th>tokens in / out</th><th>latency</th><th></th></tr></thead><tbody></tbody></table>`;
     parent.appendChild(box);
     waves[key] = { box, calls: 0, tokens: 0 };
   }
@@ -86,7 +120,14 @@ function render(item) {
   const at = turnBox(item.a, item.turn);
   switch (item.k) {
     case "reply":
+      if (item.seen && item.seen.length) {
+        const seen = item.seen.map((m) => (item.seen.length > 1 ? `[${m.role}]\n` : "") + (typeof m.content === "string" ? m.content : JSON.stringify(m.content))).join("\n\n");
+        const first = seen.split("\n").find((x) => x.trim()) || "";
+        add(at, "seen", `<details><summary>harness → ${esc(item.role)}${item.replaced ? " (whole prompt, after compaction)" : ""}: ${esc(first.slice(0, 90))} · ${fmt(seen.length)} chars</summary><pre>${esc(seen)}</pre></details>`);
+      }
       add(at, "reply", `<details><summary>${esc(item.role)} reply · ${esc(item.model)} · ${fmt(tokens(item.usage))} tokens · ${fmt(item.lat, 2)} s${item.err ? " · <span class=err>error</span>" : ""}</summary>${item.think ? `<details class="reasoning"><summary>reasoning · ${fmt(item.think.length)} characters</summary><pre>${esc(item.think)}</pre></details>` : ""}<pre>${esc(item.out || item.err || "")}</pre></details>`);
+      if (item.role === "root" && ((meta.failures || {})[item.turn] || []).some((f) => f.kind === "no_code"))
+        add(at, "nothing-ran", "nothing ran: the reply had no ```python block");
       break;
     case "compaction":
       add(at, "reply", `<details><summary>history compacted · turns ${esc(item.turns && item.turns.join("–"))} summarized · ${fmt(item.before)} → ${fmt(item.after)} tokens${item.err ? " · <span class=err>no summary</span>" : ""}</summary><pre>${esc(item.summary || "")}</pre></details>`);
@@ -108,7 +149,8 @@ function render(item) {
       const slices = item.docs.map((d) => ref(d.id, d.pages && d.pages[0], d.pages && d.pages[1])).join(", ") || (item.text ? "text" : "");
       const row = document.createElement("tr");
       row.className = "call" + (item.err ? " failed" : ""); row.dataset.n = n;
-      row.innerHTML = `<td><a href="#" class="open-call">${esc(item.id)}</a></td><td>${slices}</td><td>${fmt(item.usage.input_tokens)} / ${fmt(item.usage.output_tokens)}</td><td>${fmt(item.lat, 2)} s</td><td>${item.err ? "<span class=err>failed</span>" : ""}</td>`;
+      const answer = item.err ? "" : String(item.out ?? "").replace(/\s+/g, " ").trim();
+      row.innerHTML = `<td><a href="#" class="open-call">${esc(item.id)}</a></td><td>${slices}</td><td class="preview" title="${esc(answer.slice(0, 400))}">${esc(answer.length > 80 ? answer.slice(0, 79) + "…" : answer)}</td><td>${fmt(item.usage.input_tokens)} / ${fmt(item.usage.output_tokens)}</td><td>${fmt(item.lat, 2)} s</td><td>${item.err ? "<span class=err>failed</span>" : ""}</td>`;
       w.box.querySelector("tbody").appendChild(row);
       w.box.firstElementChild.textContent = `wave ${item.wave ?? "–"} · ${w.calls} calls · ${fmt(w.tokens)} tokens`;
       break;
@@ -177,7 +219,7 @@ function showCall(item) {
     <h3>answer</h3><pre class="answer">${esc(item.out ?? "")}</pre>
     ${item.err ? `<h3>error</h3><pre class="err">${esc(JSON.stringify(item.err))}</pre>` : ""}`);
 }
-async function showDoc(id, page) {
+async function showDoc(id, page, quote) {
   const doc = await DR.load(`doc:${id}`, `${meta.docs_href}/${id}.js`);
   page = Math.max(1, Math.min(page, doc.pages.length));
   const label = doc.labels && doc.labels.length ? doc.labels[page - 1] : "";
@@ -186,12 +228,20 @@ async function showDoc(id, page) {
     ${ocr !== undefined ? `<p class="ocr">text read by OCR from the page image (confidence ${Math.round(ocr)})</p>` : ""}
     <p>${page > 1 ? `<a class="ref" href="#" data-doc="${esc(id)}" data-page="${page - 1}">previous page</a>` : ""}
     ${page < doc.pages.length ? `<a class="ref" href="#" data-doc="${esc(id)}" data-page="${page + 1}">next page</a>` : ""}</p>
-    <pre class="page-text">${esc(doc.pages[page - 1])}</pre>`);
+    <pre class="page-text">${highlighted(doc.pages[page - 1], quote)}</pre>`);
+  const mark = $("#panel mark.cited");
+  if (mark) mark.scrollIntoView({ block: "center" });
+}
+function highlighted(text, quote) {
+  const at = passage(text, quote);
+  if (!at) return esc(text);
+  return esc(text.slice(0, at.start)) + `<mark class="cited">${esc(text.slice(at.start, at.end))}</mark>` + esc(text.slice(at.end));
 }
 
 /* -- the memo, its history, the scores, coverage, usage ------------------------------------ */
-async function memoTab() {
-  if ($("#memo").dataset.done) return;
+let memoReady = null;
+function memoTab() { return (memoReady = memoReady || renderMemo()); }
+async function renderMemo() {
   const memo = await DR.load("memo", "data/memo.js");
   $("#memo").dataset.done = "1";
   const score = Object.fromEntries(memo.by_turn.map((t) => [t.turn, t]));
@@ -211,7 +261,8 @@ async function memoTab() {
 function scoresTab() {
   const s = meta.scores;
   if (!s) { $("#scores").innerHTML = `<p class="note">not judged: run <code>dealroom judge RUN</code></p>`; return; }
-  const row = (r) => `<tr class="${esc(r.verdict)}"><td>${esc(r.id)}</td><td>${esc(r.title)}</td><td>${esc(r.verdict)}</td><td>${esc(r.reasoning)}</td></tr>`;
+  const lines = (text) => esc(text).replace(/\bline (\d+)/g, '<a href="#" class="line-ref" data-line="$1">line $1</a>');
+  const row = (r) => `<tr class="${esc(r.verdict)}"><td>${esc(r.id)}</td><td>${esc(r.title)}</td><td>${esc(r.verdict)}</td><td>${lines(r.reasoning)}</td></tr>`;
   const types = Object.entries(s.by_type).map(([t, v]) => `<span><b>${esc(t)}</b> ${fmt(v.pass_rate, 2)}</span>`).join("");
   $("#scores").innerHTML = `<p>${esc(s.judge)} judge: ${esc(s.summary)}</p><div class="facts">${types}</div>
     <table class="criteria"><thead><tr><th>id</th><th>criterion</th><th>verdict</th><th>reasoning / matched line</th></tr></thead><tbody>${s.criteria.map(row).join("")}</tbody></table>
@@ -232,13 +283,24 @@ function usageTab() {
   $("#usage").innerHTML = u.total ? table("role", u.by_role) + table("model", u.by_model) + table("depth", u.by_depth) : "<p class=note>no usage recorded</p>";
 }
 
+async function showMemoLine(n) {  /* a judge's "line N": the delivered memo, that line lit */
+  showTab("memo");
+  await memoTab();
+  const final = $('#memo .history button[data-turn="final"]');
+  if (!final.classList.contains("on")) final.click();
+  $("#memo").querySelectorAll(".ln.hl").forEach((x) => x.classList.remove("hl"));
+  const line = $(`#memo .ln[data-line="${n}"]`);
+  if (line) { line.classList.add("hl"); line.scrollIntoView({ block: "center" }); }
+}
+
 /* -- wiring -------------------------------------------------------------------------------- */
 document.addEventListener("click", (ev) => {
-  const a = ev.target.closest("a.ref, a.open-call, nav button");
+  const a = ev.target.closest("a.ref, a.open-call, a.line-ref, nav button");
   if (!a) return;
   ev.preventDefault();
   if (a.matches("nav button")) showTab(a.dataset.tab);
-  else if (a.classList.contains("ref")) showDoc(a.dataset.doc, +a.dataset.page || 1);
+  else if (a.classList.contains("ref")) showDoc(a.dataset.doc, +a.dataset.page || 1, a.dataset.q);
+  else if (a.classList.contains("line-ref")) showMemoLine(+a.dataset.line);
   else showCall(subs[a.closest("tr").dataset.n]);
 });
 $("#panel-close").addEventListener("click", () => {

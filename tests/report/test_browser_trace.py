@@ -1,0 +1,167 @@
+"""The trace viewer's reading aids in headless Chromium: a fork's banner, failure-point badges
+and "nothing ran", the harness's message to the root, a citation opening the cited passage lit,
+answer previews in the wave table, and the judge's line references into the memo. Screenshots
+go to ``test-artifacts/report/`` (gitignored; docs/report.md shows copies)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from dealroom.report import write_trace
+from dealroom.report.testing import Browser, find_chromium
+from dealroom.room import Room
+from dealroom.runs import memo_delta
+
+pytestmark = pytest.mark.skipif(find_chromium() is None,
+                                reason="no Chromium found (install Debian's `chromium`)")
+ARTIFACTS = Path(__file__).parents[2] / "test-artifacts" / "report"
+USAGE = {"input_tokens": 120, "cached_input_tokens": 0, "output_tokens": 30, "cost_usd": 0.002,
+         "calls": 1}
+ANSWER = ("ISSUE: Acme may terminate the agreement on a change of control of the company | "
+          "SEVERITY: high | AMOUNT: none | DOC: D00002 | PAGE: 2")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with Browser(timeout=30) as b:
+        yield b
+
+
+def _event(seq: int, kind: str, **fields) -> dict:
+    return {"seq": seq, "t": seq / 10, "type": kind, "agent": "root", "depth": 0, **fields}
+
+
+def _reply(seq: int, turn: int, seen: str, output: str) -> dict:
+    return _event(seq, "model_call", role="root", model="m", call_id=f"root/t{turn}", turn=turn,
+                  wave=None, input={"messages": [{"role": "user", "content": seen}]},
+                  output=output, usage=USAGE, error=None, latency_s=0.5, provider={},
+                  tokens=None)
+
+
+def _sub(seq: int, n: int, output: str | None, error: str | None) -> dict:
+    return _event(seq, "model_call", role="sub", model="oracle", call_id=f"root/t3/s{n}",
+                  turn=3, wave=1, input={"prompt": "List the issues.", "text": None,
+                                         "truncated": False,
+                                         "docs": [{"id": "D00002", "pages": [1, 2]}]},
+                  output=output, usage=USAGE, error=error, latency_s=0.2, provider={},
+                  tokens=None)
+
+
+def cited_sentence(room_path: str) -> str:
+    """A sentence of D00002 p.2 with several words, as a memo would restate it."""
+    with Room.open(room_path) as room:
+        text = room.text("D00002", 2)
+    sentences = [s.strip() for s in re.split(r"(?<=[.;])\s+|\n+", text)]
+    return max(sentences, key=lambda s: len(set(re.findall(r"[a-z]{5,}", s.lower()))))
+
+
+@pytest.fixture
+def failing_fork(generated_room, tmp_path) -> Path:
+    """A hand-written fork of another run: turn 1 without code, turn 2 a cell error, turn 3 a
+    wave with a failed call and 1 of 4 turns left, turn 4 the memo; judged, with line refs."""
+    run = tmp_path / "fork"
+    (run / "output").mkdir(parents=True)
+    config = {"version": 1, "harness": "rlm", "room": str(generated_room),
+              "root": "scripted:waves=1", "sub": "oracle", "settings": {"max_turns": 4},
+              "deliverables": {"memo": "memo.md"},
+              "forked_from": {"run": str(tmp_path / "source-run"), "turn": 1, "events": 2,
+                              "root": "scripted"}}
+    (run / "config.json").write_text(json.dumps(config))
+    events = [
+        _event(0, "run_start", room="g20", docs=20, tokens=1000),
+        _reply(1, 1, "Turn 1 of 4. The data room is the variable `room`.", "Let me think."),
+        _reply(2, 2, "Turn 2 of 4. Your reply had no ```python block; nothing ran.",
+               "```python\nprint(x)\n```"),
+        _event(3, "cell", turn=2, code="print(x)", output="",
+               error="Traceback (most recent call last):\nNameError: name 'x' is not defined",
+               timed_out=False, crashed=False, seconds=0.01),
+        _reply(4, 3, "Turn 3 of 4. NameError: name 'x' is not defined",
+               "```python\nllm_batch(calls)\n```"),
+        _sub(5, 0, ANSWER, None),
+        _sub(6, 1, None, "HTTP 503 from the sub-agent"),
+        _event(7, "wave", turn=3, wave=1, calls=2, ok=1, failed=1, seconds=0.3),
+        _event(8, "cell", turn=3, code="llm_batch(calls)", output="1 failed", error=None,
+               timed_out=False, crashed=False, seconds=0.3),
+        _reply(9, 4, "Turn 4 of 4 (last turn). wave 1: 1 failed", "```python\nsubmit()\n```"),
+        _event(10, "cell", turn=4, code="submit()", output="", error=None, timed_out=False,
+               crashed=False, seconds=0.01),
+        _event(11, "memo", turn=4, sections=2, chars=200),
+        _event(12, "run_end", status="submitted", reason="the agent called submit()", turns=4,
+               ended="submitted"),
+    ]
+    (run / "trajectory.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    memo = (f"# Memo\n\n## Key Findings\n\n- Acme change of control.\n"
+            f"- {cited_sentence(str(generated_room))} [D00002 p.2]\n")
+    (run / "output" / "memo.md").write_text(memo)
+    (run / "memo_history.jsonl").write_text(json.dumps(
+        {"turn": 4, "ops": memo_delta("", memo), "chars": len(memo)}) + "\n")
+    scores = {"summary": "1/2 criteria passed", "pass_rate": 0.5, "all_pass": False,
+              "judge": {"name": "reference"}, "pass_rate_by_type": {},
+              "criteria_results": [
+                  {"id": "C-001", "title": "the clause", "verdict": "pass",
+                   "reasoning": "stated together at line 6: the clause"},
+                  {"id": "C-002", "title": "the amount", "verdict": "fail",
+                   "reasoning": "no finding states all of it; closest (line 5) lacks amount"}]}
+    (run / "scores.json").write_text(json.dumps(scores))
+    return run
+
+
+def text_of(browser, selector: str) -> str:
+    return browser.evaluate(f"document.querySelector({selector!r})?.textContent ?? null")
+
+
+def test_the_viewer_shows_the_fork_failures_and_what_the_root_saw(browser, failing_fork,
+                                                                  tmp_path):
+    index = write_trace(failing_fork, tmp_path / "view")
+    browser.errors.clear()
+    browser.open(index.as_uri())
+    browser.wait_for("document.querySelectorAll('section.turn').length >= 4")
+    banner = text_of(browser, "#banner")
+    assert "continues source-run after turn 1" in banner
+    assert "before: scripted → after: scripted:waves=1" in banner
+    badges = browser.evaluate(
+        "Object.fromEntries(Array.from(document.querySelectorAll('section.turn')).map(s => "
+        "[s.dataset.turn, Array.from(s.querySelectorAll('h3 .badge')).map(b => b.textContent)]))")
+    assert badges == {"1": ["no code"], "2": ["cell error"], "3": ["failed wave", "low budget"],
+                      "4": []}
+    turn1 = text_of(browser, "section.turn[data-turn='1']")
+    assert "nothing ran" in turn1
+    assert text_of(browser, "section.turn[data-turn='2'] .nothing-ran") is None
+    seen = text_of(browser, "section.turn[data-turn='3'] .seen summary")
+    assert seen.startswith("harness → root: Turn 3 of 4. NameError")
+    previews = browser.evaluate("Array.from(document.querySelectorAll('details.wave td.preview'))"
+                                ".map(td => td.textContent)")
+    assert previews[0].startswith("ISSUE: Acme may terminate") and previews[0].endswith("…")
+    assert previews[1] == ""  # the failed call: no answer
+    browser.evaluate("document.querySelectorAll('details.wave').forEach(d => d.open = true)")
+    browser.screenshot(ARTIFACTS / "viewer-failures.png", full_page=True)
+    assert browser.errors == []
+
+
+def test_a_citation_opens_the_cited_passage_and_a_judge_line_opens_the_memo(
+        browser, failing_fork, generated_room, tmp_path):
+    index = write_trace(failing_fork, tmp_path / "view")
+    browser.errors.clear()
+    browser.open(index.as_uri())
+    browser.click("nav button[data-tab=memo]")
+    browser.wait_for("document.querySelector('#memo a.ref') !== null")
+    browser.click("#memo a.ref")
+    marked = browser.wait_for("document.querySelector('#panel mark.cited')?.textContent")
+    assert marked.strip() == cited_sentence(str(generated_room))
+    assert browser.evaluate("(() => { const r = document.querySelector('#panel mark.cited')"
+                            ".getBoundingClientRect(); return r.top >= 0 && "
+                            "r.bottom <= innerHeight; })()")
+    browser.screenshot(ARTIFACTS / "viewer-cited-passage.png")
+    browser.click("nav button[data-tab=scores]")
+    links = browser.evaluate("Array.from(document.querySelectorAll('#scores a.line-ref'))"
+                             ".map(a => a.dataset.line)")
+    assert links == ["6", "5"]
+    browser.click("#scores a.line-ref")
+    lit = browser.wait_for("document.querySelector('#memo .ln.hl')?.textContent")
+    memo_lines = (failing_fork / "output" / "memo.md").read_text().splitlines()
+    assert lit == memo_lines[5] and not browser.evaluate("document.querySelector('#memo').hidden")
+    assert browser.errors == []

@@ -35,7 +35,7 @@ def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
         [
             sys.executable,
             "-m",
-            "dealroom.models.testing",
+            "dealroom.testing",
             "--latency",
             str(latency),
             "--reply",

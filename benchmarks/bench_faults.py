@@ -33,7 +33,7 @@ from dealroom.room import generate_room
 
 def start_server(latency: float, rate: float, seed: int) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dealroom.models.testing", "--latency", str(latency),
+        [sys.executable, "-m", "dealroom.testing", "--latency", str(latency),
          "--reply", "NONE", "--fault-rate", str(rate), "--seed", str(seed)],
         stdout=subprocess.PIPE, text=True,
     )

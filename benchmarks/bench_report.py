@@ -89,7 +89,9 @@ def bench_report(work: Path, rooms: Path, episodes: int) -> None:
 
 def bench_trace(work: Path, rooms: Path, docs: int, tokens: int | None) -> None:
     from dealroom.report import write_trace
-    from dealroom.report.testing import Browser
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))  # the suite's browser driver
+    from support.browser import Browser
 
     room = room_at(rooms, docs, tokens, 7)
     start = time.perf_counter()

@@ -140,7 +140,7 @@ def model_folder(model: str, work: Path) -> str:
     if model == "local":
         return "local"
     if model == "tiny":
-        from dealroom.train.testing import tiny_model
+        from dealroom.testing import tiny_model
 
         return str(tiny_model(work / "tiny-model"))
     if model.startswith("arch:"):

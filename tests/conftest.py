@@ -230,11 +230,11 @@ def sweep_builder(tmp_path):
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory):
-    """A tiny chat model written to disk (dealroom.train.testing): ``hf:PATH`` loads it."""
+    """A tiny chat model written to disk (dealroom.testing): ``hf:PATH`` loads it."""
     pytest.importorskip("torch")
     import torch
 
-    from dealroom.train.testing import tiny_model
+    from dealroom.testing import tiny_model
 
     torch.set_num_threads(2)
     return tiny_model(tmp_path_factory.mktemp("models") / "tiny")

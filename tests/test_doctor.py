@@ -16,7 +16,7 @@ import pytest
 
 import dealroom._doctor as doctor
 from dealroom.errors import MissingDependency
-from dealroom.models.testing import MockOpenAIServer
+from dealroom.testing import MockOpenAIServer
 
 
 def test_core_packages_missing_fail_and_extras_missing_are_absent():

@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).parents[1]
 SRC = ROOT / "src" / "dealroom"
-LAZY = [p for p in SRC.rglob("__init__.py") if "_EXPORTS = {" in p.read_text(encoding="utf-8")]
+LAZY = [p for p in SRC.rglob("*.py") if "_EXPORTS = {" in p.read_text(encoding="utf-8")]
 
 
 def exports_and_typed_imports(init: Path) -> tuple[dict[str, str], dict[str, str]]:
@@ -34,10 +34,12 @@ def exports_and_typed_imports(init: Path) -> tuple[dict[str, str], dict[str, str
 
 
 def test_the_lazy_packages_are_found() -> None:
-    assert {p.parent.name for p in LAZY} >= {"dealroom", "room", "harness", "rlm"}
+    assert {p.parent.name for p in LAZY if p.name == "__init__.py"} >= {
+        "dealroom", "room", "harness", "rlm"}
+    assert SRC / "testing.py" in LAZY
 
 
-@pytest.mark.parametrize("init", LAZY, ids=lambda p: str(p.parent.relative_to(SRC.parent)))
+@pytest.mark.parametrize("init", LAZY, ids=lambda p: str(p.relative_to(SRC.parent)))
 def test_every_lazy_name_is_imported_for_type_checkers(init: Path) -> None:
     exports, typed = exports_and_typed_imports(init)
     assert typed == exports, "regenerate the TYPE_CHECKING block from _EXPORTS"
@@ -70,3 +72,38 @@ def test_the_checker_sees_the_lazy_api_typed(tmp_path: Path) -> None:
     assert len(revealed) == 2, out.stdout + out.stderr
     assert all('"Any"' not in line for line in revealed), revealed
     assert "RunResult" in revealed[0]
+
+
+def test_every_test_helper_loads_from_dealroom_testing() -> None:
+    import dealroom.testing as testing
+
+    for name in testing.__all__:
+        assert getattr(testing, name) is not None, name
+    for gone in ("dealroom.models.testing", "dealroom.train.testing", "dealroom.report.testing"):
+        with pytest.raises(ModuleNotFoundError):
+            __import__(gone)
+
+
+CORE_IMPORTS = {"typer": "typer", "rich": "rich", "aiohttp": "aiohttp", "numpy": "numpy",
+                "pypdf": "pypdf", "python-docx": "docx", "markdown-it-py": "markdown_it",
+                "openpyxl": "openpyxl", "python-pptx": "pptx", "beautifulsoup4": "bs4",
+                "extract-msg": "extract_msg", "google-re2": "re2", "packaging": "packaging",
+                "orjson": "orjson", "yarl": "yarl", "pydantic": "pydantic"}
+
+
+def test_a_plain_install_brings_nothing_only_test_support_uses() -> None:
+    """Every core dependency is imported by the library itself, not only by dealroom.testing
+    or the modules it gathers (what only tests need belongs in the dev extra)."""
+    import re
+    import tomllib
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {re.split(r"[<>=\[ ]", d, maxsplit=1)[0] for d in deps}
+    assert names == set(CORE_IMPORTS), "name the import of each new core dependency here"
+    support = {SRC / "testing.py", SRC / "models" / "_mock.py", SRC / "models" / "_served.py",
+               SRC / "train" / "_tiny.py"}
+    library = "\n".join(p.read_text(encoding="utf-8") for p in SRC.rglob("*.py")
+                        if p not in support)
+    unused = [n for n, mod in CORE_IMPORTS.items()
+              if not re.search(rf"^\s*(import|from) {mod}\b", library, re.M)]
+    assert unused == []

@@ -123,7 +123,7 @@ def test_concurrency_is_saved_and_resume_opens_the_models_with_it(small_room, tm
 
     root = ScriptedModel(["```python\nprint(len(room.docs))\n```", "```python\nsubmit()\n```"])
     run = tmp_path / "run"
-    from dealroom.models.testing import MockOpenAIServer
+    from dealroom.testing import MockOpenAIServer
 
     with MockOpenAIServer(lambda request: "NONE") as server:
         dealroom.harness.run_agent(small_room, run, root=root, sub=f"m@{server.base_url}",

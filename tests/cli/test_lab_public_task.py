@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from dealroom.cli import app
-from dealroom.models.testing import MockOpenAIServer
 from dealroom.room import deliverable_text
+from dealroom.testing import MockOpenAIServer
 
 MEMO = "antitrust-risk-memo.docx"
 TASK = {

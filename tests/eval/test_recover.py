@@ -16,8 +16,8 @@ from dealroom.errors import ConfigError
 from dealroom.eval import pool_prefixes, recover, recovery_report
 from dealroom.harness import run_agent
 from dealroom.models import ScriptedModel
-from dealroom.models.testing import MockOpenAIServer
 from dealroom.room import generate_room
+from dealroom.testing import MockOpenAIServer
 
 QUIT = "```python\nsubmit()\n```"
 

@@ -194,7 +194,7 @@ def _digest(path: Path) -> str:
 
 
 def test_a_sigkilled_sweep_resumes_with_no_episode_lost_or_run_twice(tmp_path, generated_room):
-    from dealroom.models.testing import MockOpenAIServer
+    from dealroom.testing import MockOpenAIServer
 
     with MockOpenAIServer(lambda req: "ISSUE: none | SEVERITY: low", latency=0.3) as srv:
         _kill_and_resume(tmp_path, generated_room, f"mock@{srv.base_url}")

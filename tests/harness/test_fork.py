@@ -16,7 +16,7 @@ from dealroom.errors import ConfigError, ModelError
 from dealroom.harness import fork_run, resume_run, run_agent
 from dealroom.harness.rlm import scripted_policy
 from dealroom.models import ScriptedModel
-from dealroom.models.testing import MockOpenAIServer
+from dealroom.testing import MockOpenAIServer
 
 DUMP = '''```python
 import json as _json

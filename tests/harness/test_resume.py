@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from dealroom.models.testing import MockOpenAIServer
 from dealroom.room import ingest
+from dealroom.testing import MockOpenAIServer
 
 CATEGORIES = ("01 Corporate", "03 Material Contracts", "05 Litigation", "07 Regulatory")
 

@@ -15,7 +15,7 @@ import pytest
 from dealroom.judge import Scores, agreement, judge_run, llm_judge, parse_verdicts
 from dealroom.judge._llm import prompt_tokens
 from dealroom.models import open_model
-from dealroom.models.testing import Fault, MockOpenAIServer, chat_completion_body
+from dealroom.testing import Fault, MockOpenAIServer, chat_completion_body
 
 IDS = re.compile(r'"id": "(C-\d{3})"')
 

@@ -5,7 +5,7 @@ import pytest
 
 from dealroom.errors import ModelError
 from dealroom.models import gather_bounded, open_model
-from dealroom.models.testing import Fault, MockOpenAIServer
+from dealroom.testing import Fault, MockOpenAIServer
 
 
 async def value_after(value, delay):

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from dealroom.models import HedgeWave, hedging, open_model
-from dealroom.models.testing import Fault, MockOpenAIServer
+from dealroom.testing import Fault, MockOpenAIServer
 
 HELLO = [{"role": "user", "content": "Read page 3."}]
 

@@ -112,7 +112,7 @@ def test_the_local_server_is_reached_directly_whatever_proxy_is_set(tmp_path, mo
     go through the environment's proxy (here a dead one)."""
     from dealroom.models import OpenAICompatibleClient, resolve_model_spec
 
-    stand_in = ("import sys\nfrom dealroom.models.testing import main\n"
+    stand_in = ("import sys\nfrom dealroom.testing import serve as main\n"
                 "main(['--port', sys.argv[sys.argv.index('--port') + 1], '--model', "
                 "'smollm2-135m-instruct'])\n")
     monkeypatch.setattr(_local, "_LAUNCHER", stand_in)  # a mock server instead of llama.cpp

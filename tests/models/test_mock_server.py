@@ -6,8 +6,8 @@ import urllib.request
 
 import pytest
 
-from dealroom.models.testing import Fault, MockOpenAIServer, chat_completion_body
 from dealroom.room import count_tokens
+from dealroom.testing import Fault, MockOpenAIServer, chat_completion_body
 
 
 def post(url, body, headers=None):
@@ -75,7 +75,7 @@ def test_api_key_is_enforced_when_set():
 
 def test_runs_as_a_separate_process():
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dealroom.models.testing", "--reply", "hi"],
+        [sys.executable, "-m", "dealroom.testing", "--reply", "hi"],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -89,8 +89,11 @@ def test_runs_as_a_separate_process():
 
 
 def test_mock_server_lives_in_the_testing_module():
-    from dealroom.models.testing import Fault, MockOpenAIServer, chat_completion_body
+    from dealroom.testing import Fault, MockOpenAIServer, chat_completion_body
 
-    assert MockOpenAIServer.__module__ == Fault.__module__ == "dealroom.models.testing"
+    assert MockOpenAIServer.__module__ == Fault.__module__ == "dealroom.models._mock"
+    import dealroom.models
+
+    assert not hasattr(dealroom.models, "MockOpenAIServer"), "test helpers stay out of models"
     assert Fault.rate_limit(retry_after=2) == Fault("status", 429, "rate limited", 2)
     assert chat_completion_body("x")["choices"][0]["message"]["content"] == "x"

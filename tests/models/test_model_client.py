@@ -9,8 +9,8 @@ from dealroom.errors import ConfigError, ModelError
 from dealroom.models import ModelSpec, OpenAICompatibleClient, Prices, check, open_model
 from dealroom.models._client import parse_usage
 from dealroom.models._endpoint import endpoint_limit
-from dealroom.models.testing import Fault, MockOpenAIServer, chat_completion_body
 from dealroom.room import count_tokens
+from dealroom.testing import Fault, MockOpenAIServer, chat_completion_body
 
 HELLO = [{"role": "user", "content": "Is consent required?"}]
 

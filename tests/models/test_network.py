@@ -10,7 +10,7 @@ import pytest
 
 from dealroom.errors import ConfigError
 from dealroom.models import ModelSpec, ProviderError, check, open_model, resolve_model_spec
-from dealroom.models.testing import MockOpenAIServer
+from dealroom.testing import MockOpenAIServer
 
 HELLO = [{"role": "user", "content": "Is consent required?"}]
 

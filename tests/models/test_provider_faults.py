@@ -9,7 +9,7 @@ import pytest
 
 from dealroom.models import ProviderError, open_model, strip_controls
 from dealroom.models._wire import usage_problem
-from dealroom.models.testing import MALFORMED, Fault, MockOpenAIServer, chat_completion_body
+from dealroom.testing import MALFORMED, Fault, MockOpenAIServer, chat_completion_body
 
 HELLO = [{"role": "user", "content": "Is consent required?"}]
 

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from dealroom.models import ChatResult, ScriptedModel, join_reasoning, open_model, split_reasoning
-from dealroom.models.testing import Completion, ServedModelServer
+from dealroom.testing import Completion, ServedModelServer
 from dealroom.types import Usage
 
 SHAPES = ("field", "reasoning", "inline", "closing")

@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 from dealroom.models import ScriptedModel, open_model
-from dealroom.models.testing import MockOpenAIServer
+from dealroom.testing import MockOpenAIServer
 
 HELLO = [{"role": "user", "content": "Grade it."}]
 SCHEMA = {"type": "object", "properties": {"C-001": {"type": "string"}}, "required": ["C-001"]}
@@ -62,7 +62,7 @@ def test_a_refused_stream_is_dropped_and_remembered():
 def test_an_unrelated_400_is_not_taken_for_a_refusal():
     async def go():
         from dealroom.errors import ModelError
-        from dealroom.models.testing import Fault
+        from dealroom.testing import Fault
 
         async with MockOpenAIServer("fine") as srv:
             srv.fail_next(Fault.http(400, "context length exceeded"))

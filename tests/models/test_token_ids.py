@@ -11,7 +11,7 @@ import pytest
 from dealroom.errors import ModelError
 from dealroom.models import open_model, resolve_model_spec
 from dealroom.models._wire import BadReply, Reply, token_record
-from dealroom.models.testing import MockOpenAIServer, chat_completion_body
+from dealroom.testing import MockOpenAIServer, chat_completion_body
 
 HELLO = [{"role": "user", "content": "Is consent required?"}]
 

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from dealroom.models import PromptCounter, ProviderError, check, open_model
-from dealroom.models.testing import Fault, MockOpenAIServer, ServedModelServer
+from dealroom.testing import Fault, MockOpenAIServer, ServedModelServer
 
 MESSAGES = [{"role": "system", "content": "You review."},
             {"role": "user", "content": "Clause 7: USD 1,234,567.89 due 2031-06-30. " * 40}]

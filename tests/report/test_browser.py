@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
+from support.browser import Browser, find_chromium
 
 from dealroom.report import build_report, write_trace
 from dealroom.report._plots import PLOTS
-from dealroom.report.testing import Browser, find_chromium
 from dealroom.room import Room
 
 pytestmark = pytest.mark.skipif(find_chromium() is None,

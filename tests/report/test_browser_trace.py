@@ -10,9 +10,9 @@ import re
 from pathlib import Path
 
 import pytest
+from support.browser import Browser, find_chromium
 
 from dealroom.report import write_trace
-from dealroom.report.testing import Browser, find_chromium
 from dealroom.room import Room
 from dealroom.runs import memo_delta
 

@@ -12,10 +12,10 @@ import pytest
 from test_store import make_room
 
 from dealroom.errors import RoomError
-from dealroom.models.testing import MockOpenAIServer
 from dealroom.room import Room, build_index, validate_room
 from dealroom.room._index import ensure_index
 from dealroom.room._manifest import document_path
+from dealroom.testing import MockOpenAIServer
 
 CANARY = "CANARY-shadow root:$6$saltsalt$hash:19000:0:99999:7:::"
 CHARTER = "documents/01 Corporate/1.1 Charter/charter.txt"

@@ -74,7 +74,7 @@ def test_two_steps_give_a_finite_loss_that_moves_lora_and_not_the_base(trained,
     from safetensors.torch import load_file
 
     from dealroom.models import load_hf_model
-    from dealroom.train.testing import tiny_model
+    from dealroom.testing import tiny_model
 
     result, _ = trained
     assert result.steps == 2 and [r["step"] for r in result.log] == [1, 2]

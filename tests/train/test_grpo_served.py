@@ -45,7 +45,7 @@ def room(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory, tiny_model_dir, room):
-    from dealroom.train.testing import LoraServer
+    from dealroom.testing import LoraServer
 
     out = tmp_path_factory.mktemp("served-ckpt") / "CKPT"
     with LoraServer(tiny_model_dir) as server:
@@ -106,7 +106,7 @@ def test_the_behaviour_logprobs_are_the_served_adapters(served, tiny_tokenizer):
 
 
 def test_a_server_without_runtime_lora_is_a_clear_error(tiny_model_dir, room, tmp_path):
-    from dealroom.models.testing import MockOpenAIServer
+    from dealroom.testing import MockOpenAIServer
 
     with MockOpenAIServer("ok") as srv:
         spec = spec_from_dict({"model": f"hf:{tiny_model_dir}", "rooms": [str(room)],
@@ -140,7 +140,7 @@ def _rollouts(out):
 @pytest.fixture(scope="module")
 def side_by_side(tmp_path_factory, tiny_model_dir, room):
     """One step of G=2 with two groups, in this process and then in two worker processes."""
-    from dealroom.train.testing import LoraServer
+    from dealroom.testing import LoraServer
 
     outs = {}
     with LoraServer(tiny_model_dir) as server:
@@ -175,7 +175,7 @@ def test_rollouts_in_worker_processes_equal_those_run_here(side_by_side):
 
 def test_ray_tasks_run_the_same_rollouts(side_by_side, tiny_model_dir, room, tmp_path):
     pytest.importorskip("ray")
-    from dealroom.train.testing import LoraServer
+    from dealroom.testing import LoraServer
 
     with LoraServer(tiny_model_dir) as server:
         grpo = {**FAST, "steps": 1, "batch_size": 4, "extra_groups": 0,
@@ -209,7 +209,7 @@ def test_side_by_side_rollouts_need_a_server_and_a_judge_by_name(tiny_model_dir,
 def test_async_rollouts_sample_the_next_step_during_the_update(tiny_model_dir, room, tmp_path):
     """Step 2's first group is sampled by step 1's adapter while step 1's update runs: its
     rollouts are one step stale, and the update says so."""
-    from dealroom.train.testing import LoraServer
+    from dealroom.testing import LoraServer
 
     with LoraServer(tiny_model_dir) as server:
         grpo = {**FAST, "serve": server.base_url, "async_rollouts": True}
@@ -247,8 +247,8 @@ def test_a_failing_update_stops_the_rollouts_sampled_ahead(tiny_model_dir, room,
     import asyncio
     import threading
 
+    from dealroom.testing import LoraServer
     from dealroom.train import _grpo, _grpo_step
-    from dealroom.train.testing import LoraServer
 
     ahead_started, run = threading.Event(), _grpo_step._run
 
@@ -292,7 +292,7 @@ def test_a_stop_cancels_an_in_process_rollout_midway(room, tmp_path):
 
     from dealroom.eval._executor import Stopped
     from dealroom.models import open_model
-    from dealroom.models.testing import MockOpenAIServer
+    from dealroom.testing import MockOpenAIServer
     from dealroom.train._rollout import Rollout, run_closing
 
     stop = threading.Event()
@@ -317,7 +317,7 @@ def test_async_rollouts_on_ray_tasks(tiny_model_dir, room, tmp_path):
     import os
     import socket
 
-    from dealroom.train.testing import LoraServer
+    from dealroom.testing import LoraServer
 
     with LoraServer(tiny_model_dir) as server:
         grpo = {**FAST, "serve": server.base_url, "async_rollouts": True,

@@ -11,7 +11,7 @@ opens its model on the first call. A call that fails for good raises
 Replies are split into reasoning and answer (:func:`split_reasoning`; ``ChatResult.text`` is
 the answer). ``hf:`` replies carry a :class:`TokenRecord` (the run folder's record, from
 ``dealroom.runs``).
-``dealroom.models.testing`` holds ``MockOpenAIServer``.
+``dealroom.testing`` holds ``MockOpenAIServer`` and the other test helpers.
 """
 
 from dealroom._util.reasoning import (
@@ -38,6 +38,7 @@ from dealroom.models._hfload import TRAIN_RECORD, LoadedModel, load_hf_model, lo
 from dealroom.models._lazy import LazyModel, lazy_model
 from dealroom.models._local import LocalServer, local_server
 from dealroom.models._local import model_path as local_model_path
+from dealroom.models._loopback import LoopbackServer
 from dealroom.models._oracle import OracleModel, OracleSettings
 from dealroom.models._registry import open_model, provider_names
 from dealroom.models._scripted import ScriptedCall, ScriptedModel
@@ -69,6 +70,7 @@ __all__ = [
     "LazyModel",
     "LoadedModel",
     "LocalServer",
+    "LoopbackServer",
     "ModelClient",
     "ModelSpec",
     "OpenAICompatibleClient",

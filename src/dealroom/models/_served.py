@@ -1,7 +1,7 @@
 """ServedModelServer: a loopback endpoint that answers the way a reasoning model behind vLLM
-does, for tests and benchmarks (exported by ``dealroom.models.testing``).
+does, for tests and benchmarks (exported by ``dealroom.testing``).
 
-On top of :class:`~dealroom.models.testing.MockOpenAIServer` it has:
+On top of :class:`~dealroom.testing.MockOpenAIServer` it has:
 
 * reasoning in the shape a server sends it: ``field`` (``reasoning_content``, vLLM's reasoning
   parser; streamed as ``delta.reasoning_content``), ``reasoning`` (the key OpenRouter and
@@ -29,7 +29,7 @@ from typing import Any
 
 from aiohttp import web
 
-from dealroom.models.testing import MockOpenAIServer, Reply, chat_completion_body
+from dealroom.models._mock import MockOpenAIServer, Reply, chat_completion_body
 
 CHAT_OVERHEAD = 4
 """Tokens the chat template adds per message (ChatML's ``<|im_start|>role`` ... ``<|im_end|>``)."""

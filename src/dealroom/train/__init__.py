@@ -8,7 +8,7 @@ mask SFT and RL share. :func:`train_sft` fine-tunes an ``hf:`` model on such row
 (settings: :class:`SFTSettings`). :func:`self_distill` loops sample → judge → select → SFT
 round after round from a spec (:class:`DistillSpec`, :func:`load_distill_spec`). Needs
 the ``train`` extra: ``pip install "dealroom[train]"``.
-``dealroom.train.testing`` builds a tiny chat model in code for tests.
+``dealroom.testing`` builds a tiny chat model in code for tests.
 """
 
 from dealroom.train._distill import DistillResult, self_distill

@@ -13,9 +13,9 @@ import pytest
 from dealroom.harness import resume_run, run_agent
 from dealroom.harness.rlm._context import COMPACT_SYSTEM
 from dealroom.models import ScriptedModel
-from dealroom.models.testing import ServedModelServer
 from dealroom.report._trace import trace_items
 from dealroom.runs import RunFolder, agent_segments
+from dealroom.testing import ServedModelServer
 
 TURNS = 40
 LINE = "Clause {n}: USD 1,234,567.89 due 2031-06-30 under s. 14.2(b)(iii); ref #A-{n}-77.\n"
@@ -43,7 +43,7 @@ def policy(request: dict) -> str:
 @pytest.fixture(scope="module")
 def bpe():
     pytest.importorskip("transformers")
-    from dealroom.models.testing import smollm2_count
+    from dealroom.testing import smollm2_count
 
     return smollm2_count()
 

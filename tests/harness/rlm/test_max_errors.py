@@ -9,8 +9,8 @@ import json
 
 from dealroom.harness import run_agent
 from dealroom.models import ScriptedModel
-from dealroom.models.testing import Completion, ServedModelServer
 from dealroom.runs import RunFolder
+from dealroom.testing import Completion, ServedModelServer
 
 
 def test_turns_that_keep_failing_end_the_episode_with_status_errors(small_room,

@@ -10,9 +10,9 @@ import pytest
 
 from dealroom.harness import fork_run, resume_run, run_agent
 from dealroom.models import ScriptedModel
-from dealroom.models.testing import Completion, ServedModelServer
 from dealroom.report._trace import trace_items
 from dealroom.runs import RunFolder
+from dealroom.testing import Completion, ServedModelServer
 
 DRAFTED = ("<think>I could start with\n```python\nprint('DRAFT')\nx = 0\n```\nbut better set x "
            "first.</think>\n\nSetting x.\n```python\nx = 1\nprint('REAL', x)\n```")

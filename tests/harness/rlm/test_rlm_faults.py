@@ -10,7 +10,7 @@ import pytest
 
 from dealroom.errors import ConfigError
 from dealroom.harness import run_agent
-from dealroom.models.testing import Fault, MockOpenAIServer
+from dealroom.testing import Fault, MockOpenAIServer
 
 FINDING = ("ISSUE: Acme may terminate on a change of control | SEVERITY: high | "
            "AMOUNT: $2,500,000 | PAGE: 2")

@@ -19,7 +19,7 @@ from dealroom.harness.rlm._session import ReplSession
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.sandbox import _cgroup, make_scratch
 from dealroom.models import ScriptedModel
-from dealroom.models.testing import MockOpenAIServer
+from dealroom.testing import MockOpenAIServer
 
 SPIN = ("import threading\n"
         "def spin():\n    while True:\n        try:\n            llm('x')\n"

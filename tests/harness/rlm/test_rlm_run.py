@@ -9,7 +9,7 @@ import pytest
 
 from dealroom.harness import run_agent
 from dealroom.models import ScriptedModel
-from dealroom.models.testing import MockOpenAIServer
+from dealroom.testing import MockOpenAIServer
 
 FINDING = ("ISSUE: Acme may terminate on a change of control | SEVERITY: high | "
            "AMOUNT: $2,500,000 | PAGE: 2")

@@ -7,7 +7,7 @@ import json
 import re
 
 from dealroom.harness import run_agent
-from dealroom.models.testing import MockOpenAIServer
+from dealroom.testing import MockOpenAIServer
 
 SEEN: list[str] = []
 

@@ -8,8 +8,8 @@ import json
 
 from dealroom.harness import run_agent
 from dealroom.models import ScriptedModel
-from dealroom.models.testing import MockOpenAIServer
 from dealroom.runs import RunFolder
+from dealroom.testing import MockOpenAIServer
 
 
 def test_a_sub_agent_slower_than_the_cell_timeout_completes_every_wave(generated_room,

@@ -9,14 +9,14 @@ import json
 import pytest
 
 from dealroom.harness import run_agent
-from dealroom.models.testing import ServedModelServer
 from dealroom.runs import RunFolder
+from dealroom.testing import ServedModelServer
 
 
 @pytest.fixture(scope="module")
 def bpe():
     pytest.importorskip("transformers")
-    from dealroom.models.testing import smollm2_count
+    from dealroom.testing import smollm2_count
 
     return smollm2_count()
 

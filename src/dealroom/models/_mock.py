@@ -14,7 +14,7 @@ server runs in a background thread); async tests use ``async with`` (same loop):
         srv.fail_next(Fault.rate_limit(retry_after=0.1), Fault.server_error())
         client = open_model(srv.spec)          # or f"mock@{srv.base_url}"
 
-Run it as a separate process with ``python -m dealroom.models.testing --latency 0.2``
+Run it as a separate process with ``python -m dealroom.testing --latency 0.2``
 (``--fault-rate 0.2`` for random faults, a quarter of them hangs); it prints its base URL on
 the first line of stdout.
 """
@@ -431,7 +431,7 @@ class MockOpenAIServer(LoopbackServer):
 
 def main(argv: list[str] | None = None) -> None:
     """Serve until killed; print the base URL first (used by ``benchmarks/bench_fanout.py``)."""
-    parser = argparse.ArgumentParser(prog="python -m dealroom.models.testing")
+    parser = argparse.ArgumentParser(prog="python -m dealroom.testing")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--model", default="mock")
@@ -462,16 +462,5 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(serve())
 
 
-if __name__ == "__main__":
-    main()
-
-
-from dealroom.models._served import (  # noqa: E402 - it builds on MockOpenAIServer
-    Completion,
-    ServedModelServer,
-    smollm2_count,
-    words_count,
-)
-
-__all__ = ["Completion", "Fault", "LoopbackServer", "MockOpenAIServer", "ServedModelServer",
-           "chat_completion_body", "echo", "random_faults", "smollm2_count", "words_count"]
+__all__ = ["Fault", "MALFORMED", "MockOpenAIServer", "chat_completion_body", "echo", "main",
+           "random_faults"]

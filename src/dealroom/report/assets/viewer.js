@@ -7,7 +7,7 @@ const texts = new Set(meta.texts);
 function ref(doc, first, last) {
   const pages = first ? (last && last !== first ? ` pp.${first}-${last}` : ` p.${first}`) : "";
   if (!texts.has(doc)) return esc(doc + pages);
-  return `<a class="ref" href="#" data-doc="${esc(doc)}" data-page="${first || 1}">${esc(doc + pages)}</a>`;
+  return `<a class="ref" href="#" data-doc="${esc(doc)}" data-page="${esc(first || 1)}">${esc(doc + pages)}</a>`;
 }
 function linkCitations(text) {
   return esc(text).replace(/\b(D\d{5})(?: (?:p|pp)\.(\d+)(?:-(\d+))?)?/g,
@@ -59,7 +59,7 @@ function turnBox(agent, turn) {
     const sec = document.createElement("section");
     sec.className = "turn";
     sec.dataset.agent = agent; sec.dataset.turn = turn;
-    sec.innerHTML = `<h3>${esc(agent)} · ${turn ? "turn " + turn : "start"}</h3>`;
+    sec.innerHTML = `<h3>${esc(agent)} · ${turn ? "turn " + esc(turn) : "start"}</h3>`;
     box.el.appendChild(sec);
     box.turns[turn] = sec;
   }
@@ -119,7 +119,7 @@ function render(item) {
       break;
     }
     case "budget":
-      add(at, "budget", `${item.of ? `turn ${item.turn} of ${item.of}` : `turn ${item.turn}`} · ${fmt(item.tokens)} tokens · $${fmt(item.cost, 4)} · ${fmt(item.t, 1)} s`);
+      add(at, "budget", `${item.of ? `turn ${esc(item.turn)} of ${esc(item.of)}` : `turn ${esc(item.turn)}`} · ${fmt(item.tokens)} tokens · $${fmt(item.cost, 4)} · ${fmt(item.t, 1)} s`);
       break;
     case "child_start":
       add(at, "child-line", `rlm() child started: ${esc(item.task)}`);
@@ -197,7 +197,7 @@ async function memoTab() {
   const score = Object.fromEntries(memo.by_turn.map((t) => [t.turn, t]));
   const buttons = memo.history.map((h) => {
     const s = score[h.turn];
-    return `<button data-turn="${h.turn}">turn ${h.turn}${s ? ` · ${fmt(s.pass_rate, 2)}` : ""}</button>`;
+    return `<button data-turn="${esc(h.turn)}">turn ${esc(h.turn)}${s ? ` · ${fmt(s.pass_rate, 2)}` : ""}</button>`;
   }).join("");
   $("#memo").innerHTML = `<div class="history">as of: <button data-turn="final" class="on">delivered</button>${buttons}</div><pre class="memo-text">${linkCitations(memo.final || "(no memo)")}</pre>`;
   $("#memo .history").addEventListener("click", (ev) => {

@@ -102,7 +102,7 @@ def test_markup_in_the_viewer_s_data_is_shown_as_text(child_run, tmp_path):
         if item["k"] == "budget":
             item.update(turn=XSS.replace("pwned", "pwned-bt"), of=XSS.replace("pwned", "pwned-of"))
         if item["k"] == "sub":
-            item["docs"][0]["pages"] = [f'1"><img id=pwned-page src=x>', 2]
+            item["docs"][0]["pages"] = ['1"><img id=pwned-page src=x>', 2]
     items.write_text(f"{prefix},{json.dumps(page)});\n")
     memo = data / "memo.js"
     prefix, _, rest = memo.read_text().partition(",")

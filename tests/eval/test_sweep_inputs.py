@@ -8,8 +8,8 @@ import re
 import pytest
 
 from dealroom.errors import ConfigError, InputError
-from dealroom.eval import run_sweep
 from dealroom.eval import _spec as spec_module
+from dealroom.eval import run_sweep
 
 
 def spec(tmp_path, text: str):

@@ -311,3 +311,10 @@ def test_a_damaged_run_is_left_out_of_a_multi_run_export_with_its_reason(scripte
     assert "settings is [], not an object" in why["g_config"]
     lines = (tmp_path / "DS" / "train.jsonl").read_text().splitlines()
     assert {Path(json.loads(x)["run"]).name for x in lines} == {"a_good"}
+    from typer.testing import CliRunner
+
+    from dealroom.cli import app
+
+    done = CliRunner().invoke(app, ["export", "sft", str(runs / "c_list"), str(runs / "d_deep"),
+                                    "--out", str(tmp_path / "DS2")])
+    assert done.exit_code == 0 and "unreadable" in done.output, done.output

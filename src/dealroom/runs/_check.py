@@ -21,10 +21,10 @@ SETTINGS_FIELDS = {"depth": _INT, "max_turns": _INT, "max_tokens": _INT, "max_co
                    "sub_max_output": _INT, "slice_tokens": _INT, "temperature": _NUM,
                    "max_errors": _INT, "compact_at": _NUM, "seed": _INT}
 EVENT_FIELDS = {"seq": _INT, "t": _NUM, "type": _STR, "agent": _STR, "depth": _INT,
-                "turn": _INT, "wave": _INT, "turns": _INT, "calls": _INT, "ok": _INT,
-                "failed": _INT, "docs": None, "role": _STR, "model": _STR, "call_id": _STR}
-"""Event fields and their kind (``docs`` is a count in ``run_start``, a list in a sub-call's
-input: not checked)."""
+                "turn": _INT, "wave": _INT, "calls": _INT, "ok": _INT, "failed": _INT,
+                "role": _STR, "model": _STR, "call_id": _STR}
+"""Event fields that every event type holding them gives the same kind (``turns`` is a count
+in ``run_end``, a list in ``compaction``: not checked here)."""
 
 
 def is_kind(value: Any, kind: str | None) -> bool:

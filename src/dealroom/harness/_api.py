@@ -137,8 +137,9 @@ async def resume_run_async(run_dir: Path, *, root: Any = None, sub: Any = None,
 
 def check_same_room(folder: RunFolder, events: list[dict[str, Any]]) -> None:
     """Raise InputError when the room ``config.json`` names is not the one the run recorded
-    at its start (its name and number of documents): replaying its records against another
-    room would mix the two."""
+    at its start: another number of documents, or both another name and another token count
+    (a room moved or ingested again keeps its documents and tokens, not always its name).
+    Replaying a run's records against another room would mix the two."""
     from dealroom.room import load_manifest
 
     start = next((e for e in events if e.get("type") == "run_start"
@@ -146,8 +147,9 @@ def check_same_room(folder: RunFolder, events: list[dict[str, Any]]) -> None:
     if start is None:
         return
     manifest = load_manifest(folder.room)
-    docs = len(manifest.documents)
-    if start.get("room") != manifest.name or start.get("docs") != docs:
+    docs, tokens = len(manifest.documents), manifest.totals()["tokens"]
+    if start.get("docs") != docs or (start.get("room") != manifest.name
+                                     and start.get("tokens") != tokens):
         raise InputError(f"{folder.path}/config.json names the room {folder.room} "
                          f"({manifest.name!r}, {docs} documents), but the run was recorded on "
                          f"{start.get('room')!r} ({start.get('docs')} documents): give the run "

@@ -119,3 +119,23 @@ def test_markup_in_the_viewer_s_data_is_shown_as_text(child_run, tmp_path):
         assert injected == []
         assert "pwned-bt" in browser.evaluate("document.querySelector('.budget').textContent")
         assert browser.errors == []
+
+
+@pytest.mark.parametrize("name,content,message", [
+    ("scores.json", {"judge": "reference", "pass_rate": 0.5},
+     "judge is 'reference', not an object"),
+    ("scores.json", {"criteria_results": "all passed"},
+     "criteria_results is 'all passed', not a list"),
+    ("scores.json", {"criteria_results": [{"verdict": ["pass"]}]},
+     "verdict is \\['pass'\\], not a string"),
+    ("scores_by_turn.json", {"by_turn": [{"turn": XSS, "pass_rate": 1}]},
+     "turn is .*, not an integer"),
+    ("metrics.json", {"coverage": [0.5]}, "coverage is \\[0.5\\], not an object"),
+], ids=["judge", "criteria", "verdict", "by-turn", "metrics"])
+def test_scores_and_metrics_of_the_wrong_shape_are_a_clear_error(child_run, tmp_path, name,
+                                                                 content, message):
+    (child_run / name).write_text(json.dumps(content))
+    with pytest.raises(InputError, match=message):
+        write_trace(child_run, tmp_path / "view")
+    with pytest.raises(InputError, match=message):
+        build_report([child_run], tmp_path / "report")

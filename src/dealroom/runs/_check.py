@@ -10,7 +10,7 @@ from typing import Any
 
 from dealroom.errors import InputError
 
-_INT, _NUM, _STR, _DICT = "an integer", "a number", "a string", "an object"
+_INT, _NUM, _STR, _DICT, _LIST = "an integer", "a number", "a string", "an object", "a list"
 CONFIG_FIELDS = {"version": _INT, "harness": _STR, "room": _STR, "root": _STR, "sub": _STR,
                  "settings": _DICT, "models": _DICT, "deliverables": _DICT,
                  "concurrency": _INT, "started_at": _STR, "forked_from": _DICT,
@@ -23,6 +23,11 @@ SETTINGS_FIELDS = {"depth": _INT, "max_turns": _INT, "max_tokens": _INT, "max_co
 EVENT_FIELDS = {"seq": _INT, "t": _NUM, "type": _STR, "agent": _STR, "depth": _INT,
                 "turn": _INT, "wave": _INT, "calls": _INT, "ok": _INT, "failed": _INT,
                 "role": _STR, "model": _STR, "call_id": _STR}
+SCORES_FIELDS = {"pass_rate": _NUM, "n_errors": _INT, "judge": _DICT, "summary": _STR,
+                 "pass_rate_by_type": _DICT, "criteria_results": _LIST, "by_turn": _LIST}
+"""``scores.json`` (and ``scores_by_turn.json``) keys the readers compute with."""
+METRICS_FIELDS = {"coverage": _DICT, "usage": _DICT, "behaviour": _DICT, "wall_s": _NUM}
+"""``metrics.json`` keys the readers compute with."""
 """Event fields that every event type holding them gives the same kind (``turns`` is a count
 in ``run_end``, a list in ``compaction``: not checked here)."""
 
@@ -37,7 +42,7 @@ def is_kind(value: Any, kind: str | None) -> bool:
         return isinstance(value, int)
     if kind == _NUM:
         return isinstance(value, int | float)
-    return isinstance(value, str if kind == _STR else dict)
+    return isinstance(value, {_STR: str, _LIST: list}.get(kind, dict))
 
 
 def check_fields(record: Any, kinds: dict[str, str | None], where: str) -> None:
@@ -57,6 +62,16 @@ def check_config(config: Any, path: Path) -> None:
     deliverables = config.get("deliverables") or {}
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in deliverables.items()):
         raise InputError(f"{path}: deliverables must map names to file names (strings)")
+
+
+def check_scores(scores: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``scores`` when its keys and its criteria and turns have their kinds."""
+    check_fields(scores, SCORES_FIELDS, str(path))
+    for name in ("criteria_results", "by_turn"):
+        for n, item in enumerate(scores.get(name) or []):
+            check_fields(item, {"pass_rate": _NUM, "turn": _INT, "verdict": _STR},
+                         f"{path} {name}[{n}]")
+    return scores
 
 
 def check_event(event: dict[str, Any], path: Path) -> dict[str, Any]:

@@ -31,7 +31,13 @@ from dealroom._util.files import (
     write_text_atomic,
 )
 from dealroom.errors import ConfigError, InputError
-from dealroom.runs._check import check_config, check_event
+from dealroom.runs._check import (
+    METRICS_FIELDS,
+    check_config,
+    check_event,
+    check_fields,
+    check_scores,
+)
 from dealroom.runs._config import RUN_VERSION, RunConfig
 from dealroom.runs._jsonl import read_jsonl
 from dealroom.runs._memohistory import MEMO_HISTORY, memo_at, read_memo_history
@@ -208,7 +214,10 @@ class RunFolder:
 
     def metrics(self) -> dict[str, Any] | None:
         """``metrics.json``, or None when the run has not written it."""
-        return _json_or_none(self.path / METRICS)
+        metrics = _json_or_none(self.path / METRICS)
+        if metrics is not None:
+            check_fields(metrics, METRICS_FIELDS, str(self.path / METRICS))
+        return metrics
 
     def write_metrics(self, metrics: dict[str, Any]) -> None:
         write_json_atomic(self.path / METRICS, metrics)
@@ -219,7 +228,8 @@ class RunFolder:
 
     def scores(self, judge: str | None = None) -> dict[str, Any] | None:
         """The scores :meth:`scores_path` names, or None when the run was not judged so."""
-        return _json_or_none(self.scores_path(judge))
+        scores = _json_or_none(self.scores_path(judge))
+        return scores if scores is None else check_scores(scores, self.scores_path(judge))
 
     # -- the memo history and its scores -------------------------------------------------------
     def memo_history(self) -> list[tuple[int, str]]:
@@ -236,7 +246,8 @@ class RunFolder:
 
     def scores_by_turn(self, judge: str | None = None) -> dict[str, Any] | None:
         """The by-turn scores, or None when the run was not judged by turn."""
-        return _json_or_none(self.scores_by_turn_path(judge))
+        scores = _json_or_none(self.scores_by_turn_path(judge))
+        return scores if scores is None else check_scores(scores, self.scores_by_turn_path(judge))
 
 
 def primary_deliverable(deliverables: dict[str, str]) -> str:

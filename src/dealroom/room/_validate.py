@@ -83,6 +83,9 @@ def _read_json(path: Path, report: _Report, required: bool = True) -> Any:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         report.error(str(name), f"is not valid JSON: {exc}")
         return None
+    except RecursionError:
+        report.error(str(name), "is nested too deep to read")
+        return None
 
 
 def validate_room(path: Path | str, *, deep: bool = False, hashes: bool = True) -> list[Problem]:

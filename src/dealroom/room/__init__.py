@@ -8,6 +8,7 @@ _EXPORTS = {
     "load_cuad": "dealroom.room._cuad",
     "write_cuad_sample": "dealroom.room._cuad_sample",
     "deliverable_text": "dealroom.room._deliverable",
+    "file_name_problem": "dealroom.room._names",
     "Extraction": "dealroom.room._extract",
     "ExtractionError": "dealroom.room._extract",
     "ExtractionWarning": "dealroom.room._extract",

@@ -2,7 +2,9 @@
 
     DealroomError
     ├── ConfigError            bad flags, settings or files a user gave (no traceback)
-    │   └── MissingDependency  an optional package is not installed; says the exact pip install
+    │   ├── MissingDependency  an optional package is not installed; says the exact pip install
+    │   └── InputError         a flag value or a file's content is malformed (a wrong type, out
+    │                          of range, nested too deep, an unsafe name); the CLI exits 2
     ├── RoomError              a data room is missing, malformed or fails validation
     ├── ModelError             a model endpoint failed after retries (carries the model name)
     ├── SandboxError           the REPL worker could not be started or talked to
@@ -27,6 +29,11 @@ class DealroomWarning(UserWarning):
 
 class ConfigError(DealroomError):
     """A user-supplied setting, flag or file is invalid; the message says what to do instead."""
+
+
+class InputError(ConfigError):
+    """A flag value or a file's content is malformed: a wrong type, a value out of range, JSON
+    or TOML nested too deep, an unsafe name or path. The CLI exits 2, as for a usage error."""
 
 
 class MissingDependency(ConfigError):

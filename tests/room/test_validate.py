@@ -174,3 +174,13 @@ def test_cli_validate_exit_status_and_output(generated: Path, room: Path) -> Non
     assert done.returncode == 1
     assert "documents/stray.txt: is not listed in room.json" in done.stdout
     assert "invalid" in done.stdout and "Traceback" not in done.stderr
+
+
+def test_json_nested_too_deep_is_a_problem_not_a_crash(room: Path) -> None:
+    (room / "task.json").write_text("[" * 100_000 + "]" * 100_000)
+    assert "task.json: is nested too deep to read" in _errors(room)
+    from dealroom.errors import RoomError
+    from dealroom.room import inspect_room
+
+    with pytest.raises(RoomError, match="nested too deep"):
+        inspect_room(room)

@@ -278,3 +278,43 @@ def test_reasoning_is_trained_and_each_row_is_what_the_root_saw(
                                                 tiny_tokenizer)[0]]
     assert [t.split("<|im_end|>")[0] for t in trained] == replies  # reasoning is mask 1
     assert [t for row in rows for t in row["turns"]] == [0, 1, 2]
+
+
+def test_a_damaged_run_is_left_out_of_a_multi_run_export_with_its_reason(scripted_run,
+                                                                        tmp_path):
+    """Wrong types, a list for scores.json, JSON nested too deep, a string turn: each run is
+    left out as ``unreadable`` with the reason, and the good run is still exported."""
+    run, _ = scripted_run
+    runs = tmp_path / "runs"
+    judged(run, runs / "a_good")
+    judged(run, runs / "b_types", pass_rate="high")
+    (judged(run, runs / "c_list") / "scores.json").write_text("[0.5]")
+    (judged(run, runs / "d_deep") / "scores.json").write_text("[" * 100_000 + "]" * 100_000)
+    (judged(run, runs / "e_deep_metrics") / "metrics.json").write_text(
+        '{"coverage": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    trajectory = judged(run, runs / "f_turn") / "trajectory.jsonl"
+    events = [json.loads(line) for line in trajectory.read_text().splitlines()]
+    next(e for e in events if e.get("turn") is not None)["turn"] = "1"
+    trajectory.write_text("".join(json.dumps(e) + "\n" for e in events))
+    config = judged(run, runs / "g_config") / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "settings": []}))
+    result = export_sft([runs], tmp_path / "DS")
+    assert result.kept == 1 and result.left_out == {"unreadable": 6}
+    manifest = json.loads((tmp_path / "DS" / "manifest.json").read_text())
+    why = {Path(r["run"]).name: r["why"] for r in manifest["left_out"]}
+    assert {r["reason"] for r in manifest["left_out"]} == {"unreadable"}
+    assert "pass_rate is 'high', not a number" in why["b_types"]
+    assert "scores.json holds list, not a JSON object" in why["c_list"]
+    assert "scores.json is nested too deep to read" in why["d_deep"]
+    assert "metrics.json is nested too deep to read" in why["e_deep_metrics"]
+    assert "turn is '1', not an integer" in why["f_turn"]
+    assert "settings is [], not an object" in why["g_config"]
+    lines = (tmp_path / "DS" / "train.jsonl").read_text().splitlines()
+    assert {Path(json.loads(x)["run"]).name for x in lines} == {"a_good"}
+    from typer.testing import CliRunner
+
+    from dealroom.cli import app
+
+    done = CliRunner().invoke(app, ["export", "sft", str(runs / "c_list"), str(runs / "d_deep"),
+                                    "--out", str(tmp_path / "DS2")])
+    assert done.exit_code == 0 and "unreadable" in done.output, done.output

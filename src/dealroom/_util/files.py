@@ -21,10 +21,16 @@ def read_toml(path: Path, what: str, missing: str = "") -> dict[str, Any]:
 
     if not Path(path).is_file():
         raise ConfigError(f"{what} does not exist{missing}")
+    from dealroom.errors import InputError
+
     try:
         return tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{what} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{what} is nested too deep to read") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what}: {exc.strerror or exc}") from None
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -53,14 +59,28 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 
 
 def read_json(path: Path, error: type[Exception], missing: str) -> Any:
-    """Parse the JSON file ``path``; raise ``error(missing)`` if absent, ``error`` if invalid."""
+    """Parse the JSON file ``path``; raise ``error(missing)`` if absent, ``error`` if invalid
+    (an :class:`~dealroom.errors.InputError` when ``error`` is ConfigError and the JSON is
+    nested too deep to read)."""
     path = Path(path)
     if not path.is_file():
         raise error(missing)
+    return parse_json(path.read_text(encoding="utf-8", errors="replace"), str(path), error)
+
+
+def parse_json(text: str, where: str, error: type[Exception]) -> Any:
+    """``json.loads(text)``; ``error`` says that ``where`` is not valid JSON, or is nested too
+    deep to read (an InputError when ``error`` is ConfigError, as it is a subclass)."""
+    from dealroom.errors import InputError
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise error(f"{path} is not valid JSON: {exc}") from exc
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{where} is not valid JSON: {exc}") from None
+    except RecursionError:
+        deep = InputError if issubclass(InputError, error) else error
+        raise deep(f"{where} is nested too deep to read (JSON deeper than Python's "
+                   "recursion limit)") from None
 
 
 def json_safe(value: T) -> T:
@@ -83,6 +103,20 @@ def _json_safe(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_json_safe(v) for v in value]
     return value
+
+
+def make_dir(path: Path, what: str) -> Path:
+    """Make the folder ``path`` (parents included); an InputError naming ``what`` (``--out``)
+    when it cannot be made there (``/proc/x``, no permission, a file in the way)."""
+    from dealroom.errors import InputError
+
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise InputError(f"cannot make {what} {path}: {reason}: give a folder that can be "
+                         "written") from None
+    return Path(path)
 
 
 def clear_output_dir(out: Path, *, marker: str, kind: str, overwrite: bool) -> None:

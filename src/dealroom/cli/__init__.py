@@ -4,7 +4,8 @@ Commands live in small modules by area (``_room``, ``_ingest``, ``_run``, ``_jud
 is the REPL's terminal loop); each parses flags, calls public functions of the API and renders
 the result with the ``display*`` modules, where all rendering lives. Errors are rendered once
 here: a :class:`~dealroom.errors.DealroomError` prints one red line (its text as written, never
-read as markup) and exits 1, Ctrl-C exits 130; a :class:`~dealroom.errors.DealroomWarning`
+read as markup) and exits 1 (2 for an :class:`~dealroom.errors.InputError`, as for a usage
+error), Ctrl-C exits 130; a :class:`~dealroom.errors.DealroomWarning`
 prints one yellow line and the command goes on.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from dealroom.errors import DealroomError, DealroomWarning
+from dealroom.errors import DealroomError, DealroomWarning, InputError
 
 WORKFLOW: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Rooms", ("generate", "ingest", "cuad", "lab", "inspect", "validate", "repl")),
@@ -127,7 +128,7 @@ def main() -> None:
         sys.exit(130)
     except DealroomError as exc:
         render_error(exc)
-        sys.exit(1)
+        sys.exit(2 if isinstance(exc, InputError) else 1)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:

@@ -40,7 +40,8 @@ def view(
     out: Path = typer.Option(None, "--out", help="The viewer's folder (default: a new folder "
                                                  "in the system's temp folder)."),
     serve: bool = typer.Option(False, "--serve", help="Serve it on 127.0.0.1 until Ctrl-C."),
-    port: int = typer.Option(8765, "--port", help="The port of --serve (0: any free port)."),
+    port: int = typer.Option(8765, "--port", min=0, max=65535,
+                             help="The port of --serve (0: any free port)."),
 ) -> None:
     """Write the trace viewer of RUN (timeline, sub-calls, memo history, scores, coverage,
     usage); it opens from disk, or from the local server with --serve."""

@@ -25,18 +25,23 @@ from __future__ import annotations
 
 import glob
 import itertools
+import os
 import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from dealroom._util.files import read_toml
-from dealroom.errors import ConfigError, DealroomError
+from dealroom.errors import ConfigError, DealroomError, InputError
 
 ROOMS = "rooms"
 """The sweep's folder of generated rooms."""
 _SLUG = re.compile(r"[^A-Za-z0-9._=,+@-]+")
 _CAPS = ("max_cost_usd", "max_tokens", "max_seconds")
+MAX_EPISODES = 100_000
+"""The most episodes one sweep may have (the product of rooms, policies, T and K)."""
+MAX_GLOB_MATCHES = 10_000
+"""The most paths one ``rooms`` glob may match before the sweep refuses it as too wide."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,12 @@ class SweepSpec:
             raise ConfigError("max_turns and depth must be at least 1")
         if self.samples < 1:
             raise ConfigError("samples must be at least 1")
+        if self.samples > MAX_EPISODES:
+            raise InputError(f"samples = {self.samples:,} is more than a sweep may run "
+                             f"({MAX_EPISODES:,} episodes): give fewer samples")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise InputError(f"concurrency must be at least 1 (parallel calls per endpoint), "
+                             f"got {self.concurrency}")
         if self.seeds and len(self.seeds) != self.samples and self.samples != 1:
             raise ConfigError(f"seeds has {len(self.seeds)} values but samples = "
                               f"{self.samples}: give one of them, or as many seeds as samples")
@@ -145,7 +156,7 @@ def spec_from_dict(data: dict[str, Any], where: str = "sweep spec") -> SweepSpec
     try:
         return SweepSpec(**values)
     except ConfigError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+        raise type(exc)(f"{where}: {exc}") from None
 
 
 def _typed(name: str, value: Any, where: str) -> Any:
@@ -184,6 +195,11 @@ def generated_room(table: Any, where: str) -> GeneratedRoom:
     for key, kind in (("seed", int), ("profile", str), ("tokens", int), ("name", str)):
         if key in table and not _is(table[key], kind):
             raise ConfigError(f"{where}: [[generate]] {key} must be a {kind.__name__}")
+    name = table.get("name", "")
+    if name and (name.startswith(".") or slug(name) != name or len(name) > 100):
+        raise InputError(f"{where}: [[generate]] name {name[:80]!r} is no plain folder name "
+                         "(letters, digits, . _ = , + @ -, not starting with a dot, at most "
+                         "100 characters): the room is written to SWEEP/rooms/NAME")
     return GeneratedRoom(**table)
 
 
@@ -242,7 +258,7 @@ def resolve_rooms(spec: SweepSpec, base: Path, sweep: Path) -> list[SweepRoom]:
     for pattern in spec.rooms:
         full = pattern if Path(pattern).is_absolute() else str(base / pattern)
         if glob.has_magic(full):
-            found = sorted(Path(p) for p in glob.glob(full) if (Path(p) / "room.json").is_file())
+            found = _glob_rooms(pattern, full)
             if not found:
                 raise ConfigError(f"rooms: {pattern!r} matches no room folder")
             paths += found
@@ -258,6 +274,19 @@ def resolve_rooms(spec: SweepSpec, base: Path, sweep: Path) -> list[SweepRoom]:
         name = _unique(gen.folder_name(), names)
         rooms.append(SweepRoom(name, str((sweep / ROOMS / name).resolve()), asdict(gen)))
     return rooms
+
+
+def _glob_rooms(pattern: str, full: str) -> list[Path]:
+    """The room folders ``full`` matches; an InputError when it matches more than
+    :data:`MAX_GLOB_MATCHES` paths (``/*/*``: a glob over the whole machine)."""
+    found = []
+    for n, match in enumerate(glob.iglob(full)):
+        if n >= MAX_GLOB_MATCHES:
+            raise InputError(f"rooms: {pattern!r} matches more than {MAX_GLOB_MATCHES:,} paths: "
+                             "narrow it to the folder that holds the rooms")
+        if os.path.isfile(os.path.join(match, "room.json")):
+            found.append(Path(match))
+    return sorted(found)
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -323,6 +352,11 @@ def episodes(spec: SweepSpec, rooms: list[SweepRoom], harness_fields: set[str],
     subs: list[str | None] = list(spec.subs) if uses_sub else [None]
     caps = {k: getattr(spec, k) for k in _CAPS if getattr(spec, k) is not None}
     top = max(spec.max_turns)
+    count = (len(rooms) * len(spec.roots) * len(subs) * len(spec.depth) * len(spec.run_turns())
+             * spec.k)
+    if count > MAX_EPISODES:
+        raise InputError(f"the sweep has {count:,} episodes, more than {MAX_EPISODES:,}: give "
+                         "fewer rooms, policies, budgets or samples (or split it in sweeps)")
     out = []
     for room, root, sub, depth, turns, seed in itertools.product(
             rooms, spec.roots, subs, spec.depth, spec.run_turns(), spec.seed_list()):

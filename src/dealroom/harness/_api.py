@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom._util.plugins import Registry
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, InputError
 from dealroom.harness._common import RunResult, config_extra, run_config
 from dealroom.harness._deliver import check_deliverables
 from dealroom.harness._protocol import Harness, Listener
@@ -121,6 +121,7 @@ async def resume_run_async(run_dir: Path, *, root: Any = None, sub: Any = None,
     the ones given."""
     folder = RunFolder.open(run_dir)
     check_deliverables(folder.deliverables)  # before any model is opened
+    check_same_room(folder, folder.events())
     config = folder.config
     impl = get_harness(config.get("harness", "rlm"))
     root = root or config.get("root")
@@ -132,6 +133,27 @@ async def resume_run_async(run_dir: Path, *, root: Any = None, sub: Any = None,
     async with open_models(impl, root, sub, models_file=models_file, concurrency=concurrency,
                            room=folder.room) as (root_c, sub_c):
         return await impl.resume(Path(run_dir), root=root_c, sub=sub_c, listeners=listeners)
+
+
+def check_same_room(folder: RunFolder, events: list[dict[str, Any]]) -> None:
+    """Raise InputError when the room ``config.json`` names is not the one the run recorded
+    at its start: another number of documents, or both another name and another token count
+    (a room moved or ingested again keeps its documents and tokens, not always its name).
+    Replaying a run's records against another room would mix the two."""
+    from dealroom.room import load_manifest
+
+    start = next((e for e in events if e.get("type") == "run_start"
+                  and e.get("agent", "root") == "root"), None)
+    if start is None:
+        return
+    manifest = load_manifest(folder.room)
+    docs, tokens = len(manifest.documents), manifest.totals()["tokens"]
+    if start.get("docs") != docs or (start.get("room") != manifest.name
+                                     and start.get("tokens") != tokens):
+        raise InputError(f"{folder.path}/config.json names the room {folder.room} "
+                         f"({manifest.name!r}, {docs} documents), but the run was recorded on "
+                         f"{start.get('room')!r} ({start.get('docs')} documents): give the run "
+                         "its own room back in config.json")
 
 
 def resume_run(run_dir: Path, **kwargs: Any) -> RunResult:
@@ -167,10 +189,12 @@ async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *, root: Any 
                           f"({', '.join(unknown)}): fork it with the version that started it")
     given = {k: v for k, v in options.items() if v is not None}
     settings = _settings(impl, {**recorded, **given})
+    events = source.events()
+    fork_point(events, from_turn)  # before any model is opened
+    check_same_room(source, events)
     if from_turn >= settings.max_turns:
         raise ConfigError(f"max_turns {settings.max_turns} leaves no turn after turn "
                           f"{from_turn}: give --max-turns above {from_turn}")
-    fork_point(source.events(), from_turn)  # before any model is opened
     RunFolder.check_new(Path(out))
     root = root or config.get("root")
     sub = sub or config.get("sub")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, InputError
 from dealroom.runs import RunFolder, deliverable_key, primary_deliverable
 
 DELIVERABLE_FORMATS = ("md", "markdown", "txt", "docx")
@@ -33,10 +33,14 @@ def deliverable_format(filename: str) -> str:
 def check_deliverables(deliverables: Mapping[str, str]) -> None:
     """Raise ConfigError unless every deliverable is a plain file name in a format of
     :data:`DELIVERABLE_FORMATS`."""
+    from dealroom.room import file_name_problem
+
     for name, filename in deliverables.items():
-        if not filename or filename in (".", "..") or "/" in filename or "\\" in filename:
-            raise ConfigError(f"deliverable {name!r} names {filename!r}: a deliverable is a "
-                              "file name in the run's output/ folder, e.g. memo.docx")
+        problem = file_name_problem(filename)
+        if problem:
+            raise InputError(f"deliverable {name!r} names {str(filename)[:80]!r}, {problem}: a "
+                             "deliverable is a file name in the run's output/ folder, e.g. "
+                             "memo.docx")
         fmt = deliverable_format(filename)
         if fmt not in DELIVERABLE_FORMATS:
             kinds = ", ".join(f".{f}" for f in DELIVERABLE_FORMATS)

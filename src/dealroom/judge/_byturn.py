@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom._util.files import json_safe, write_json_atomic
-from dealroom.judge._run import _ready, memo_deliverables, open_judge
+from dealroom.judge._run import _ready, check_judge_options, memo_deliverables, open_judge
 from dealroom.judge._scores import Judge
 from dealroom.room import load_task
 from dealroom.runs import RunFolder
@@ -35,6 +35,7 @@ async def ajudge_by_turn(run_dir: Path, judge: Judge | str = "reference",
                          out: Path | None = None, **options: Any) -> dict[str, Any]:
     """Judge the memo of ``run_dir`` as of each root turn; write ``scores_by_turn.json`` (or
     ``out``) and return it."""
+    check_judge_options(options.get("batch", 1), options.get("retries", 2))
     folder = RunFolder.open(run_dir)
     task = load_task(folder.room)
     judge = _ready(judge, task, folder.room)

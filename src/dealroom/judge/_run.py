@@ -17,13 +17,22 @@ from pathlib import Path
 from typing import Any
 
 from dealroom._util.files import json_safe, write_json_atomic
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, InputError
 from dealroom.judge._agreement import agreement
 from dealroom.judge._llm import llm_judge
 from dealroom.judge._registry import BASELINE, registered_judge
 from dealroom.judge._scores import Judge, Scores
 from dealroom.room import DEFAULT_DELIVERABLES, deliverable_text, load_task
 from dealroom.runs import OUTPUT, RunFolder, primary_deliverable
+
+
+def check_judge_options(batch: Any = 1, retries: Any = 2) -> None:
+    """Raise InputError unless ``batch`` (criteria per judge call) is at least 1 and
+    ``retries`` at least 0, both integers: any judge may be given them, even one that needs
+    no model (``reference``)."""
+    for name, value, least in (("batch", batch, 1), ("retries", retries, 0)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise InputError(f"--{name} must be an integer of at least {least}, got {value!r}")
 
 
 @asynccontextmanager
@@ -178,6 +187,7 @@ async def ajudge_files(
 ) -> Judged:
     """``dealroom judge``: a run folder (``scores.json`` written into it, or to ``out``), or a
     ``memo`` file against ``room``'s rubric (written to ``out`` when given)."""
+    check_judge_options(batch, retries)
     options: dict[str, Any] = {"batch": batch, "retries": retries, "models_file": models_file}
     if (run is None) == (memo is None) or (memo is not None and room is None):
         raise ConfigError("give a run folder, or --room ROOM --memo FILE (not both)")

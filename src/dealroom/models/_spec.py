@@ -152,6 +152,8 @@ class ModelSpec:
             raise ConfigError(
                 f"{where}: base_url must start with http:// or https://, got {self.base_url!r}"
             )
+        if self.base_url is not None:
+            check_url(where, "base_url", self.base_url)
         _check_int(where, "context_window", self.context_window, 1)
         _check_int(where, "concurrency", self.concurrency, 1, 100_000)
         _check_int(where, "max_retries", self.max_retries, 0, 100)
@@ -187,6 +189,22 @@ class ModelSpec:
 
     def with_concurrency(self, concurrency: int | None) -> ModelSpec:
         return self if concurrency is None else replace(self, concurrency=concurrency)
+
+
+def check_url(where: str, key: str, url: str) -> None:
+    """Raise InputError unless ``url`` parses with a host and a port in 1-65535."""
+    import urllib.parse
+
+    from dealroom.errors import InputError
+
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise InputError(f"{where}: {key} {url!r} is not a URL ({exc})") from None
+    if not parts.hostname or port == 0:
+        raise InputError(f"{where}: {key} {url!r} names no host (or port 0): give e.g. "
+                         "http://127.0.0.1:8000/v1")
 
 
 def _check_int(where: str, key: str, value: Any, low: int, high: int | None = None) -> None:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from dealroom._util.files import json_safe, write_json_atomic
+from dealroom._util.files import json_safe, make_dir, write_json_atomic
 from dealroom.errors import ConfigError
 from dealroom.eval import analyze, load_rows, passk, with_headline
 from dealroom.report._figures import episode, headline, plot_data, policy_name
@@ -91,6 +91,7 @@ def _check_out(out: Path) -> None:
         raise ConfigError(f"{out} is a file: give --out a folder")
     if out.is_dir() and any(out.iterdir()) and not (out / REPORT_JSON).is_file():
         raise ConfigError(f"{out} holds other files: give --out a new folder (or a report's)")
+    make_dir(out, "the report's folder")
 
 
 def _write_traces(episodes: list[dict[str, Any]], out: Path,
@@ -208,6 +209,11 @@ def _rate_note(rate: str) -> str:
     return f'<p class="note headline-rate">Pass rates are {which}.</p>'
 
 
+def _esc(value: Any) -> str:
+    """Any value of the sources as HTML text (numbers too: a tampered file may hold markup)."""
+    return html.escape(str(value))
+
+
 def _num(value: Any, digits: int | None) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
@@ -229,7 +235,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
             if key == "pass_rate":
                 text += f" [{_num(row['ci_low'], 3)}, {_num(row['ci_high'], 3)}]"
             sort = "" if value is None or (isinstance(value, float) and math.isnan(value)) \
-                else f' data-v="{value}"'
+                else f' data-v="{html.escape(str(value))}"'
             cells.append(f'<td class="num"{sort}>{text}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (f'<table class="sortable headline"><thead><tr>{head}</tr></thead><tbody>'
@@ -244,7 +250,7 @@ def _plots(plots: dict[str, dict[str, Any]]) -> str:
             missing.append(f"<li><b>{html.escape(caption)}</b>: {html.escape(data['note'])}</li>")
             continue
         drawn.append(f'<figure class="plot" id="plot-{plot_id}">{draw(data)}<figcaption>'
-                     f"{html.escape(caption)} — n = {data['n']} runs, tau "
+                     f"{html.escape(caption)} — n = {_esc(data['n'])} runs, tau "
                      f"{html.escape(tau_text(data['tau']))}, setting "
                      f"{html.escape(settings_of(data['behind']))}. Runs behind it: "
                      f"{html.escape(behind_text(data['behind']))}.</figcaption></figure>")
@@ -283,11 +289,12 @@ def _room_tables(episodes: list[dict[str, Any]], kind: str = "") -> str:
             rows.append(f"<tr><td>{html.escape(policy_name(ep))}</td>"
                         f"<td>{html.escape(ep['source'])}</td>"
                         f"<td>{html.escape(ep['setting'])}</td>"
-                        f'<td class="num">{ep["max_turns"]}</td><td class="num">{ep["seed"]}</td>'
+                        f'<td class="num">{_esc(ep["max_turns"])}</td>'
+                        f'<td class="num">{_esc(ep["seed"])}</td>'
                         f"<td>{html.escape(ep['status'])}</td>"
                         f'<td class="num">{_num(ep["pass_rate"], 3)}</td>'
                         f'<td class="num">{_num(ep["coverage"], 3)}</td>'
-                        f'<td class="num">{ep["turns"]}</td><td>{link}</td>'
+                        f'<td class="num">{_esc(ep["turns"])}</td><td>{link}</td>'
                         f"{f'<td>{html.escape(run)}</td>' if forks else ''}</tr>")
         css = " real" if kind == "real documents" else ""
         out.append(f'<details class="room{css}" open><summary>'

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from dealroom._util.files import make_dir
 from dealroom.errors import ConfigError, DealroomError
 from dealroom.report._html import page
 from dealroom.report._pages import chunks, write_script
@@ -104,3 +105,4 @@ def _check_out(out: Path) -> None:
         raise ConfigError(f"{out} is a file: give --out a folder")
     if out.is_dir() and any(out.iterdir()) and not (out / "index.html").is_file():
         raise ConfigError(f"{out} holds other files: give --out a new folder")
+    make_dir(out, "the viewer's folder")

@@ -10,6 +10,7 @@ _EXPORTS = {
     "load_cuad": "dealroom.room._cuad",
     "write_cuad_sample": "dealroom.room._cuad_sample",
     "deliverable_text": "dealroom.room._deliverable",
+    "file_name_problem": "dealroom.room._names",
     "decode_text": "dealroom.room._extract",
     "extract_document": "dealroom.room._extract",
     "extract_pages": "dealroom.room._extract",
@@ -114,6 +115,7 @@ if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXP
         load_task,
     )
     from dealroom.room._manifest import TASK as TASK_FILE
+    from dealroom.room._names import file_name_problem
     from dealroom.room._normalize import fold_quotes, normalize_text
     from dealroom.room._ocr import OCR_MODES, ocr_status
     from dealroom.room._store import Doc, Hit, HitList, Room, RoomKeyError, build_index

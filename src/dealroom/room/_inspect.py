@@ -19,6 +19,8 @@ def _json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise RoomError(f"cannot read {path}: {exc}") from exc
+    except RecursionError:
+        raise RoomError(f"cannot read {path}: it is nested too deep") from None
 
 
 def inspect_room(path: Path | str) -> dict[str, Any]:

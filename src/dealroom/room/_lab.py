@@ -16,7 +16,6 @@ the task folder to the agent.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from collections.abc import Sequence
@@ -24,8 +23,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from dealroom._util.files import clear_output_dir, write_json_atomic
-from dealroom.errors import ConfigError, RoomError
+from dealroom._util.files import clear_output_dir, parse_json, write_json_atomic
+from dealroom.errors import ConfigError, InputError, RoomError
 from dealroom.room._ingest import IngestReport, IngestSettings, ProgressFn, ingest
 from dealroom.room._manifest import DOCUMENTS, TASK, load_manifest, load_task
 
@@ -103,11 +102,12 @@ def load_lab_task_file(path: Path) -> dict[str, Any]:
     """Read and check a LAB ``task.json`` file (see :func:`check_lab_task`)."""
     path = Path(path)
     try:
-        task = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
+    task = parse_json(text, str(path), ConfigError)
     check_lab_task(task, str(path))
     return task
 
@@ -120,6 +120,25 @@ def check_lab_task(task: Any, where: str = TASK) -> None:
     if missing:
         raise ConfigError(f"{where} lacks LAB field(s) {', '.join(missing)}")
     _check_criteria(where, task["criteria"])
+    _check_deliverable_names(where, task.get("deliverables"))
+
+
+def _check_deliverable_names(where: str, deliverables: Any) -> None:
+    """Refuse deliverables that are no plain file names (``../x.md``, ``/etc/x.md``, NUL, a
+    name too long): they would be written outside the run's ``output/`` folder, or not at
+    all."""
+    from dealroom.room._names import file_name_problem
+
+    if deliverables is None:
+        return
+    if not isinstance(deliverables, dict):
+        raise InputError(f"{where}: deliverables must map names to file names, e.g. "
+                         '{"memo": "memo.md"}')
+    for name, filename in deliverables.items():
+        problem = file_name_problem(filename)
+        if problem:
+            raise InputError(f"{where}: deliverable {name!r} names {str(filename)[:80]!r}, "
+                             f"{problem}: give a file name such as memo.md")
 
 
 def _check_criteria(path: str, criteria: Any) -> None:
@@ -132,6 +151,9 @@ def _check_criteria(path: str, criteria: Any) -> None:
         cid = criterion.get("id")
         if not cid:
             raise ConfigError(f"{path}: criterion {n} has no id (LAB ids look like C-001)")
+        if not isinstance(cid, str):
+            raise InputError(f"{path}: criterion {n} has the id {str(cid)[:60]}, a "
+                             f"{type(cid).__name__}: LAB ids are strings like C-001")
         if cid in ids:
             raise ConfigError(f"{path}: criterion id {cid} appears twice")
         ids.add(cid)
@@ -185,6 +207,10 @@ def import_lab(
     documents = task_dir / DOCUMENTS
     if not documents.is_dir():
         raise ConfigError(f"{task_dir} is not a LAB task: {DOCUMENTS}/ is missing")
+    if documents.is_symlink() or not documents.resolve().is_relative_to(task_dir.resolve()):
+        raise InputError(f"{documents} is a symbolic link (to {documents.resolve()}): a LAB "
+                         f"task's {DOCUMENTS}/ must be a folder inside the task, as ingest "
+                         "never follows a link out of its source")
     room_task, added = to_room_task(lab_task)
     _refuse_invalid(room_task, task_dir / TASK)
     base = settings or IngestSettings()

@@ -41,8 +41,8 @@ def load_instructions(room: Path) -> Instructions:
         return Instructions(DEFAULT_INSTRUCTIONS)
     try:
         task = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RoomError(f"{path} cannot be read: {exc}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise RoomError(f"{path} cannot be read: {exc or 'nested too deep'}") from None
     if not isinstance(task, dict):
         raise RoomError(f"{path} must hold a JSON object (a LAB task)")
     text = task.get("instructions") or DEFAULT_INSTRUCTIONS

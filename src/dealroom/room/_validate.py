@@ -27,6 +27,7 @@ from dealroom.room._manifest import (
     TASK,
     document_path,
 )
+from dealroom.room._names import file_name_problem
 from dealroom.room._ocr_store import overlay_ocr
 from dealroom.room._tokens import TOKENIZER, count_tokens
 
@@ -81,6 +82,9 @@ def _read_json(path: Path, report: _Report, required: bool = True) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         report.error(str(name), f"is not valid JSON: {exc}")
+        return None
+    except RecursionError:
+        report.error(str(name), "is nested too deep to read")
         return None
 
 
@@ -238,7 +242,8 @@ _FILE_NAME = re.compile(r"[^/\\\s][^/\\]{0,99}\.[A-Za-z0-9]{1,8}")
 def _check_deliverables(deliverables: dict[str, str], report: _Report) -> None:
     """Each deliverable's value is a file name (``memo.md``), not a description of it."""
     for name, value in deliverables.items():
-        if _FILE_NAME.fullmatch(value) and value.count(" ") <= 4:
+        if _FILE_NAME.fullmatch(value) and value.count(" ") <= 4 and \
+                not file_name_problem(value):
             continue
         stem = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "memo"
         suffix = ".docx" if re.search(r"\b(docx|word)\b", f"{name} {value}", re.I) else ".md"

@@ -11,6 +11,7 @@ but ``_util`` and ``errors``, so harnesses, measurement, judges, evaluation and 
 stand on it. See docs/architecture.md, "Run folder".
 """
 
+from dealroom.runs._check import check_fields
 from dealroom.runs._config import RUN_VERSION, BudgetMixLabel, ForkedFrom, RunConfig
 from dealroom.runs._conversation import (
     Conversation,
@@ -56,6 +57,7 @@ from dealroom.runs._recorder import RunRecorder
 from dealroom.runs._tokens import TOKENS, TokenRecord, read_all_tokens, read_tokens, write_tokens
 
 __all__ = [
+    "check_fields",
     "CONFIG",
     "EPISODES",
     "EVENT_TYPES",

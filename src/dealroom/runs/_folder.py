@@ -30,7 +30,14 @@ from dealroom._util.files import (
     write_json_atomic,
     write_text_atomic,
 )
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, InputError
+from dealroom.runs._check import (
+    METRICS_FIELDS,
+    check_config,
+    check_event,
+    check_fields,
+    check_scores,
+)
 from dealroom.runs._config import RUN_VERSION, RunConfig
 from dealroom.runs._jsonl import read_jsonl
 from dealroom.runs._memohistory import MEMO_HISTORY, memo_at, read_memo_history
@@ -135,8 +142,7 @@ class RunFolder:
         if self._config is None:
             missing = f"{self.path} is not a run folder: {CONFIG} is missing"
             config = read_json(self.path / CONFIG, ConfigError, missing)
-            if not isinstance(config, dict):
-                raise ConfigError(f"{self.path / CONFIG} is not a JSON object")
+            check_config(config, self.path / CONFIG)
             self._config = config
         return self._config  # type: ignore[return-value]
 
@@ -150,7 +156,8 @@ class RunFolder:
         path = self.path / TRAJECTORY
         if not path.is_file():
             return []
-        return sorted(read_jsonl(path), key=lambda e: e.get("seq", 0))
+        return sorted((check_event(e, path) for e in read_jsonl(path)),
+                      key=lambda e: e.get("seq", 0))
 
     @staticmethod
     def ended(events: list[dict[str, Any]]) -> bool:
@@ -207,7 +214,10 @@ class RunFolder:
 
     def metrics(self) -> dict[str, Any] | None:
         """``metrics.json``, or None when the run has not written it."""
-        return _json_or_none(self.path / METRICS)
+        metrics = _json_or_none(self.path / METRICS)
+        if metrics is not None:
+            check_fields(metrics, METRICS_FIELDS, str(self.path / METRICS))
+        return metrics
 
     def write_metrics(self, metrics: dict[str, Any]) -> None:
         write_json_atomic(self.path / METRICS, metrics)
@@ -218,7 +228,8 @@ class RunFolder:
 
     def scores(self, judge: str | None = None) -> dict[str, Any] | None:
         """The scores :meth:`scores_path` names, or None when the run was not judged so."""
-        return _json_or_none(self.scores_path(judge))
+        scores = _json_or_none(self.scores_path(judge))
+        return scores if scores is None else check_scores(scores, self.scores_path(judge))
 
     # -- the memo history and its scores -------------------------------------------------------
     def memo_history(self) -> list[tuple[int, str]]:
@@ -235,7 +246,8 @@ class RunFolder:
 
     def scores_by_turn(self, judge: str | None = None) -> dict[str, Any] | None:
         """The by-turn scores, or None when the run was not judged by turn."""
-        return _json_or_none(self.scores_by_turn_path(judge))
+        scores = _json_or_none(self.scores_by_turn_path(judge))
+        return scores if scores is None else check_scores(scores, self.scores_by_turn_path(judge))
 
 
 def primary_deliverable(deliverables: dict[str, str]) -> str:
@@ -261,9 +273,13 @@ def deliverable_key(deliverables: dict[str, str], name: str) -> str | None:
 
 
 def _json_or_none(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path`` (None when absent); an InputError when it holds another
+    kind of value."""
     if not path.is_file():
         return None
-    data: dict[str, Any] = read_json(path, ConfigError, "")
+    data = read_json(path, ConfigError, "")
+    if not isinstance(data, dict):
+        raise InputError(f"{path} holds {type(data).__name__}, not a JSON object")
     return data
 
 

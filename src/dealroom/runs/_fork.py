@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom._util.files import write_text_atomic
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, InputError
 from dealroom.runs._folder import TRAJECTORY, RunFolder
 
 ENDING = {"submitted", "finished"}
@@ -38,7 +38,7 @@ def fork_point(events: list[dict[str, Any]], turn: int) -> int:
         raise ConfigError("the run recorded no reply of its root: there is nothing to fork")
     last = max(replies)
     if not 1 <= turn <= last:
-        raise ConfigError(f"the run recorded {last} root turn(s): --from-turn takes 1 to {last}")
+        raise InputError(f"the run has {last} root turn(s): --from-turn takes 1 to {last}")
     if turn not in replies:
         raise ConfigError(f"the root's call of turn {turn} failed, so that turn has no reply "
                           f"to replay: fork at turn {turn - 1}")

@@ -7,18 +7,32 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from dealroom.errors import InputError
+
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield the records of a JSONL file; stop at a torn line (a kill mid-write leaves one)."""
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
+    """Yield the records of a JSONL file; stop at a torn last line (a kill mid-write leaves
+    one). A line that is not a JSON object with records after it, or one nested too deep to
+    read, is an :class:`InputError`: the file was damaged, not cut by a kill."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for n, line in enumerate(fh, 1):
             line = line.strip()
             if not line:
                 continue
             try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
+                record = json.loads(line)
+            except RecursionError:
+                raise InputError(f"{path}: line {n} is nested too deep to read") from None
+            except json.JSONDecodeError as exc:
+                if any(rest.strip() for rest in fh):
+                    raise InputError(f"{path}: line {n} is not JSON ({exc}) and records follow "
+                                     "it: the file is damaged (only a kill's torn last line "
+                                     "is left out)") from None
                 return
+            if not isinstance(record, dict):
+                raise InputError(f"{path}: line {n} is {type(record).__name__}, not a JSON "
+                                 "object")
+            yield record
 
 
 def drop_torn_tail(path: Path) -> None:

@@ -14,7 +14,8 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, InputError
+from dealroom.runs._check import is_kind
 from dealroom.runs._jsonl import read_jsonl
 
 MEMO_HISTORY = "memo_history.jsonl"
@@ -52,7 +53,14 @@ def read_memo_history(path: Path) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     memo = ""
     for record in read_jsonl(path):
-        memo = apply_delta(memo, record.get("ops") or [])
+        if not is_kind(record.get("turn"), "an integer") or record.get("turn") is None:
+            raise InputError(f"{path}: turn is {record.get('turn')!r}, not an integer: the "
+                             "run folder is damaged or was edited")
+        try:
+            memo = apply_delta(memo, record.get("ops") or [])
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{path} is damaged at turn {record['turn']}: its edits cannot "
+                             f"be applied ({exc})") from None
         if len(memo) != record.get("chars", len(memo)):
             raise ConfigError(f"{path} is damaged at turn {record.get('turn')}: the memo it "
                               "rebuilds has the wrong length")

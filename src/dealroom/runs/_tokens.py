@@ -84,7 +84,7 @@ def read_tokens(run_dir: Path, ref: dict[str, Any]) -> TokenRecord:
         with open(path, "rb") as fh:
             fh.seek(int(ref["offset"]))
             return TokenRecord.from_dict(json.loads(fh.readline()))
-    except (OSError, KeyError, ValueError, TypeError) as exc:
+    except (OSError, KeyError, ValueError, TypeError, RecursionError) as exc:
         raise ConfigError(f"{path}: no token record at {ref!r} ({exc})") from None
 
 
@@ -99,7 +99,7 @@ def read_all_tokens(run_dir: Path) -> dict[str, TokenRecord]:
         try:
             data = json.loads(line)
             found[data["call_id"]] = TokenRecord.from_dict(data)
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             if number < len(lines):  # a torn last line (a kill mid-write) is skipped
                 raise ConfigError(f"{path}:{number} is not a token record") from None
     return found

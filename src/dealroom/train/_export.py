@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom._util.files import write_json_atomic
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, DealroomError
 from dealroom.runs import RunFolder, agent_segments, find_runs, read_tokens, whole_reply
 from dealroom.train._mask import TrainingRow, conversation_rows
 from dealroom.train._select import Selection, check_bars, select_runs
@@ -138,7 +138,14 @@ def _write(folder: Path, selection: Selection, tokenizer: Any, max_length: int,
         rows = (stack.enter_context(open(folder / TOKENIZED, "w", encoding="utf-8"))
                 if tokenizer is not None else None)
         for n, entry in enumerate(selection.kept, 1):
-            segments, episode_rows, info = _episode(Path(entry["run"]), tokenizer, max_length)
+            try:
+                segments, episode_rows, info = _episode(Path(entry["run"]), tokenizer,
+                                                        max_length)
+            except (DealroomError, KeyError, TypeError, ValueError, AttributeError) as exc:
+                # one damaged run never sinks the export: it is left out, saying why
+                why = str(exc) if isinstance(exc, DealroomError) else \
+                    f"its records are malformed ({type(exc).__name__}: {exc})"
+                segments, episode_rows, info = None, [], {"reason": "unreadable", "why": why}
             if segments is None:
                 selection.left_out.append({**entry, **info})
             else:

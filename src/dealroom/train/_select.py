@@ -3,6 +3,8 @@
 Every run is either kept or left out with a reason, checked in this order:
 
 =================  ===================================================================
+``unreadable``     a file of the run is damaged or has fields of the wrong type (``why``
+                   says which)
 ``no_root``        the folder holds no agent run (a REPL session)
 ``unfinished``     the root's episode did not end (resume it, then judge it)
 ``not_judged``     no ``scores.json`` (run ``dealroom judge RUN``)
@@ -24,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dealroom.errors import ConfigError
-from dealroom.runs import RunFolder
+from dealroom.errors import ConfigError, DealroomError
+from dealroom.runs import RunFolder, check_fields
 
 
 @dataclass
@@ -78,21 +80,33 @@ def select_runs(runs: list[Path], *, min_pass_rate: float | None = None,
 
 
 def _row(run: Path) -> dict[str, Any]:
-    folder = RunFolder.open(run)
-    config = folder.config
-    scores = folder.scores() or {}
-    metrics = folder.metrics() or {}
+    """The run's figures; ``unreadable`` holds why when a file of it cannot be used."""
+    try:
+        folder = RunFolder.open(run)
+        config = folder.config
+        scores = folder.scores() or {}
+        metrics = folder.metrics() or {}
+        coverage = metrics.get("coverage") or {}
+        check_fields(scores, {"n_errors": "an integer", "pass_rate": "a number"},
+                     str(folder.scores_path()))
+        check_fields(coverage, {"coverage": "a number"}, f"{run}/metrics.json coverage")
+        ended = RunFolder.ended(folder.events())
+    except DealroomError as exc:
+        return {"run": str(run), "room": "", "room_name": "?", "pass_rate": None,
+                "coverage": None, "unreadable": str(exc)}
     room = str(config.get("room", ""))
     return {"run": str(run), "room": room, "room_name": Path(room).name or "?",
-            "harness": config.get("harness"), "ended": RunFolder.ended(folder.events()),
+            "harness": config.get("harness"), "ended": ended,
             "judged": bool(scores), "n_errors": scores.get("n_errors") or 0,
-            "pass_rate": scores.get("pass_rate"),
-            "coverage": (metrics.get("coverage") or {}).get("coverage")}
+            "pass_rate": scores.get("pass_rate"), "coverage": coverage.get("coverage"),
+            "unreadable": ""}
 
 
 def _rejected(row: dict[str, Any], min_pass_rate: float | None,
               min_coverage: float | None) -> tuple[str, str]:
     """The reason code and words for leaving a run out ("" when it clears every check)."""
+    if row["unreadable"]:
+        return "unreadable", row["unreadable"]
     if row["harness"] == "repl" or not row["harness"]:
         return "no_root", "a REPL session: no root agent to learn from"
     if not row["ended"]:

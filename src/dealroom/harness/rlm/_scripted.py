@@ -252,29 +252,29 @@ class ScriptedVariant:
     """Share of each category's documents delegated (at least one each), drawn with ``seed``."""
     seed: int = 0
     """Seeds the draw of documents: samples of one policy differ by seed."""
-    waves: int = 0
-    """Most sub-calls per wave (1: one call per turn, no parallel waves); 0: as planned."""
+    waves: int | None = None
+    """Most sub-calls per wave (1: one call per turn, no parallel waves); None: as planned."""
     memo: str = "incremental"
     """``incremental``: write findings as waves return; ``end``: only after the last wave."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.coverage <= 1.0:
             raise ConfigError(f"scripted coverage must be in (0, 1], got {self.coverage!r}")
-        if self.waves < 0:
+        if self.waves is not None and self.waves < 1:
             raise ConfigError(f"scripted waves must be a positive number of calls per wave, "
-                              f"got {self.waves!r}")
+                              f"got {self.waves!r} (leave it out for waves as planned)")
         if self.memo not in ("incremental", "end"):
             raise ConfigError(f"scripted memo must be incremental or end, got {self.memo!r}")
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> ScriptedVariant:
-        known: dict[str, Any] = {f.name: f.default for f in fields(cls)}
+        known: dict[str, Any] = {f.name: type(f.default) for f in fields(cls)} | {"waves": int}
         unknown = sorted(set(options) - set(known))
         if unknown:
             raise ConfigError(f"the scripted root has no option {', '.join(unknown)} (its "
                               f"options: {', '.join(known)}; e.g. scripted:coverage=0.3,seed=2)")
         try:
-            values: dict[str, Any] = {k: type(known[k])(v) for k, v in options.items()}
+            values: dict[str, Any] = {k: known[k](v) for k, v in options.items()}
         except ValueError:
             raise ConfigError(f"bad scripted option in {options}: coverage is a number, seed "
                               "and waves integers, memo incremental or end") from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dealroom._util.checks import check_limits
 from dealroom.errors import ConfigError
 from dealroom.models import HISTORY_POLICIES
 from dealroom.types import Budget
@@ -68,10 +69,7 @@ class RLMSettings:
         if self.reasoning_history not in HISTORY_POLICIES:
             raise ConfigError(f"reasoning_history must be one of {', '.join(HISTORY_POLICIES)}"
                               f", not {self.reasoning_history!r}")
-        for name in ("max_tokens", "max_cost_usd", "max_seconds"):
-            value = getattr(self, name)
-            if value is not None and value <= 0:
-                raise ConfigError(f"{name} must be positive (omit it for no limit)")
+        check_limits(self)
 
     def budget(self) -> Budget:
         return Budget(self.max_turns, self.max_tokens, self.max_cost_usd, self.max_seconds)

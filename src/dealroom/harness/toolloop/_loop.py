@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dealroom._util.checks import check_limits
 from dealroom.errors import ConfigError
 from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
 from dealroom.harness._common._budget import BudgetTracker
@@ -57,6 +58,7 @@ class ToolLoopSettings:
     def __post_init__(self) -> None:
         if self.max_turns < 1:
             raise ConfigError("max_turns must be at least 1")
+        check_limits(self)
 
 
 def parse_tool_calls(reply: str) -> list[tuple[str, dict[str, Any]] | str]:

@@ -8,7 +8,7 @@ function ref(doc, first, last, quote) {
   const pages = first ? (last && last !== first ? ` pp.${first}-${last}` : ` p.${first}`) : "";
   if (!texts.has(doc)) return esc(doc + pages);
   const q = quote ? ` data-q="${esc(quote)}"` : "";
-  return `<a class="ref" href="#" data-doc="${esc(doc)}" data-page="${first || 1}"${q}>${esc(doc + pages)}</a>`;
+  return `<a class="ref" href="#" data-doc="${esc(doc)}" data-page="${esc(first || 1)}"${q}>${esc(doc + pages)}</a>`;
 }
 const CITATION = /\b(D\d{5})(?: (?:p|pp)\.(\d+)(?:-(\d+))?)?/g;
 function linkCitations(text) {  /* each line a span (the judge's line numbers link to it); a
@@ -92,7 +92,7 @@ function turnBox(agent, turn) {
     sec.dataset.agent = agent; sec.dataset.turn = turn;
     const fails = agent === "root" ? (meta.failures || {})[turn] || [] : [];
     const badges = fails.map((f) => `<span class="badge ${esc(f.kind)}" title="${esc(f.detail)}">${esc(FAILURES[f.kind] || f.kind)}</span>`).join("");
-    sec.innerHTML = `<h3>${esc(agent)} · ${turn ? "turn " + turn : "start"}${badges}</h3>`;
+    sec.innerHTML = `<h3>${esc(agent)} · ${turn ? "turn " + esc(turn) : "start"}${badges}</h3>`;
     if (fails.length) sec.classList.add("failure-point");
     box.el.appendChild(sec);
     box.turns[turn] = sec;
@@ -161,7 +161,7 @@ function render(item) {
       break;
     }
     case "budget":
-      add(at, "budget", `${item.of ? `turn ${item.turn} of ${item.of}` : `turn ${item.turn}`} · ${fmt(item.tokens)} tokens · $${fmt(item.cost, 4)} · ${fmt(item.t, 1)} s`);
+      add(at, "budget", `${item.of ? `turn ${esc(item.turn)} of ${esc(item.of)}` : `turn ${esc(item.turn)}`} · ${fmt(item.tokens)} tokens · $${fmt(item.cost, 4)} · ${fmt(item.t, 1)} s`);
       break;
     case "child_start":
       add(at, "child-line", `rlm() child started: ${esc(item.task)}`);
@@ -247,7 +247,7 @@ async function renderMemo() {
   const score = Object.fromEntries(memo.by_turn.map((t) => [t.turn, t]));
   const buttons = memo.history.map((h) => {
     const s = score[h.turn];
-    return `<button data-turn="${h.turn}">turn ${h.turn}${s ? ` · ${fmt(s.pass_rate, 2)}` : ""}</button>`;
+    return `<button data-turn="${esc(h.turn)}">turn ${esc(h.turn)}${s ? ` · ${fmt(s.pass_rate, 2)}` : ""}</button>`;
   }).join("");
   $("#memo").innerHTML = `<div class="history">as of: <button data-turn="final" class="on">delivered</button>${buttons}</div><pre class="memo-text">${linkCitations(memo.final || "(no memo)")}</pre>`;
   $("#memo .history").addEventListener("click", (ev) => {

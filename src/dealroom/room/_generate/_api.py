@@ -16,8 +16,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from dealroom._util.files import write_json_atomic
-from dealroom.errors import ConfigError
+from dealroom._util.files import make_dir, write_json_atomic
+from dealroom.errors import ConfigError, InputError
 from dealroom.room._generate._plan import RoomPlan, plan_room
 from dealroom.room._generate._render import render_all
 from dealroom.room._generate._rubric import Rubric
@@ -82,8 +82,12 @@ def generate(out: Path, settings: GenerateSettings,
     """Write the room described by ``settings`` to ``out`` (a new or empty folder)."""
     out = Path(out)
     _check_out(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    make_dir(out.parent, "the room's parent folder")
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    except OSError as exc:
+        raise InputError(f"cannot write the room {out}: {exc.strerror or exc}: give a folder "
+                         "that can be written") from None
     try:
         umask = os.umask(0)
         os.umask(umask)

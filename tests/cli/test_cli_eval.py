@@ -1,4 +1,5 @@
-"""``dealroom eval``: bad input is one line on stderr, exit 1, and nothing is lost."""
+"""``dealroom eval``: bad input is one line on stderr, exit 1 (2 for a malformed spec), and
+nothing is lost."""
 
 import json
 import subprocess
@@ -12,21 +13,22 @@ def dealroom_cli(*args):
                           capture_output=True, text=True, timeout=120)
 
 
-def one_line(done, message):
-    assert done.returncode == 1, done.stderr
+def one_line(done, message, code=1):
+    assert done.returncode == code, done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
 
 
-@pytest.mark.parametrize(("spec", "message"), [
-    ('rooms = ["{room}"]\nturns = [4]\n', "unknown key 'turns'"),
-    ('rooms = ["{room}/missing"]\n', "is not a room"),
-    ('rooms = ["{small}"]\nsubs = ["oracle"]\n', "oracle cannot run on room falcon"),
+@pytest.mark.parametrize(("spec", "message", "code"), [
+    ('rooms = ["{room}"]\nturns = [4]\n', "unknown key 'turns'", 2),
+    ('rooms = ["{room}"]\nsamples = 0\n', "samples must be an integer of at least 1", 2),
+    ('rooms = ["{room}/missing"]\n', "is not a room", 1),
+    ('rooms = ["{small}"]\nsubs = ["oracle"]\n', "oracle cannot run on room falcon", 1),
 ])
-def test_bad_sweeps_are_one_line(tmp_path, generated_room, small_room, spec, message):
+def test_bad_sweeps_are_one_line(tmp_path, generated_room, small_room, spec, message, code):
     path = tmp_path / "spec.toml"
     path.write_text(spec.format(room=generated_room, small=small_room))
-    one_line(dealroom_cli("eval", "sweep", path, "--out", tmp_path / "out"), message)
+    one_line(dealroom_cli("eval", "sweep", path, "--out", tmp_path / "out"), message, code)
     assert not (tmp_path / "out").exists()
 
 

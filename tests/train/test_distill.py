@@ -59,8 +59,8 @@ def test_the_spec_module_examples_hold():
     ({"adapter": "nowhere"}, "adapter {tmp}/nowhere is not a LoRA adapter"),
     ({"sft": {"rank": 2}}, "[sft] has no key 'rank'"),
     ({"sft": {"lora_rank": 0}}, "[sft] lora_rank must be an integer of at least 1"),
-    ({"samples": 0}, "samples must be at least 1"),
-    ({"max_turns": "x"}, "max_turns must be a list of ints"),
+    ({"samples": 0}, "samples must be an integer of at least 1, got 0"),
+    ({"max_turns": "x"}, "max_turns[0] must be an integer, got 'x'"),
     ({"samples": 2}, "2 samples per room at temperature 0 (greedy decoding"),
     ({"seeds": [3, 4, 5], "settings": {"temperature": 0}}, "3 samples per room at temperature 0"),
 ])

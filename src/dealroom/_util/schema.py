@@ -1,11 +1,11 @@
-"""Typed, validated records: pydantic models whose errors read as dealroom's ConfigErrors.
+"""Typed, validated records: pydantic models whose errors read as dealroom's own.
 
 A :class:`Schema` refuses unknown keys and wrong types (no coercion: ``"5"`` is not an
 integer, ``true`` is not a number); each field's docstring is its description (the CLI's help,
-the generated JSON Schemas in ``docs/schemas/``). A failed validation raises one ConfigError
-naming the key, what is allowed and what was given, e.g.
-``lora_rank must be an integer of at least 1, got 0`` (a field's ``json_schema_extra``
-``{"why": ...}`` is added to its bound's message). Checks across fields live in
+the generated JSON Schemas in ``docs/schemas/``). A failed validation raises one InputError
+(a ConfigError the CLI exits 2 on) naming the key, what is allowed and what was given, e.g.
+``lora_rank must be an integer of at least 1, got 0``; a field's ``json_schema_extra``
+``{"why": ...}`` is added to its message. Checks across fields live in
 ``model_validator(mode="after")`` methods and raise ConfigError themselves.
 """
 
@@ -18,14 +18,15 @@ import annotated_types as at
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import ErrorDetails
 
-from dealroom.errors import ConfigError
+from dealroom.errors import InputError
 
 _NOUNS: dict[Any, str] = {int: "an integer", float: "a number", bool: "true or false",
                           str: "a string"}
 
 
 class Schema(BaseModel):
-    """A record validated when built; a bad value is a :class:`ConfigError`, not a traceback."""
+    """A record validated when built; a bad value is an :class:`InputError` (a ConfigError
+    the CLI exits 2 on), not a traceback."""
 
     model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True,
                               validate_assignment=True)
@@ -34,7 +35,7 @@ class Schema(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            raise ConfigError(explain(exc, type(self))) from None
+            raise InputError(explain(exc, type(self))) from None
 
     def to_dict(self) -> dict[str, Any]:
         """The record as JSON-ready data (``config.json``, ``train.json``, ...)."""
@@ -47,13 +48,16 @@ def explain(exc: ValidationError, cls: type[BaseModel]) -> str:
 
 
 def _line(error: ErrorDetails, cls: type[BaseModel]) -> str:
-    name = ".".join(str(p) for p in error["loc"]) or cls.__name__
+    name = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+    name = name.lstrip(".") or cls.__name__
     kind, given = error["type"], error.get("input")
     if kind == "extra_forbidden":
         return f"unknown key {name!r}; the keys are {', '.join(cls.model_fields)}"
-    if kind == "missing":
-        return f"missing required key {name!r}"
     field = cls.model_fields.get(str(error["loc"][0])) if error["loc"] else None
+    extra = getattr(field, "json_schema_extra", None)
+    why = f": {extra['why']}" if isinstance(extra, dict) and "why" in extra else ""
+    if kind == "missing":
+        return f"missing required key {name!r}{why}"
     types, bounds = _parts(field.annotation) if field is not None else ([], [])
     if field is not None:
         bounds += list(field.metadata)
@@ -61,8 +65,6 @@ def _line(error: ErrorDetails, cls: type[BaseModel]) -> str:
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal",
                 "finite_number"):
         allowed = " ".join(p for p in (noun, _range(bounds)) if p)
-        extra = getattr(field, "json_schema_extra", None)
-        why = f": {extra['why']}" if isinstance(extra, dict) and "why" in extra else ""
         return f"{name} must be {allowed}, got {given!r}{why}"
     if kind == "literal_error":
         choices = [str(c) for t in types for c in get_args(t)] if get_origin(types[0]) is \
@@ -83,6 +85,13 @@ def _parts(annotation: Any) -> tuple[list[Any], list[Any]]:
         types, bounds = _parts(base)
         for m in meta:
             bounds += list(getattr(m, "metadata", [m]))
+        return types, bounds
+    if get_origin(annotation) in (tuple, list):  # the bounds of each item
+        types, bounds = [], []
+        for arg in get_args(annotation):
+            if arg is not Ellipsis:
+                more = _parts(arg)
+                types, bounds = types + more[0], bounds + more[1]
         return types, bounds
     if get_origin(annotation) in (Union, UnionType):
         types, bounds = [], []

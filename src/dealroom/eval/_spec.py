@@ -27,11 +27,14 @@ import glob
 import itertools
 import os
 import re
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from dealroom._util.files import read_toml
+from dealroom._util.schema import Schema
 from dealroom.errors import ConfigError, DealroomError, InputError
 
 ROOMS = "rooms"
@@ -44,39 +47,68 @@ MAX_GLOB_MATCHES = 10_000
 """The most paths one ``rooms`` glob may match before the sweep refuses it as too wide."""
 
 
-@dataclass(frozen=True)
-class GeneratedRoom:
+Strings = tuple[str, ...]
+AtLeastOne = Annotated[int, Field(ge=1)]
+
+
+def _as_tuple(value: Any) -> Any:
+    """A TOML scalar stands for a list of one; a list becomes the tuple the spec keeps."""
+    return tuple(value) if isinstance(value, list) else (
+        value if isinstance(value, tuple) else (value,))
+
+
+class GeneratedRoom(Schema):
     """A room the sweep generates (``[[generate]]``): the generator's arguments."""
 
-    docs: int
-    secret: str
+    model_config = ConfigDict(frozen=True)
+
+    docs: AtLeastOne
+    """Documents in the room."""
+    secret: Annotated[str, Field(json_schema_extra={
+        "why": "the same secret gives the same room, so the sweep can be reproduced"})]
     """Keys the generator's draws: fixed here so that the sweep is reproducible (recorded)."""
     seed: int = 0
+    """The generator's seed."""
     profile: str = "bank"
+    """The company profile: bank, software or manufacturer."""
     tokens: int | None = None
+    """The room's size in tokens (default: the generator's for ``docs``)."""
     name: str = ""
     """The room's folder under ``SWEEP/rooms/`` (default ``g<docs>-s<seed>``)."""
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, name: str) -> str:
+        if name and (name.startswith(".") or slug(name) != name or len(name) > 100):
+            raise InputError(f"name {name[:80]!r} is no plain folder name "
+                             "(letters, digits, . _ = , + @ -, not starting with a dot, at "
+                             "most 100 characters): the room is written to SWEEP/rooms/NAME")
+        return name
 
     def folder_name(self) -> str:
         return self.name or f"g{self.docs}-s{self.seed}"
 
 
-@dataclass(frozen=True)
-class SweepSpec:
+class SweepSpec(Schema):
     """What a sweep runs. Every field is a top-level key of ``SPEC.toml``."""
 
-    rooms: tuple[str, ...] = ()
+    model_config = ConfigDict(frozen=True)
+
+    rooms: Strings = ()
     """Room folders or globs (relative to the spec file's folder)."""
     generate: tuple[GeneratedRoom, ...] = ()
     """Rooms to generate into ``SWEEP/rooms/`` before the episodes."""
     harness: str = "rlm"
-    roots: tuple[str, ...] = ("scripted",)
-    subs: tuple[str, ...] = ("local",)
+    """The harness every episode runs in."""
+    roots: Strings = ("scripted",)
+    """Root policies (model specs)."""
+    subs: Strings = ("local",)
     """Sub-agent specs (ignored by a harness without sub-agents); ``dealroom run``'s default."""
-    depth: tuple[int, ...] = (1,)
-    max_turns: tuple[int, ...] = (30,)
+    depth: tuple[AtLeastOne, ...] = (1,)
+    """Recursion depths."""
+    max_turns: tuple[AtLeastOne, ...] = (30,)
     """The turn budgets T."""
-    samples: int = 1
+    samples: AtLeastOne = 1
     """K samples per (room, policy, T), seeds 0..K-1 (or ``seeds``)."""
     seeds: tuple[int, ...] = ()
     """The samples' seeds, when not 0..K-1 (K = their number)."""
@@ -85,31 +117,39 @@ class SweepSpec:
     budget_visible: bool = True
     """Tell the root "Turn k of T"; false: only the largest T runs (see the module)."""
     max_cost_usd: float | None = None
+    """Each episode's cost cap in USD."""
     max_tokens: int | None = None
+    """Each episode's token cap."""
     max_seconds: float | None = None
-    settings: dict[str, Any] = field(default_factory=dict)
+    """Each episode's wall-clock cap."""
+    settings: dict[str, Any] = Field(default_factory=dict)
     """Further harness settings for every episode (``cell_timeout``, ``slice_tokens``, ...)."""
     models: str | None = None
     """A models file naming the models (relative to the spec file)."""
-    concurrency: int | None = None
+    concurrency: AtLeastOne | None = None
     """Parallel calls per endpoint, per episode."""
 
-    def __post_init__(self) -> None:
+    @field_validator("rooms", "roots", "subs", "depth", "max_turns", "seeds", mode="before")
+    @classmethod
+    def _listed(cls, value: Any) -> Any:
+        return _as_tuple(value)
+
+    @field_validator("generate", mode="before")
+    @classmethod
+    def _generated(cls, value: Any) -> Any:
+        return tuple(generated_room(t, "") if isinstance(t, dict | str | int) or t is None
+                     else t for t in _as_tuple(value))
+
+    @model_validator(mode="after")
+    def _check(self) -> SweepSpec:
         if not self.rooms and not self.generate:
             raise ConfigError("the sweep names no rooms: give rooms = [...] or [[generate]]")
         for name in ("roots", "depth", "max_turns"):
             if not getattr(self, name):
                 raise ConfigError(f"{name} is empty: give at least one")
-        if any(t < 1 for t in self.max_turns) or any(d < 1 for d in self.depth):
-            raise ConfigError("max_turns and depth must be at least 1")
-        if self.samples < 1:
-            raise ConfigError("samples must be at least 1")
         if self.samples > MAX_EPISODES:
             raise InputError(f"samples = {self.samples:,} is more than a sweep may run "
                              f"({MAX_EPISODES:,} episodes): give fewer samples")
-        if self.concurrency is not None and self.concurrency < 1:
-            raise InputError(f"concurrency must be at least 1 (parallel calls per endpoint), "
-                             f"got {self.concurrency}")
         if self.seeds and len(self.seeds) != self.samples and self.samples != 1:
             raise ConfigError(f"seeds has {len(self.seeds)} values but samples = "
                               f"{self.samples}: give one of them, or as many seeds as samples")
@@ -119,6 +159,7 @@ class SweepSpec:
         if reserved:
             raise ConfigError(f"set {', '.join(sorted(reserved))} at the top level of the "
                               "spec, not in [settings]")
+        return self
 
     def seed_list(self) -> list[int]:
         return list(self.seeds) if self.seeds else list(range(self.samples))
@@ -132,9 +173,6 @@ class SweepSpec:
         """The budgets episodes run at: every T, or only the largest when it is hidden."""
         return sorted(set(self.max_turns)) if self.budget_visible else [max(self.max_turns)]
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 def load_spec(path: Path) -> SweepSpec:
     """Read and validate ``SPEC.toml``; a ConfigError names the key at fault."""
@@ -145,70 +183,23 @@ def load_spec(path: Path) -> SweepSpec:
 
 def spec_from_dict(data: dict[str, Any], where: str = "sweep spec") -> SweepSpec:
     """A :class:`SweepSpec` from a parsed TOML (or JSON) table; scalars stand for lists."""
-    known = {f.name: f for f in fields(SweepSpec)}
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {', '.join(map(repr, unknown))}; the keys are "
-                          f"{', '.join(known)}")
-    values: dict[str, Any] = {}
-    for name, value in data.items():
-        values[name] = _typed(name, value, where)
     try:
-        return SweepSpec(**values)
+        return SweepSpec(**data)
     except ConfigError as exc:
         raise type(exc)(f"{where}: {exc}") from None
 
 
-def _typed(name: str, value: Any, where: str) -> Any:
-    lists = {"rooms": str, "roots": str, "subs": str, "depth": int, "max_turns": int,
-             "seeds": int}
-    if name in lists:
-        items = value if isinstance(value, list) else [value]
-        if not all(_is(item, lists[name]) for item in items):
-            raise ConfigError(f"{where}: {name} must be a list of {lists[name].__name__}s, "
-                              f"got {value!r}")
-        return tuple(items)
-    if name == "generate":
-        return tuple(generated_room(t, where) for t in (value if isinstance(value, list)
-                                                     else [value]))
-    scalars = {"harness": str, "samples": int, "judge": str, "budget_visible": bool,
-               "max_cost_usd": float, "max_tokens": int, "max_seconds": float,
-               "settings": dict, "models": str, "concurrency": int}
-    if not _is(value, scalars[name]):
-        raise ConfigError(f"{where}: {name} must be a {scalars[name].__name__}, got {value!r}")
-    return value
-
-
 def generated_room(table: Any, where: str) -> GeneratedRoom:
     """A ``[[generate]]`` table as a GeneratedRoom; unknown keys and bad values refused."""
-    keys = {f.name: f.type for f in fields(GeneratedRoom)}
+    at = f"{where}: " if where else ""
+    if isinstance(table, GeneratedRoom):
+        return table
     if not isinstance(table, dict):
-        raise ConfigError(f"{where}: generate must be [[generate]] tables")
-    unknown = sorted(set(table) - set(keys))
-    if unknown:
-        raise ConfigError(f"{where}: [[generate]] has no key {', '.join(map(repr, unknown))}; "
-                          f"its keys are {', '.join(keys)}")
-    if not isinstance(table.get("docs"), int) or not isinstance(table.get("secret"), str):
-        raise ConfigError(f"{where}: each [[generate]] needs docs (a number) and secret (a "
-                          "string: the same secret gives the same room, so the sweep can be "
-                          "reproduced)")
-    for key, kind in (("seed", int), ("profile", str), ("tokens", int), ("name", str)):
-        if key in table and not _is(table[key], kind):
-            raise ConfigError(f"{where}: [[generate]] {key} must be a {kind.__name__}")
-    name = table.get("name", "")
-    if name and (name.startswith(".") or slug(name) != name or len(name) > 100):
-        raise InputError(f"{where}: [[generate]] name {name[:80]!r} is no plain folder name "
-                         "(letters, digits, . _ = , + @ -, not starting with a dot, at most "
-                         "100 characters): the room is written to SWEEP/rooms/NAME")
-    return GeneratedRoom(**table)
-
-
-def _is(value: Any, kind: type) -> bool:
-    if kind is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, kind)
+        raise ConfigError(f"{at}generate must be [[generate]] tables")
+    try:
+        return GeneratedRoom(**table)
+    except ConfigError as exc:
+        raise type(exc)(f"{at}[[generate]] {exc}") from None
 
 
 # -- rooms and episodes ---------------------------------------------------------------------------
@@ -272,7 +263,7 @@ def resolve_rooms(spec: SweepSpec, base: Path, sweep: Path) -> list[SweepRoom]:
         rooms.append(SweepRoom(_unique(path.name, names), str(path)))
     for gen in spec.generate:
         name = _unique(gen.folder_name(), names)
-        rooms.append(SweepRoom(name, str((sweep / ROOMS / name).resolve()), asdict(gen)))
+        rooms.append(SweepRoom(name, str((sweep / ROOMS / name).resolve()), gen.to_dict()))
     return rooms
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable
-from dataclasses import MISSING, asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -217,11 +217,9 @@ def _previous(out: Path, spec: SweepSpec) -> dict[str, Any] | None:
 
 def _defaults() -> dict[str, Any]:
     """Each spec key's default, as ``sweep.json`` records it."""
-    out = {}
-    for f in fields(SweepSpec):
-        value = f.default_factory() if f.default_factory is not MISSING else f.default
-        out[f.name] = json_safe(list(value) if isinstance(value, tuple) else value)
-    return out
+    return {name: json_safe(list(value) if isinstance(value, tuple) else value)
+            for name, field in SweepSpec.model_fields.items()
+            for value in [field.get_default(call_default_factory=True)]}
 
 
 def _generate(rooms: list[SweepRoom]) -> None:

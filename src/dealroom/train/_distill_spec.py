@@ -25,7 +25,7 @@ models file made absolute (``DIR/round-N/sweep.toml``).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,7 @@ def load_distill_spec(path: Path) -> DistillSpec:
 def distill_spec_from_dict(data: dict[str, Any], base: Path,
                            where: str = "self-distill spec") -> DistillSpec:
     """A :class:`DistillSpec` from a parsed table; relative paths are relative to ``base``."""
-    sweep_keys = [f.name for f in fields(SweepSpec) if f.name != "roots"]
+    sweep_keys = [name for name in SweepSpec.model_fields if name != "roots"]
     if "roots" in data:
         raise ConfigError(f"{where}: roots is set by the loop (round 1: model, then model with "
                           "each round's adapter): give model = \"hf:...\" instead")

@@ -36,6 +36,7 @@ from yarl import URL
 
 from dealroom._util.reasoning import join_reasoning, split_reasoning
 from dealroom.errors import ConfigError
+from dealroom.models._budget import Lease
 from dealroom.models._endpoint import (
     Body,
     Endpoint,
@@ -43,6 +44,7 @@ from dealroom.models._endpoint import (
     acquire,
     failure,
     fetch,
+    not_http,
     open_session,
     proxy_hint,
     release,
@@ -204,6 +206,25 @@ class _Refused(Exception):
         self.feature = feature
 
 
+class _Deadline:
+    """A call's deadline (``ModelSpec.deadline``, at least ``timeout``): it starts when the
+    call's first request leaves (not while it queues for the endpoint) and ends every attempt,
+    back-off and hedge of the call; ``sent`` counts the requests made."""
+
+    def __init__(self, spec: ModelSpec) -> None:
+        self.seconds = max(spec.deadline, spec.timeout) if spec.deadline else 0.0
+        self.scope: asyncio.Timeout | None = None
+        self.sent = [0]
+        self.last = ""
+        """Why the last attempt failed."""
+
+    def start(self) -> None:
+        """A request is leaving: count it, and start the clock at the first."""
+        self.sent[0] += 1
+        if self.sent[0] == 1 and self.seconds and self.scope is not None:
+            self.scope.reschedule(asyncio.get_running_loop().time() + self.seconds)
+
+
 def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
@@ -335,19 +356,42 @@ class OpenAICompatibleClient:
         wave = current_wave() if self.spec.hedge else None
         if wave is not None:
             wave.joined()
+        clock = _Deadline(self.spec)
+        try:
+            async with asyncio.timeout(None) as clock.scope:
+                return await self._call(messages, limit, temperature, stop, response_format,
+                                        cap, endpoint, wave, clock)
+        except TimeoutError:
+            if not clock.scope.expired():
+                raise
+            raise ProviderError(
+                f"no usable answer within the call's deadline of {clock.seconds:g}s "
+                f"({clock.sent[0]} attempts; the last: {clock.last or 'still waiting'})",
+                model=self.name, kind="timeout", attempts=clock.sent[0]) from None
+        except asyncio.CancelledError as exc:
+            exc.attempts = clock.sent[0]  # type: ignore[attr-defined]  # for the run's records
+            raise
+
+    async def _call(self, messages: list[dict[str, Any]], limit: int | None,
+                    temperature: float | None, stop: list[str] | None,
+                    response_format: dict[str, Any] | None, cap: int, endpoint: Endpoint,
+                    wave: Any, clock: _Deadline) -> ChatResult:
+        """The retry loop of :meth:`chat`."""
         attempt = 0
-        sent = [0]  # HTTP requests made, hedges included
+        sent = clock.sent  # HTTP requests made, hedges included
         while True:
             payload = self._payload(messages, limit, temperature, stop, response_format)
             data = request_body(payload)
             attempt += 1
             try:
-                reply, latency, hedge = await self._send(endpoint, payload, data, cap, wave, sent)
+                reply, latency, hedge = await self._send(endpoint, payload, data, cap, wave,
+                                                         clock)
             except _Refused as exc:
                 self.refused.add(exc.feature)
                 attempt -= 1  # the endpoint only turned down an option: ask again at once
                 continue
             except _Retryable as exc:
+                clock.last = str(exc)
                 if attempt > self.spec.max_retries:
                     raise ProviderError(
                         f"{exc} (gave up after {attempt} attempts)",
@@ -403,14 +447,13 @@ class OpenAICompatibleClient:
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
     async def _send(self, endpoint: Endpoint, payload: dict[str, Any], data: bytes, cap: int,
-                    wave: Any, sent: list[int]) -> tuple[Reply, float, dict[str, Any] | None]:
+                    wave: Any, clock: _Deadline) -> tuple[Reply, float, dict[str, Any] | None]:
         """One attempt, hedged when it belongs to a wave: (reply, latency, hedge record)."""
         streaming = bool(payload.get("stream"))
 
         async def attempt(progress: Progress) -> tuple[Reply, float]:
-            sent[0] += 1
             reply, latency = await self._attempt(endpoint, payload, data, cap, streaming,
-                                                 progress)
+                                                 progress, clock)
             if wave is not None:
                 wave.answered(latency)
             return reply, latency
@@ -425,8 +468,10 @@ class OpenAICompatibleClient:
         return reply, latency, hedge
 
     async def _attempt(self, endpoint: Endpoint, payload: dict[str, Any], data: bytes,
-                       cap: int, streaming: bool, progress: Progress) -> tuple[Reply, float]:
+                       cap: int, streaming: bool, progress: Progress,
+                       clock: _Deadline) -> tuple[Reply, float]:
         async with endpoint.semaphore:
+            clock.start()
             progress.start()
             start = time.perf_counter()
             try:
@@ -445,6 +490,11 @@ class OpenAICompatibleClient:
             except TimeoutError as exc:
                 raise _Retryable(_timeout_message(exc, self.spec, streaming),
                                  kind="timeout") from None
+            except (aiohttp.ClientResponseError, aiohttp.ClientPayloadError) as exc:
+                if (reason := not_http(exc)) is None:
+                    raise _Retryable(failure(exc, endpoint.route)[0], kind="connection") from None
+                raise ProviderError(f"{reason} (from {self.base_url})", model=self.name,
+                                    kind="protocol") from None
             except (aiohttp.ClientError, OSError) as exc:
                 message, again = failure(exc, endpoint.route)
                 if again:
@@ -460,6 +510,11 @@ class OpenAICompatibleClient:
             latency = time.perf_counter() - start
         if status == 200:
             return reply, latency
+        if status == 101:
+            raise ProviderError(
+                f"HTTP 101 from {self.base_url}: the server switched protocols (Upgrade: "
+                f"{resp.headers.get('Upgrade', '?')}) instead of answering; a chat endpoint "
+                "answers over HTTP/1.1", model=self.name, status=status, kind="protocol")
         message = (f"HTTP {status} from {self.base_url}: {_error_message(raw)}"
                    + proxy_hint(status, endpoint.route))
         if 300 <= status < 400 and moved:
@@ -476,10 +531,18 @@ class OpenAICompatibleClient:
 
     async def _read_reply(self, resp: aiohttp.ClientResponse, cap: int,
                           progress: Progress) -> Reply:
+        """The 200's reply, buffered under a lease of the loop's byte budget (``_budget``)
+        until it is parsed."""
         content_type = resp.headers.get("Content-Type", "")
-        if content_type.startswith("text/event-stream"):
-            return await read_stream(resp.content.iter_any(), cap, progress.tick)
-        reply = parse_body(await read_body(resp.content.iter_any()), content_type, cap)
+        lease = Lease()
+        try:
+            if content_type.startswith("text/event-stream"):
+                return await read_stream(resp.content.iter_any(), cap, progress.tick, lease)
+            raw = await read_body(resp.content.iter_any(), lease=lease,
+                                  declared=resp.content_length)
+            reply = parse_body(raw, content_type, cap)
+        finally:
+            lease.release()
         if "stream" not in self.refused:
             self.refused.add("stream")  # asked to stream, it answered in one body: it does not
         return reply

@@ -50,8 +50,9 @@ def spec(srv: HostileServer, **changes) -> ModelSpec:
                      **settings)
 
 
-async def ticking(coro):
-    """Run ``coro`` while counting the loop's ticks; (outcome, ticks)."""
+async def fail(scenario: str, calls: int = 1, **changes) -> tuple[list, HostileServer, int]:
+    """Make ``calls`` calls to a server playing ``scenario``, while a task ticks every 10 ms:
+    (each call's error or text, the server, the ticks counted)."""
     ticks = 0
 
     async def tick():
@@ -60,78 +61,42 @@ async def ticking(coro):
             await asyncio.sleep(0.01)
             ticks += 1
 
-    ticker = asyncio.create_task(tick())
-    try:
-        return await asyncio.wait_for(coro, GUARD_S), ticks
-    finally:
+    outcomes: list = []
+    async with HostileServer(scenario) as srv, open_model(spec(srv, **changes)) as client:
+        ticker = asyncio.create_task(tick())
+        for _ in range(calls):
+            try:
+                outcomes.append((await asyncio.wait_for(client.chat(HELLO), GUARD_S)).text)
+            except ProviderError as exc:
+                outcomes.append(exc)
         ticker.cancel()
+    return outcomes, srv, ticks
 
 
 @pytest.mark.parametrize("scenario", sorted(EXPECTED))
 def test_a_hostile_reply_is_a_clear_failed_call(scenario):
     kind, words = EXPECTED[scenario]
-
-    async def go():
-        async with HostileServer(scenario) as srv:
-            async with open_model(spec(srv)) as client:
-                with pytest.raises(ProviderError) as err:
-                    await ticking(client.chat(HELLO))
-                return err.value
-
-    error = asyncio.run(go())
+    [error], _, _ = asyncio.run(fail(scenario))
+    assert isinstance(error, ProviderError), f"a success: {error!r}"
     assert error.kind == kind, str(error)
     assert words in str(error) and "hostile" in str(error)
 
 
 @pytest.mark.parametrize("scenario", ["slow_body", "slow_stream", "informational_flood"])
 def test_the_loop_keeps_running_while_a_reply_drips(scenario):
-    async def go():
-        async with HostileServer(scenario) as srv:
-            async with open_model(spec(srv)) as client:
-                ticks = 0
-
-                async def tick():
-                    nonlocal ticks
-                    while True:
-                        await asyncio.sleep(0.01)
-                        ticks += 1
-
-                ticker = asyncio.create_task(tick())
-                with pytest.raises(ProviderError):
-                    await asyncio.wait_for(client.chat(HELLO), GUARD_S)
-                ticker.cancel()
-                return ticks
-
-    assert asyncio.run(go()) > 10, "other tasks ran while the call waited"
+    [error], _, ticks = asyncio.run(fail(scenario))
+    assert isinstance(error, ProviderError) and error.kind == "timeout"
+    assert ticks > 10, "other tasks ran while the call waited"
 
 
 def test_bytes_after_a_reply_are_never_taken_for_the_next_reply():
-    async def go():
-        async with HostileServer("bytes_after_reply") as srv:
-            async with open_model(spec(srv)) as client:
-                texts = []
-                for _ in range(3):
-                    try:
-                        texts.append((await asyncio.wait_for(client.chat(HELLO), GUARD_S)).text)
-                    except ProviderError as exc:
-                        texts.append(exc.kind)
-                return texts, srv.requests
-
-    texts, requests = asyncio.run(go())
-    assert "smuggled" not in texts and texts[0] == "fine"
-    assert requests == 3, "each call was a request of its own"
+    outcomes, srv, _ = asyncio.run(fail("bytes_after_reply", calls=3))
+    assert "smuggled" not in outcomes and outcomes[0] == "fine"
+    assert srv.requests == 3, "each call was a request of its own"
 
 
 def test_a_hostile_reply_fails_within_the_calls_deadline_despite_retries():
     """Retries stop at the call's deadline: a stalled endpoint costs one deadline."""
-
-    async def go():
-        async with HostileServer("slow_stream") as srv:
-            async with open_model(spec(srv, max_retries=4, deadline=3.0)) as client:
-                with pytest.raises(ProviderError) as err:
-                    await asyncio.wait_for(client.chat(HELLO), GUARD_S)
-                return err.value, srv.requests
-
-    error, requests = asyncio.run(go())
+    [error], srv, _ = asyncio.run(fail("slow_stream", max_retries=4, deadline=3.0))
     assert error.kind == "timeout" and "deadline of 3s" in str(error)
-    assert requests == 2, "the second attempt was cut by the deadline, no third was sent"
+    assert error.attempts == srv.requests == 2, "the deadline cut the second attempt"

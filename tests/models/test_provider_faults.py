@@ -257,9 +257,7 @@ def test_broken_streams_are_bad_replies(raw, kind):
 
 
 def test_a_runaway_stream_stops_being_read():
-    from dealroom.models._wire import STREAM_OVERHEAD
-
-    from dealroom.models._wire import BadReply
+    from dealroom.models._wire import STREAM_OVERHEAD, BadReply
 
     raw = _sse(*[_chunk("x" * 1000) for _ in range(400)], _chunk(None, "stop"))
     assert len(raw) > STREAM_OVERHEAD * 4096 + 65536, "more is sent than is read"

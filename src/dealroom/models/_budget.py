@@ -26,12 +26,14 @@ REPLY_BUDGET_BYTES = 256 * 2**20
 
 
 class ByteBudget:
-    """A pool of ``total`` bytes handed out in FIFO order; :attr:`peak` is the most ever held."""
+    """A pool of ``total`` bytes handed out in FIFO order; :attr:`peak` is the most ever held,
+    :attr:`waited` the reservations that had to wait."""
 
     def __init__(self, total: int = REPLY_BUDGET_BYTES) -> None:
         self.total = total
         self.free = total
         self.peak = 0
+        self.waited = 0
         self._waiters: collections.deque[tuple[int, asyncio.Future[None]]] = collections.deque()
 
     async def take(self, n: int) -> int:
@@ -41,6 +43,7 @@ class ByteBudget:
         if not self._waiters and self.free >= n:
             self._grant(n)
             return n
+        self.waited += 1
         future = asyncio.get_running_loop().create_future()
         entry = (n, future)
         self._waiters.append(entry)

@@ -502,6 +502,7 @@ class OpenAICompatibleClient:
                 raise ProviderError(f"{message} (from {self.base_url})", model=self.name,
                                     kind="connection") from None
             except BadReply as exc:
+                exc.__traceback__ = None  # its frames hold the body read so far
                 message = f"{exc} (from {self.base_url})"
                 if exc.retry:
                     raise _Retryable(message, 200, kind=exc.kind) from None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from typing import Self
@@ -141,10 +142,14 @@ async def _huge_declared(writer: asyncio.StreamWriter, size: int) -> None:
     await _forever(writer, b" " * 65536)
 
 
+@functools.lru_cache(maxsize=2)
+def _huge_body(size: int) -> bytes:
+    return body("x" * max(0, size - len(body(""))))
+
+
 async def _huge_json(writer: asyncio.StreamWriter, size: int) -> None:
-    """A valid chat completion of ``size`` bytes, written in 1 MiB pieces."""
-    text = "x" * max(0, size - len(body("")))
-    data = body(text)
+    """A valid chat completion of ``size`` bytes (made once), written in 1 MiB pieces."""
+    data = _huge_body(size)
     await _send(writer, HEAD + b"Content-Length: %d\r\n\r\n" % len(data))
     view = memoryview(data)
     for start in range(0, len(view), 2**20):

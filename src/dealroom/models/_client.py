@@ -207,12 +207,12 @@ class _Refused(Exception):
 
 
 class _Deadline:
-    """A call's deadline (``ModelSpec.deadline``, at least ``timeout``): it starts when the
-    call's first request leaves (not while it queues for the endpoint) and ends every attempt,
-    back-off and hedge of the call; ``sent`` counts the requests made."""
+    """A call's deadline (``ModelSpec.call_deadline``): it starts when the call's first
+    request leaves (not while it queues for the endpoint) and ends every attempt, back-off
+    and hedge of the call; ``sent`` counts the requests made."""
 
     def __init__(self, spec: ModelSpec) -> None:
-        self.seconds = max(spec.deadline, spec.timeout) if spec.deadline else 0.0
+        self.seconds = spec.call_deadline
         self.scope: asyncio.Timeout | None = None
         self.sent = [0]
         self.last = ""

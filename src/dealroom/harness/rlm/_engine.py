@@ -31,6 +31,7 @@ from dealroom.harness.rlm._calls import (
     error_text,
     failed_call_usage,
     provider_record,
+    sent_usage,
 )
 from dealroom.harness.rlm._context import RootContext, refused_count, refused_for_length
 from dealroom.harness.rlm._prompt import (
@@ -478,16 +479,10 @@ class Episode(RootCalls):
                     plan = admitted.plan = smaller
                     fields["input"] = plan.record
                     continue
-                charged = failed_call_usage(exc, reservation, plan.tokens)
-                self.tracker.settle(reservation, charged)
-                self.ctx.sub_failed.add(fields["call_id"])
-                order.done(k, functools.partial(
-                    self.ctx.emit, "model_call", self.agent, self.depth + 1, **fields,
-                    output=None, reasoning=None, usage=charged.to_dict(),
-                    error=error_text(exc), latency_s=None,
-                    provider={**provider_record(exc), **({"refused": refused} if refused
-                                                         else {})}))
-                return {"ok": False, "error": error_text(exc), "notes": plan.notes}
+                return self._failed(admitted, k, order, exc, refused)
+            except asyncio.CancelledError as exc:  # the cell's or the run's time ran out
+                self._failed(admitted, k, order, exc, refused)
+                raise
         self.tracker.settle(reservation, result.usage)
         if not result.usage_estimated:
             self.ctx.sub_window.learn(result.usage.input_tokens, plan.tokens)
@@ -508,6 +503,23 @@ class Episode(RootCalls):
         self.ctx.replay.subs[fields["call_id"]] = answer  # a rebuild replays it, never re-asks
         self.ctx.replay.answered[input_key(plan.record)] = answer  # and so does a re-send
         return answer
+
+    def _failed(self, admitted: _Admitted, k: int, order: InOrder, exc: BaseException,
+                refused: list[dict[str, Any]]) -> dict[str, Any]:
+        """Record a call that failed or was cancelled, with its attempts and an estimate of
+        what the endpoint may bill (the prompt, once per request sent); the wave counts it."""
+        plan, reservation, fields = admitted.plan, admitted.reservation, admitted.fields
+        charged = failed_call_usage(exc, reservation, plan.tokens)
+        self.tracker.settle(reservation, charged)
+        self.ctx.sub_failed.add(fields["call_id"])
+        provider = {**provider_record(exc), **({"refused": refused} if refused else {})}
+        provider["usage_estimate"] = sent_usage(provider.get("attempts"), plan.tokens,
+                                                self.ctx.sub.prices).to_dict()
+        order.done(k, functools.partial(
+            self.ctx.emit, "model_call", self.agent, self.depth + 1, **fields, output=None,
+            reasoning=None, usage=charged.to_dict(), error=error_text(exc), latency_s=None,
+            provider=provider))
+        return {"ok": False, "error": error_text(exc), "notes": plan.notes}
 
     def _recut(self, exc: BaseException, admitted: _Admitted, refused: list[dict[str, Any]],
                out: int) -> SubPlan | None:

@@ -35,6 +35,7 @@ import aiohttp
 from yarl import URL
 
 from dealroom._util.reasoning import join_reasoning, split_reasoning
+from dealroom._util.text import strip_controls
 from dealroom.errors import ConfigError
 from dealroom.models._budget import Lease
 from dealroom.models._endpoint import (
@@ -53,7 +54,6 @@ from dealroom.models._endpoint import (
 from dealroom.models._hedge import BothStalled, Progress, current_wave, race
 from dealroom.models._net import Route, expand_headers
 from dealroom.models._spec import DEFAULT_CONTEXT_WINDOW, ModelSpec, Prices
-from dealroom.models._text import strip_controls
 from dealroom.models._wire import (
     BadReply,
     ProviderError,

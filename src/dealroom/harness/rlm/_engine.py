@@ -24,6 +24,7 @@ from typing import Any
 
 from dealroom._util.heap import settle
 from dealroom.errors import DealroomError
+from dealroom.harness.rlm._boot import StartingSandbox
 from dealroom.harness.rlm._budget import BudgetTracker
 from dealroom.harness.rlm._calls import (
     InOrder,
@@ -34,6 +35,7 @@ from dealroom.harness.rlm._calls import (
     sent_usage,
 )
 from dealroom.harness.rlm._context import RootContext, refused_count, refused_for_length
+from dealroom.harness.rlm._memo import checked_memo
 from dealroom.harness.rlm._prompt import (
     FIRST_USER,
     NEXT_USER,
@@ -164,7 +166,7 @@ class Episode(RootCalls):
 
     # -- the loop ---------------------------------------------------------------------------
     async def run(self) -> EpisodeResult:
-        sandbox = _StartingSandbox(self)  # the root's first call goes out while it starts
+        sandbox = StartingSandbox(self)  # the root's first call goes out while it starts
         self.context = context = RootContext(self.model, self.ctx.settings.compact_at,
                                              self._opening())
         messages = context.messages
@@ -270,8 +272,10 @@ class Episode(RootCalls):
             output = f"{output}\n{result.error}" if output else result.error
         if note:
             output += f"\n{note}"
-        shown = truncate(output.strip() or "(no output)", self.ctx.settings.output_limit)
         state = result.state or {}
+        if (refused := checked_memo(state, self.ctx.settings.memo_limit)) is not None:
+            output += f"\n{refused}"
+        shown = truncate(output.strip() or "(no output)", self.ctx.settings.output_limit)
         recorded = self.ctx.replay.cell_output(self.agent, turn)
         if recorded is not None:  # replayed: the agent sees what it saw then
             self._memo_changed(state, turn, record=False)
@@ -579,30 +583,3 @@ class Episode(RootCalls):
         answer = {"ok": True, "text": text}
         self.ctx.replay.children[call_id] = answer
         return answer
-
-
-class _StartingSandbox:
-    """An agent's REPL started in the background, so that its start (a fresh interpreter that
-    opens the room, about a second) overlaps the root's first model call. The ``sandbox``
-    event is written when the first cell needs the REPL (or at the end), so the records keep
-    one order whatever finishes first."""
-
-    def __init__(self, episode: Episode) -> None:
-        self.episode = episode
-        self.sandbox = episode.ctx.sandbox_factory(episode)
-        self._start = asyncio.ensure_future(self.sandbox.start())
-        self._recorded = False
-
-    async def started(self) -> Any:
-        await self._start
-        if not self._recorded:
-            self._recorded = True
-            self.episode.record_sandbox(self.sandbox)
-        return self.sandbox
-
-    async def close(self) -> None:
-        """Stop the REPL, waiting for its start first; a failed start is raised here."""
-        try:
-            await self.started()
-        finally:
-            await self.sandbox.close()

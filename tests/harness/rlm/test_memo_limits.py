@@ -10,7 +10,8 @@ from dealroom.harness.rlm._memo import MEMO_LIMIT, Memo, MemoTooLarge, checked_m
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.models import ScriptedModel
 
-HOSTILE = "\x1b[2J\x1b[31mRed\x1b[0m \x1b]0;pwned\x07\x1b]52;c;Y3VybA==\x07flag\x07\x08\r\nnext\tcol"
+HOSTILE = ("\x1b[2J\x1b[31mRed\x1b[0m \x1b]0;pwned\x07\x1b]52;c;Y3VybA==\x07flag\x07\x08"
+           "\r\nnext\tcol")
 CLEAN = "Red flag\nnext\tcol"
 DELIVERABLES = {"memo": "memo.md", "notes": "notes.md"}
 

@@ -115,25 +115,25 @@ class Memo:
         self._sections: dict[str, Section] = {}
         self._free_text: str | None = None
         self._own: dict[str, str] = {}
+        self._used = len(self.title)
+        """Characters of the sections and findings, counted as they are written."""
 
     def size(self) -> int:
         """Characters of the memo (sections or free text) and the deliverables' own texts."""
         own = sum(len(text) for text in self._own.values())
-        if self._free_text is not None:
-            return len(self._free_text) + own
-        return own + len(self.title) + sum(
-            len(sec.title) + len(sec.text) + 8 + sum(f.size() for f in sec.findings)
-            for sec in self._sections.values())
+        return own + (self._used if self._free_text is None else len(self._free_text))
 
     def section(self, title: str, text: str = "") -> Section:
         """Create the section ``title`` (or replace its prose when ``text`` is given)."""
         title, text = clean(title), clean(text)
         old = self._sections.get(title)
-        grows = len(text) - len(old.text) if old is not None and text else len(text)
-        check_size(self.size() + grows + (0 if old else len(title) + 8), self.limit)
+        grows = (0 if old is None else -len(old.text)) + len(text) if text else 0
+        grows += 0 if old is not None else len(title) + 8
+        check_size(self.size() + grows, self.limit)
         sec = self._sections.setdefault(title, Section(title))
         if text:
             sec.text = text
+        self._used += grows
         return sec
 
     def finding(
@@ -152,6 +152,7 @@ class Memo:
                                                                      next_step)))
         check_size(self.size() + found.size() + len(clean(section)) + 8, self.limit)
         self.section(section).findings.append(found)
+        self._used += found.size()
         return found
 
     def move_to_end(self, title: str) -> None:

@@ -8,7 +8,7 @@ import faulthandler
 import pytest
 
 from dealroom.models import ModelSpec, ProviderError, open_model
-from dealroom.models._hostile import HostileServer
+from dealroom.models.testing import HostileServer
 
 HELLO = [{"role": "user", "content": "Is consent required?"}]
 GUARD_S = 30.0

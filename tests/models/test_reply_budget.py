@@ -9,7 +9,7 @@ import pytest
 import dealroom.models._budget as budget_module
 from dealroom.models import ModelSpec, ProviderError, open_model
 from dealroom.models._budget import ByteBudget, reply_budget
-from dealroom.models._hostile import HostileServer
+from dealroom.models.testing import HostileServer
 
 HELLO = [{"role": "user", "content": "hi"}]
 

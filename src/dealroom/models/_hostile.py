@@ -236,7 +236,8 @@ class HostileServer:
             self._server.close()
             for writer in list(self._writers):
                 writer.transport.abort()
-            await asyncio.wait(self._tasks, timeout=5) if self._tasks else None
+            if self._tasks:  # each ends as its connection is aborted
+                await asyncio.wait(set(self._tasks), timeout=5)
             self._server = None
 
 

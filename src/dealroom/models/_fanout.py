@@ -73,7 +73,5 @@ async def gather_bounded(
         for job in items[next_index:]:
             if inspect.iscoroutine(job):
                 job.close()
-        if workers:  # the jobs' own clean-up (records of cancelled calls) runs before this ends
-            await asyncio.wait(workers)
         raise
     return results

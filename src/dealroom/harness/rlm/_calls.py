@@ -17,8 +17,9 @@ from dealroom.types import Usage
 def error_text(exc: BaseException) -> str:
     """One line for a failed call: the error's message, its type when it is not ours."""
     if isinstance(exc, asyncio.CancelledError):
-        return ("cancelled in flight: the cell's or the run's time ran out after "
-                f"{getattr(exc, 'attempts', 0)} attempts")
+        attempts = getattr(exc, "attempts", None)
+        sent = "" if attempts is None else f" ({attempts} requests sent)"
+        return f"cancelled in flight: the cell's or the run's time ran out{sent}"
     if isinstance(exc, DealroomError | TimeoutError | OSError):
         return str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {exc}"

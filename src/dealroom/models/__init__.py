@@ -21,6 +21,7 @@ from dealroom._util.reasoning import (
     join_reasoning,
     split_reasoning,
 )
+from dealroom._util.text import strip_controls, visible_controls
 from dealroom.models._chat import ChatPiece, chat_pieces, encode_pieces
 from dealroom.models._client import ChatResult, ModelClient, OpenAICompatibleClient, check
 from dealroom.models._fanout import gather_bounded
@@ -42,7 +43,6 @@ from dealroom.models._spec import (
     resolve_model_spec,
     split_spec,
 )
-from dealroom.models._text import strip_controls, visible_controls
 from dealroom.models._window import PromptCounter, words_estimate
 from dealroom.models._wire import ProviderError
 from dealroom.runs import TokenRecord

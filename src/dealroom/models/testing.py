@@ -14,6 +14,9 @@ server runs in a background thread); async tests use ``async with`` (same loop):
         srv.fail_next(Fault.rate_limit(retry_after=0.1), Fault.server_error())
         client = open_model(srv.spec)          # or f"mock@{srv.base_url}"
 
+``HostileServer(scenario)`` answers below HTTP's rules instead (negative ``Content-Length``,
+endless headers, HTTP/0.9, slowloris streams, ...; see ``SCENARIOS``), from a raw socket.
+
 Run it as a separate process with ``python -m dealroom.models.testing --latency 0.2``
 (``--fault-rate 0.2`` for random faults, a quarter of them hangs); it prints its base URL on
 the first line of stdout.
@@ -465,6 +468,7 @@ if __name__ == "__main__":
     main()
 
 
+from dealroom.models._hostile import SCENARIOS, HostileServer  # noqa: E402
 from dealroom.models._served import (  # noqa: E402 - it builds on MockOpenAIServer
     Completion,
     ServedModelServer,
@@ -472,5 +476,6 @@ from dealroom.models._served import (  # noqa: E402 - it builds on MockOpenAISer
     words_count,
 )
 
-__all__ = ["Completion", "Fault", "MockOpenAIServer", "ServedModelServer", "chat_completion_body",
-           "echo", "random_faults", "smollm2_count", "words_count"]
+__all__ = ["SCENARIOS", "Completion", "Fault", "HostileServer", "MockOpenAIServer",
+           "ServedModelServer", "chat_completion_body", "echo", "random_faults",
+           "smollm2_count", "words_count"]

@@ -239,3 +239,18 @@ def test_max_cost_is_refused_for_a_model_without_prices(tmp_path):
     with pytest.raises(ConfigError, match=r"Add price_input and price_output .* \[models.free\]"):
         require_prices([specs["free"]])
     require_prices([resolve_model_spec("m@http://h/v1#price_input=0,price_output=0")])
+
+
+def test_calls_have_a_total_deadline_by_default_set_in_a_spec_or_a_models_file(tmp_path):
+    from dealroom.models._spec import DEFAULT_DEADLINE_S
+
+    plain = resolve_model_spec("qwen@http://127.0.0.1:8000/v1")
+    assert plain.call_deadline == DEFAULT_DEADLINE_S == 300.0
+    slow = resolve_model_spec("qwen@http://127.0.0.1:8000/v1#timeout=900")
+    assert slow.call_deadline == 900.0, "a whole attempt always fits"
+    assert resolve_model_spec("qwen@http://127.0.0.1:8000/v1#deadline=45").call_deadline == 45
+    path = write(tmp_path, GOOD + "deadline = 0\n")
+    assert load_models_file(path)["vllm"].call_deadline == 0.0, "0: no deadline"
+    for bad in ("-1", "inf", "nan"):
+        with pytest.raises(ConfigError, match="deadline must be a number of seconds >= 0"):
+            resolve_model_spec(f"qwen@http://127.0.0.1:8000/v1#deadline={bad}")

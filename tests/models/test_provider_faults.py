@@ -56,17 +56,29 @@ def test_deep_json_does_not_escape_as_recursion_error():
     asyncio.run(go())
 
 
-@pytest.mark.parametrize("streams", [True, False])
-def test_a_ten_megabyte_reply_is_cut_to_the_cap_and_the_cut_recorded(streams):
+def test_a_ten_megabyte_reply_is_cut_to_the_cap_and_the_cut_recorded():
     async def go():
-        async with MockOpenAIServer("fine", streams=streams) as srv:
+        async with MockOpenAIServer("fine", streams=False) as srv:
             return await call(srv, Fault.huge(10 * 2**20), reply_kwargs={"max_tokens": 512})
 
     result = asyncio.run(go())
     assert len(result.text.encode()) == 512 * 16
     assert result.cut_bytes > 0 and result.record()["cut_bytes"] == result.cut_bytes
-    if not streams:
-        assert result.cut_bytes == 10 * 2**20 - 512 * 16
+    assert result.cut_bytes == 10 * 2**20 - 512 * 16
+
+
+def test_a_ten_megabyte_stream_cut_before_its_finish_is_a_truncated_stream():
+    """Past the cap a stream stops being read; it never said it finished, so it failed."""
+
+    async def go():
+        async with MockOpenAIServer("fine") as srv:
+            with pytest.raises(ProviderError) as err:
+                await call(srv, Fault.huge(10 * 2**20), reply_kwargs={"max_tokens": 512})
+            return err.value, srv.calls
+
+    error, calls = asyncio.run(go())
+    assert error.kind == "truncated_stream" and "cut at" in str(error)
+    assert error.served and calls == 1, "not retried: the endpoint did the work"
 
 
 def test_a_body_over_the_limit_is_refused_unread(monkeypatch):
@@ -229,7 +241,7 @@ def test_streams_in_the_shapes_servers_send():
 @pytest.mark.parametrize(
     "raw, kind",
     [
-        (_sse(_chunk("partial"), done=False), "malformed"),
+        (_sse(_chunk("partial"), done=False), "truncated_stream"),
         (_sse(_chunk("x"), {"error": {"message": "overloaded"}}), "stream"),
         (_sse(_chunk(None, "stop")), "no_content"),
         (b"data: {not json\n\ndata: [DONE]\n\n", "malformed"),
@@ -245,9 +257,17 @@ def test_broken_streams_are_bad_replies(raw, kind):
 
 
 def test_a_runaway_stream_stops_being_read():
-    from dealroom.models._wire import STREAM_OVERHEAD
+    from dealroom.models._wire import STREAM_OVERHEAD, BadReply
 
     raw = _sse(*[_chunk("x" * 1000) for _ in range(400)], _chunk(None, "stop"))
+    assert len(raw) > STREAM_OVERHEAD * 4096 + 65536, "more is sent than is read"
+    with pytest.raises(BadReply) as err:
+        _read(raw, cap=4096, size=65536)
+    assert err.value.kind == "truncated_stream" and not err.value.retry
+
+
+def test_a_stream_that_finished_is_kept_when_its_text_passes_the_cap():
+    raw = _sse(*[_chunk("x" * 1000) for _ in range(8)], _chunk(None, "length"))
     reply = _read(raw, cap=4096, size=65536)
-    assert len(reply.text) == 4096 and reply.cut_bytes > 0
-    assert len(raw) > STREAM_OVERHEAD * 4096 + 65536, "more was sent than was read"
+    assert len(reply.text) == 4096 and reply.cut_bytes == 8000 - 4096
+    assert reply.finish_reason == "length"

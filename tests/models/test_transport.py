@@ -172,12 +172,13 @@ def test_a_compressed_reply_is_decoded():
     assert run(go()).text == "ok"
 
 
-@pytest.mark.parametrize("reply", [
-    b"SSH-2.0-OpenSSH_9.6\r\n\r\n",
-    b"HTTP/1.1 200 OK\r\nContent-Length: many\r\n\r\n",
-    OK[:-4],
+@pytest.mark.parametrize("reply, kind", [
+    (b"SSH-2.0-OpenSSH_9.6\r\n\r\n", "protocol"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: many\r\n\r\n", "protocol"),
+    (OK[:-4], "connection"),
 ])
-def test_a_reply_that_is_not_http_or_is_cut_is_a_connection_error(reply):
+def test_a_reply_that_is_not_http_is_a_protocol_error_and_a_cut_one_a_connection_error(
+        reply, kind):
     async def go():
         async with RawServer([reply, None]) as srv, \
                 open_model(spec(srv.url, max_retries=0)) as client:
@@ -185,7 +186,7 @@ def test_a_reply_that_is_not_http_or_is_cut_is_a_connection_error(reply):
                 await client.chat(HELLO)
             return err.value
 
-    assert run(go()).kind == "connection"
+    assert run(go()).kind == kind
 
 
 def test_the_connection_limit_grows_with_the_endpoints_concurrency():

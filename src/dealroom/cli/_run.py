@@ -66,6 +66,9 @@ def run(
         None, "--max-errors",
         help="End with status errors after N turns in a row without runnable code or with an "
              "exception (default 8; 0 never)."),
+    memo_limit: int = typer.Option(
+        None, "--memo-limit",
+        help="Characters the root's memo may hold; a write past it fails (default 10 MiB)."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP),
     budgetmix: str = typer.Option(
         None, "--budgetmix",
@@ -74,7 +77,8 @@ def run(
     """Run an agent on a data room; records go to the run folder as it works.
 
     Exits 0 when the run ended (submitted, out of turns or budget), 1 on an error, and 3 when
-    it is degraded: more than 10% of its sub-calls failed at the provider.
+    it is degraded: more than 10% of its sub-calls failed at the provider or were cut off in
+    flight (every request sent is recorded).
     """
     from dealroom.errors import ConfigError
     from dealroom.harness import run_agent_async
@@ -89,7 +93,7 @@ def run(
              "output_limit": output_limit, "sub_max_output": sub_max_output,
              "temperature": temperature, "budget_visible": budget_visible,
              "reasoning_history": reasoning_history, "compact_at": compact_at,
-             "max_errors": max_errors}
+             "max_errors": max_errors, "memo_limit": memo_limit}
     options: dict[str, Any] = {SETTING_OF_FLAG.get(flag, flag): v for flag, v in flags.items()}
     if budgetmix is not None:
         from dealroom.eval import budgetmix_run_options

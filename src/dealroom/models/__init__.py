@@ -21,6 +21,7 @@ from dealroom._util.reasoning import (
     join_reasoning,
     split_reasoning,
 )
+from dealroom._util.text import strip_controls, visible_controls
 from dealroom.models._chat import (
     CLOSE,
     ENV,
@@ -30,7 +31,7 @@ from dealroom.models._chat import (
     encode_pieces,
     reply_text,
 )
-from dealroom.models._client import ChatResult, ModelClient, OpenAICompatibleClient, check
+from dealroom.models._client import ModelClient, OpenAICompatibleClient, check
 from dealroom.models._fanout import gather_bounded
 from dealroom.models._hedge import HedgeWave, hedging
 from dealroom.models._hf import HFModelClient
@@ -41,6 +42,7 @@ from dealroom.models._local import model_path as local_model_path
 from dealroom.models._loopback import LoopbackServer
 from dealroom.models._oracle import OracleModel, OracleSettings
 from dealroom.models._registry import open_model, provider_names
+from dealroom.models._result import ChatResult
 from dealroom.models._scripted import ScriptedCall, ScriptedModel
 from dealroom.models._spec import (
     ModelSpec,
@@ -51,7 +53,6 @@ from dealroom.models._spec import (
     resolve_model_spec,
     split_spec,
 )
-from dealroom.models._text import strip_controls, visible_controls
 from dealroom.models._window import PromptCounter, words_estimate
 from dealroom.models._wire import ProviderError
 from dealroom.runs import TokenRecord

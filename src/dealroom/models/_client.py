@@ -23,19 +23,18 @@ above are ours. Each HTTP request counts as an attempt: a POST is never re-sent 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import os
 import random
 import time
-from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import aiohttp
 from yarl import URL
 
-from dealroom._util.reasoning import join_reasoning, split_reasoning
+from dealroom._util.text import strip_controls
 from dealroom.errors import ConfigError
+from dealroom.models._budget import Lease
 from dealroom.models._endpoint import (
     Body,
     Endpoint,
@@ -43,6 +42,7 @@ from dealroom.models._endpoint import (
     acquire,
     failure,
     fetch,
+    not_http,
     open_session,
     proxy_hint,
     release,
@@ -50,8 +50,19 @@ from dealroom.models._endpoint import (
 )
 from dealroom.models._hedge import BothStalled, Progress, current_wave, race
 from dealroom.models._net import Route, expand_headers
+from dealroom.models._result import ChatResult
+from dealroom.models._rules import (
+    Deadline,
+    Refused,
+    Retryable,
+    error_message,
+    format_for,
+    listed_models,
+    refused_feature,
+    retry_after,
+    timeout_message,
+)
 from dealroom.models._spec import DEFAULT_CONTEXT_WINDOW, ModelSpec, Prices
-from dealroom.models._text import strip_controls
 from dealroom.models._wire import (
     BadReply,
     ProviderError,
@@ -67,80 +78,13 @@ from dealroom.models._wire import (
     token_record,
     usage_problem,
 )
-from dealroom.runs import TokenRecord
-from dealroom.types import Usage
 
 MAX_BACKOFF_S = 30.0
-MAX_RETRY_AFTER_S = 60.0
 CHECK_TIMEOUT_S = 10.0
 MAX_CHECK_BYTES = 16 * 2**20
 FORMS = ("json_schema", "json_object")
 """The ``response_format`` shapes tried, in order: OpenAI's ``json_schema`` (OpenAI, vLLM,
 SGLang, llama.cpp's server), then ``json_object`` with a ``schema`` (llama-cpp-python)."""
-
-
-@dataclass
-class ChatResult:
-    """One model reply."""
-
-    text: str
-    """The assistant message content, control sequences removed."""
-    usage: Usage
-    """Tokens and cost of this call (``calls == 1``)."""
-    model: str
-    """The model id the endpoint reports (falls back to the requested one)."""
-    finish_reason: str
-    """``stop``, ``length``, ... as reported; ``unknown`` when missing."""
-    latency_s: float
-    """Seconds of the successful HTTP attempt (queueing and retries excluded)."""
-    usage_estimated: bool = False
-    """True when the provider sent no usage and tokens were counted with ``count_tokens``."""
-    attempts: int = 1
-    """HTTP attempts made, retries and hedges included."""
-    streamed: bool = False
-    """The reply came as a stream of chunks."""
-    structured: str | None = None
-    """The ``response_format`` shape the endpoint accepted (``json_schema``, ``json_object``),
-    or None when none was asked for or the endpoint refused every shape."""
-    cut_bytes: int = 0
-    """Bytes of reply text past the cap (16 bytes per token asked for) that were dropped."""
-    stripped: int = 0
-    """Control characters removed from the text (ANSI/OSC sequences and the like)."""
-    hedge: dict[str, Any] | None = None
-    """When the call was re-sent as a straggler: after how long, which attempt won."""
-    raw: dict[str, Any] = field(default_factory=dict, repr=False)
-    """The response body as received (empty for streamed and scripted replies)."""
-    tokens: TokenRecord | None = field(default=None, repr=False)
-    """The exact prompt and completion token ids and logprobs, from providers that generate
-    in-process (``hf:``); ``None`` from endpoints."""
-    reasoning: str | None = None
-    """The model's reasoning, apart from ``text`` (the answer); None when it had none."""
-    reasoning_shape: str | None = None
-    """How the reasoning came (``field``, ``inline``, ``closing``, ``open``; see
-    ``dealroom._util.reasoning``); None without reasoning."""
-
-    def __post_init__(self) -> None:
-        """A reply whose reasoning is inline (``<think>…</think>``) is taken apart, whatever
-        provider made it: ``text`` is then the answer alone."""
-        if self.reasoning is None:
-            split = split_reasoning(self.text)
-            self.text, self.reasoning, self.reasoning_shape = (split.answer, split.reasoning,
-                                                               split.shape)
-        elif self.reasoning_shape is None:
-            self.reasoning_shape = "field"
-
-    @property
-    def whole_text(self) -> str:
-        """The reply as the model wrote it, reasoning included (see ``join_reasoning``)."""
-        return join_reasoning(self.reasoning, self.text, self.reasoning_shape)
-
-    def record(self) -> dict[str, Any]:
-        """What a ``model_call`` event keeps of how the provider answered."""
-        return {"attempts": self.attempts, "finish_reason": self.finish_reason,
-                "usage_estimated": self.usage_estimated, "streamed": self.streamed,
-                "structured": self.structured, "cut_bytes": self.cut_bytes,
-                "stripped": self.stripped, "hedge": self.hedge,
-                "reasoning": self.reasoning_shape}
 
 
 @runtime_checkable
@@ -185,71 +129,6 @@ async def check(client: ModelClient) -> None:
 
 
 # -- the client ----------------------------------------------------------------------------------
-
-
-class _Retryable(Exception):
-    def __init__(self, message: str, status: int | None = None, wait: float | None = None,
-                 kind: str = "http"):
-        super().__init__(message)
-        self.status = status
-        self.wait = wait
-        self.kind = kind
-
-
-class _Refused(Exception):
-    """The endpoint refused an optional feature of the request (``stream``, a format)."""
-
-    def __init__(self, feature: str):
-        super().__init__(feature)
-        self.feature = feature
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - time.time()
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
-
-
-def _error_message(raw: bytes) -> str:
-    try:
-        body = json.loads(raw)
-        err = body.get("error", body) if isinstance(body, dict) else body
-        message = err.get("message", err) if isinstance(err, dict) else err
-        return str(message)[:500]
-    except (ValueError, RecursionError):
-        return raw[:500].decode("utf-8", "replace")
-
-
-_REFUSAL_STATUSES = (400, 404, 415, 422, 500, 501)
-
-
-def _refused_feature(status: int, message: str, payload: dict[str, Any]) -> str | None:
-    """The optional feature a 4xx/5xx answer names, if the request carried it."""
-    if status not in _REFUSAL_STATUSES:
-        return None
-    text = message.lower()
-    form = (payload.get("response_format") or {}).get("type")
-    if form and any(word in text for word in ("response_format", "json_schema", "schema")):
-        return str(form)
-    if payload.get("stream") and "stream" in text:
-        return "stream"
-    return None
-
-
-def _timeout_message(exc: BaseException, spec: ModelSpec, streaming: bool) -> str:
-    if isinstance(exc, aiohttp.ConnectionTimeoutError):
-        return f"could not connect within {spec.connect_timeout:g}s"
-    if isinstance(exc, aiohttp.SocketTimeoutError) and streaming:
-        return f"no bytes for {spec.read_timeout:g}s (first-byte / idle time-out)"
-    return f"timed out after {spec.timeout:g}s"
 
 
 class OpenAICompatibleClient:
@@ -307,7 +186,7 @@ class OpenAICompatibleClient:
             payload["temperature"] = temperature
         if stop:
             payload["stop"] = stop
-        form = _format_for(response_format, self.refused)
+        form = format_for(response_format, self.refused)
         if form is not None:
             payload["response_format"] = form
         if "stream" not in self.refused:
@@ -335,19 +214,42 @@ class OpenAICompatibleClient:
         wave = current_wave() if self.spec.hedge else None
         if wave is not None:
             wave.joined()
+        clock = Deadline(self.spec)
+        try:
+            async with asyncio.timeout(None) as clock.scope:
+                return await self._call(messages, limit, temperature, stop, response_format,
+                                        cap, endpoint, wave, clock)
+        except TimeoutError:
+            if clock.scope is None or not clock.scope.expired():
+                raise
+            raise ProviderError(
+                f"no usable answer within the call's deadline of {clock.seconds:g}s "
+                f"({clock.sent[0]} attempts; the last: {clock.last or 'still waiting'})",
+                model=self.name, kind="timeout", attempts=clock.sent[0]) from None
+        except asyncio.CancelledError as exc:
+            exc.attempts = clock.sent[0]  # type: ignore[attr-defined]  # for the run's records
+            raise
+
+    async def _call(self, messages: list[dict[str, Any]], limit: int | None,
+                    temperature: float | None, stop: list[str] | None,
+                    response_format: dict[str, Any] | None, cap: int, endpoint: Endpoint,
+                    wave: Any, clock: Deadline) -> ChatResult:
+        """The retry loop of :meth:`chat`."""
         attempt = 0
-        sent = [0]  # HTTP requests made, hedges included
+        sent = clock.sent  # HTTP requests made, hedges included
         while True:
             payload = self._payload(messages, limit, temperature, stop, response_format)
             data = request_body(payload)
             attempt += 1
             try:
-                reply, latency, hedge = await self._send(endpoint, payload, data, cap, wave, sent)
-            except _Refused as exc:
+                reply, latency, hedge = await self._send(endpoint, payload, data, cap, wave,
+                                                         clock)
+            except Refused as exc:
                 self.refused.add(exc.feature)
                 attempt -= 1  # the endpoint only turned down an option: ask again at once
                 continue
-            except _Retryable as exc:
+            except Retryable as exc:
+                clock.last = str(exc)
                 if attempt > self.spec.max_retries:
                     raise ProviderError(
                         f"{exc} (gave up after {attempt} attempts)",
@@ -403,14 +305,13 @@ class OpenAICompatibleClient:
         return float(ceiling / 2 + random.uniform(0, ceiling / 2))
 
     async def _send(self, endpoint: Endpoint, payload: dict[str, Any], data: bytes, cap: int,
-                    wave: Any, sent: list[int]) -> tuple[Reply, float, dict[str, Any] | None]:
+                    wave: Any, clock: Deadline) -> tuple[Reply, float, dict[str, Any] | None]:
         """One attempt, hedged when it belongs to a wave: (reply, latency, hedge record)."""
         streaming = bool(payload.get("stream"))
 
         async def attempt(progress: Progress) -> tuple[Reply, float]:
-            sent[0] += 1
             reply, latency = await self._attempt(endpoint, payload, data, cap, streaming,
-                                                 progress)
+                                                 progress, clock)
             if wave is not None:
                 wave.answered(latency)
             return reply, latency
@@ -421,12 +322,14 @@ class OpenAICompatibleClient:
         try:
             (reply, latency), hedge = await race(wave, self.spec.hedge, attempt)
         except BothStalled as exc:
-            raise _Retryable(str(exc), kind="timeout") from None
+            raise Retryable(str(exc), kind="timeout") from None
         return reply, latency, hedge
 
     async def _attempt(self, endpoint: Endpoint, payload: dict[str, Any], data: bytes,
-                       cap: int, streaming: bool, progress: Progress) -> tuple[Reply, float]:
+                       cap: int, streaming: bool, progress: Progress,
+                       clock: Deadline) -> tuple[Reply, float]:
         async with endpoint.semaphore:
+            clock.start()
             progress.start()
             start = time.perf_counter()
             try:
@@ -438,48 +341,67 @@ class OpenAICompatibleClient:
                     status = resp.status
                     if status != 200:
                         raw = await resp.content.read(65536)
-                        wait = _retry_after(resp.headers.get("Retry-After"))
+                        wait = retry_after(resp.headers.get("Retry-After"))
                         moved = resp.headers.get("Location")
                     else:
                         reply = await self._read_reply(resp, cap, progress)
             except TimeoutError as exc:
-                raise _Retryable(_timeout_message(exc, self.spec, streaming),
+                raise Retryable(timeout_message(exc, self.spec, streaming),
                                  kind="timeout") from None
+            except (aiohttp.ClientResponseError, aiohttp.ClientPayloadError) as exc:
+                if (reason := not_http(exc)) is None:
+                    raise Retryable(failure(exc, endpoint.route)[0], kind="connection") from None
+                raise ProviderError(f"{reason} (from {self.base_url})", model=self.name,
+                                    kind="protocol") from None
             except (aiohttp.ClientError, OSError) as exc:
                 message, again = failure(exc, endpoint.route)
                 if again:
-                    raise _Retryable(message, kind="connection") from None
+                    raise Retryable(message, kind="connection") from None
                 raise ProviderError(f"{message} (from {self.base_url})", model=self.name,
                                     kind="connection") from None
             except BadReply as exc:
+                exc.__traceback__ = None  # its frames hold the body read so far
                 message = f"{exc} (from {self.base_url})"
                 if exc.retry:
-                    raise _Retryable(message, 200, kind=exc.kind) from None
+                    raise Retryable(message, 200, kind=exc.kind) from None
                 raise ProviderError(message, model=self.name, status=200, kind=exc.kind,
                                     served=exc.served) from None
             latency = time.perf_counter() - start
         if status == 200:
             return reply, latency
-        message = (f"HTTP {status} from {self.base_url}: {_error_message(raw)}"
+        if status == 101:
+            raise ProviderError(
+                f"HTTP 101 from {self.base_url}: the server switched protocols (Upgrade: "
+                f"{resp.headers.get('Upgrade', '?')}) instead of answering; a chat endpoint "
+                "answers over HTTP/1.1", model=self.name, status=status, kind="protocol")
+        message = (f"HTTP {status} from {self.base_url}: {error_message(raw)}"
                    + proxy_hint(status, endpoint.route))
         if 300 <= status < 400 and moved:
             message += f" (redirected to {moved}: set base_url to the endpoint itself)"
-        if (feature := _refused_feature(status, message, payload)) is not None:
-            raise _Refused(feature)
+        if (feature := refused_feature(status, message, payload)) is not None:
+            raise Refused(feature)
         too_long, counted = length_refusal(status, message)
         if too_long:  # never retried as is: the caller must send less
             raise ProviderError(message, model=self.name, status=status, kind="context_length",
                                 prompt_tokens=counted)
         if status in (408, 409, 429) or status >= 500:
-            raise _Retryable(message, status, wait)
+            raise Retryable(message, status, wait)
         raise ProviderError(message, model=self.name, status=status, kind="http")
 
     async def _read_reply(self, resp: aiohttp.ClientResponse, cap: int,
                           progress: Progress) -> Reply:
+        """The 200's reply, buffered under a lease of the loop's byte budget (``_budget``)
+        until it is parsed."""
         content_type = resp.headers.get("Content-Type", "")
-        if content_type.startswith("text/event-stream"):
-            return await read_stream(resp.content.iter_any(), cap, progress.tick)
-        reply = parse_body(await read_body(resp.content.iter_any()), content_type, cap)
+        lease = Lease()
+        try:
+            if content_type.startswith("text/event-stream"):
+                return await read_stream(resp.content.iter_any(), cap, progress.tick, lease)
+            raw = await read_body(resp.content.iter_any(), lease=lease,
+                                  declared=resp.content_length)
+            reply = parse_body(raw, content_type, cap)
+        finally:
+            lease.release()
         if "stream" not in self.refused:
             self.refused.add("stream")  # asked to stream, it answered in one body: it does not
         return reply
@@ -503,7 +425,7 @@ class OpenAICompatibleClient:
                         f"model '{self.name}': {self.base_url} rejected the API key "
                         f"(HTTP {status}): {key_hint}"
                     )
-                if status == 200 and self.model in _listed_models(raw):
+                if status == 200 and self.model in listed_models(raw):
                     self._window_from(raw)
                     return
                 probe = json.dumps({"model": self.model, "max_tokens": 1,
@@ -522,10 +444,10 @@ class OpenAICompatibleClient:
                 f"model '{self.name}': {self.base_url} rejected the API key "
                 f"(HTTP {chat_status}): {key_hint}"
             )
-        served = ", ".join(sorted(_listed_models(raw))[:10]) or "unknown"
+        served = ", ".join(sorted(listed_models(raw))[:10]) or "unknown"
         raise ConfigError(
             f"model '{self.name}': {self.base_url} did not answer a 1-token chat for model "
-            f"{self.model!r} (HTTP {chat_status}: {_error_message(chat_raw)}); the endpoint "
+            f"{self.model!r} (HTTP {chat_status}: {error_message(chat_raw)}); the endpoint "
             f"serves: {served}. Fix `model` in {source} or the spec"
         )
 
@@ -562,7 +484,7 @@ class OpenAICompatibleClient:
     def _window_from(self, raw: bytes) -> None:
         """Take the served model's ``max_model_len`` (vLLM's ``/v1/models``) as the window
         when the spec left the default or named a larger one than the server has."""
-        served = _listed_models(raw, "max_model_len").get(self.model)
+        served = listed_models(raw, "max_model_len").get(self.model)
         if isinstance(served, int) and served > 0 and (
                 served < self.context_window or self.context_window == DEFAULT_CONTEXT_WINDOW):
             self.context_window = served
@@ -600,30 +522,6 @@ class OpenAICompatibleClient:
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleClient(name={self.name!r}, base_url={self.base_url!r})"
-
-
-def _format_for(response_format: dict[str, Any] | None,
-                refused: set[str]) -> dict[str, Any] | None:
-    """The ``response_format`` to send: the shape asked for, else the first one not refused."""
-    if not response_format:
-        return None
-    if response_format.get("type") != "json_schema":
-        return None if response_format.get("type") in refused else response_format
-    if "json_schema" not in refused:
-        return response_format
-    if "json_object" not in refused:
-        schema = (response_format.get("json_schema") or {}).get("schema")
-        return {"type": "json_object", **({"schema": schema} if schema else {})}
-    return None
-
-
-def _listed_models(raw: bytes, key: str = "id") -> dict[str, Any]:
-    """Model id → its ``key`` field, for every model a ``/models`` body lists."""
-    try:
-        data = json.loads(raw).get("data", [])
-        return {str(m.get("id")): m.get(key) for m in data if isinstance(m, dict)}
-    except (ValueError, AttributeError):
-        return {}
 
 
 def create(spec: ModelSpec) -> OpenAICompatibleClient:

@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
+from aiohttp.http_exceptions import ContentLengthError, HttpProcessingError
 from yarl import URL
 
 from dealroom import __version__
@@ -190,6 +191,17 @@ def failure(exc: BaseException, way: Route) -> tuple[str, bool]:
     if isinstance(exc, aiohttp.ClientConnectorSSLError | ssl.SSLError):
         return f"TLS failed{via}: {exc}", True
     return f"connection error{via}: {exc or type(exc).__name__}", True
+
+
+def not_http(exc: aiohttp.ClientResponseError | aiohttp.ClientPayloadError) -> str | None:
+    """Why a reply that aiohttp could not parse is not HTTP/1.1 (bad framing, HTTP/0.9, an
+    HTTP/2 preface, endless headers); None for an error the server's answer did not cause."""
+    cause = exc.__cause__
+    if not isinstance(cause, HttpProcessingError) or isinstance(cause, ContentLengthError):
+        return None  # a body cut short is the connection's failure
+    what = str(getattr(cause, "message", "") or cause or type(cause).__name__)
+    lines = [line.strip() for line in what.splitlines() if line.strip(" ^")]
+    return f"the reply is not valid HTTP/1.1: {' '.join(lines)[:200]}"
 
 
 def proxy_hint(status: int, way: Route) -> str:

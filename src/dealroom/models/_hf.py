@@ -31,8 +31,8 @@ from typing import Any
 
 from dealroom.errors import ConfigError, ModelError
 from dealroom.models._chat import REPLY, chat_pieces, decode, encode_pieces
-from dealroom.models._client import ChatResult
 from dealroom.models._hfload import LoadedModel, acquire, release, require
+from dealroom.models._result import ChatResult
 from dealroom.models._spec import ModelSpec, Prices, hf_options
 from dealroom.runs import TokenRecord
 from dealroom.types import Usage

@@ -6,8 +6,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from dealroom.models._client import ChatResult, ModelClient, check
+from dealroom.models._client import ModelClient, check
 from dealroom.models._registry import open_model
+from dealroom.models._result import ChatResult
 from dealroom.models._spec import ModelSpec, resolve_model_spec
 
 

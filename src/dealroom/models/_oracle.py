@@ -34,7 +34,7 @@ from random import Random
 from typing import Any
 
 from dealroom.errors import ConfigError, DealroomError, ModelError
-from dealroom.models._client import ChatResult
+from dealroom.models._result import ChatResult
 from dealroom.models._spec import ModelSpec, Prices
 from dealroom.models._wire import estimate_usage
 from dealroom.room import count_tokens

@@ -8,10 +8,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from dealroom._util.text import strip_controls
 from dealroom.errors import ModelError
-from dealroom.models._client import ChatResult
+from dealroom.models._result import ChatResult
 from dealroom.models._spec import Prices
-from dealroom.models._text import strip_controls
 from dealroom.models._wire import estimate_usage
 
 Turn = str | Callable[[list[dict[str, Any]]], Any] | BaseException | type[BaseException]

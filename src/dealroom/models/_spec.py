@@ -33,6 +33,7 @@ DEFAULT_CONCURRENCY = 64
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
 DEFAULT_READ_TIMEOUT_S = 60.0
+DEFAULT_DEADLINE_S = 300.0
 DEFAULT_HEDGE = 3.0
 DEFAULT_CONTEXT_WINDOW = 32_768
 LOCAL_MODEL = "smollm2-135m-instruct"
@@ -105,6 +106,9 @@ class ModelSpec:
     read_timeout: float = DEFAULT_READ_TIMEOUT_S
     """When streaming: seconds allowed before the first byte and between two reads, so a dead
     connection fails in seconds however long ``timeout`` is."""
+    deadline: float | None = None
+    """Seconds one call may take in all, retries, back-off and hedges included, from its
+    first send; None: DEFAULT_DEADLINE_S (300), or ``timeout`` when larger; 0: none."""
     stream: bool = True
     """Ask for a streamed reply (SSE); an endpoint that answers in one body, or refuses, is
     then read that way."""
@@ -163,6 +167,10 @@ class ModelSpec:
             value = getattr(self, key)
             if not isinstance(value, int | float) or not value > 0:
                 raise ConfigError(f"{where}: {key} must be a number of seconds > 0, got {value!r}")
+        if self.deadline is not None and (not isinstance(self.deadline, int | float)
+                                          or not 0 <= self.deadline < math.inf):
+            raise ConfigError(f"{where}: deadline must be a number of seconds >= 0 (0: none), "
+                              f"got {self.deadline!r}")
         if not isinstance(self.hedge, int | float) or not (self.hedge == 0 or self.hedge >= 1):
             raise ConfigError(f"{where}: hedge must be 0 (off) or a multiple >= 1, got "
                               f"{self.hedge!r}")
@@ -186,6 +194,13 @@ class ModelSpec:
         if isinstance(data.get("prices"), dict):
             data["prices"] = Prices(**data["prices"])
         return cls(**data)
+
+    @property
+    def call_deadline(self) -> float:
+        """The deadline in force, in seconds (0: none); see :attr:`deadline`."""
+        if self.deadline is None:
+            return max(DEFAULT_DEADLINE_S, self.timeout)
+        return float(self.deadline)
 
     def with_concurrency(self, concurrency: int | None) -> ModelSpec:
         return self if concurrency is None else replace(self, concurrency=concurrency)
@@ -246,6 +261,7 @@ _FILE_KEYS: dict[str, type | tuple[type, ...]] = {
     "timeout": (int, float),
     "connect_timeout": (int, float),
     "read_timeout": (int, float),
+    "deadline": (int, float),
     "stream": bool,
     "hedge": (int, float),
     "tokens": bool,
@@ -345,6 +361,7 @@ def _spec_from_table(name: str, table: Any, path: Path) -> ModelSpec:
         timeout=float(table.get("timeout", DEFAULT_TIMEOUT_S)),
         connect_timeout=float(table.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT_S)),
         read_timeout=float(table.get("read_timeout", DEFAULT_READ_TIMEOUT_S)),
+        deadline=table.get("deadline"),
         stream=table.get("stream", True),
         hedge=float(table.get("hedge", DEFAULT_HEDGE)),
         tokens=table.get("tokens", False),
@@ -443,6 +460,7 @@ SPEC_OPTIONS = {
     "timeout": float,
     "connect_timeout": float,
     "read_timeout": float,
+    "deadline": float,
     "stream": bool,
     "hedge": float,
     "tokens": bool,

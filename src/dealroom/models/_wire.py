@@ -20,6 +20,7 @@ from typing import Any, TypeGuard, cast
 import orjson
 
 from dealroom.errors import ModelError
+from dealroom.models._budget import Lease
 from dealroom.models._spec import Prices
 from dealroom.runs import TokenRecord
 from dealroom.types import Usage
@@ -36,8 +37,11 @@ class ProviderError(ModelError):
     """A call the endpoint never answered usably, after any retries.
 
     ``kind``: ``http`` (a status that is not retried, or retries spent on 429/5xx),
-    ``timeout``, ``connection``, ``malformed`` (a 200 that is not a chat completion),
-    ``no_content`` (``null`` content), ``too_large``, ``stream`` (an error inside a stream),
+    ``timeout``, ``connection``, ``protocol`` (a reply that is not HTTP/1.1: broken framing,
+    HTTP/0.9, HTTP/2, a protocol switch), ``malformed`` (a 200 that is not a chat completion),
+    ``no_content`` (``null`` content), ``too_large`` (a body over the limit, declared or
+    read), ``stream`` (an error inside a stream), ``truncated_stream`` (a stream that ended
+    or was cut before its ``[DONE]`` and without a ``finish_reason``),
     ``usage`` (impossible token counts) or ``context_length`` (the endpoint refused a prompt
     too long for its window; ``prompt_tokens`` is the count it gave, when it gave one).
     ``served``: the endpoint did the work and may bill it, so the call's worst-case budget
@@ -239,16 +243,23 @@ def _model_of(body: dict[str, Any]) -> str | None:
     return model if isinstance(model, str) and model else None
 
 
-async def read_body(chunks: AsyncIterator[bytes], limit: int | None = None) -> bytes:
-    """The whole body, or a too_large BadReply as soon as it passes ``limit`` bytes
-    (default :data:`MAX_BODY_BYTES`)."""
+async def read_body(chunks: AsyncIterator[bytes], limit: int | None = None,
+                    lease: Lease | None = None, declared: int | None = None) -> bytes:
+    """The whole body, or a too_large BadReply as soon as it passes ``limit`` bytes (default
+    :data:`MAX_BODY_BYTES`), or at once when its ``declared`` length (``Content-Length``) does.
+    Past its first bytes it is buffered only under ``lease`` (see ``_budget``)."""
     limit = MAX_BODY_BYTES if limit is None else limit
+    if declared is not None and declared > limit:
+        raise BadReply("too_large", f"the reply declares {declared:,} bytes (Content-Length), "
+                       f"over the limit of {limit:,}; not read", retry=False)
     parts, size = [], 0
     async for chunk in chunks:
         size += len(chunk)
         if size > limit:
             raise BadReply("too_large", f"the body passed {limit:,} bytes; not read further",
                            retry=False)
+        if lease is not None:
+            await lease.cover(size, declared or limit)
         parts.append(chunk)
     return b"".join(parts)
 
@@ -257,18 +268,24 @@ STREAM_OVERHEAD = 8
 """Raw stream bytes read per byte of text cap (chunk framing and JSON escaping included)."""
 
 
+def stream_limit(cap: int) -> int:
+    """Raw bytes of a stream read for a text cap of ``cap`` bytes (at most MAX_BODY_BYTES)."""
+    return min(STREAM_OVERHEAD * cap + 65536, MAX_BODY_BYTES)
+
+
 async def read_stream(chunks: AsyncIterator[bytes], cap: int,
-                      progress: Callable[[], None]) -> Reply:
+                      progress: Callable[[], None], lease: Lease | None = None) -> Reply:
     """The reply in a server-sent-event stream of chat-completion chunks.
 
     ``progress()`` is called for every piece received (a live stream is never hedged). The
     stream is read until ``[DONE]`` (or its end) and decoded in one go, which costs a fraction
-    of decoding chunk by chunk; past ``STREAM_OVERHEAD * cap`` raw bytes it stops being read,
-    and text past ``cap`` bytes is dropped and counted.
+    of decoding chunk by chunk; past :func:`stream_limit` raw bytes it stops being read, and
+    text past ``cap`` bytes is dropped and counted. A stream that ends, or is cut, before its
+    ``[DONE]`` and without a ``finish_reason`` is a ``truncated_stream``: it never finished.
     """
     parts: list[bytes] = []
     size, tail, done = 0, b"", False
-    limit = STREAM_OVERHEAD * cap + 65536
+    limit = stream_limit(cap)
     async for chunk in chunks:
         progress()
         parts.append(chunk)
@@ -277,12 +294,19 @@ async def read_stream(chunks: AsyncIterator[bytes], cap: int,
         tail = chunk[-16:]
         if done or size > limit:
             break
+        if lease is not None:
+            await lease.cover(size, limit)
     stream = _Stream()
     stream.decode(b"".join(parts))
+    del parts
+    if not stream.done and stream.finish == "unknown":
+        over = size > limit
+        how = (f"was cut at {limit:,} bytes" if over else "ended")
+        raise BadReply("truncated_stream", f"the stream {how} before its last chunk (no "
+                       "[DONE], no finish_reason): the reply never finished", retry=not over,
+                       served=over)
     text, cut = _cap("".join(stream.parts), cap)
     reasoning, more = _cap("".join(stream.thinking), cap)
-    if not stream.done and size <= limit and stream.finish == "unknown":
-        raise BadReply("malformed", "the stream ended before its last chunk")
     if not stream.seen_content and not reasoning:
         raise BadReply("no_content", "the stream carried no content")
     return Reply(text, stream.finish, stream.model, stream.usage, streamed=True,

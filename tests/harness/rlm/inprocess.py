@@ -55,7 +55,8 @@ class InProcessSandbox:
             self.ns = build_namespace(request, room=ep.ctx.room, depth=ep.depth,
                                       max_depth=ep.ctx.settings.depth,
                                       context_tokens=ep.sub_context_tokens(),
-                                      deliverables=ep.ctx.deliverables.files)
+                                      deliverables=ep.ctx.deliverables.files,
+                                      memo_limit=ep.ctx.settings.memo_limit)
         started = time.monotonic()
 
         def run() -> tuple[str, str | None]:

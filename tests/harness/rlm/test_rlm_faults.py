@@ -93,7 +93,8 @@ def test_a_resumed_run_counts_the_failures_its_records_replay(small_room, tmp_pa
 def test_a_ten_megabyte_reply_is_cut_and_the_cut_recorded(small_room, tmp_path):
     run = tmp_path / "run"
     with MockOpenAIServer(lambda req: Fault.huge(10 * 2**20)) as srv:
-        result = run_agent(small_room, run, sub=f"mock@{srv.base_url}", max_turns=8)
+        result = run_agent(small_room, run, sub=f"mock@{srv.base_url}#stream=off",
+                           max_turns=8)
     assert result.status == "submitted"
     calls = sub_calls(run)
     assert all(e["provider"]["cut_bytes"] > 0 for e in calls)
@@ -102,6 +103,19 @@ def test_a_ten_megabyte_reply_is_cut_and_the_cut_recorded(small_room, tmp_path):
     assert (run / "trajectory.jsonl").stat().st_size < 1_000_000
     cells = [e for e in events_of(run) if e["type"] == "cell"]
     assert any("the reply was cut to 8,192 bytes" in e["output"] for e in cells)
+
+
+def test_a_stream_cut_at_the_cap_before_it_finished_is_a_failed_call(small_room, tmp_path):
+    """Never a success: the memo must not claim the documents were reviewed."""
+    run = tmp_path / "run"
+    with MockOpenAIServer(lambda req: Fault.huge(10 * 2**20)) as srv:
+        result = run_agent(small_room, run, sub=f"mock@{srv.base_url}", max_turns=8)
+    assert result.status == "degraded" and "4 of 4 sub-calls failed" in result.reason
+    calls = sub_calls(run)
+    assert {e["provider"]["kind"] for e in calls} == {"truncated_stream"}
+    assert all(e["output"] is None and "cut at" in e["error"] for e in calls)
+    memo = (run / "output" / "memo.md").read_text()
+    assert "We reviewed all" not in memo and "We reviewed 0 of the 4 documents" in memo
 
 
 def test_impossible_usage_is_an_error_and_the_token_budget_still_holds(small_room, tmp_path):
@@ -163,3 +177,37 @@ def test_control_sequences_never_reach_the_memo_or_the_terminal(small_room, tmp_
     assert cell.returncode == 0, cell.stderr
     assert "\x1b" not in cell.stdout and "Acme may terminate on a change" in cell.stdout
     assert "\\x1b[2Jwiped" in cell.stdout
+
+
+def test_a_run_whose_every_call_stalls_records_every_call_and_is_degraded(small_room,
+                                                                          tmp_path):
+    """The run's clock runs out while every sub-call hangs: each request sent is in the
+    records (cancelled, with its attempts and a usage estimate) and the run is degraded."""
+    run = tmp_path / "run"
+    with MockOpenAIServer(lambda req: Fault.timeout(600)) as srv:
+        done = dealroom("run", small_room, "--out", run, "--sub",
+                        f"mock@{srv.base_url}#hedge=0", "--max-turns", "8",
+                        "--max-seconds", "4")
+        requests = srv.calls
+    assert done.returncode == 3, done.stdout + done.stderr
+    calls = sub_calls(run)
+    assert requests >= 1 and len(calls) == requests == 4
+    assert all(e["error"].startswith("cancelled") for e in calls)
+    assert all(e["provider"]["kind"] == "cancelled" and e["provider"]["attempts"] == 1
+               for e in calls)
+    assert all(e["provider"]["usage_estimate"]["input_tokens"] > 0 for e in calls)
+    end = [e for e in events_of(run) if e["type"] == "run_end"][0]
+    assert end["status"] == "degraded" and end["ended"] == "budget_exhausted"
+    assert "4 of 4 sub-calls failed" in end["reason"]
+
+
+def test_a_dead_endpoint_costs_each_call_one_deadline(small_room, tmp_path):
+    run = tmp_path / "run"
+    with MockOpenAIServer(lambda req: Fault.timeout(600)) as srv:
+        result = run_agent(small_room, run, max_turns=8,
+                           sub=f"mock@{srv.base_url}#hedge=0,read_timeout=0.5,deadline=1")
+    calls = sub_calls(run)
+    assert result.status == "degraded" and len(calls) == 4
+    assert all("within the call's deadline of 1s" in e["error"] for e in calls)
+    assert all(e["provider"]["kind"] == "timeout" and e["provider"]["attempts"] >= 1
+               and e["provider"]["usage_estimate"]["input_tokens"] > 0 for e in calls)

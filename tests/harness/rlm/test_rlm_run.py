@@ -245,4 +245,8 @@ def test_a_cancelled_wave_writes_the_replies_it_holds_back(tmp_path):
     subs = [e for e in events_of(tmp_path / "run") if e["type"] == "model_call"
             and e["role"] == "sub"]
     assert len(subs) >= 10
-    assert not any(d["id"] == "D00001" for e in subs for d in e["input"]["docs"])
+    hung = [e for e in subs if any(d["id"] == "D00001" for d in e["input"]["docs"])]
+    assert hung, "the call still in flight is recorded too"
+    assert all(e["output"] is None and e["provider"]["kind"] == "cancelled"
+               and e["error"].startswith("cancelled in flight") for e in hung)
+    assert all(e["error"] is None for e in subs if e not in hung)

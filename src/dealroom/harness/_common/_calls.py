@@ -3,6 +3,7 @@ records are written in."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,10 @@ from dealroom.types import Usage
 
 def error_text(exc: BaseException) -> str:
     """One line for a failed call: the error's message, its type when it is not ours."""
+    if isinstance(exc, asyncio.CancelledError):
+        attempts = getattr(exc, "attempts", None)
+        sent = "" if attempts is None else f" ({attempts} requests sent)"
+        return f"cancelled in flight: the cell's or the run's time ran out{sent}"
     if isinstance(exc, DealroomError | TimeoutError | OSError):
         return str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {exc}"
@@ -24,6 +29,9 @@ def provider_record(outcome: Any) -> dict[str, Any]:
     """How the provider answered (a ChatResult) or failed (any exception), for the event."""
     if isinstance(outcome, ProviderError):
         return outcome.record()
+    if isinstance(outcome, asyncio.CancelledError):
+        return {"kind": "cancelled", "status": None,
+                "attempts": getattr(outcome, "attempts", None), "served": False}
     if isinstance(outcome, BaseException):
         return {"kind": type(outcome).__name__, "status": getattr(outcome, "status", None),
                 "attempts": None, "served": False}
@@ -39,6 +47,14 @@ def failed_call_usage(exc: BaseException, reservation: Any, prompt: int) -> Usag
     prompt = min(prompt, reservation.tokens)
     return Usage(input_tokens=prompt, output_tokens=reservation.tokens - prompt,
                  cost_usd=reservation.cost_usd, calls=1)
+
+
+def sent_usage(attempts: int | None, prompt: int, prices: Any) -> Usage:
+    """What a failed or cancelled call may be billed: its prompt once per request sent (one
+    when the count is unknown), no output; an estimate, never charged to the budget."""
+    tokens = prompt * (1 if attempts is None else attempts)
+    return Usage(input_tokens=tokens, cost_usd=prices.cost(tokens, 0, 0),
+                 calls=1 if tokens else 0)
 
 
 def cut_note(result: Any) -> list[str]:

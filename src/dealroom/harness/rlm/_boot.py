@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 BOOTSTRAP = "dealroom.harness.rlm._boot:bootstrap"
@@ -23,6 +24,7 @@ def make_sandbox(episode: Any) -> Any:
         "max_depth": ctx.settings.depth,
         "context_tokens": episode.sub_context_tokens(),
         "deliverables": ctx.deliverables.files,
+        "memo_limit": ctx.settings.memo_limit,
     }
     return ProcessSandbox(
         ctx.room_dir,
@@ -47,4 +49,32 @@ def bootstrap(host: Any) -> dict[str, Any]:
         max_depth=host.options["max_depth"],
         context_tokens=host.options["context_tokens"],
         deliverables=host.options["deliverables"],
+        memo_limit=host.options["memo_limit"],
     )
+
+
+class StartingSandbox:
+    """An agent's REPL started in the background, so that its start (a fresh interpreter that
+    opens the room, about a second) overlaps the root's first model call. The ``sandbox``
+    event is written when the first cell needs the REPL (or at the end), so the records keep
+    one order whatever finishes first."""
+
+    def __init__(self, episode: Any) -> None:
+        self.episode = episode
+        self.sandbox = episode.ctx.sandbox_factory(episode)
+        self._start = asyncio.ensure_future(self.sandbox.start())
+        self._recorded = False
+
+    async def started(self) -> Any:
+        await self._start
+        if not self._recorded:
+            self._recorded = True
+            self.episode.record_sandbox(self.sandbox)
+        return self.sandbox
+
+    async def close(self) -> None:
+        """Stop the REPL, waiting for its start first; a failed start is raised here."""
+        try:
+            await self.started()
+        finally:
+            await self.sandbox.close()

@@ -31,8 +31,11 @@ from dealroom.harness._common._calls import (
     error_text,
     failed_call_usage,
     provider_record,
+    sent_usage,
 )
+from dealroom.harness.rlm._boot import StartingSandbox
 from dealroom.harness.rlm._context import RootContext, refused_count, refused_for_length
+from dealroom.harness.rlm._memo import checked_memo
 from dealroom.harness.rlm._prompt import (
     FIRST_USER,
     NEXT_USER,
@@ -163,7 +166,7 @@ class Episode(RootCalls):
 
     # -- the loop ---------------------------------------------------------------------------
     async def run(self) -> EpisodeResult:
-        sandbox = _StartingSandbox(self)  # the root's first call goes out while it starts
+        sandbox = StartingSandbox(self)  # the root's first call goes out while it starts
         self.context = context = RootContext(self.model, self.ctx.settings.compact_at,
                                              self._opening())
         messages = context.messages
@@ -270,8 +273,10 @@ class Episode(RootCalls):
             output = f"{output}\n{result.error}" if output else result.error
         if note:
             output += f"\n{note}"
-        shown = truncate(output.strip() or "(no output)", self.ctx.settings.output_limit)
         state = result.state or {}
+        if (refused := checked_memo(state, self.ctx.settings.memo_limit)) is not None:
+            output += f"\n{refused}"
+        shown = truncate(output.strip() or "(no output)", self.ctx.settings.output_limit)
         recorded = self.ctx.replay.cell_output(self.agent, turn)
         if recorded is not None:  # replayed: the agent sees what it saw then
             self._memo_changed(state, turn, record=False)
@@ -479,16 +484,10 @@ class Episode(RootCalls):
                     plan = admitted.plan = smaller
                     fields["input"] = plan.record
                     continue
-                charged = failed_call_usage(exc, reservation, plan.tokens)
-                self.tracker.settle(reservation, charged)
-                self.ctx.sub_failed.add(fields["call_id"])
-                order.done(k, functools.partial(
-                    self.ctx.emit, "model_call", self.agent, self.depth + 1, **fields,
-                    output=None, reasoning=None, usage=charged.to_dict(),
-                    error=error_text(exc), latency_s=None,
-                    provider={**provider_record(exc), **({"refused": refused} if refused
-                                                         else {})}))
-                return {"ok": False, "error": error_text(exc), "notes": plan.notes}
+                return self._failed(admitted, k, order, exc, refused)
+            except asyncio.CancelledError as exc:  # the cell's or the run's time ran out
+                self._failed(admitted, k, order, exc, refused)
+                raise
         self.tracker.settle(reservation, result.usage)
         if not result.usage_estimated:
             self.ctx.sub_window.learn(result.usage.input_tokens, plan.tokens)
@@ -509,6 +508,23 @@ class Episode(RootCalls):
         self.ctx.replay.subs[fields["call_id"]] = answer  # a rebuild replays it, never re-asks
         self.ctx.replay.answered[input_key(plan.record)] = answer  # and so does a re-send
         return answer
+
+    def _failed(self, admitted: _Admitted, k: int, order: InOrder, exc: BaseException,
+                refused: list[dict[str, Any]]) -> dict[str, Any]:
+        """Record a call that failed or was cancelled, with its attempts and an estimate of
+        what the endpoint may bill (the prompt, once per request sent); the wave counts it."""
+        plan, reservation, fields = admitted.plan, admitted.reservation, admitted.fields
+        charged = failed_call_usage(exc, reservation, plan.tokens)
+        self.tracker.settle(reservation, charged)
+        self.ctx.sub_failed.add(fields["call_id"])
+        provider = {**provider_record(exc), **({"refused": refused} if refused else {})}
+        provider["usage_estimate"] = sent_usage(provider.get("attempts"), plan.tokens,
+                                                self.ctx.sub.prices).to_dict()
+        order.done(k, functools.partial(
+            self.ctx.emit, "model_call", self.agent, self.depth + 1, **fields, output=None,
+            reasoning=None, usage=charged.to_dict(), error=error_text(exc), latency_s=None,
+            provider=provider))
+        return {"ok": False, "error": error_text(exc), "notes": plan.notes}
 
     def _recut(self, exc: BaseException, admitted: _Admitted, refused: list[dict[str, Any]],
                out: int) -> SubPlan | None:
@@ -568,30 +584,3 @@ class Episode(RootCalls):
         answer = {"ok": True, "text": text}
         self.ctx.replay.children[call_id] = answer
         return answer
-
-
-class _StartingSandbox:
-    """An agent's REPL started in the background, so that its start (a fresh interpreter that
-    opens the room, about a second) overlaps the root's first model call. The ``sandbox``
-    event is written when the first cell needs the REPL (or at the end), so the records keep
-    one order whatever finishes first."""
-
-    def __init__(self, episode: Episode) -> None:
-        self.episode = episode
-        self.sandbox = episode.ctx.sandbox_factory(episode)
-        self._start = asyncio.ensure_future(self.sandbox.start())
-        self._recorded = False
-
-    async def started(self) -> Any:
-        await self._start
-        if not self._recorded:
-            self._recorded = True
-            self.episode.record_sandbox(self.sandbox)
-        return self.sandbox
-
-    async def close(self) -> None:
-        """Stop the REPL, waiting for its start first; a failed start is raised here."""
-        try:
-            await self.started()
-        finally:
-            await self.sandbox.close()

@@ -5,6 +5,12 @@ writes it to every deliverable the task names, under its file name and in its fo
 (``output/memo.md``, ``output/antitrust-risk-memo.docx``, ...). ``memo.write(markdown,
 name=FILE)`` gives one deliverable its own text instead. Citations are written as
 ``[D00042 p.3]`` (see docs/architecture.md).
+
+What the root writes is data: terminal control sequences (ESC, CSI, OSC, BEL, ...) are taken
+out of it as out of sub-agents' replies (newlines and tabs stay), and the memo with its
+deliverables' own texts is bounded (``memo_limit``, :data:`MEMO_LIMIT` by default): a write
+that would pass it raises :class:`MemoTooLarge` in the REPL and changes nothing. The host
+checks the snapshot again, so a memo tampered with inside the worker cannot pass either.
 """
 
 from __future__ import annotations
@@ -13,7 +19,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dealroom._util.text import strip_controls
 from dealroom.runs import deliverable_key, primary_deliverable
+
+MEMO_LIMIT = 10 * 2**20
+"""Characters of memo text (the memo and every deliverable's own text together) by default."""
 
 Citation = str | tuple[str, int] | tuple[str, int, int]
 
@@ -31,6 +41,24 @@ def format_citation(cite: Citation) -> str:
     return f"[{cite[0]} pp.{cite[1]}-{cite[2]}]"
 
 
+class MemoTooLarge(ValueError):
+    """A memo write that would take the memo past its size limit; the memo is unchanged."""
+
+
+def clean(text: Any) -> str:
+    """``text`` as a string without terminal control sequences (newlines and tabs kept)."""
+    return strip_controls(str(text))[0]
+
+
+def check_size(size: int, limit: int, what: str = "the memo") -> None:
+    """Raise :class:`MemoTooLarge` when ``size`` characters pass ``limit``."""
+    if size > limit:
+        raise MemoTooLarge(
+            f"{what} would be {size:,} characters, over the memo's limit of {limit:,} "
+            "(memo_limit, --memo-limit): nothing was changed; write a shorter memo (summarize, "
+            "cite documents instead of quoting them)")
+
+
 @dataclass
 class Finding:
     """One finding: what, how bad, how much, and where it is evidenced."""
@@ -41,6 +69,11 @@ class Finding:
     severity: str | None = None
     amount: str | None = None
     next_step: str | None = None
+
+    def size(self) -> int:
+        """Characters the finding adds to the memo (about)."""
+        return (sum(len(x or "") for x in (self.title, self.text, self.severity, self.amount,
+                                            self.next_step)) + 20 * len(self.cites) + 40)
 
     def render(self) -> str:
         head = f"- **{self.title}**"
@@ -75,18 +108,32 @@ class Memo:
     """
 
     def __init__(self, title: str = "Due Diligence Memo",
-                 deliverables: dict[str, str] | None = None) -> None:
-        self.title = title
+                 deliverables: dict[str, str] | None = None, limit: int = MEMO_LIMIT) -> None:
+        self.title = clean(title)
         self.deliverables = dict(deliverables or {"memo": "memo.md"})
+        self.limit = limit
         self._sections: dict[str, Section] = {}
         self._free_text: str | None = None
         self._own: dict[str, str] = {}
+        self._used = len(self.title)
+        """Characters of the sections and findings, counted as they are written."""
+
+    def size(self) -> int:
+        """Characters of the memo (sections or free text) and the deliverables' own texts."""
+        own = sum(len(text) for text in self._own.values())
+        return own + (self._used if self._free_text is None else len(self._free_text))
 
     def section(self, title: str, text: str = "") -> Section:
         """Create the section ``title`` (or replace its prose when ``text`` is given)."""
+        title, text = clean(title), clean(text)
+        old = self._sections.get(title)
+        grows = (0 if old is None else -len(old.text)) + len(text) if text else 0
+        grows += 0 if old is not None else len(title) + 8
+        check_size(self.size() + grows, self.limit)
         sec = self._sections.setdefault(title, Section(title))
         if text:
             sec.text = text
+        self._used += grows
         return sec
 
     def finding(
@@ -100,8 +147,12 @@ class Memo:
         next_step: str | None = None,
     ) -> Finding:
         """Append a finding to ``section`` (created if needed)."""
-        found = Finding(title, text, list(cites), severity, amount, next_step)
+        found = Finding(clean(title), clean(text), list(cites),
+                        *(None if x is None else clean(x) for x in (severity, amount,
+                                                                     next_step)))
+        check_size(self.size() + found.size() + len(clean(section)) + 8, self.limit)
         self.section(section).findings.append(found)
+        self._used += found.size()
         return found
 
     def move_to_end(self, title: str) -> None:
@@ -112,14 +163,15 @@ class Memo:
         """Replace the whole memo with ``markdown`` (sections are then ignored); with ``name``
         (a deliverable's file name or name), give that deliverable ``markdown`` instead of the
         memo."""
-        if name is None:
-            self._free_text = str(markdown)
-            return
-        key = self._deliverable(str(name))
-        if key == primary_deliverable(self.deliverables):
-            self._free_text = str(markdown)
+        markdown = clean(markdown)
+        key = None if name is None else self._deliverable(str(name))
+        if key is None or key == primary_deliverable(self.deliverables):
+            own = sum(len(text) for text in self._own.values())
+            check_size(own + len(markdown), self.limit)
+            self._free_text = markdown
         else:
-            self._own[key] = str(markdown)
+            check_size(self.size() - len(self._own.get(key, "")) + len(markdown), self.limit)
+            self._own[key] = markdown
 
     def _deliverable(self, name: str) -> str:
         key = deliverable_key(self.deliverables, name)
@@ -136,6 +188,9 @@ class Memo:
         """The memo as Markdown."""
         if self._free_text is not None:
             return self._free_text
+        return clean(self._render_sections())  # a finding edited in place is cleaned too
+
+    def _render_sections(self) -> str:
         out = [f"# {self.title}", ""]
         for sec in self._sections.values():
             out += [f"## {sec.title}", ""]
@@ -160,3 +215,20 @@ class Memo:
         names = ", ".join(self._sections) or "none"
         files = ", ".join(self.deliverables.values())
         return f"<Memo {len(self)} chars; sections: {names}; {n} findings; written to {files}>"
+
+
+def checked_memo(state: dict[str, Any], limit: int) -> str | None:
+    """The host's check of the memo a worker sent after a cell: over ``limit`` (which the REPL
+    enforces unless the memo was tampered with) it is refused, its text dropped from
+    ``state``, and the note for the root returned; else None, the texts cleaned."""
+    markdown, own = state.get("markdown"), state.get("documents") or {}
+    if not isinstance(markdown, str) or not isinstance(own, dict):
+        return None
+    size = len(markdown) + sum(len(str(text)) for text in own.values())
+    if size > limit:
+        state["markdown"] = None
+        return (f"[the memo was not saved: {size:,} characters, over the limit of {limit:,}; "
+                "the last memo within it stands]")
+    state["markdown"] = clean(markdown)
+    state["documents"] = {str(k): clean(text) for k, text in own.items()}
+    return None

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from dealroom.harness.rlm._memo import Memo
+from dealroom.harness.rlm._memo import MEMO_LIMIT, Memo, MemoTooLarge
 
 
 class SubcallError:
@@ -108,7 +108,8 @@ def _call(prompt: Any, text: Any = None, docs: Any = None) -> dict[str, Any]:
 
 def build_namespace(request: Callable[[str, dict], dict], *, room: Any, depth: int,
                     max_depth: int, context_tokens: int, deliverables: dict[str, str],
-                    title: str = "Due Diligence Memo") -> dict[str, Any]:
+                    title: str = "Due Diligence Memo",
+                    memo_limit: int = MEMO_LIMIT) -> dict[str, Any]:
     """The REPL globals: ``room, llm, llm_batch, rlm, memo, budget, history, submit,
     SubcallError``.
 
@@ -116,7 +117,7 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Any, depth: i
     ``deliverables`` (name → file name). ``__state__`` (not for the model) returns what the
     host needs after each cell.
     """
-    memo = Memo(title, deliverables)
+    memo = Memo(title, deliverables, memo_limit)
     flags: dict[str, Any] = {"submitted": False, "answer": None}
 
     def show_notes(result: dict[str, Any]) -> None:
@@ -175,6 +176,7 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Any, depth: i
         "submit": submit,
         "SubcallError": SubcallError,
         "SubcallFailed": SubcallFailed,
+        "MemoTooLarge": MemoTooLarge,
         "Path": Path,
         "__state__": state,
     }

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from dealroom._util.checks import check_limits
 from dealroom.errors import ConfigError
+from dealroom.harness.rlm._memo import MEMO_LIMIT
 from dealroom.models import HISTORY_POLICIES
 from dealroom.types import Budget
 
@@ -45,6 +46,9 @@ class RLMSettings:
     """Compact the root's history (older turns replaced by a summary it writes) before its
     prompt passes this share of its context window less the reply's reserve; 0: never
     (``--compact off``)."""
+    memo_limit: int = MEMO_LIMIT
+    """Characters the root's memo (with its deliverables' own texts) may hold; a write past
+    it fails in the REPL and changes nothing (default 10 MiB)."""
     reasoning_history: str = "drop"
     """What the root's history keeps of its earlier replies' reasoning: ``drop`` (the answer
     alone, what Qwen3's and GLM's chat templates do) or ``keep`` (the whole reply)."""
@@ -62,6 +66,10 @@ class RLMSettings:
             raise ConfigError("slice_tokens must be at least 64 (or omitted)")
         if self.sub_max_output < 16:
             raise ConfigError("sub_max_output must be at least 16 tokens")
+        if isinstance(self.memo_limit, bool) or not isinstance(self.memo_limit, int) \
+                or self.memo_limit < 1000:
+            raise ConfigError(f"memo_limit must be an integer of at least 1000 characters, "
+                              f"not {self.memo_limit!r}")
         if self.max_errors < 0:
             raise ConfigError("max_errors must be 0 (never) or more")
         if not 0 <= self.compact_at < 1:

@@ -1,0 +1,34 @@
+"""docs/schemas/ holds the JSON Schema of each typed contract, generated from its model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dealroom.cli._schemas import CONTRACTS, render, schema
+
+DOCS = Path(__file__).parents[1] / "docs" / "schemas"
+
+
+@pytest.mark.parametrize("stem", sorted(CONTRACTS))
+def test_each_schema_file_is_current(stem: str) -> None:
+    path = DOCS / f"{stem}.schema.json"
+    assert path.read_text(encoding="utf-8") == render(CONTRACTS[stem]), (
+        "regenerate: python -m dealroom.cli._schemas docs/schemas")
+
+
+def test_no_stale_schema_file_is_left() -> None:
+    assert {p.name for p in DOCS.glob("*.json")} == {f"{s}.schema.json" for s in CONTRACTS}
+
+
+def test_a_schema_says_what_the_model_refuses() -> None:
+    sweep = schema(CONTRACTS["sweep-spec"])
+    assert sweep["additionalProperties"] is False
+    assert sweep["properties"]["samples"]["minimum"] == 1
+    assert "turn budgets" in sweep["properties"]["max_turns"]["description"]
+    grpo = json.loads((DOCS / "grpo-spec.schema.json").read_text())
+    settings = grpo["$defs"]["GRPOSettings"]["properties"]
+    assert settings["engine"]["enum"] == ["dealroom", "trl"]
+    assert settings["group_size"]["minimum"] == 2

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, InputError
 from dealroom.models import ModelSpec, Prices, load_models_file, open_model, resolve_model_spec
 
 GOOD = """
@@ -127,12 +127,14 @@ def test_missing_models_file(tmp_path):
         ('model = "m"\ncontext_window = 8', "missing required key `base_url`"),
         ('base_url = "x/v1"\nmodel = "m"\ncontext_window = 8', "must start with http"),
         ('base_url = "http://x"\nmodel = "m"\ncontext_window = "8k"', "context_window must be"),
-        ('base_url = "http://x"\nmodel = "m"\ncontext_window = 8\nprice_input = -1', ">= 0"),
-        ('base_url = "http://x"\nmodel = "m"\ncontext_window = 8\nconcurrency = 0', "between"),
+        ('base_url = "http://x"\nmodel = "m"\ncontext_window = 8\nprice_input = -1',
+         "price_input must be a number of at least 0, got -1: USD per 1M tokens"),
+        ('base_url = "http://x"\nmodel = "m"\ncontext_window = 8\nconcurrency = 0',
+         r"concurrency must be an integer in \[1, 100000\], got 0"),
         ('base_url = "http://x"\nmodel = "m"\ncontext_window = 8\ntimeout = 0', "timeout"),
         (
             'base_url = "http://x"\nmodel = "m"\ncontext_window = 8\nmax_tokens_field = "n"',
-            "one of",
+            "max_tokens_field must be max_tokens or max_completion_tokens, got 'n'",
         ),
         ('base_url = "http://x"\nmodel = ""\ncontext_window = 8', "set `model`"),
     ],
@@ -221,7 +223,7 @@ def test_models_file_prices_and_timeouts(tmp_path):
     assert specs["gpt"].priced and specs["vllm"].priced and not specs["free"].priced
     assert specs["vllm"].stream is False and specs["vllm"].hedge == 0
     assert specs["vllm"].connect_timeout == 3.0 and specs["gpt"].stream is True
-    with pytest.raises(ConfigError, match="stream must be a bool"):
+    with pytest.raises(ConfigError, match="stream must be true or false, got 'yes'"):
         load_models_file(write(tmp_path, GOOD + 'stream = "yes"\n', "bad.toml"))
 
 
@@ -252,5 +254,38 @@ def test_calls_have_a_total_deadline_by_default_set_in_a_spec_or_a_models_file(t
     path = write(tmp_path, GOOD + "deadline = 0\n")
     assert load_models_file(path)["vllm"].call_deadline == 0.0, "0: no deadline"
     for bad in ("-1", "inf", "nan"):
-        with pytest.raises(ConfigError, match="deadline must be a number of seconds >= 0"):
+        with pytest.raises(ConfigError, match="deadline must be a number of at least 0, got"):
             resolve_model_spec(f"qwen@http://127.0.0.1:8000/v1#deadline={bad}")
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('timeout = "90s"', "timeout must be a number, got '90s'"),
+        ("concurrency = true", "concurrency must be an integer, got True"),
+        ("max_retries = 101", r"max_retries must be an integer in \[0, 100\], got 101"),
+        ("options = 3", "options must be a table, got 3"),
+        ("price_output = inf", "price_output must be a number of at least 0, got inf"),
+    ],
+)
+def test_a_wrong_value_names_file_table_key_allowed_and_given(tmp_path, line, expected):
+    path = write(tmp_path, GOOD + line + "\n")
+    with pytest.raises(InputError, match=expected) as err:
+        load_models_file(path)
+    assert str(err.value).startswith(f"models file {path}, [models.vllm]: ")
+
+
+def test_the_models_file_schema_is_the_table_load_models_file_validates():
+    from dealroom.cli._schemas import CONTRACTS, schema
+    from dealroom.models import ModelEntry
+
+    table = schema(CONTRACTS["models-file"])
+    assert table["additionalProperties"] is False
+    assert table["properties"]["concurrency"]["maximum"] == 100_000
+    assert table["properties"]["max_tokens_field"]["anyOf"][0]["enum"] == [
+        "max_tokens", "max_completion_tokens"]
+    assert "USD" in table["properties"]["price_input"]["description"]
+    entry = ModelEntry(base_url="http://h/v1", model="m", context_window=8, price_input=0.5)
+    spec = entry.to_spec("m", source=Path("/x/models.toml"))
+    assert spec.priced and spec.prices == Prices(input=0.5, cached_input=0.5)
+    assert spec.source == "/x/models.toml" and spec.concurrency == 64

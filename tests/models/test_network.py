@@ -265,10 +265,10 @@ def test_a_header_naming_an_unset_variable_is_a_config_error(tmp_path, monkeypat
     ({"proxy": '"proxy.example.com:3128"'}, "proxy must be an http:// or https:// URL"),
     ({"ca_bundle": '"missing.pem"'}, "ca_bundle .*missing.pem is not a file"),
     ({"client_key": '"k.pem"'}, "client_key needs client_cert"),
-    ({"verify": '"no"'}, "verify must be a bool"),
+    ({"verify": '"no"'}, "verify must be true or false, got 'no'"),
     ({"headers": '{ "Bad Name" = "x" }'}, "not an HTTP header name"),
     ({"headers": '{ Host = "x" }'}, "set by dealroom itself"),
-    ({"headers": '{ X-N = 3 }'}, "one-line string"),
+    ({"headers": '{ X-N = 3 }'}, "headers.X-N must be a string, got 3"),
 ])
 def test_bad_network_settings_are_config_errors(tmp_path, keys, message):
     path = models_file(tmp_path, "https://api.example.com/v1", **keys)

@@ -72,6 +72,8 @@ def _line(error: ErrorDetails, cls: type[BaseModel]) -> str:
         allowed = " or ".join([", ".join(choices[:-1]), choices[-1]] if len(choices) > 1
                               else choices)
         return f"{name} must be {allowed}, got {given!r}"
+    if kind == "dict_type":
+        return f"{name} must be a table, got {given!r}"
     if kind.endswith("_type") and noun:
         return f"{name} must be {noun}, got {given!r}"
     return f"{name}: {error['msg']}"
@@ -93,6 +95,8 @@ def _parts(annotation: Any) -> tuple[list[Any], list[Any]]:
                 more = _parts(arg)
                 types, bounds = types + more[0], bounds + more[1]
         return types, bounds
+    if get_origin(annotation) is dict:  # the bounds of each value
+        return _parts(get_args(annotation)[1])
     if get_origin(annotation) in (Union, UnionType):
         types, bounds = [], []
         for arg in get_args(annotation):

@@ -19,6 +19,7 @@ CONTRACTS = {
     "sweep-spec": "dealroom.eval:SweepSpec",
     "grpo-spec": "dealroom.train:GRPOSpec",
     "sft-settings": "dealroom.train:SFTSettings",
+    "models-file": "dealroom.models:ModelEntry",
 }
 """File stem → the model it is generated from (``module:name``, a public name)."""
 

@@ -4,10 +4,10 @@ in-process transformers models (``hf:``) and the ``ScriptedModel`` fake, behind 
 
 Open a client with :func:`open_model` (spec strings: a models-file name, ``local``,
 ``scripted`` for the root, ``oracle`` for the answer-key simulator sub-agent,
-``MODEL@BASE_URL``, or ``hf:PATH``), fail fast with :func:`check`, and fan out with
-:func:`gather_bounded` (inside :func:`hedging`, stragglers are re-sent); :func:`lazy_model`
-opens its model on the first call. A call that fails for good raises
-:class:`ProviderError`.
+``MODEL@BASE_URL``, or ``hf:PATH``; each ``[models.NAME]`` table of a models file is a
+:class:`ModelEntry`), fail fast with :func:`check`, and fan out with :func:`gather_bounded`
+(inside :func:`hedging`, stragglers are re-sent); :func:`lazy_model` opens its model on the
+first call. A call that fails for good raises :class:`ProviderError`.
 Replies are split into reasoning and answer (:func:`split_reasoning`; ``ChatResult.text`` is
 the answer). ``hf:`` replies carry a :class:`TokenRecord` (the run folder's record, from
 ``dealroom.runs``).
@@ -33,6 +33,7 @@ from dealroom.models._chat import (
 )
 from dealroom.models._client import ModelClient, OpenAICompatibleClient, check
 from dealroom.models._fanout import gather_bounded
+from dealroom.models._file import ModelEntry, default_models_file, load_models_file
 from dealroom.models._hedge import HedgeWave, hedging
 from dealroom.models._hf import HFModelClient
 from dealroom.models._hfload import TRAIN_RECORD, LoadedModel, load_hf_model, load_hf_tokenizer
@@ -47,8 +48,6 @@ from dealroom.models._scripted import ScriptedCall, ScriptedModel
 from dealroom.models._spec import (
     ModelSpec,
     Prices,
-    default_models_file,
-    load_models_file,
     require_prices,
     resolve_model_spec,
     split_spec,
@@ -73,6 +72,7 @@ __all__ = [
     "LocalServer",
     "LoopbackServer",
     "ModelClient",
+    "ModelEntry",
     "ModelSpec",
     "OpenAICompatibleClient",
     "OracleModel",

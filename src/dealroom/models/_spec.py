@@ -24,9 +24,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from dealroom._util.files import read_toml
 from dealroom.errors import ConfigError
-from dealroom.models._net import NET_KEYS, check_settings, file_settings, redact
+from dealroom.models._net import NET_KEYS, check_settings, redact
 from dealroom.types import ROLES
 
 DEFAULT_CONCURRENCY = 64
@@ -158,22 +157,6 @@ class ModelSpec:
             )
         if self.base_url is not None:
             check_url(where, "base_url", self.base_url)
-        _check_int(where, "context_window", self.context_window, 1)
-        _check_int(where, "concurrency", self.concurrency, 1, 100_000)
-        _check_int(where, "max_retries", self.max_retries, 0, 100)
-        if self.max_output_tokens is not None:
-            _check_int(where, "max_output_tokens", self.max_output_tokens, 1)
-        for key in ("timeout", "connect_timeout", "read_timeout", "backoff_s"):
-            value = getattr(self, key)
-            if not isinstance(value, int | float) or not value > 0:
-                raise ConfigError(f"{where}: {key} must be a number of seconds > 0, got {value!r}")
-        if self.deadline is not None and (not isinstance(self.deadline, int | float)
-                                          or not 0 <= self.deadline < math.inf):
-            raise ConfigError(f"{where}: deadline must be a number of seconds >= 0 (0: none), "
-                              f"got {self.deadline!r}")
-        if not isinstance(self.hedge, int | float) or not (self.hedge == 0 or self.hedge >= 1):
-            raise ConfigError(f"{where}: hedge must be 0 (off) or a multiple >= 1, got "
-                              f"{self.hedge!r}")
         if self.base_url is not None:
             object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
         check_settings(where, **{key: getattr(self, key) for key in NET_KEYS})
@@ -203,7 +186,11 @@ class ModelSpec:
         return float(self.deadline)
 
     def with_concurrency(self, concurrency: int | None) -> ModelSpec:
-        return self if concurrency is None else replace(self, concurrency=concurrency)
+        if concurrency is None:
+            return self
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise ConfigError(f"concurrency must be an integer of at least 1, got {concurrency!r}")
+        return replace(self, concurrency=concurrency)
 
 
 def check_url(where: str, key: str, url: str) -> None:
@@ -222,15 +209,6 @@ def check_url(where: str, key: str, url: str) -> None:
                          "http://127.0.0.1:8000/v1")
 
 
-def _check_int(where: str, key: str, value: Any, low: int, high: int | None = None) -> None:
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
-    if ok and high is not None:
-        ok = value <= high
-    if not ok:
-        span = f"between {low} and {high}" if high is not None else f">= {low}"
-        raise ConfigError(f"{where}: {key} must be an integer {span}, got {value!r}")
-
-
 def local_spec() -> ModelSpec:
     """The embedded default: SmolLM2-135M-Instruct on a llama.cpp server dealroom starts."""
     return ModelSpec(
@@ -243,134 +221,6 @@ def local_spec() -> ModelSpec:
         timeout=300.0,
         stream=False,
         proxy="",  # a server dealroom starts on loopback: never through a proxy
-    )
-
-
-# -- models file --------------------------------------------------------------------------------
-
-_FILE_KEYS: dict[str, type | tuple[type, ...]] = {
-    "provider": str,
-    "base_url": str,
-    "model": str,
-    "api_key_env": str,
-    "context_window": int,
-    "price_input": (int, float),
-    "price_cached_input": (int, float),
-    "price_output": (int, float),
-    "concurrency": int,
-    "timeout": (int, float),
-    "connect_timeout": (int, float),
-    "read_timeout": (int, float),
-    "deadline": (int, float),
-    "stream": bool,
-    "hedge": (int, float),
-    "tokens": bool,
-    "max_output_tokens": int,
-    "max_retries": int,
-    "backoff_s": (int, float),
-    "extra_body": dict,
-    "max_tokens_field": str,
-    "options": dict,
-    "proxy": str,
-    "ca_bundle": str,
-    "client_cert": str,
-    "client_key": str,
-    "verify": bool,
-    "headers": dict,
-}
-_MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens")
-
-
-def default_models_file(cwd: Path | None = None, home: Path | None = None) -> Path | None:
-    """``./models.toml`` if present, else ``~/.config/dealroom/models.toml`` if present."""
-    for candidate in (
-        (cwd or Path.cwd()) / "models.toml",
-        (home or Path.home()) / ".config" / "dealroom" / "models.toml",
-    ):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def load_models_file(path: Path) -> dict[str, ModelSpec]:
-    """Parse and validate a models file; every problem is a ConfigError naming file and key."""
-    path = Path(path)
-    data = read_toml(path, f"models file {path}", ": create it or pass --models FILE")
-    unknown_top = set(data) - {"models"}
-    if unknown_top:
-        raise ConfigError(
-            f"models file {path}: unknown top-level key(s) {sorted(unknown_top)}; "
-            "define models as [models.NAME] tables"
-        )
-    tables = data.get("models", {})
-    if not isinstance(tables, dict):
-        raise ConfigError(f"models file {path}: `models` must be a table of [models.NAME] tables")
-    return {name: _spec_from_table(name, table, path) for name, table in tables.items()}
-
-
-def _spec_from_table(name: str, table: Any, path: Path) -> ModelSpec:
-    where = f"models file {path}, [models.{name}]"
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where}: must be a table with base_url, model, context_window, ...")
-    if name in RESERVED or name.partition(":")[0] in WITH_OPTIONS:
-        raise ConfigError(f"{where}: '{name}' is a reserved spec name; choose another name")
-    if "@" in name:
-        raise ConfigError(f"{where}: a model name cannot contain '@'")
-    for key, value in table.items():
-        if key not in _FILE_KEYS:
-            raise ConfigError(
-                f"{where}: unknown key {key!r}; allowed keys: {', '.join(sorted(_FILE_KEYS))}"
-            )
-        want = _FILE_KEYS[key]
-        if not isinstance(value, want) or (isinstance(value, bool) and want is not bool):
-            kind = want.__name__ if isinstance(want, type) else "number"
-            raise ConfigError(f"{where}: {key} must be a {kind}, got {value!r}")
-    kind = table.get("provider", "openai")
-    if kind in RESERVED:
-        raise ConfigError(f"{where}: provider '{kind}' cannot be configured in a models file")
-    if kind == "openai":
-        for key in ("base_url", "model", "context_window"):
-            if key not in table:
-                raise ConfigError(f"{where}: missing required key `{key}`")
-    options = dict(table.get("options", {}))
-    if "extra_body" in table:
-        options["extra_body"] = table["extra_body"]
-    if "max_tokens_field" in table:
-        if table["max_tokens_field"] not in _MAX_TOKENS_FIELDS:
-            raise ConfigError(f"{where}: max_tokens_field must be one of {_MAX_TOKENS_FIELDS}")
-        options["max_tokens_field"] = table["max_tokens_field"]
-    price_input = float(table.get("price_input", 0.0))
-    try:
-        prices = Prices(
-            input=price_input,
-            cached_input=float(table.get("price_cached_input", price_input)),
-            output=float(table.get("price_output", 0.0)),
-        )
-    except ConfigError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
-    return ModelSpec(
-        name=name,
-        kind=kind,
-        model=table.get("model", ""),
-        base_url=table.get("base_url"),
-        api_key_env=table.get("api_key_env"),
-        context_window=table.get("context_window", DEFAULT_CONTEXT_WINDOW),
-        prices=prices,
-        priced=kind == "hf" or any(key.startswith("price_") for key in table),
-        concurrency=table.get("concurrency", DEFAULT_CONCURRENCY),
-        timeout=float(table.get("timeout", DEFAULT_TIMEOUT_S)),
-        connect_timeout=float(table.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT_S)),
-        read_timeout=float(table.get("read_timeout", DEFAULT_READ_TIMEOUT_S)),
-        deadline=table.get("deadline"),
-        stream=table.get("stream", True),
-        hedge=float(table.get("hedge", DEFAULT_HEDGE)),
-        tokens=table.get("tokens", False),
-        max_output_tokens=table.get("max_output_tokens"),
-        max_retries=table.get("max_retries", 4),
-        backoff_s=float(table.get("backoff_s", 0.5)),
-        options=options,
-        source=str(path),
-        **file_settings(table, path.parent),
     )
 
 
@@ -411,6 +261,8 @@ def resolve_model_spec(
         return hf_spec(text)
     if "@" in text:
         return _endpoint_spec(text)
+    from dealroom.models._file import default_models_file, load_models_file
+
     path = models_file if models_file is not None else default_models_file()
     if path is None:
         raise ConfigError(
@@ -482,26 +334,14 @@ def _endpoint_spec(text: str) -> ModelSpec:
         raise ConfigError(f"bad model spec {text!r}: a spec string is recorded with every run, "
                           "so its proxy cannot carry credentials; set HTTPS_PROXY, or proxy "
                           "in a models file")
-    prices = {k: options.pop(k) for k in list(options) if k.startswith("price_")}
+    from dealroom.models._file import ModelEntry
+
     try:
-        price = Prices(
-            input=prices.get("price_input", 0.0),
-            cached_input=prices.get("price_cached_input", prices.get("price_input", 0.0)),
-            output=prices.get("price_output", 0.0),
-        )
+        entry = ModelEntry(model=model, base_url=base_url, api_key_env="OPENAI_API_KEY",
+                           **{"context_window": DEFAULT_CONTEXT_WINDOW, **options})
     except ConfigError as exc:
-        raise ConfigError(f"bad model spec {text!r}: {exc}") from None
-    return ModelSpec(
-        name=text,
-        kind="openai",
-        model=model,
-        base_url=base_url,
-        api_key_env="OPENAI_API_KEY",
-        api_key_optional=True,
-        prices=price,
-        priced=bool(prices),
-        **options,
-    )
+        raise type(exc)(f"bad model spec {text!r}: {exc}") from None
+    return entry.to_spec(text, api_key_optional=True)
 
 
 def _spec_options(text: str, extra: str) -> dict[str, Any]:

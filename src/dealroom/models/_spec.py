@@ -188,8 +188,10 @@ class ModelSpec:
     def with_concurrency(self, concurrency: int | None) -> ModelSpec:
         if concurrency is None:
             return self
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-            raise ConfigError(f"concurrency must be an integer of at least 1, got {concurrency!r}")
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) \
+                or not 1 <= concurrency <= 100_000:
+            raise ConfigError(f"model '{self.name}': concurrency must be an integer in "
+                              f"[1, 100000], got {concurrency!r}")
         return replace(self, concurrency=concurrency)
 
 

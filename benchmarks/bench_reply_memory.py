@@ -1,9 +1,9 @@
 """Host memory under huge replies: peak RSS of the client with many calls in flight.
 
-Starts ``HostileServer`` (``dealroom.models._hostile``) in a separate process answering every
-call with one scenario, then makes ``--calls`` chat calls at ``--concurrency`` in flight from
-a fresh child process of its own (so each figure is that scenario's peak alone) and prints
-the child's peak RSS and how the calls ended:
+Starts the suite's ``HostileServer`` (``tests/support/hostile.py``) in a separate process
+answering every call with one scenario, then makes ``--calls`` chat calls at
+``--concurrency`` in flight from a fresh child process of its own (so each figure is that
+scenario's peak alone) and prints the child's peak RSS and how the calls ended:
 
 * ``huge_json``: a valid ``--size``-byte chat completion (default 60 MB) with its length
   declared; every call succeeds, its text cut to the cap, under the shared byte budget;
@@ -24,12 +24,16 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+HOSTILE = Path(__file__).parents[1] / "tests" / "support" / "hostile.py"
+"""The suite's raw-socket server, run as a script."""
 
 LIMIT_MB = 1536
 
 
 def start_server(scenario: str, size: int) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-m", "dealroom.models._hostile", scenario,
+    proc = subprocess.Popen([sys.executable, str(HOSTILE), scenario,
                              "--size", str(size)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     return proc, proc.stdout.readline().strip()

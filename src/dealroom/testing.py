@@ -7,8 +7,6 @@ a tiny model built in code. Install the ``dev`` extra (the tiny model needs ``tr
     Fault, MALFORMED, random_faults, echo, chat_completion_body   what a reply or fault is
     ScriptedModel      an in-process client replaying a script of replies
     LoopbackServer     the base of the loopback servers (start, stop, base_url, spec)
-    HostileServer      a raw socket server that breaks HTTP's rules (negative Content-Length,
-                       endless headers, HTTP/0.9, slowloris streams, ...; SCENARIOS names them)
     tiny_model, tiny_tokenizer   a 2-layer causal LM and its tokenizer, written in seconds
     LoraServer, vllm_completion  a stand-in for vLLM with runtime LoRA loading over a tiny model
     serve(argv)        run the mock server until interrupted (``python -m dealroom.testing``)
@@ -36,8 +34,6 @@ _EXPORTS = {
     "random_faults": "dealroom.models._mock",
     "serve": "dealroom.models._mock:main",
     "LoopbackServer": "dealroom.models._loopback",
-    "HostileServer": "dealroom.models._hostile",
-    "SCENARIOS": "dealroom.models._hostile",
     "ScriptedModel": "dealroom.models._scripted",
     "CHAT_TEMPLATE": "dealroom.train._tiny",
     "LoraServer": "dealroom.train._tiny",
@@ -48,7 +44,6 @@ _EXPORTS = {
 """Public name → the module that defines it."""
 
 if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXPORTS)
-    from dealroom.models._hostile import SCENARIOS, HostileServer
     from dealroom.models._loopback import LoopbackServer
     from dealroom.models._mock import (
         MALFORMED,

@@ -6,9 +6,9 @@ import asyncio
 import faulthandler
 
 import pytest
+from support.hostile import HostileServer
 
 from dealroom.models import ModelSpec, ProviderError, open_model
-from dealroom.testing import HostileServer
 
 HELLO = [{"role": "user", "content": "Is consent required?"}]
 GUARD_S = 30.0

@@ -5,11 +5,11 @@ shared by all calls of the loop."""
 import asyncio
 
 import pytest
+from support.hostile import HostileServer
 
 import dealroom.models._budget as budget_module
 from dealroom.models import ModelSpec, ProviderError, open_model
 from dealroom.models._budget import ByteBudget, reply_budget
-from dealroom.testing import HostileServer
 
 HELLO = [{"role": "user", "content": "hi"}]
 

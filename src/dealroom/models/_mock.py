@@ -14,9 +14,9 @@ server runs in a background thread); async tests use ``async with`` (same loop):
         srv.fail_next(Fault.rate_limit(retry_after=0.1), Fault.server_error())
         client = open_model(srv.spec)          # or f"mock@{srv.base_url}"
 
-``dealroom.testing.HostileServer(scenario)`` answers below HTTP's rules instead (negative
-``Content-Length``, endless headers, HTTP/0.9, slowloris streams, ...; see ``SCENARIOS``),
-from a raw socket.
+The suite's ``HostileServer`` (tests/support/hostile.py) answers below HTTP's rules instead
+(negative ``Content-Length``, endless headers, HTTP/0.9, slowloris streams, ...), from a raw
+socket.
 
 Run it as a separate process with ``python -m dealroom.testing --latency 0.2``
 (``--fault-rate 0.2`` for random faults, a quarter of them hangs); it prints its base URL on

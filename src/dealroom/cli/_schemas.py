@@ -15,13 +15,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter
+
 CONTRACTS = {
     "sweep-spec": "dealroom.eval:SweepSpec",
     "grpo-spec": "dealroom.train:GRPOSpec",
     "sft-settings": "dealroom.train:SFTSettings",
     "models-file": "dealroom.models:ModelEntry",
+    "run-config": "dealroom.runs:RunConfig",
+    "trajectory-event": "dealroom.runs:TrajectoryEvent",
 }
-"""File stem → the model it is generated from (``module:name``, a public name)."""
+"""File stem → the model it is generated from (``module:name``, a public name: a pydantic
+model, or a type pydantic validates, such as a TypedDict or a discriminated union)."""
 
 
 def schema(target: str) -> dict[str, Any]:
@@ -29,7 +34,7 @@ def schema(target: str) -> dict[str, Any]:
     module, _, name = target.partition(":")
     model = getattr(importlib.import_module(module), name)
     out: dict[str, Any] = {"$schema": "https://json-schema.org/draft/2020-12/schema",
-                           **model.model_json_schema(mode="validation")}
+                           **TypeAdapter(model).json_schema(mode="validation")}
     return out
 
 

@@ -2,8 +2,9 @@
 
 :class:`RunFolder` (open, create, config, events, deliverables by name, memo history, metrics,
 scores, room), :class:`RunRecorder` (events and the memo history appended as the run goes),
-the typed records of ``config.json`` (:class:`RunConfig`), of every trajectory event
-(:data:`EVENT_TYPES`) and of the token-exact side file (:class:`TokenRecord` in
+the typed records of ``config.json`` (:class:`RunConfig`, brought to the current version by
+:func:`migrate_config`), of every trajectory event (:data:`EVENT_TYPES`, validated on read as
+:data:`TrajectoryEvent`) and of the token-exact side file (:class:`TokenRecord` in
 ``tokens.jsonl``), an agent's conversation rebuilt from its events
 (:func:`agent_conversation`), forks of a run at a root turn (:func:`fork_run_folder`), and
 :func:`find_runs`. This package imports nothing of dealroom
@@ -12,7 +13,13 @@ stand on it. See docs/architecture.md, "Run folder".
 """
 
 from dealroom.runs._check import check_fields
-from dealroom.runs._config import RUN_VERSION, BudgetMixLabel, ForkedFrom, RunConfig
+from dealroom.runs._config import (
+    RUN_VERSION,
+    BudgetMixLabel,
+    ForkedFrom,
+    RunConfig,
+    migrate_config,
+)
 from dealroom.runs._conversation import (
     Conversation,
     Segment,
@@ -34,6 +41,7 @@ from dealroom.runs._events import (
     RunStart,
     SandboxStarted,
     Tool,
+    TrajectoryEvent,
     Wave,
     event_fields,
 )
@@ -90,6 +98,7 @@ __all__ = [
     "Segment",
     "TokenRecord",
     "Tool",
+    "TrajectoryEvent",
     "Wave",
     "agent_conversation",
     "agent_segments",
@@ -102,6 +111,7 @@ __all__ = [
     "fork_point",
     "fork_run_folder",
     "memo_delta",
+    "migrate_config",
     "primary_deliverable",
     "read_all_tokens",
     "read_jsonl",

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import with_config
+from typing_extensions import TypedDict
+
+from dealroom.errors import ConfigError
+from dealroom.runs._events import RECORD_CONFIG
 
 RUN_VERSION = 1
 """Format version of run folders (``config.json`` and the trajectory events) written now."""
 
 
+@with_config(RECORD_CONFIG)
 class ForkedFrom(TypedDict):
     """Where a forked run (``dealroom resume RUN --from-turn J --out NEW``) came from."""
 
@@ -22,6 +30,7 @@ class ForkedFrom(TypedDict):
     """The source's root model (spec name): the policy that played turns 1..J."""
 
 
+@with_config(RECORD_CONFIG)
 class BudgetMixLabel(TypedDict):
     """The BudgetMix plan entry a run follows (``dealroom budgetmix audit`` checks it)."""
 
@@ -33,8 +42,11 @@ class BudgetMixLabel(TypedDict):
     """The group within the step (0-based)."""
 
 
-class RunConfig(TypedDict):
-    """The keys of ``config.json``: enough to rebuild the run (``dealroom resume`` does)."""
+@with_config(RECORD_CONFIG)
+class RunConfig(TypedDict, total=False):
+    """The keys of ``config.json``: enough to rebuild the run (``dealroom resume`` does).
+    Validated on read (every key optional, as older folders lack later ones; a key present
+    has its type), after :func:`migrate_config`."""
 
     version: int
     """Format version of the run folder (:data:`RUN_VERSION`); folders without it are 1."""
@@ -42,15 +54,15 @@ class RunConfig(TypedDict):
     """The registered harness that ran: ``rlm``, ``toolloop``; ``repl`` for a REPL session."""
     room: str
     """The room folder, as an absolute path."""
-    root: NotRequired[str]
+    root: str
     """The root model's spec name (absent for a REPL session)."""
-    sub: NotRequired[str]
+    sub: str
     """The sub-agent model's spec name (absent for harnesses without sub-agents)."""
     settings: dict[str, Any]
     """The harness's settings dataclass as a dict (``RLMSettings``, ``ToolLoopSettings``)."""
     models: dict[str, dict[str, Any]]
     """Each model's spec name → its prices (``Prices``), for cost accounting."""
-    deliverables: NotRequired[dict[str, str]]
+    deliverables: dict[str, str]
     """Deliverable name → file name in ``output/``: the task's when the run started. Absent in
     older runs (``{"memo": "memo.md"}``)."""
     simulators: list[str]
@@ -61,8 +73,33 @@ class RunConfig(TypedDict):
     ``dealroom resume`` opens the models with it again. Absent in older runs (None)."""
     started_at: str
     """UTC start time, ISO 8601 to the second."""
-    forked_from: NotRequired[ForkedFrom]
+    forked_from: ForkedFrom
     """Only in a fork: the run and root turn it continues from."""
-    budgetmix: NotRequired[BudgetMixLabel]
+    budgetmix: BudgetMixLabel
     """Only in a run of a BudgetMix plan: the entry it follows (written by whoever runs the
     plan, through ``run_agent(budgetmix=...)``)."""
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+"""Version N → the function that turns a ``config.json`` of version N into one of N + 1 (and
+rewrites what else of the folder it must). Version 1 is the first: a folder without
+``version`` is 1, and none is older. The next format change adds ``MIGRATIONS[1]`` here and
+raises :data:`RUN_VERSION` to 2."""
+
+
+def migrate_config(data: dict[str, Any]) -> dict[str, Any]:
+    """``config.json`` as the current version (:data:`RUN_VERSION`) reads it: each migration
+    from the folder's version on applied in turn (none yet: version 1 is current). A version
+    newer than this dealroom's, or not a number, is a ConfigError.
+
+    >>> migrate_config({"harness": "rlm"})["version"]
+    1
+    """
+    version = data.get("version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= RUN_VERSION:
+        raise ConfigError(f"format version {version!r}; this dealroom reads 1 to {RUN_VERSION}: "
+                          "upgrade dealroom to read it")
+    data = {**data, "version": version}
+    while data["version"] < RUN_VERSION:
+        data = {**MIGRATIONS[data["version"]](data), "version": data["version"] + 1}
+    return data

@@ -2,23 +2,29 @@
 
 Every event is one JSON object per line of ``trajectory.jsonl`` with the fields of
 :class:`Event` plus those of its type. The records are plain dicts on disk and in memory; these
-types say what each holds. The format's version is the run folder's (``config.json``
-``version``, :data:`~dealroom.runs.RUN_VERSION`).
+types say what each holds, and :data:`TrajectoryEvent` (a union discriminated on ``type``)
+validates them on read: every field is optional (older folders lack those added later, and
+events carry fields of their own), but a field present has its type, with no coercion. The
+format's version is the run folder's (``config.json`` ``version``,
+:data:`~dealroom.runs.RUN_VERSION`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, Required
+
+from pydantic import ConfigDict, Discriminator, Tag, with_config
+from typing_extensions import TypedDict
 
 
-class Event(TypedDict):
+class Event(TypedDict, total=False):
     """The fields every event has."""
 
     seq: int
     """Position in the trajectory: 0, 1, 2, ...; a resumed run continues the count."""
     t: float
     """Seconds since the run started; a resumed run continues from its last event's ``t``."""
-    type: str
+    type: Required[str]
     """The event type: one of :data:`EVENT_TYPES`."""
     agent: str
     """Call-tree path: ``root``; a child started by the root's second ``rlm()`` call in turn 3
@@ -27,10 +33,10 @@ class Event(TypedDict):
     """0 for the root; a sub-call is one deeper than the agent that made it."""
 
 
-class RunStart(Event):
+class RunStart(Event, total=False):
     """The run began."""
 
-    type: Literal["run_start"]  # type: ignore[misc]  # a TypedDict narrows no field
+    type: Required[Literal["run_start"]]  # type: ignore[misc]  # a TypedDict narrows no field
     room: str
     """The room's name."""
     docs: int
@@ -39,10 +45,10 @@ class RunStart(Event):
     """Tokens in the room."""
 
 
-class RunEnd(Event):
+class RunEnd(Event, total=False):
     """An agent's episode ended (the root's ends the run)."""
 
-    type: Literal["run_end"]  # type: ignore[misc]  # a TypedDict narrows no field
+    type: Required[Literal["run_end"]]  # type: ignore[misc]  # a TypedDict narrows no field
     status: str
     """``submitted``, ``finished`` (tool loop), ``budget_exhausted``, ``max_turns``, ``errors``
     (``max_errors`` turns in a row ran no code or raised), ``error`` or ``degraded`` (more
@@ -56,10 +62,10 @@ class RunEnd(Event):
     before it was recorded; read ``status`` then)."""
 
 
-class ModelCall(Event):
+class ModelCall(Event, total=False):
     """One model call, finished or failed."""
 
-    type: Literal["model_call"]  # type: ignore[misc]  # a TypedDict narrows no field
+    type: Required[Literal["model_call"]]  # type: ignore[misc]  # a TypedDict narrows no field
     role: str
     """``root``, ``sub`` or ``child_root``."""
     model: str
@@ -100,10 +106,10 @@ class ModelCall(Event):
     (only ``hf:`` models do) or the call failed."""
 
 
-class Compaction(Event):
+class Compaction(Event, total=False):
     """An agent's history was compacted: older turns replaced by a summary its model wrote."""
 
-    type: Literal["compaction"]  # type: ignore[misc]  # a TypedDict narrows no field
+    type: Required[Literal["compaction"]]  # type: ignore[misc]  # a TypedDict narrows no field
     role: str
     """The agent's role (``root``, ``child_root``): its usage counts there."""
     model: str
@@ -137,10 +143,10 @@ class Compaction(Event):
     """How the endpoint answered or failed (as ``model_call``'s)."""
 
 
-class SandboxStarted(Event):
+class SandboxStarted(Event, total=False):
     """An agent's REPL started (see docs/sandbox.md)."""
 
-    type: Literal["sandbox"]  # type: ignore[misc]  # a TypedDict narrows no field
+    type: Required[Literal["sandbox"]]  # type: ignore[misc]  # a TypedDict narrows no field
     isolation: str
     """The isolation level in force."""
     confinement: dict[str, str]
@@ -150,10 +156,10 @@ class SandboxStarted(Event):
     """One line per part weaker than the strongest, with the reason (empty: none)."""
 
 
-class Cell(Event):
+class Cell(Event, total=False):
     """One REPL cell the root ran."""
 
-    type: Literal["cell"]  # type: ignore[misc]  # a TypedDict narrows no field
+    type: Required[Literal["cell"]]  # type: ignore[misc]  # a TypedDict narrows no field
     turn: int
     """The root turn whose reply held the code."""
     code: str
@@ -170,10 +176,10 @@ class Cell(Event):
     """Seconds the cell ran."""
 
 
-class Wave(Event):
+class Wave(Event, total=False):
     """One ``llm_batch`` (or single ``llm``) round."""
 
-    type: Literal["wave"]  # type: ignore[misc]  # a TypedDict narrows no field
+    type: Required[Literal["wave"]]  # type: ignore[misc]  # a TypedDict narrows no field
     wave: int
     """1, 2, ... over the run."""
     calls: int
@@ -186,10 +192,10 @@ class Wave(Event):
     """Seconds the round took."""
 
 
-class ChildStart(Event):
+class ChildStart(Event, total=False):
     """``rlm(task)`` started a child agent (depth 2 and more)."""
 
-    type: Literal["child_start"]  # type: ignore[misc]  # a TypedDict narrows no field
+    type: Required[Literal["child_start"]]  # type: ignore[misc]  # a TypedDict narrows no field
     call_id: str
     """The call id of the ``rlm()`` call."""
     task: str | None
@@ -198,10 +204,10 @@ class ChildStart(Event):
     """The child's budget (``Budget.to_dict()``), carved from what its parent had left."""
 
 
-class ChildEnd(Event):
+class ChildEnd(Event, total=False):
     """A child agent finished."""
 
-    type: Literal["child_end"]  # type: ignore[misc]  # a TypedDict narrows no field
+    type: Required[Literal["child_end"]]  # type: ignore[misc]  # a TypedDict narrows no field
     call_id: str
     """The call id of the ``rlm()`` call."""
     status: str
@@ -214,20 +220,20 @@ class ChildEnd(Event):
     """Turns the child took."""
 
 
-class MemoChanged(Event):
+class MemoChanged(Event, total=False):
     """The memo changed."""
 
-    type: Literal["memo"]  # type: ignore[misc]  # a TypedDict narrows no field
+    type: Required[Literal["memo"]]  # type: ignore[misc]  # a TypedDict narrows no field
     sections: int
     """Sections in the memo."""
     chars: int
     """Characters of its Markdown."""
 
 
-class Tool(Event):
+class Tool(Event, total=False):
     """A tool call of the tool-loop harness."""
 
-    type: Literal["tool"]  # type: ignore[misc]  # a TypedDict narrows no field
+    type: Required[Literal["tool"]]  # type: ignore[misc]  # a TypedDict narrows no field
     turn: int
     """The turn whose reply made the call."""
     name: str | None
@@ -242,10 +248,10 @@ class Tool(Event):
     """The document a ``read`` opened (its id); None for other calls and failed reads."""
 
 
-class Resumed(Event):
+class Resumed(Event, total=False):
     """``dealroom resume`` continued the run from here."""
 
-    type: Literal["resumed"]  # type: ignore[misc]  # a TypedDict narrows no field
+    type: Required[Literal["resumed"]]  # type: ignore[misc]  # a TypedDict narrows no field
     previous_events: int
     """Events the run held before this one."""
 
@@ -265,6 +271,33 @@ EVENT_TYPES: dict[str, type] = {
     "resumed": Resumed,
 }
 """Event type → its record."""
+
+RECORD_CONFIG = ConfigDict(extra="allow", strict=True, use_attribute_docstrings=True)
+"""How the run folder's records validate: fields they do not name are kept, those they name
+have their type (``"3"`` is no integer, ``true`` no number)."""
+for _record in (Event, *EVENT_TYPES.values()):
+    with_config(RECORD_CONFIG)(_record)
+
+
+def _event_tag(event: Any) -> str:
+    """The record an event validates as: its type's, or :class:`Event` for a type this
+    dealroom does not know."""
+    kind = event.get("type") if isinstance(event, dict) else None
+    return kind if isinstance(kind, str) and kind in EVENT_TYPES else "event"
+
+
+TrajectoryEvent = Annotated[
+    Annotated[RunStart, Tag("run_start")] | Annotated[RunEnd, Tag("run_end")]
+    | Annotated[ModelCall, Tag("model_call")] | Annotated[Compaction, Tag("compaction")]
+    | Annotated[SandboxStarted, Tag("sandbox")] | Annotated[Cell, Tag("cell")]
+    | Annotated[Wave, Tag("wave")] | Annotated[ChildStart, Tag("child_start")]
+    | Annotated[ChildEnd, Tag("child_end")] | Annotated[MemoChanged, Tag("memo")]
+    | Annotated[Tool, Tag("tool")] | Annotated[Resumed, Tag("resumed")]
+    | Annotated[Event, Tag("event")],
+    Discriminator(_event_tag),
+]
+"""One line of ``trajectory.jsonl``: the record of its ``type`` (:data:`EVENT_TYPES`),
+chosen by that field; ``TypeAdapter(TrajectoryEvent)`` validates one."""
 
 
 def event_fields(type: str) -> tuple[str, ...]:

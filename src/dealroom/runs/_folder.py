@@ -31,14 +31,8 @@ from dealroom._util.files import (
     write_text_atomic,
 )
 from dealroom.errors import ConfigError, InputError
-from dealroom.runs._check import (
-    METRICS_FIELDS,
-    check_config,
-    check_event,
-    check_fields,
-    check_scores,
-)
-from dealroom.runs._config import RUN_VERSION, RunConfig
+from dealroom.runs._check import check_config, check_event, check_metrics, check_scores
+from dealroom.runs._config import RUN_VERSION, RunConfig, migrate_config
 from dealroom.runs._jsonl import read_jsonl
 from dealroom.runs._memohistory import MEMO_HISTORY, memo_at, read_memo_history
 from dealroom.runs._tokens import TokenRecord, read_all_tokens
@@ -83,12 +77,7 @@ class RunFolder:
                 )
             raise ConfigError(f"{path} is not a run folder: {CONFIG} is missing")
         folder = cls(path)
-        version = folder.version
-        if not isinstance(version, int) or version > RUN_VERSION:
-            raise ConfigError(
-                f"{path} has format version {version!r}; this dealroom reads up to "
-                f"{RUN_VERSION}: upgrade dealroom to read it"
-            )
+        folder.config  # noqa: B018  # read, migrated and validated now
         return folder
 
     @staticmethod
@@ -138,18 +127,27 @@ class RunFolder:
 
     @property
     def config(self) -> RunConfig:
-        """``config.json`` (read once)."""
+        """``config.json`` (read once), brought to the current version
+        (:func:`~dealroom.runs.migrate_config`) and validated."""
         if self._config is None:
-            missing = f"{self.path} is not a run folder: {CONFIG} is missing"
-            config = read_json(self.path / CONFIG, ConfigError, missing)
-            check_config(config, self.path / CONFIG)
+            path = self.path / CONFIG
+            config = read_json(path, ConfigError, f"{self.path} is not a run folder: "
+                               f"{CONFIG} is missing")
+            if not isinstance(config, dict):
+                raise InputError(f"{path} holds {type(config).__name__}, not a JSON object")
+            try:
+                config = migrate_config(config)
+            except ConfigError as exc:
+                raise ConfigError(f"{self.path} has {exc}") from None
+            check_config(config, path)
             self._config = config
         return self._config  # type: ignore[return-value]
 
     @property
     def version(self) -> int:
-        """The folder's format version (1 when ``config.json`` has none)."""
-        return self.config.get("version", 1)
+        """The folder's format version: :data:`RUN_VERSION` once read (``config.json``'s own
+        is migrated to it; 1 when it has none)."""
+        return self.config.get("version", RUN_VERSION)
 
     def events(self) -> list[dict[str, Any]]:
         """Every event of the trajectory in ``seq`` order (none when it has not started)."""
@@ -215,9 +213,7 @@ class RunFolder:
     def metrics(self) -> dict[str, Any] | None:
         """``metrics.json``, or None when the run has not written it."""
         metrics = _json_or_none(self.path / METRICS)
-        if metrics is not None:
-            check_fields(metrics, METRICS_FIELDS, str(self.path / METRICS))
-        return metrics
+        return metrics if metrics is None else check_metrics(metrics, self.path / METRICS)
 
     def write_metrics(self, metrics: dict[str, Any]) -> None:
         write_json_atomic(self.path / METRICS, metrics)

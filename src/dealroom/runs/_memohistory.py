@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.errors import ConfigError, InputError
-from dealroom.runs._check import is_kind
+from dealroom.runs._check import MEMO_RECORD
 from dealroom.runs._jsonl import read_jsonl
 
 MEMO_HISTORY = "memo_history.jsonl"
@@ -53,9 +53,7 @@ def read_memo_history(path: Path) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     memo = ""
     for record in read_jsonl(path):
-        if not is_kind(record.get("turn"), "an integer") or record.get("turn") is None:
-            raise InputError(f"{path}: turn is {record.get('turn')!r}, not an integer: the "
-                             "run folder is damaged or was edited")
+        MEMO_RECORD.check(record, str(path))
         try:
             memo = apply_delta(memo, record.get("ops") or [])
         except (TypeError, ValueError) as exc:

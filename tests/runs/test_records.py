@@ -97,3 +97,11 @@ def test_the_trajectory_event_schema_has_every_event_type():
         "description": "The root turn whose reply held the code.", "title": "Turn",
         "type": "integer"}
     assert TypeAdapter(TrajectoryEvent).validate_python(event(0, "wave", wave=1))["wave"] == 1
+
+
+def test_a_config_with_null_models_and_keys_of_its_own_opens(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    config = {"harness": "toolloop", "root": None, "sub": None, "concurrency": None, "x": [1]}
+    (run / "config.json").write_text(json.dumps(config))
+    assert RunFolder.open(run).config == {**config, "version": 1}

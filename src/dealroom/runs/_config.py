@@ -46,17 +46,18 @@ class BudgetMixLabel(TypedDict):
 class RunConfig(TypedDict, total=False):
     """The keys of ``config.json``: enough to rebuild the run (``dealroom resume`` does).
     Validated on read (every key optional, as older folders lack later ones; a key present
-    has its type), after :func:`migrate_config`."""
+    has its type, the names of models and the room may be null), after
+    :func:`migrate_config`."""
 
     version: int
     """Format version of the run folder (:data:`RUN_VERSION`); folders without it are 1."""
     harness: str
     """The registered harness that ran: ``rlm``, ``toolloop``; ``repl`` for a REPL session."""
-    room: str
+    room: str | None
     """The room folder, as an absolute path."""
-    root: str
+    root: str | None
     """The root model's spec name (absent for a REPL session)."""
-    sub: str
+    sub: str | None
     """The sub-agent model's spec name (absent for harnesses without sub-agents)."""
     settings: dict[str, Any]
     """The harness's settings dataclass as a dict (``RLMSettings``, ``ToolLoopSettings``)."""
@@ -71,7 +72,7 @@ class RunConfig(TypedDict, total=False):
     concurrency: int | None
     """Parallel calls per endpoint the run was started with (None: each model's default);
     ``dealroom resume`` opens the models with it again. Absent in older runs (None)."""
-    started_at: str
+    started_at: str | None
     """UTC start time, ISO 8601 to the second."""
     forked_from: ForkedFrom
     """Only in a fork: the run and root turn it continues from."""

@@ -20,6 +20,7 @@ CONTRACTS = {
     "grpo-spec": "dealroom.train:GRPOSpec",
     "sft-settings": "dealroom.train:SFTSettings",
     "models-file": "dealroom.models:ModelEntry",
+    "self-distill-spec": "dealroom.train:DistillSpec",
 }
 """File stem → the model it is generated from (``module:name``, a public name)."""
 

@@ -32,6 +32,7 @@ from pydantic import (
     ConfigDict,
     Field,
     GetJsonSchemaHandler,
+    ValidationInfo,
     ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
@@ -125,7 +126,8 @@ class DistillSpec(Schema):
 
     @field_validator("select", "sft", mode="wrap")
     @classmethod
-    def _in_table(cls, value: Any, handler: ValidatorFunctionWrapHandler, info: Any) -> Any:
+    def _in_table(cls, value: Any, handler: ValidatorFunctionWrapHandler,
+                  info: ValidationInfo) -> Any:
         try:
             return handler(value)
         except ConfigError as exc:

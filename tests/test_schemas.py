@@ -32,3 +32,8 @@ def test_a_schema_says_what_the_model_refuses() -> None:
     settings = grpo["$defs"]["GRPOSettings"]["properties"]
     assert settings["engine"]["enum"] == ["dealroom", "trl"]
     assert settings["group_size"]["minimum"] == 2
+    spec = grpo["properties"]
+    assert spec["budgetmix"]["uniqueItems"] is True and spec["budgetmix"]["items"] == {
+        "type": "integer"}
+    assert spec["generate"]["items"] == {"$ref": "#/$defs/GeneratedRoom"}
+    assert "temperature" in spec["settings"]["propertyNames"]["not"]["enum"]

@@ -14,6 +14,7 @@ import pytest
 
 from dealroom.errors import ConfigError
 from dealroom.train import (
+    DistillSpec,
     SFTSettings,
     _distill_spec,
     conversation_rows,
@@ -54,10 +55,19 @@ def test_the_spec_module_examples_hold():
     ({"rounds": 3}, "unknown key 'rounds'; the keys are model, adapter, select, sft and"),
     ({"model": "scripted"}, "model must be the root to train, an hf: spec"),
     ({"model": "hf:local,adapter=/x"}, "model names an adapter"),
-    ({"select": {"top_n": 2}}, "[select] has no key 'top_n'"),
-    ({"select": {"min_pass_rate": 2.0}}, "[select] min_pass_rate is a share between 0 and 1"),
+    ({"model": None}, "missing required key 'model': the root to train, an hf: spec"),
+    ({"model": 3}, "model must be a string, got 3"),
+    ({"select": {"top_n": 2}}, "[select] unknown key 'top_n'; the keys are min_pass_rate, "
+                               "min_coverage, top_k"),
+    ({"select": {"min_pass_rate": 2.0}}, "[select] min_pass_rate must be a number in [0, 1], "
+                                         "got 2.0"),
+    ({"select": {"min_coverage": "high"}}, "[select] min_coverage must be a number, got 'high'"),
+    ({"select": {"top_k": True}}, "[select] top_k must be an integer, got True"),
+    ({"select": {"top_k": 0}}, "[select] top_k must be an integer of at least 1, got 0"),
+    ({"select": 3}, "select must be a table, got 3"),
     ({"adapter": "nowhere"}, "adapter {tmp}/nowhere is not a LoRA adapter"),
-    ({"sft": {"rank": 2}}, "[sft] has no key 'rank'"),
+    ({"adapter": 3}, "adapter must be a string, got 3"),
+    ({"sft": {"rank": 2}}, "[sft] unknown key 'rank'; the keys are lora_rank"),
     ({"sft": {"lora_rank": 0}}, "[sft] lora_rank must be an integer of at least 1"),
     ({"samples": 0}, "samples must be an integer of at least 1, got 0"),
     ({"max_turns": "x"}, "max_turns[0] must be an integer, got 'x'"),
@@ -65,9 +75,30 @@ def test_the_spec_module_examples_hold():
     ({"seeds": [3, 4, 5], "settings": {"temperature": 0}}, "3 samples per room at temperature 0"),
 ])
 def test_bad_specs_are_one_clear_error(tmp_path, change, message):
-    data = {"model": "hf:local", "rooms": ["rooms/a"], **change}
+    data = {k: v for k, v in {"model": "hf:local", "rooms": ["rooms/a"], **change}.items()
+            if v is not None}
     with pytest.raises(ConfigError, match=re.escape(message.format(tmp=tmp_path))):
         _distill_spec.distill_spec_from_dict(data, tmp_path)
+
+
+def test_an_error_in_a_spec_file_names_the_file_and_the_part(tmp_path):
+    path = tmp_path / "spec.toml"
+    path.write_text('model = "hf:local"\nrooms = ["a"]\nsamples = 0\n')
+    with pytest.raises(ConfigError, match=re.escape(
+            f"self-distill spec {path}: the sweep part: samples must be an integer of at "
+            "least 1, got 0")):
+        load_distill_spec(path)
+
+
+def test_the_schema_is_the_files_shape_loop_keys_beside_the_sweeps():
+    schema = DistillSpec.model_json_schema()
+    keys = set(schema["properties"])
+    assert {"model", "adapter", "select", "sft", "rooms", "samples", "generate"} <= keys
+    assert not {"roots", "sweep"} & keys and schema["additionalProperties"] is False
+    assert "secret" in schema["properties"]["generate"]["items"]["required"]
+    refs = set(re.findall(r'"#/\$defs/(\w+)"', json.dumps(schema)))
+    assert refs <= set(schema["$defs"]), "every reference resolves"
+    assert schema["$defs"]["SelectBars"]["properties"]["top_k"]["anyOf"][0]["minimum"] == 1
 
 
 def test_a_spec_loads_with_paths_made_absolute_and_writes_a_sweep_spec(tmp_path):

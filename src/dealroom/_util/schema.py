@@ -72,8 +72,8 @@ def _line(error: ErrorDetails, cls: type[BaseModel]) -> str:
         allowed = " or ".join([", ".join(choices[:-1]), choices[-1]] if len(choices) > 1
                               else choices)
         return f"{name} must be {allowed}, got {given!r}"
-    if kind == "dict_type":
-        return f"{name} must be a table, got {given!r}"
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return f"{name} must be a table, got {given!r}{why}"
     if kind.endswith("_type") and noun:
         return f"{name} must be {noun}, got {given!r}"
     return f"{name}: {error['msg']}"

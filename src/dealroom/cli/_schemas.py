@@ -22,6 +22,7 @@ CONTRACTS = {
     "grpo-spec": "dealroom.train:GRPOSpec",
     "sft-settings": "dealroom.train:SFTSettings",
     "models-file": "dealroom.models:ModelEntry",
+    "self-distill-spec": "dealroom.train:DistillSpec",
     "run-config": "dealroom.runs:RunConfig",
     "trajectory-event": "dealroom.runs:TrajectoryEvent",
 }

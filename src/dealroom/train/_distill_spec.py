@@ -25,52 +25,164 @@ models file made absolute (``DIR/round-N/sweep.toml``).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import (
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from dealroom._util.files import read_toml
+from dealroom._util.schema import Schema
 from dealroom.errors import ConfigError
-from dealroom.eval import SweepSpec, spec_from_dict
-from dealroom.train._select import check_bars
+from dealroom.eval import GeneratedRoom, SweepSpec, spec_from_dict
 from dealroom.train._settings import SFTSettings
 
 SELECT_KEYS = ("min_pass_rate", "min_coverage", "top_k")
 LOOP_KEYS = ("model", "adapter", "select", "sft")
 """Keys of the loop's own; every other top-level key belongs to the sweep part."""
+SWEEP_KEYS = tuple(name for name in SweepSpec.model_fields if name != "roots")
+"""The sweep part's keys: every key of a sweep spec but ``roots`` (the loop sets it)."""
+
+Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
 
-@dataclass(frozen=True)
-class DistillSpec:
+class SelectBars(Schema):
+    """The ``[select]`` table: the export's rejection sampling (see ``select_runs``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    min_pass_rate: Share | None = None
+    """Keep a run whose criteria pass rate is at least this share; none: no bar."""
+    min_coverage: Share | None = None
+    """Keep a run whose coverage of the room is at least this share; none: no bar."""
+    top_k: Annotated[int, Field(ge=1)] | None = None
+    """Keep at most this many runs per room (the best first); none: every one above the bars."""
+
+
+class DistillSpec(Schema):
     """What ``self_distill`` runs: the root, the sweep each round samples with, the selection
-    and the SFT settings."""
+    and the SFT settings. The loop's keys are model, adapter, [select] and [sft]; every other
+    top-level key of ``SPEC.toml`` is a sweep key (all but roots), kept in ``sweep``."""
 
-    model: str
-    """The root's ``hf:`` spec (base model and generation options); rounds add ``adapter=``."""
-    sweep: dict[str, Any]
-    """The sweep part, as ``SPEC.toml`` gives it, with rooms and models made absolute."""
-    min_pass_rate: float | None = None
-    min_coverage: float | None = None
-    top_k: int | None = None
-    sft: SFTSettings = field(default_factory=SFTSettings)
+    model_config = ConfigDict(frozen=True)
+
+    model: Annotated[str, Field(json_schema_extra={
+        "why": "the root to train, an hf: spec such as \"hf:local,threads=2\""})]
+    """The root to train, an ``hf:`` spec (base model and generation options, no adapter);
+    rounds add ``adapter=``."""
     adapter: str | None = None
-    """A LoRA adapter of ``model`` that round 1 samples with and trains on from (absolute)."""
+    """A LoRA adapter of ``model`` (a ``dealroom train sft`` checkpoint) that round 1 samples
+    with and trains on from; relative to the spec file."""
+    select: SelectBars = Field(default_factory=SelectBars)
+    """The ``[select]`` table."""
+    sft: SFTSettings = Field(default_factory=SFTSettings)
+    """The ``[sft]`` table: SFTSettings fields."""
+    sweep: dict[str, Any] = Field(default_factory=dict)
+    """The sweep part, as ``SPEC.toml`` gives it, with rooms and models made absolute."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sweep_part(cls, data: Any) -> Any:
+        """The top-level keys that are not the loop's are the sweep part."""
+        if not isinstance(data, dict):
+            return data
+        if "roots" in data:
+            raise ConfigError("roots is set by the loop (round 1: model, then model with each "
+                              "round's adapter): give model = \"hf:...\" instead")
+        unknown = sorted(set(data) - set(SWEEP_KEYS) - set(LOOP_KEYS))
+        if unknown:
+            raise ConfigError(f"unknown key {', '.join(map(repr, unknown))}; the keys are "
+                              f"{', '.join(LOOP_KEYS)} and the sweep's {', '.join(SWEEP_KEYS)}")
+        return {**{k: v for k, v in data.items() if k in LOOP_KEYS},
+                "sweep": {k: v for k, v in data.items() if k not in LOOP_KEYS}}
+
+    @field_validator("model")
+    @classmethod
+    def _hf_root(cls, model: str) -> str:
+        if not model.startswith("hf:"):
+            raise ConfigError("model must be the root to train, an hf: spec such as "
+                              f"\"hf:local,threads=2\", got {model!r}")
+        if "adapter=" in model:
+            raise ConfigError("model names an adapter; give the base model, and the adapter to "
+                              "start from as adapter = \"DIR\"")
+        return model
+
+    @field_validator("adapter")
+    @classmethod
+    def _lora_adapter(cls, adapter: str | None) -> str | None:
+        if adapter is not None and not (Path(adapter) / "adapter_config.json").is_file():
+            raise ConfigError(f"adapter {adapter} is not a LoRA adapter (no "
+                              "adapter_config.json): give a dealroom train sft checkpoint")
+        return adapter
+
+    @field_validator("select", "sft", mode="wrap")
+    @classmethod
+    def _in_table(cls, value: Any, handler: ValidatorFunctionWrapHandler,
+                  info: ValidationInfo) -> Any:
+        try:
+            return handler(value)
+        except ConfigError as exc:
+            raise type(exc)(f"[{info.field_name}] {exc}") from None
+
+    @model_validator(mode="after")
+    def _sampled(self) -> DistillSpec:
+        """A valid sweep (refused now, not in round 1) whose runs per room can differ: several
+        runs are only worth selecting from when they are sampled."""
+        sweep = self.sweep_spec(self.model)
+        k = len(sweep.seeds) or sweep.samples
+        if k > 1 and not sweep.settings.get("temperature", 0.0):
+            raise ConfigError(f"{k} samples per room at temperature 0 (greedy decoding, the "
+                              "harness's default) are one run repeated, with nothing to select "
+                              "among: set settings = {temperature = 0.7}, or samples = 1")
+        return self
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """The file's shape: the loop's keys and, beside them, the sweep's (not ``sweep``)."""
+        schema = handler(core_schema)
+        target = handler.resolve_ref_schema(schema)
+        target["properties"].pop("sweep")
+        sweep = SweepSpec.model_json_schema()["properties"]
+        sweep["generate"]["items"] = handler(GeneratedRoom.__pydantic_core_schema__)
+        target["properties"].update({k: sweep[k] for k in SWEEP_KEYS})
+        return schema
+
+    @property
+    def min_pass_rate(self) -> float | None:
+        return self.select.min_pass_rate
+
+    @property
+    def min_coverage(self) -> float | None:
+        return self.select.min_coverage
+
+    @property
+    def top_k(self) -> int | None:
+        return self.select.top_k
 
     def root(self, adapter: Path | None) -> str:
         """The root spec of a round: ``model``, with ``adapter`` when there is one."""
         return self.model if adapter is None else f"{self.model},adapter={adapter}"
 
     def sweep_spec(self, root: str) -> SweepSpec:
-        return spec_from_dict({**self.sweep, "roots": [root]}, "self-distill spec")
+        return spec_from_dict({**self.sweep, "roots": [root]}, "the sweep part")
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "adapter": self.adapter, "sweep": self.sweep,
-                "select": {k: getattr(self, k) for k in SELECT_KEYS},
-                "sft": self.sft.to_dict()}
+                "select": self.select.to_dict(), "sft": self.sft.to_dict()}
 
 
 def load_distill_spec(path: Path) -> DistillSpec:
-    """Read and validate ``SPEC.toml``; a ConfigError names the key at fault."""
+    """Read and validate ``SPEC.toml``; a ConfigError names the file and the key at fault."""
     path = Path(path)
     where = f"self-distill spec {path}"
     data = read_toml(path, where)
@@ -80,83 +192,22 @@ def load_distill_spec(path: Path) -> DistillSpec:
 def distill_spec_from_dict(data: dict[str, Any], base: Path,
                            where: str = "self-distill spec") -> DistillSpec:
     """A :class:`DistillSpec` from a parsed table; relative paths are relative to ``base``."""
-    sweep_keys = [name for name in SweepSpec.model_fields if name != "roots"]
-    if "roots" in data:
-        raise ConfigError(f"{where}: roots is set by the loop (round 1: model, then model with "
-                          "each round's adapter): give model = \"hf:...\" instead")
-    unknown = sorted(set(data) - set(sweep_keys) - set(LOOP_KEYS))
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {', '.join(map(repr, unknown))}; the keys are "
-                          f"{', '.join(LOOP_KEYS)} and the sweep's {', '.join(sweep_keys)}")
-    model = data.get("model")
-    if not isinstance(model, str) or not model.startswith("hf:"):
-        raise ConfigError(f"{where}: model must be the root to train, an hf: spec such as "
-                          "\"hf:local,threads=2\"")
-    if "adapter=" in model:
-        raise ConfigError(f"{where}: model names an adapter; give the base model, and the "
-                          "adapter to start from as adapter = \"DIR\"")
-    adapter = data.get("adapter")
-    if adapter is not None:
-        if not isinstance(adapter, str):
-            raise ConfigError(f"{where}: adapter must be a folder (a LoRA adapter of model)")
-        adapter = str(base / adapter) if not Path(adapter).is_absolute() else adapter
-        if not (Path(adapter) / "adapter_config.json").is_file():
-            raise ConfigError(f"{where}: adapter {adapter} is not a LoRA adapter (no "
-                              "adapter_config.json): give a dealroom train sft checkpoint")
-    select = _table(data, "select", where)
-    unknown = sorted(set(select) - set(SELECT_KEYS))
-    if unknown:
-        raise ConfigError(f"{where}: [select] has no key {', '.join(map(repr, unknown))}; its "
-                          f"keys are {', '.join(SELECT_KEYS)}")
     try:
-        check_bars(*(select.get(k) for k in SELECT_KEYS))
-    except (ConfigError, TypeError) as exc:
-        raise ConfigError(f"{where}: [select] {exc}") from None
-    sweep = _absolute({k: v for k, v in data.items() if k not in LOOP_KEYS}, base)
-    spec = DistillSpec(model, sweep, **{k: select.get(k) for k in SELECT_KEYS},
-                       sft=_settings(_table(data, "sft", where), where), adapter=adapter)
-    _check_sampled(spec.sweep_spec(model), where)  # a valid sweep: refused now, not later
-    return spec
+        return DistillSpec(**_absolute(data, base))
+    except ConfigError as exc:
+        raise type(exc)(f"{where}: {exc}") from None
 
 
-def _check_sampled(sweep: SweepSpec, where: str) -> None:
-    """Several runs per room are only worth selecting from when they can differ."""
-    k = len(sweep.seeds) or sweep.samples
-    temperature = sweep.settings.get("temperature", 0.0)
-    if k > 1 and not temperature:
-        raise ConfigError(f"{where}: {k} samples per room at temperature 0 (greedy decoding, "
-                          "the harness's default) are one run repeated, with nothing to "
-                          "select among: set settings = {temperature = 0.7}, or samples = 1")
-
-
-def _table(data: dict[str, Any], name: str, where: str) -> dict[str, Any]:
-    value = data.get(name, {})
-    if not isinstance(value, dict):
-        raise ConfigError(f"{where}: {name} must be a table ([{name}])")
-    return value
-
-
-def _settings(table: dict[str, Any], where: str) -> SFTSettings:
-    known = list(SFTSettings.model_fields)
-    unknown = sorted(set(table) - set(known))
-    if unknown:
-        raise ConfigError(f"{where}: [sft] has no key {', '.join(map(repr, unknown))}; its keys "
-                          f"are the SFT settings {', '.join(known)}")
-    try:
-        return SFTSettings(**table)
-    except (ConfigError, TypeError) as exc:
-        raise ConfigError(f"{where}: [sft] {exc}") from None
-
-
-def _absolute(sweep: dict[str, Any], base: Path) -> dict[str, Any]:
-    """Rooms and the models file relative to the spec's folder, made absolute."""
-    out = dict(sweep)
+def _absolute(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """Rooms, the models file and the adapter relative to the spec's folder, made absolute."""
+    out = dict(data)
     if "rooms" in out:
         rooms = out["rooms"] if isinstance(out["rooms"], list) else [out["rooms"]]
         out["rooms"] = [r if not isinstance(r, str) or Path(r).is_absolute() else str(base / r)
                         for r in rooms]
-    if isinstance(out.get("models"), str) and not Path(out["models"]).is_absolute():
-        out["models"] = str(base / out["models"])
+    for key in ("models", "adapter"):
+        if isinstance(out.get(key), str) and not Path(out[key]).is_absolute():
+            out[key] = str(base / out[key])
     return out
 
 

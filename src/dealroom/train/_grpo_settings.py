@@ -21,11 +21,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
 
 from dealroom._util.files import read_toml
 from dealroom._util.schema import Schema
 from dealroom.errors import ConfigError
+from dealroom.eval import GeneratedRoom, generated_room
 from dealroom.train._settings import Count, LoRASettings, Positive, Rate, check_reporting
 
 Unit = Annotated[float, Field(gt=0, lt=1)]
@@ -166,18 +173,28 @@ class GRPOSettings(LoRASettings):
         return self.batch_size // self.group_size
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+RESERVED = ("budget_visible", "max_turns", "temperature")
+"""Harness settings the spec sets elsewhere ([grpo] or budgetmix), refused in [settings]."""
+
+
+def _as_tuple(value: Any) -> Any:
+    """A TOML scalar stands for a list of one; a list becomes the tuple the spec keeps."""
+    return tuple(value) if isinstance(value, list) else (
+        value if isinstance(value, tuple) else (value,))
 
 
 class GRPOSpec(Schema):
-    """What a GRPO training runs on: the policy, the frozen sub-agents, rooms and judge."""
+    """What a GRPO training runs on: the policy, the frozen sub-agents, rooms and judge. Every
+    field is a top-level key of ``SPEC.toml``; scalars stand for lists of one."""
 
-    model: str
+    model_config = ConfigDict(frozen=True, validate_assignment=False)
+
+    model: Annotated[str, Field(json_schema_extra={
+        "why": "the root policy GRPO trains, e.g. model = \"hf:local\""})]
     """The root policy: ``hf:local``, ``hf:PATH`` or an SFT checkpoint ``hf:CKPT``."""
     rooms: tuple[str, ...] = ()
     """Training rooms: folders or globs, relative to the spec file."""
-    generate: tuple[Any, ...] = ()
+    generate: tuple[GeneratedRoom, ...] = ()
     """Training rooms to generate into ``CKPT/rooms/`` (the sweep's ``[[generate]]``)."""
     heldout: tuple[str, ...] = ()
     """Held-out rooms (folders or globs) for the evaluation every ``eval_every`` steps."""
@@ -187,17 +204,56 @@ class GRPOSpec(Schema):
     """The judge whose criteria pass rate is the reward."""
     harness: str = "rlm"
     """The harness the episodes run in."""
-    budgetmix: tuple[int, ...] = ()
-    """Turn budgets for BudgetMix (one per group, visible to the root); empty: max_turns."""
-    settings: dict[str, Any] = Field(default_factory=dict)
-    """Further harness settings of every rollout."""
+    budgetmix: Annotated[tuple[int, ...], Field(json_schema_extra={"uniqueItems": True})] = ()
+    """Turn budgets for BudgetMix (one per group, visible to the root), each once, e.g.
+    ``[8, 16, 32, 64]``; empty: max_turns."""
+    settings: Annotated[dict[str, Any], Field(json_schema_extra={
+        "propertyNames": {"not": {"enum": list(RESERVED)}}})] = Field(default_factory=dict)
+    """Further harness settings of every rollout (``cell_timeout``, ``output_limit``, ...);
+    not max_turns, temperature or budget_visible, which [grpo] and budgetmix set."""
     grpo: GRPOSettings = Field(default_factory=GRPOSettings)
     """The ``[grpo]`` table."""
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, validate_assignment=False)
+    @field_validator("rooms", "heldout", "budgetmix", mode="before")
+    @classmethod
+    def _listed(cls, value: Any) -> Any:
+        return _as_tuple(value)
 
+    @field_validator("generate", mode="before")
+    @classmethod
+    def _generated(cls, value: Any) -> Any:
+        return tuple(generated_room(t, "") for t in _as_tuple(value))
 
-_RESERVED = {"max_turns", "temperature", "budget_visible"}
+    @field_validator("budgetmix")
+    @classmethod
+    def _distinct(cls, budgets: tuple[int, ...]) -> tuple[int, ...]:
+        if len(set(budgets)) != len(budgets):
+            raise ConfigError(f"budgetmix lists a budget twice: {list(budgets)}")
+        return budgets
+
+    @field_validator("settings")
+    @classmethod
+    def _not_reserved(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        reserved = set(RESERVED) & set(settings)
+        if reserved:
+            raise ConfigError(f"set {', '.join(sorted(reserved))} in [grpo] (or budgetmix), "
+                              "not in [settings]")
+        return settings
+
+    @field_validator("grpo", mode="wrap")
+    @classmethod
+    def _in_table(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        try:
+            return handler(value)
+        except ConfigError as exc:
+            raise type(exc)(f"[grpo] {exc}") from None
+
+    @model_validator(mode="after")
+    def _has_rooms(self) -> GRPOSpec:
+        if not self.rooms and not self.generate:
+            raise ConfigError("the spec names no training rooms: give rooms = [...] or "
+                              "[[generate]]")
+        return self
 
 
 def load_grpo_spec(path: Path, *, budgetmix: list[int] | None = None) -> tuple[GRPOSpec, Path]:
@@ -210,57 +266,12 @@ def load_grpo_spec(path: Path, *, budgetmix: list[int] | None = None) -> tuple[G
     try:
         return spec_from_dict(data), path.parent.resolve()
     except ConfigError as exc:
-        raise ConfigError(f"GRPO spec {path}: {exc}") from None
+        raise type(exc)(f"GRPO spec {path}: {exc}") from None
 
 
 def spec_from_dict(data: dict[str, Any]) -> GRPOSpec:
     """A :class:`GRPOSpec` from a parsed table; unknown keys and impossible values refused."""
-    from dealroom.eval import generated_room
-
-    known = list(GRPOSpec.model_fields)
-    _refuse_unknown(data, known, "")
-    if not isinstance(data.get("model"), str):
-        raise ConfigError("model must name the root policy, e.g. model = \"hf:local\"")
-    values = dict(data)
-    for name in ("rooms", "heldout"):
-        items = values.get(name, [])
-        items = items if isinstance(items, list) else [items]
-        if not all(isinstance(i, str) for i in items):
-            raise ConfigError(f"{name} must be a list of room folders or globs")
-        values[name] = tuple(items)
-    budgets = values.get("budgetmix", [])
-    if not isinstance(budgets, list) or not all(_is_int(b) for b in budgets):
-        raise ConfigError("budgetmix must be a list of whole turn budgets, e.g. [8, 16, 32, 64]")
-    if len(set(budgets)) != len(budgets):
-        raise ConfigError(f"budgetmix lists a budget twice: {budgets}")
-    values["budgetmix"] = tuple(budgets)
-    gen = values.get("generate", [])
-    values["generate"] = tuple(generated_room(t, "generate") for t in
-                               (gen if isinstance(gen, list) else [gen]))
-    for name in ("sub", "judge", "harness"):
-        if name in values and not isinstance(values[name], str):
-            raise ConfigError(f"{name} must be a string")
-    if not isinstance(values.get("settings", {}), dict):
-        raise ConfigError("settings must be a table of harness settings")
-    reserved = _RESERVED & set(values.get("settings", {}))
-    if reserved:
-        raise ConfigError(f"set {', '.join(sorted(reserved))} in [grpo] (or budgetmix), not in "
-                          "[settings]")
-    table = values.get("grpo", {})
-    if not isinstance(table, dict):
-        raise ConfigError("grpo must be a table of GRPO settings")
-    _refuse_unknown(table, list(GRPOSettings.model_fields), "[grpo] ")
-    values["grpo"] = GRPOSettings(**table)
-    if not values["rooms"] and not values["generate"]:
-        raise ConfigError("the spec names no training rooms: give rooms = [...] or [[generate]]")
-    return GRPOSpec(**values)
-
-
-def _refuse_unknown(data: dict[str, Any], known: list[str], where: str) -> None:
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        raise ConfigError(f"{where}unknown key {', '.join(map(repr, unknown))}; the keys are "
-                          f"{', '.join(known)}")
+    return GRPOSpec(**data)
 
 
 def check_spec(spec: GRPOSpec) -> Any:

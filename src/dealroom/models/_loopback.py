@@ -1,5 +1,5 @@
 """LoopbackServer: an aiohttp app on 127.0.0.1 that tests start and stop, the base of the
-loopback stand-ins for model servers (``MockOpenAIServer``, ``train.testing.LoraServer``).
+loopback stand-ins for model servers (``MockOpenAIServer``, ``dealroom.testing.LoraServer``).
 
 A subclass adds its handlers in :meth:`LoopbackServer.routes`. Sync code uses ``with server``
 (the app runs on its own event loop in a background thread); async code uses ``async with``

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dealroom.cli._schemas import CONTRACTS, render, schema
+from dealroom.cli._schemas import CONTRACTS, render, schema, tables, with_tables
 
 DOCS = Path(__file__).parents[1] / "docs" / "schemas"
 
@@ -37,3 +37,13 @@ def test_a_schema_says_what_the_model_refuses() -> None:
         "type": "integer"}
     assert spec["generate"]["items"] == {"$ref": "#/$defs/GeneratedRoom"}
     assert "temperature" in spec["settings"]["propertyNames"]["not"]["enum"]
+
+
+def test_the_architecture_tables_are_generated_from_the_records() -> None:
+    doc = (DOCS.parent / "architecture.md").read_text(encoding="utf-8")
+    assert with_tables(doc) == doc, "regenerate: python -m dealroom.cli._schemas docs/schemas"
+    made = tables()
+    assert "| `forked_from` | Only in a fork" in made["config.json"]
+    assert "| `resumed` | `previous_events` |" in made["trajectory events"]
+    stale = doc.replace("| `memo` | `sections`, `chars` |", "| `memo` | `sections` |")
+    assert with_tables(stale) == doc

@@ -1,16 +1,20 @@
-"""JSON Schemas of dealroom's typed contracts, generated into docs/schemas/ from the models.
+"""JSON Schemas of dealroom's typed contracts, generated into docs/schemas/ from the models,
+and the run folder's tables in docs/architecture.md generated from the same records.
 
     python -m dealroom.cli._schemas docs/schemas
 
 One file per contract (``sweep-spec.schema.json``, ...), written from the pydantic models the
-code validates with, so editors can check a spec as it is typed. A test fails when a file in
-docs/schemas/ no longer matches its model.
+code validates with, so editors can check a spec as it is typed. The same command rewrites
+the blocks of docs/architecture.md between ``<!-- generated: NAME -->`` and
+``<!-- end generated -->`` (``config.json``, ``trajectory events``). A test fails when a file
+in docs/schemas/ or a block no longer matches its model.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -55,6 +59,44 @@ def write_schemas(out: Path) -> list[Path]:
     return written
 
 
+def _md(text: str) -> str:
+    """A docstring as one Markdown line: ``x`` and :role:`x` become `x`."""
+    text = re.sub(r":\w+:`~?(?:[\w.]+\.)?([\w.]+)`", r"`\1`", " ".join(text.split()))
+    return text.replace("``", "`").replace("|", "\\|")
+
+
+def tables() -> dict[str, str]:
+    """The generated Markdown tables of docs/architecture.md, by block name."""
+    from pydantic import TypeAdapter
+
+    from dealroom.runs import EVENT_TYPES, RunConfig, event_fields
+
+    props = TypeAdapter(RunConfig).json_schema()["properties"]
+    config = ["| key | what it holds |", "|---|---|"] + [
+        f"| `{key}` | {_md(p.get('description', ''))} |" for key, p in props.items()]
+    events = ["| type | fields | what happened |", "|---|---|---|"] + [
+        f"| `{kind}` | {', '.join(f'`{f}`' for f in event_fields(kind))} | "
+        f"{_md(record.__doc__ or '')} |" for kind, record in EVENT_TYPES.items()]
+    return {"config.json": "\n".join(config), "trajectory events": "\n".join(events)}
+
+
+BLOCK = re.compile(r"(<!-- generated: (.+?) -->\n).*?(<!-- end generated -->)", re.S)
+
+
+def with_tables(doc: str) -> str:
+    """``doc`` with each generated block replaced by its table from the records."""
+    made = tables()
+    return BLOCK.sub(lambda m: f"{m.group(1)}{made[m.group(2)]}\n{m.group(3)}", doc)
+
+
+def write_tables(doc: Path) -> None:
+    """Rewrite the generated blocks of ``doc`` (docs/architecture.md) in place."""
+    doc.write_text(with_tables(doc.read_text(encoding="utf-8")), encoding="utf-8")
+
+
 if __name__ == "__main__":
-    for path in write_schemas(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/schemas")):
+    folder = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/schemas")
+    for path in write_schemas(folder):
         sys.stdout.write(f"{path}\n")
+    write_tables(folder.parent / "architecture.md")
+    sys.stdout.write(f"{folder.parent / 'architecture.md'}\n")

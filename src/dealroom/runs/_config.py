@@ -75,10 +75,13 @@ class RunConfig(TypedDict, total=False):
     started_at: str | None
     """UTC start time, ISO 8601 to the second."""
     forked_from: ForkedFrom
-    """Only in a fork: the run and root turn it continues from."""
+    """Only in a fork (``dealroom resume RUN --from-turn J --out NEW``): ``{run, turn, events,
+    root}``, the source run, the root turn J after which the new policy took over, how many of
+    the source's events were copied (those with a smaller ``seq`` are turns 1..J, replayed),
+    and the source's root."""
     budgetmix: BudgetMixLabel
-    """Only in a run of a BudgetMix plan: the entry it follows (written by whoever runs the
-    plan, through ``run_agent(budgetmix=...)``)."""
+    """Only in a run of a BudgetMix plan: ``{plan, step, group}``, the plan's ``id`` and the
+    entry the run follows (``dealroom budgetmix audit`` checks it)."""
 
 
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}

@@ -34,7 +34,7 @@ class Event(TypedDict, total=False):
 
 
 class RunStart(Event, total=False):
-    """The run began."""
+    """The run began (room name, documents, tokens)."""
 
     type: Required[Literal["run_start"]]  # type: ignore[misc]  # a TypedDict narrows no field
     room: str
@@ -46,7 +46,12 @@ class RunStart(Event, total=False):
 
 
 class RunEnd(Event, total=False):
-    """An agent's episode ended (the root's ends the run)."""
+    """An agent's episode ended, the root's ending the run (``ended``: how the agent itself
+    ended, ``status`` without ``degraded``): ``submitted``, ``finished`` (tool loop),
+    ``budget_exhausted``, ``max_turns``, ``errors`` (``max_errors`` root turns in a row ran
+    no code or raised), ``error``, or ``degraded`` (more than 10% of the sub-calls failed at
+    the provider or were cancelled in flight; the reason says how it ended and how many
+    failed; ``dealroom run`` exits 3)."""
 
     type: Required[Literal["run_end"]]  # type: ignore[misc]  # a TypedDict narrows no field
     status: str
@@ -63,7 +68,9 @@ class RunEnd(Event, total=False):
 
 
 class ModelCall(Event, total=False):
-    """One model call, finished or failed."""
+    """One model call (``role``: ``root``, ``sub``, ``child_root``); a failed or cancelled
+    sub-call has ``error`` and ``provider`` ``{kind, status, attempts, served,
+    usage_estimate}``."""
 
     type: Required[Literal["model_call"]]  # type: ignore[misc]  # a TypedDict narrows no field
     role: str
@@ -107,7 +114,9 @@ class ModelCall(Event, total=False):
 
 
 class Compaction(Event, total=False):
-    """An agent's history was compacted: older turns replaced by a summary its model wrote."""
+    """The agent's history passed ``compact_at`` of its window (or the endpoint refused it as
+    too long): turns ``[first, last]`` were replaced by the summary its model wrote (this
+    call's usage counts like a ``model_call``'s), the last ``kept`` messages stay verbatim."""
 
     type: Required[Literal["compaction"]]  # type: ignore[misc]  # a TypedDict narrows no field
     role: str
@@ -144,7 +153,8 @@ class Compaction(Event, total=False):
 
 
 class SandboxStarted(Event, total=False):
-    """An agent's REPL started (see docs/sandbox.md)."""
+    """An agent's REPL started: what confines it, and which parts are weaker than the
+    strongest, with the reason (docs/sandbox.md)."""
 
     type: Required[Literal["sandbox"]]  # type: ignore[misc]  # a TypedDict narrows no field
     isolation: str
@@ -157,7 +167,7 @@ class SandboxStarted(Event, total=False):
 
 
 class Cell(Event, total=False):
-    """One REPL cell the root ran."""
+    """One REPL cell; ``output`` is what the root was shown."""
 
     type: Required[Literal["cell"]]  # type: ignore[misc]  # a TypedDict narrows no field
     turn: int
@@ -193,7 +203,7 @@ class Wave(Event, total=False):
 
 
 class ChildStart(Event, total=False):
-    """``rlm(task)`` started a child agent (depth 2 and more)."""
+    """``rlm(task)`` started a child with a budget carved from its parent's."""
 
     type: Required[Literal["child_start"]]  # type: ignore[misc]  # a TypedDict narrows no field
     call_id: str
@@ -205,7 +215,7 @@ class ChildStart(Event, total=False):
 
 
 class ChildEnd(Event, total=False):
-    """A child agent finished."""
+    """The child finished; ``text`` is its answer."""
 
     type: Required[Literal["child_end"]]  # type: ignore[misc]  # a TypedDict narrows no field
     call_id: str
@@ -231,7 +241,7 @@ class MemoChanged(Event, total=False):
 
 
 class Tool(Event, total=False):
-    """A tool call of the tool-loop harness."""
+    """A tool call of the tool-loop harness (``doc``: the document a ``read`` opened)."""
 
     type: Required[Literal["tool"]]  # type: ignore[misc]  # a TypedDict narrows no field
     turn: int

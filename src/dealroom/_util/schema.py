@@ -123,6 +123,17 @@ def _range(bounds: list[Any]) -> str:
     return "finite"
 
 
+def as_tuple(value: Any) -> Any:
+    """A spec's list key as the tuple the model keeps: a TOML scalar stands for a list of one
+    (a ``mode="before"`` field validator of specs written by hand).
+
+    >>> as_tuple("rooms/a"), as_tuple([4, 16]), as_tuple((1,))
+    (('rooms/a',), (4, 16), (1,))
+    """
+    return tuple(value) if isinstance(value, list) else (
+        value if isinstance(value, tuple) else (value,))
+
+
 def field_help(cls: type[BaseModel]) -> dict[str, str]:
     """Each field's docstring, by name, on one line: the CLI's help and the docs use them."""
     return {name: " ".join((f.description or "").split()).replace("``", "")

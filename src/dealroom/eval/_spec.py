@@ -34,7 +34,7 @@ from typing import Annotated, Any
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from dealroom._util.files import read_toml
-from dealroom._util.schema import Schema
+from dealroom._util.schema import Schema, as_tuple
 from dealroom.errors import ConfigError, DealroomError, InputError
 
 ROOMS = "rooms"
@@ -49,12 +49,6 @@ MAX_GLOB_MATCHES = 10_000
 
 Strings = tuple[str, ...]
 AtLeastOne = Annotated[int, Field(ge=1)]
-
-
-def _as_tuple(value: Any) -> Any:
-    """A TOML scalar stands for a list of one; a list becomes the tuple the spec keeps."""
-    return tuple(value) if isinstance(value, list) else (
-        value if isinstance(value, tuple) else (value,))
 
 
 class GeneratedRoom(Schema):
@@ -132,13 +126,12 @@ class SweepSpec(Schema):
     @field_validator("rooms", "roots", "subs", "depth", "max_turns", "seeds", mode="before")
     @classmethod
     def _listed(cls, value: Any) -> Any:
-        return _as_tuple(value)
+        return as_tuple(value)
 
     @field_validator("generate", mode="before")
     @classmethod
     def _generated(cls, value: Any) -> Any:
-        return tuple(generated_room(t, "") if isinstance(t, dict | str | int) or t is None
-                     else t for t in _as_tuple(value))
+        return tuple(generated_room(t, "") for t in as_tuple(value))
 
     @model_validator(mode="after")
     def _check(self) -> SweepSpec:

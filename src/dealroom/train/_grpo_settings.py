@@ -30,7 +30,7 @@ from pydantic import (
 )
 
 from dealroom._util.files import read_toml
-from dealroom._util.schema import Schema
+from dealroom._util.schema import Schema, as_tuple
 from dealroom.errors import ConfigError
 from dealroom.eval import GeneratedRoom, generated_room
 from dealroom.train._settings import Count, LoRASettings, Positive, Rate, check_reporting
@@ -177,12 +177,6 @@ RESERVED = ("budget_visible", "max_turns", "temperature")
 """Harness settings the spec sets elsewhere ([grpo] or budgetmix), refused in [settings]."""
 
 
-def _as_tuple(value: Any) -> Any:
-    """A TOML scalar stands for a list of one; a list becomes the tuple the spec keeps."""
-    return tuple(value) if isinstance(value, list) else (
-        value if isinstance(value, tuple) else (value,))
-
-
 class GRPOSpec(Schema):
     """What a GRPO training runs on: the policy, the frozen sub-agents, rooms and judge. Every
     field is a top-level key of ``SPEC.toml``; scalars stand for lists of one."""
@@ -217,12 +211,12 @@ class GRPOSpec(Schema):
     @field_validator("rooms", "heldout", "budgetmix", mode="before")
     @classmethod
     def _listed(cls, value: Any) -> Any:
-        return _as_tuple(value)
+        return as_tuple(value)
 
     @field_validator("generate", mode="before")
     @classmethod
     def _generated(cls, value: Any) -> Any:
-        return tuple(generated_room(t, "") for t in _as_tuple(value))
+        return tuple(generated_room(t, "") for t in as_tuple(value))
 
     @field_validator("budgetmix")
     @classmethod

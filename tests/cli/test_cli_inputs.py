@@ -208,7 +208,7 @@ def lab_task(root: Path, task: dict | str) -> Path:
 
 @pytest.mark.parametrize("task,message", [
     ({**LAB, "criteria": [{**LAB["criteria"][0], "id": ["C-001"]}]},
-     "criterion 1 has the id ['C-001'], a list"),
+     "task.json: criteria[0].id must be a string, got ['C-001']"),
     ('{"title": ' + DEEP + "}", "task.json is nested too deep to read"),
     ({**LAB, "deliverables": {"memo": "../memo.md"}}, "'../memo.md', a path"),
     ({**LAB, "deliverables": {"memo": "/etc/memo.md"}}, "'/etc/memo.md', a path"),

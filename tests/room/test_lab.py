@@ -132,17 +132,18 @@ def test_export_drops_dealroom_extensions_and_the_answer_key(tmp_path):
     (room / "answer_key" / "gold_memo.md").write_text("the answers")
     (room / ".index").mkdir()
     record = DocumentRecord(
-        "D00001",
-        "documents/01 Corporate/a.md",
-        "a",
-        "01 Corporate",
-        "01 Corporate",
-        "md",
-        1,
-        1,
-        "0" * 64,
+        id="D00001",
+        path="documents/01 Corporate/a.md",
+        title="a",
+        category="01 Corporate",
+        folder="01 Corporate",
+        format="md",
+        pages=1,
+        tokens=1,
+        sha256="0" * 64,
     )
-    (room / "room.json").write_text(json.dumps(RoomManifest("g", [record]).to_dict()))
+    (room / "room.json").write_text(json.dumps(RoomManifest(name="g", documents=[record])
+                                               .to_dict()))
     criterion = {
         "id": "C-001",
         "title": "Fee",
@@ -197,7 +198,11 @@ def test_import_rejects_what_is_not_a_lab_task(tmp_path):
         import_lab(task, tmp_path / "room")
     bad["criteria"] = [{"id": "C-001", "title": "x"}]
     (task / "task.json").write_text(json.dumps(bad))
-    with pytest.raises(ConfigError, match="no match_criteria"):
+    with pytest.raises(ConfigError, match=r"missing required key 'criteria\[0\]\.match_criteria'"):
+        import_lab(task, tmp_path / "room")
+    bad["criteria"] = [{"id": "C-001", "title": "x", "match_criteria": " "}]
+    (task / "task.json").write_text(json.dumps(bad))
+    with pytest.raises(ConfigError, match=r"criteria\[0\]\.match_criteria is empty"):
         import_lab(task, tmp_path / "room")
     (task / "task.json").write_text(json.dumps(LAB_TASK))
     for f in sorted((task / "documents").rglob("*"), reverse=True):

@@ -31,7 +31,10 @@ def test_empty_instructions_fall_back_to_the_default(tmp_path):
     (b"\xff\xfe{}", "cannot be read"),
     ("[1, 2]", "must hold a JSON object"),
     ('{"instructions": 3}', "instructions must be a string"),
-    ('{"deliverables": ["memo.md"]}', "deliverables must map names to file names"),
+    ('{"deliverables": ["memo.md"]}',
+     r"deliverables must be an object, got \['memo.md'\]: it maps deliverable names to file "
+     "names"),
+    ('{"deliverables": {"memo": 3}}', "deliverables.memo must be a string, got 3"),
 ])
 def test_a_task_that_cannot_be_read_is_an_error_naming_the_file(tmp_path, content, message):
     path = tmp_path / "task.json"

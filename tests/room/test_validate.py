@@ -95,13 +95,19 @@ def test_manifest_record_errors(room: Path) -> None:
         docs[4]["category"] = "99 Elsewhere"
         docs[5]["folder"] = "01 Nowhere/1.1 Nothing"
         del docs[6]["sha256"]
+        docs[7]["pages"] = "2"
+        docs[8]["colour"] = "blue"
         data["totals"]["tokens"] += 1
 
     _edit(room / "room.json", change)
     errors = "\n".join(_errors(room))
     for text in ("duplicate id", "'doc-3' is not D followed by five digits",
                  "does not match the file name", "is not the top folder",
-                 "is not the file's folder", "missing or mistyped field(s): sha256",
+                 "is not the file's folder",
+                 "room.json: documents[6]: missing required key 'documents[6].sha256'",
+                 "room.json: documents[7]: documents[7].pages must be an integer, got '2'",
+                 "room.json: documents[8]: unknown key 'documents[8].colour'; the keys are id, "
+                 "path, title, category, folder, format, pages, tokens, sha256, bytes",
                  "totals.tokens is"):
         assert text in errors
 
@@ -121,11 +127,16 @@ def test_criterion_errors(room: Path) -> None:
     _edit(room / "task.json", change)
     errors = "\n".join(_errors(room))
     for text in ("id 'criterion one' is not like C-001", "must read 'PASS if ... [FAIL if ...]'",
-                 "type 'vibes' is not one of", "'D99999', which is not in room.json",
-                 "'next week' is not an ISO date", "expect.severity must be one of",
+                 "task.json: C-003: criteria[2].type must be fact, conclusion, citation, "
+                 "severity, recommendation, timeline, monetary or formatting, got 'vibes'",
+                 "'D99999', which is not in room.json", "'next week' is not an ISO date",
+                 "task.json: C-004: criteria[3].expect.severity must be high, medium or low, "
+                 "got 'huge'",
                  "a negative criterion needs the claim's terms or cite",
-                 "unknown expect key(s) colour", "deliverables must list names",
-                 "is not {value, tolerance>=0}", "is not a list of phrases"):
+                 "task.json: C-006: unknown key 'criteria[5].expect.colour'; the keys are cite, "
+                 "pages, amounts", "deliverables must list names",
+                 "task.json: C-008: criteria[7].expect.amounts[0].value must be a number, got "
+                 "'lots'", "is not a list of phrases"):
         assert text in errors
 
 

@@ -12,10 +12,11 @@ the generated JSON Schemas in ``docs/schemas/``). A failed validation raises one
 from __future__ import annotations
 
 from types import UnionType
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
 import annotated_types as at
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
 from dealroom.errors import InputError
@@ -30,6 +31,9 @@ class Schema(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True,
                               validate_assignment=True)
+    object_noun: ClassVar[str] = "a table"
+    """What an error calls a key that must hold a mapping: a TOML spec's "a table"; a JSON
+    file's records say "an object"."""
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -37,23 +41,36 @@ class Schema(BaseModel):
         except ValidationError as exc:
             raise InputError(explain(exc, type(self))) from None
 
+    # pydantic validates a record nested in another in its core, not through this __init__ (as
+    # for BaseModel's own), so an error keeps the nested key's whole path: settings.lora_rank
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
     def to_dict(self) -> dict[str, Any]:
         """The record as JSON-ready data (``config.json``, ``train.json``, ...)."""
         return self.model_dump(mode="json")
 
 
-def explain(exc: ValidationError, cls: type[BaseModel]) -> str:
-    """One line per problem of ``exc``, each naming the key, what is allowed and what came."""
-    return "; ".join(_line(error, cls) for error in exc.errors())
+def explain(exc: ValidationError, cls: type[BaseModel], limit: int | None = None) -> str:
+    """One line per problem of ``exc``, each naming the key, what is allowed and what came;
+    past ``limit`` problems, a count of the rest."""
+    lines = [line for _, line in error_lines(exc, cls)]
+    more = f" (and {len(lines) - limit} more)" if limit is not None and len(lines) > limit else ""
+    return "; ".join(lines[:limit]) + more
+
+
+def error_lines(exc: ValidationError, cls: type[BaseModel]) -> list[tuple[ErrorDetails, str]]:
+    """Each problem of ``exc`` as (pydantic's details, its line): a key nested in records
+    reads ``documents[3].pages``."""
+    return [(e, _line(e, cls)) for e in exc.errors()]
 
 
 def _line(error: ErrorDetails, cls: type[BaseModel]) -> str:
     name = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
     name = name.lstrip(".") or cls.__name__
     kind, given = error["type"], error.get("input")
+    owner, field = _owner(cls, error["loc"])
     if kind == "extra_forbidden":
-        return f"unknown key {name!r}; the keys are {', '.join(cls.model_fields)}"
-    field = cls.model_fields.get(str(error["loc"][0])) if error["loc"] else None
+        return f"unknown key {name!r}; the keys are {', '.join(owner.model_fields)}"
     extra = getattr(field, "json_schema_extra", None)
     why = f": {extra['why']}" if isinstance(extra, dict) and "why" in extra else ""
     if kind == "missing":
@@ -67,16 +84,51 @@ def _line(error: ErrorDetails, cls: type[BaseModel]) -> str:
         allowed = " ".join(p for p in (noun, _range(bounds)) if p)
         return f"{name} must be {allowed}, got {given!r}{why}"
     if kind == "literal_error":
-        choices = [str(c) for t in types for c in get_args(t)] if get_origin(types[0]) is \
-            Literal else [str(error.get("ctx", {}).get("expected"))]
+        choices = [str(c) for t in types for c in get_args(t)] if types and get_origin(
+            types[0]) is Literal else [str(error.get("ctx", {}).get("expected"))]
         allowed = " or ".join([", ".join(choices[:-1]), choices[-1]] if len(choices) > 1
                               else choices)
         return f"{name} must be {allowed}, got {given!r}"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
-        return f"{name} must be a table, got {given!r}{why}"
+        noun = getattr(cls, "object_noun", "a table")
+        return f"{name} must be {noun}, got {given!r}{why}"
+    if kind in ("too_short", "too_long"):
+        ctx = error.get("ctx", {})
+        least = f"at least {ctx.get('min_length')}" if kind == "too_short" else \
+            f"at most {ctx.get('max_length')}"
+        return f"{name} must hold {least} item(s), got {given!r}{why}"
     if kind.endswith("_type") and noun:
         return f"{name} must be {noun}, got {given!r}"
     return f"{name}: {error['msg']}"
+
+
+def _owner(cls: type[BaseModel], loc: tuple[int | str, ...]) -> tuple[type[BaseModel],
+                                                                       FieldInfo | None]:
+    """The record that holds the last key of ``loc`` (through nested records and lists of
+    them) and that key's field; a dict's keys stay on the dict's field."""
+    owner, field = cls, None
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if field is not None:
+            inner = _model_of(field.annotation)
+            if inner is None:
+                break
+            owner = inner
+        field = owner.model_fields.get(part)
+        if field is None:
+            break
+    return owner, field
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The record type inside ``annotation`` (``X``, ``X | None``, ``list[X]``), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        if (found := _model_of(arg)) is not None:
+            return found
+    return None
 
 
 def _parts(annotation: Any) -> tuple[list[Any], list[Any]]:

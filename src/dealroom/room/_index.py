@@ -33,7 +33,6 @@ from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import asdict
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -328,7 +327,7 @@ def _write_all(room_dir: Path, out: Path, docs: list[DocumentRecord],
 def _doc_record(doc: DocumentRecord, got: Extraction) -> dict[str, Any]:
     """The document's line of docs.json: its manifest record, its page count, and (when it
     has them) its printed page labels and its OCR'd pages with their confidence."""
-    record: dict[str, Any] = {**asdict(doc), "pages": len(got.pages)}
+    record: dict[str, Any] = {**doc.to_dict(), "pages": len(got.pages)}
     if got.labels and len(got.labels) == len(got.pages):
         record["labels"] = list(got.labels)
     if got.ocr:

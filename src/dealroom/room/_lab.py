@@ -4,7 +4,8 @@ A LAB task is a folder::
 
     TASK/
       task.json     title, instructions, work_type, deliverables, criteria[{id, title,
-                    match_criteria, deliverables, source}], tags (and any other LAB fields)
+                    match_criteria, deliverables, source}], tags (and any other LAB fields):
+                    :class:`~dealroom.room.LabTask`
       documents/    the files the agent reads
 
 Import keeps every field of ``task.json`` as it is and adds dealroom's criterion ``type`` (from
@@ -23,17 +24,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from dealroom._util.files import clear_output_dir, parse_json, write_json_atomic
+from dealroom._util.schema import explain
 from dealroom.errors import ConfigError, InputError, RoomError
 from dealroom.room._ingest import IngestReport, IngestSettings, ProgressFn, ingest
 from dealroom.room._manifest import DOCUMENTS, TASK, load_manifest, load_task
+from dealroom.room._task_schema import LabTask
 
 CRITERION_EXTENSIONS = ("type", "expect")
 """Criterion keys dealroom adds to LAB's; never exported."""
-TASK_EXTENSIONS = ("dealroom", "canary")
-"""Top-level task keys that are dealroom's own (``canary``: the training watch's); never
-exported."""
-REQUIRED = ("title", "instructions", "criteria")
+TASK_EXTENSIONS = ("version", "dealroom", "canary")
+"""Top-level task keys that are dealroom's own (``version``: of the room's task.json format;
+``canary``: the training watch's); never exported."""
 
 _PASS = re.compile(r"\bFAIL if\b", re.IGNORECASE)
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -113,50 +117,39 @@ def load_lab_task_file(path: Path) -> dict[str, Any]:
 
 
 def check_lab_task(task: Any, where: str = TASK) -> None:
-    """Check LAB's required fields and criteria; raise :class:`ConfigError` if one is wrong."""
+    """Check ``task`` against LAB's public shape (:class:`~dealroom.room.LabTask`), then what
+    the shape cannot say: unique criterion ids, a non-blank id and rule, deliverables that are
+    plain file names. Raises :class:`InputError` (a ConfigError) naming the key."""
     if not isinstance(task, dict):
-        raise ConfigError(f"{where} must hold a JSON object")
-    missing = [k for k in REQUIRED if k not in task]
-    if missing:
-        raise ConfigError(f"{where} lacks LAB field(s) {', '.join(missing)}")
-    _check_criteria(where, task["criteria"])
-    _check_deliverable_names(where, task.get("deliverables"))
+        raise InputError(f"{where} must hold a JSON object (a LAB task)")
+    try:
+        lab = LabTask.model_validate(task)
+    except ValidationError as exc:
+        raise InputError(f"{where}: {explain(exc, LabTask, limit=3)}") from None
+    ids: set[str] = set()
+    for n, criterion in enumerate(lab.criteria):
+        if not criterion.id.strip():
+            raise InputError(f"{where}: criteria[{n}].id is empty: LAB ids look like C-001")
+        if not criterion.match_criteria.strip():
+            raise InputError(f"{where}: criteria[{n}].match_criteria is empty: give the rule, "
+                             "'PASS if ... [FAIL if ...]'")
+        if criterion.id in ids:
+            raise ConfigError(f"{where}: criterion id {criterion.id} appears twice")
+        ids.add(criterion.id)
+    _check_deliverable_names(where, lab.deliverables or {})
 
 
-def _check_deliverable_names(where: str, deliverables: Any) -> None:
+def _check_deliverable_names(where: str, deliverables: dict[str, str]) -> None:
     """Refuse deliverables that are no plain file names (``../x.md``, ``/etc/x.md``, NUL, a
     name too long): they would be written outside the run's ``output/`` folder, or not at
     all."""
     from dealroom.room._names import file_name_problem
 
-    if deliverables is None:
-        return
-    if not isinstance(deliverables, dict):
-        raise InputError(f"{where}: deliverables must map names to file names, e.g. "
-                         '{"memo": "memo.md"}')
     for name, filename in deliverables.items():
         problem = file_name_problem(filename)
         if problem:
             raise InputError(f"{where}: deliverable {name!r} names {str(filename)[:80]!r}, "
                              f"{problem}: give a file name such as memo.md")
-
-
-def _check_criteria(path: str, criteria: Any) -> None:
-    if not isinstance(criteria, list):
-        raise ConfigError(f"{path}: criteria must be a list")
-    ids = set()
-    for n, criterion in enumerate(criteria, 1):
-        if not isinstance(criterion, dict) or not str(criterion.get("match_criteria", "")).strip():
-            raise ConfigError(f"{path}: criterion {n} has no match_criteria")
-        cid = criterion.get("id")
-        if not cid:
-            raise ConfigError(f"{path}: criterion {n} has no id (LAB ids look like C-001)")
-        if not isinstance(cid, str):
-            raise InputError(f"{path}: criterion {n} has the id {str(cid)[:60]}, a "
-                             f"{type(cid).__name__}: LAB ids are strings like C-001")
-        if cid in ids:
-            raise ConfigError(f"{path}: criterion id {cid} appears twice")
-        ids.add(cid)
 
 
 def to_room_task(lab_task: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from dealroom.errors import RoomError
 from dealroom.room._manifest import TASK
+from dealroom.room._task_schema import migrate_task, task_errors
 from dealroom.runs import MEMO
 
 DEFAULT_INSTRUCTIONS = (
@@ -33,8 +34,9 @@ def load_instructions(room: Path) -> Instructions:
     """The instructions and deliverables of ``room``'s ``task.json``.
 
     A room without ``task.json`` gets :data:`DEFAULT_INSTRUCTIONS`; a ``task.json`` that cannot
-    be read, is not JSON, or holds instructions or deliverables of the wrong shape is a
-    :class:`~dealroom.errors.RoomError` naming the file.
+    be read, is not JSON, or holds instructions or deliverables of the wrong type (as
+    :class:`~dealroom.room.RoomTask` says) is a :class:`~dealroom.errors.RoomError` naming the
+    file and the key. The rubric is not checked here: an agent never sees it.
     """
     path = Path(room) / TASK
     if not path.exists():
@@ -45,13 +47,10 @@ def load_instructions(room: Path) -> Instructions:
         raise RoomError(f"{path} cannot be read: {exc or 'nested too deep'}") from None
     if not isinstance(task, dict):
         raise RoomError(f"{path} must hold a JSON object (a LAB task)")
-    text = task.get("instructions") or DEFAULT_INSTRUCTIONS
-    deliverables = task.get("deliverables") or DEFAULT_DELIVERABLES
-    if not isinstance(text, str):
-        raise RoomError(f"{path}: instructions must be a string")
-    if not isinstance(deliverables, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in deliverables.items()
-    ):
-        raise RoomError(f"{path}: deliverables must map names to file names, e.g. "
-                        '{"memo": "memo.md"}')
-    return Instructions(text, dict(deliverables))
+    task = migrate_task(task, str(path))
+    wrong = [line for error, line in task_errors(task) if error["type"] != "missing"
+             and error["loc"][:1] in (("instructions",), ("deliverables",))]
+    if wrong:
+        raise RoomError(f"{path}: {'; '.join(wrong[:3])}")
+    return Instructions(task.get("instructions") or DEFAULT_INSTRUCTIONS,
+                        dict(task.get("deliverables") or DEFAULT_DELIVERABLES))

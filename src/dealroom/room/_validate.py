@@ -16,6 +16,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
+from dealroom._util.schema import error_lines
 from dealroom.errors import RoomError
 from dealroom.room._extract import extract_document, format_of
 from dealroom.room._manifest import (
@@ -24,24 +28,25 @@ from dealroom.room._manifest import (
     DOCUMENTS,
     FORMATS,
     MANIFEST,
+    MIGRATIONS,
+    ROOM_VERSION,
     TASK,
+    DocumentRecord,
+    RoomManifest,
     document_path,
+    migrate,
 )
 from dealroom.room._names import file_name_problem
 from dealroom.room._ocr_store import overlay_ocr
+from dealroom.room._task_schema import Expect, migrate_task, task_errors
 from dealroom.room._tokens import TOKENIZER, count_tokens
 
-CRITERION_TYPES = ("fact", "conclusion", "citation", "severity", "recommendation", "timeline",
-                   "monetary", "formatting")
-EXPECT_KEYS = ("cite", "pages", "amounts", "dates", "terms", "severity", "negative", "sections",
-               "reviewed", "contrary")
 SEVERITIES = ("high", "medium", "low")
 _DOC_ID = re.compile(r"^D\d{5}$")
 _CRITERION_ID = re.compile(r"^C-\d{3,}$")
 _ISO = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 _SHA = re.compile(r"^[0-9a-f]{64}$")
-_DOC_FIELDS = {"id": str, "path": str, "title": str, "category": str, "folder": str,
-               "format": str, "pages": int, "tokens": int, "sha256": str}
+Errors = list[tuple[ErrorDetails, str]]
 
 
 @dataclass(frozen=True)
@@ -117,89 +122,108 @@ def validate_room(path: Path | str, *, deep: bool = False, hashes: bool = True) 
 
 
 def _check_manifest(root: Path, data: Any, report: _Report,
-                    hashes: bool) -> dict[str, dict[str, Any]]:
+                    hashes: bool) -> dict[str, DocumentRecord]:
+    """room.json against :class:`RoomManifest` (each problem where it is), then each record
+    that has the right types against the room; the records by id."""
     if not isinstance(data, dict):
         report.error(MANIFEST, "must be a JSON object")
         return {}
-    for field, kind in (("name", str), ("documents", list)):
-        if not isinstance(data.get(field), kind):
-            report.error(MANIFEST, f"needs {field!r} ({kind.__name__})")
+    try:
+        data = migrate(data, ROOM_VERSION, MIGRATIONS, MANIFEST)
+    except RoomError as exc:
+        report.error(MANIFEST, str(exc).removeprefix(f"{MANIFEST}: "))
+        return {}
+    errors = _errors(RoomManifest, data)
+    for error, line in errors:
+        loc = error["loc"]
+        report.error(f"{MANIFEST}: documents[{loc[1]}]" if len(loc) > 1 and loc[0] == "documents"
+                     else MANIFEST, line)
     if data.get("tokenizer", TOKENIZER) != TOKENIZER:
         report.warn(MANIFEST, f"tokenizer {data.get('tokenizer')!r} is not {TOKENIZER}: token "
                     "counts will not match dealroom's")
-    docs: dict[str, dict[str, Any]] = {}
+    listed = data.get("documents") if _clean(errors, "documents") is not None else None
+    docs: dict[str, DocumentRecord] = {}
     paths: set[str] = set()
-    for n, doc in enumerate(data.get("documents") or []):
+    for n, raw in enumerate(listed if isinstance(listed, list) else []):
+        if _clean(errors, "documents", n) != set():
+            continue  # reported above
+        doc = DocumentRecord.model_validate(raw)
         where = f"{MANIFEST}: documents[{n}]"
-        if not isinstance(doc, dict):
-            report.error(where, "must be an object")
-            continue
-        if _check_record(root, doc, where, report, hashes):
-            if doc["id"] in docs:
-                report.error(where, f"duplicate id {doc['id']}")
-            if doc["path"] in paths:
-                report.error(where, f"duplicate path {doc['path']}")
-            docs[doc["id"]] = doc
-            paths.add(doc["path"])
-    _check_totals(data, list(docs.values()), report)
+        _check_record(root, doc, report, hashes)
+        if doc.id in docs:
+            report.error(where, f"duplicate id {doc.id}")
+        if doc.path in paths:
+            report.error(where, f"duplicate path {doc.path}")
+        docs[doc.id] = doc
+        paths.add(doc.path)
+    if _clean(errors, "totals") == set():
+        _check_totals(data.get("totals"), list(docs.values()), report)
     copied = (data.get("meta") or {}).get(COPIED) if isinstance(data.get("meta"), dict) else None
     _check_unlisted(root, paths, copied if isinstance(copied, dict) else {}, report)
     return docs
 
 
-def _check_record(root: Path, doc: dict[str, Any], where: str, report: _Report,
-                  hashes: bool) -> bool:
-    bad = [f for f, kind in _DOC_FIELDS.items()
-           if not isinstance(doc.get(f), kind) or isinstance(doc.get(f), bool)]
-    if bad:
-        report.error(where, f"missing or mistyped field(s): {', '.join(bad)}")
-        return False
-    where = doc["path"]
-    if not _DOC_ID.match(doc["id"]):
-        report.error(where, f"id {doc['id']!r} is not D followed by five digits")
-    parts = doc["path"].split("/")
+def _errors(model: type[RoomManifest] | type[Expect], data: Any) -> Errors:
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        return error_lines(exc, model)
+    return []
+
+
+def _clean(errors: Errors, *path: int | str) -> set[int | str] | None:
+    """The keys under ``path`` that the schema found a problem in (empty: none); None when
+    the value at ``path`` itself is wrong (missing, or of the wrong type)."""
+    keys: set[int | str] = set()
+    for error, _ in errors:
+        loc = tuple(error["loc"])
+        if loc == path:
+            return None
+        if loc[:len(path)] == path:
+            keys.add(loc[len(path)])
+    return keys
+
+
+def _check_record(root: Path, doc: DocumentRecord, report: _Report, hashes: bool) -> None:
+    where = doc.path
+    if not _DOC_ID.match(doc.id):
+        report.error(where, f"id {doc.id!r} is not D followed by five digits")
+    parts = doc.path.split("/")
     if parts[0] != DOCUMENTS or len(parts) < 2 or {"", ".", ".."} & set(parts[1:]):
         report.error(where, f"path must be {DOCUMENTS}/[folder/.../]file, without '.' or '..'")
-        return True
-    if "/".join(parts[1:-1]) != doc["folder"]:
-        report.error(where, f"folder {doc['folder']!r} is not the file's folder")
-    if doc["folder"].split("/")[0] != doc["category"]:
-        report.error(where, f"category {doc['category']!r} is not the top folder")
-    if doc["format"] not in FORMATS:
-        report.error(where, f"format {doc['format']!r} is not one of {', '.join(FORMATS)}")
-    elif format_of(Path(doc["path"])) != doc["format"]:
-        report.error(where, f"format {doc['format']!r} does not match the file name")
-    if doc["pages"] < 1 or doc["tokens"] < 0:
-        report.error(where, "pages must be at least 1 and tokens at least 0")
-    if not os.path.lexists(root / doc["path"]):
+        return
+    if "/".join(parts[1:-1]) != doc.folder:
+        report.error(where, f"folder {doc.folder!r} is not the file's folder")
+    if doc.folder.split("/")[0] != doc.category:
+        report.error(where, f"category {doc.category!r} is not the top folder")
+    if doc.format not in FORMATS:
+        report.error(where, f"format {doc.format!r} is not one of {', '.join(FORMATS)}")
+    elif format_of(Path(doc.path)) != doc.format:
+        report.error(where, f"format {doc.format!r} does not match the file name")
+    if doc.pages < 1:
+        report.error(where, "pages must be at least 1")
+    if not os.path.lexists(root / doc.path):
         report.error(where, "file is missing")
-        return True
+        return
     try:
-        file = document_path(root, doc["path"])
+        file = document_path(root, doc.path)
     except RoomError as exc:
         report.error(where, f"{exc}: it is never read")
-        return True
+        return
     size = file.stat().st_size
-    if isinstance(doc.get("bytes"), int) and doc["bytes"] and doc["bytes"] != size:
-        report.error(where, f"bytes {doc['bytes']} but the file has {size}")
-    if not _SHA.match(doc["sha256"]):
+    if doc.bytes and doc.bytes != size:
+        report.error(where, f"bytes {doc.bytes} but the file has {size}")
+    if not _SHA.match(doc.sha256):
         report.error(where, "sha256 is not 64 lowercase hex digits")
-    elif hashes and hashlib.sha256(file.read_bytes()).hexdigest() != doc["sha256"]:
+    elif hashes and hashlib.sha256(file.read_bytes()).hexdigest() != doc.sha256:
         report.error(where, "sha256 does not match the file (changed since room.json was written)")
-    return True
 
 
-def _check_totals(data: dict[str, Any], docs: list[dict[str, Any]], report: _Report) -> None:
-    totals = data.get("totals")
+def _check_totals(totals: dict[str, int] | None, docs: list[DocumentRecord],
+                  report: _Report) -> None:
     if totals is None:
         return
-    actual = {"docs": len(docs), "folders": len({d["folder"] for d in docs}),
-              "categories": len({d["category"] for d in docs}),
-              "tokens": sum(d["tokens"] for d in docs), "pages": sum(d["pages"] for d in docs),
-              "bytes": sum(d.get("bytes") or 0 for d in docs)}
-    if not isinstance(totals, dict):
-        report.error(MANIFEST, "totals must be an object")
-        return
+    actual = RoomManifest(name="", documents=docs).totals()
     for key, value in actual.items():
         if key in totals and totals[key] != value:
             report.error(MANIFEST, f"totals.{key} is {totals[key]} but the documents add up to "
@@ -252,131 +276,139 @@ def _check_deliverables(deliverables: dict[str, str], report: _Report) -> None:
                      "(describe the deliverable in the instructions)")
 
 
-def _check_task(task: Any, docs: dict[str, Any] | None, findings: set[str] | None,
+def _check_task(task: Any, docs: dict[str, DocumentRecord] | None, findings: set[str] | None,
                 report: _Report) -> None:
+    """task.json against :class:`RoomTask` (each problem where it is), then what the schema
+    cannot say, on every part that has the right types."""
     if not isinstance(task, dict):
         report.error(TASK, "must be a JSON object")
         return
-    for field in ("title", "instructions"):
-        if not isinstance(task.get(field), str) or not task[field].strip():
-            report.error(TASK, f"needs a non-empty {field!r}")
-    deliverables = task.get("deliverables")
-    if not isinstance(deliverables, dict) or not deliverables or not all(
-            isinstance(v, str) for v in deliverables.values()):
-        report.error(TASK, "deliverables must map names to file names, e.g. "
-                     '{"memo": "memo.md"}')
-        deliverables = {}
-    _check_deliverables(deliverables, report)
-    criteria = task.get("criteria")
-    if not isinstance(criteria, list):
-        report.error(TASK, "criteria must be a list")
+    try:
+        task = migrate_task(task)
+    except RoomError as exc:
+        report.error(TASK, str(exc).removeprefix(f"{TASK}: "))
         return
-    if not criteria:  # an ingested room before anyone wrote its rubric
+    errors = task_errors(task)
+    for error, line in errors:
+        report.error(_where(task, error["loc"]), line)
+    for field in ("title", "instructions"):
+        if isinstance(task.get(field), str) and not task[field].strip():
+            report.error(TASK, f"needs a non-empty {field!r}")
+    deliverables: dict[str, str] = {}
+    if _clean(errors, "deliverables") == set():
+        deliverables = task.get("deliverables") or {}
+        if not deliverables:
+            report.error(TASK, "deliverables must map names to file names, e.g. "
+                         '{"memo": "memo.md"}')
+    _check_deliverables(deliverables, report)
+    if _clean(errors, "criteria") is None:
+        return  # missing, or not a list: reported
+    if not task["criteria"]:  # an ingested room before anyone wrote its rubric
         report.warn(TASK, "has no criteria: agents can review the room, but there is nothing "
                     "to judge a memo against (add a rubric, e.g. dealroom ingest --task)")
         return
-    seen: set[str] = set()
-    names = set(deliverables) | set(deliverables.values())
-    for n, criterion in enumerate(criteria):
-        _check_criterion(criterion, n, seen, docs, names, findings, report)
+    rubric = _Rubric(set(), docs, set(deliverables) | set(deliverables.values()), findings)
+    for n, criterion in enumerate(task["criteria"]):
+        bad = _clean(errors, "criteria", n)
+        if bad is not None:  # None: not an object, reported
+            _check_criterion(criterion, n, bad, rubric, report,
+                             _clean(errors, "criteria", n, "expect"))
 
 
-def _check_criterion(c: Any, n: int, seen: set[str], docs: dict[str, Any] | None, names: set[str],
-                     findings: set[str] | None, report: _Report) -> None:
-    if not isinstance(c, dict):
-        report.error(f"{TASK}: criteria[{n}]", "must be an object")
-        return
-    cid = c.get("id")
-    where = f"{TASK}: {cid if isinstance(cid, str) else f'criteria[{n}]'}"
-    if not isinstance(cid, str) or not _CRITERION_ID.match(cid):
-        report.error(where, f"id {cid!r} is not like C-001")
-    elif cid in seen:
-        report.error(where, "duplicate id")
-    seen.add(str(cid))
+def _where(task: dict[str, Any], loc: tuple[int | str, ...]) -> str:
+    """``task.json``, or ``task.json: C-012`` for a problem inside a criterion."""
+    if len(loc) < 2 or loc[0] != "criteria" or not isinstance(loc[1], int):
+        return TASK
+    criterion = task["criteria"][loc[1]]
+    cid = criterion.get("id") if isinstance(criterion, dict) else None
+    return f"{TASK}: {cid if isinstance(cid, str) else f'criteria[{loc[1]}]'}"
+
+
+@dataclass
+class _Rubric:
+    """What a criterion is checked against: the ids seen so far, the room's documents (None:
+    no room yet), the deliverables' names and file names, the answer key's findings."""
+
+    seen: set[str]
+    docs: dict[str, DocumentRecord] | None
+    names: set[str]
+    findings: set[str] | None
+
+
+def _check_criterion(c: dict[str, Any], n: int, bad: set[int | str], rubric: _Rubric,
+                     report: _Report, expect_bad: set[int | str] | None) -> None:
+    """One criterion's values; a key the schema found wrong (``bad``) is reported already."""
+    def ok(key: str) -> bool:
+        return key in c and key not in bad and c[key] is not None
+
+    where = f"{TASK}: {c['id'] if ok('id') else f'criteria[{n}]'}"
+    if ok("id"):
+        if not _CRITERION_ID.match(c["id"]):
+            report.error(where, f"id {c['id']!r} is not like C-001")
+        elif c["id"] in rubric.seen:
+            report.error(where, "duplicate id")
+        rubric.seen.add(c["id"])
     for field in ("title", "match_criteria"):
-        if not isinstance(c.get(field), str) or not c[field].strip():
+        if ok(field) and not c[field].strip():
             report.error(where, f"needs a non-empty {field!r}")
-    if isinstance(c.get("match_criteria"), str) and "PASS if" not in c["match_criteria"]:
+    if ok("match_criteria") and "PASS if" not in c["match_criteria"]:
         report.error(where, "match_criteria must read 'PASS if ... [FAIL if ...]'")
-    graded = c.get("deliverables")  # absent: the criterion grades every deliverable
-    if graded is not None and not (isinstance(graded, list) and graded
-                                   and all(isinstance(g, str) for g in graded)
-                                   and set(graded) <= names):
+    graded = c["deliverables"] if ok("deliverables") else None  # None: grades every one
+    if graded is not None and not (graded and set(graded) <= rubric.names):
         report.error(where, f"deliverables must list names or file names from task "
-                     f"deliverables ({', '.join(sorted(names)) or 'none'}), or be left out")
-    if "type" not in c:
+                     f"deliverables ({', '.join(sorted(rubric.names)) or 'none'}), or be left out")
+    if c.get("type") is None:
         report.warn(where, "has no type: it cannot be counted by type")
-    elif c["type"] not in CRITERION_TYPES:
-        report.error(where, f"type {c['type']!r} is not one of {', '.join(CRITERION_TYPES)}")
-    if findings is not None and c.get("finding") is not None and c["finding"] not in findings:
+    if rubric.findings is not None and ok("finding") and c["finding"] not in rubric.findings:
         report.error(where, f"finding {c['finding']!r} is not in answer_key/findings.json")
     if "expect" not in c:
         report.warn(where, "has no expect block: the reference judge cannot score it")
-    else:
-        _check_expect(c["expect"], where, docs, report)
+    elif not c["expect"]:
+        report.error(where, "expect must be a non-empty object")
+    elif expect_bad is not None:
+        expect = Expect.model_validate({k: v for k, v in c["expect"].items()
+                                        if k not in expect_bad})
+        _check_expect(expect, where, rubric.docs, report)
 
 
-def _check_pages(pages: Any, where: str, docs: dict[str, Any] | None, report: _Report) -> None:
-    """``expect.pages``: ``{doc id: [pages]}``, documents of the room, pages it has."""
-    if pages is None:
-        return
-    if not isinstance(pages, dict):
-        report.error(where, "expect.pages must be an object {doc id: [pages]}")
+def _check_pages(pages: dict[str, list[int]], where: str, docs: dict[str, DocumentRecord] | None,
+                 report: _Report) -> None:
+    """``expect.pages``: documents of the room, pages it has."""
+    if docs is None:
         return
     for doc, listed in pages.items():
-        if docs is None:
-            continue
         if doc not in docs:
             report.error(where, f"expect.pages names {doc!r}, which is not in room.json")
-        elif not (isinstance(listed, list) and listed and all(
-                isinstance(p, int) and 1 <= p <= docs[doc]["pages"] for p in listed)):
-            report.error(where, f"expect.pages[{doc!r}] must list pages 1-{docs[doc]['pages']}")
+        elif not (listed and all(1 <= p <= docs[doc].pages for p in listed)):
+            report.error(where, f"expect.pages[{doc!r}] must list pages 1-{docs[doc].pages}")
 
 
-def _check_expect(expect: Any, where: str, docs: dict[str, Any] | None, report: _Report) -> None:
-    if not isinstance(expect, dict) or not expect:
-        report.error(where, "expect must be a non-empty object")
-        return
-    unknown = sorted(set(expect) - set(EXPECT_KEYS))
-    if unknown:
-        report.error(where, f"unknown expect key(s) {', '.join(unknown)}; known: "
-                     f"{', '.join(EXPECT_KEYS)}")
-    for key in ("cite", "amounts", "dates", "terms", "sections", "reviewed", "contrary"):
-        if not isinstance(expect.get(key, []), list):
-            report.error(where, f"expect.{key} must be a list")
-            return
-    _check_pages(expect.get("pages"), where, docs, report)
-    for doc in expect.get("cite", []):
+def _check_expect(expect: Expect, where: str, docs: dict[str, DocumentRecord] | None,
+                  report: _Report) -> None:
+    _check_pages(expect.pages, where, docs, report)
+    for doc in expect.cite:
         if docs is not None and doc not in docs:
             report.error(where, f"expect.cite names {doc!r}, which is not in room.json")
-    for amount in expect.get("amounts", []):
-        if not (isinstance(amount, dict) and isinstance(amount.get("value"), int | float)
-                and isinstance(amount.get("tolerance", 0), int | float)
-                and amount.get("tolerance", 0) >= 0):
-            report.error(where, f"expect.amounts entry {amount!r} is not {{value, tolerance>=0}}")
-    for day in expect.get("dates", []):
-        if not (isinstance(day, str) and _ISO.match(day)):
+    for day in expect.dates:
+        if not _ISO.match(day):
             report.error(where, f"expect.dates entry {day!r} is not an ISO date")
-    for group in expect.get("terms", []):
-        group = [group] if isinstance(group, str) else group
-        if not (isinstance(group, list) and group and all(isinstance(t, str) and t.strip()
-                                                          for t in group)):
+    for group in expect.terms:
+        if not (group and all(t.strip() for t in group)):
             report.error(where, f"expect.terms entry {group!r} is not a list of phrases")
-    if "severity" in expect and expect["severity"] not in SEVERITIES:
-        report.error(where, f"expect.severity must be one of {', '.join(SEVERITIES)}")
-    if expect.get("negative") and not (expect.get("terms") or expect.get("cite")):
+    if expect.negative and not (expect.terms or expect.cite):
         report.error(where, "a negative criterion needs the claim's terms or cite")
-    if not all(isinstance(s, str) for s in expect.get("sections", [])):
-        report.error(where, "expect.sections must be a list of headings")
 
 
-def _check_findings(data: Any, docs: dict[str, Any], task: Any, report: _Report) -> set[str]:
+def _check_findings(data: Any, docs: dict[str, DocumentRecord], task: Any,
+                    report: _Report) -> set[str]:
     where = f"{ANSWER_KEY}/findings.json"
     items = data.get("findings") if isinstance(data, dict) else None
     if not isinstance(items, list):
         report.error(where, "needs a list 'findings'")
         return set()
-    criteria = {c.get("id") for c in (task or {}).get("criteria", []) if isinstance(c, dict)}
+    listed = task.get("criteria") if isinstance(task, dict) else None
+    criteria = {c.get("id") for c in listed or [] if isinstance(c, dict)} \
+        if isinstance(listed, list) else set()
     ids: set[str] = set()
     for n, f in enumerate(items):
         fid = f.get("id") if isinstance(f, dict) else None
@@ -391,9 +423,9 @@ def _check_findings(data: Any, docs: dict[str, Any], task: Any, report: _Report)
             doc = docs.get(ev.get("doc", "")) if isinstance(ev, dict) else None
             if doc is None:
                 report.error(here, f"evidence names {ev!r}, which is not in room.json")
-            elif not (isinstance(ev.get("page"), int) and 1 <= ev["page"] <= doc["pages"]):
+            elif not (isinstance(ev.get("page"), int) and 1 <= ev["page"] <= doc.pages):
                 report.error(here, f"evidence page {ev.get('page')!r} is outside {ev['doc']} "
-                             f"(1-{doc['pages']})")
+                             f"(1-{doc.pages})")
         for cid in f.get("criteria", []):
             if task is not None and cid not in criteria:
                 report.error(here, f"criterion {cid!r} is not in task.json")
@@ -404,25 +436,25 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def _check_deep(root: Path, docs: dict[str, Any], findings: Any, report: _Report) -> None:
+def _check_deep(root: Path, docs: dict[str, DocumentRecord], findings: Any,
+                report: _Report) -> None:
     pages_of: dict[str, list[str]] = {}
     for doc in docs.values():
         try:
-            path = document_path(root, doc["path"])
+            path = document_path(root, doc.path)
         except RoomError:  # missing or unsafe: already reported, never read
             continue
         try:  # the OCR text ingest kept is part of the document's text
-            pages = overlay_ocr(root, doc["path"], extract_document(path, doc["format"]),
-                                path).pages
+            pages = overlay_ocr(root, doc.path, extract_document(path, doc.format), path).pages
         except RoomError as exc:
-            report.error(doc["path"], f"cannot be read: {exc}")
+            report.error(doc.path, f"cannot be read: {exc}")
             continue
-        pages_of[doc["id"]] = [_flat(p) for p in pages]
-        if len(pages) != doc["pages"]:
-            report.error(doc["path"], f"has {len(pages)} pages, room.json says {doc['pages']}")
+        pages_of[doc.id] = [_flat(p) for p in pages]
+        if len(pages) != doc.pages:
+            report.error(doc.path, f"has {len(pages)} pages, room.json says {doc.pages}")
         tokens = sum(count_tokens(p) for p in pages)
-        if tokens != doc["tokens"]:
-            report.warn(doc["path"], f"has {tokens} tokens, room.json says {doc['tokens']}")
+        if tokens != doc.tokens:
+            report.warn(doc.path, f"has {tokens} tokens, room.json says {doc.tokens}")
     items = findings.get("findings", []) if isinstance(findings, dict) else []
     for f in items:
         for ev in f.get("evidence", []) if isinstance(f, dict) else []:

@@ -41,10 +41,6 @@ class Schema(BaseModel):
         except ValidationError as exc:
             raise InputError(explain(exc, type(self))) from None
 
-    # pydantic validates a record nested in another in its core, not through this __init__ (as
-    # for BaseModel's own), so an error keeps the nested key's whole path: settings.lora_rank
-    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
-
     def to_dict(self) -> dict[str, Any]:
         """The record as JSON-ready data (``config.json``, ``train.json``, ...)."""
         return self.model_dump(mode="json")

@@ -18,14 +18,14 @@ reference judge would not check.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
-from dealroom._util.schema import Schema, error_lines, explain
+from dealroom._util.schema import error_lines, explain
 from dealroom.errors import RoomError
-from dealroom.room._manifest import TASK, Migration, migrate
+from dealroom.room._manifest import TASK, JsonRecord, Migration, migrate
 
 TASK_VERSION = 1
 """Format version of a room's ``task.json``; a file without ``version`` (every one written so
@@ -39,11 +39,7 @@ Severity = Literal["high", "medium", "low"]
 _FILES = 'it maps deliverable names to file names, e.g. {"memo": "memo.md"}'
 
 
-class _Record(Schema):
-    object_noun: ClassVar[str] = "an object"
-
-
-class Amount(_Record):
+class Amount(JsonRecord):
     """An amount the deliverable must state, in USD."""
 
     value: float
@@ -52,7 +48,7 @@ class Amount(_Record):
     """How far a stated amount may be from ``value`` and still match (absolute)."""
 
 
-class Expect(_Record):
+class Expect(JsonRecord):
     """What the reference judge checks for a criterion (every key optional; unknown keys are
     refused). A positive criterion passes when one paragraph states all of its elements
     together; see docs/judging.md."""
@@ -90,7 +86,7 @@ class Expect(_Record):
             else value
 
 
-class LabCriterion(_Record):
+class LabCriterion(JsonRecord):
     """One criterion of a LAB task: graded pass or fail by a judge, all weighing the same."""
 
     model_config = ConfigDict(extra="allow")
@@ -123,7 +119,7 @@ class Criterion(LabCriterion):
     """True: the reference judge leaves it to the LLM judge (as ``expect.llm_only``)."""
 
 
-class _Task(_Record):
+class _Task(JsonRecord):
     model_config = ConfigDict(extra="allow")
 
     title: str

@@ -44,7 +44,8 @@ def test_the_sandboxed_worker_imports_only_what_its_repl_needs():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     for heavy in ("aiohttp", "dealroom.room._generate", "dealroom.room._ingest",
-                  "dealroom.models", "dealroom.harness._api", "dealroom.harness.rlm._engine"):
+                  "dealroom.models", "dealroom.harness._api", "dealroom.harness.rlm._engine",
+                  "pydantic"):
         assert f"'{heavy}'" not in out, f"{heavy} is imported by the worker"
 
 

@@ -38,12 +38,17 @@ _EXPORTS = {
     "load_lab_task_file": "dealroom.room._lab",
     "to_room_task": "dealroom.room._lab",
     "ANSWER_KEY": "dealroom.room._manifest",
-    "DocumentRecord": "dealroom.room._manifest",
+    "DocumentRecord": "dealroom.room._room_schema",
     "load_answer_key": "dealroom.room._manifest",
     "load_manifest": "dealroom.room._manifest",
     "load_task": "dealroom.room._manifest",
-    "RoomManifest": "dealroom.room._manifest",
+    "RoomManifest": "dealroom.room._room_schema",
     "TASK_FILE": "dealroom.room._manifest:TASK",
+    "Criterion": "dealroom.room._task_schema",
+    "Expect": "dealroom.room._task_schema",
+    "LabCriterion": "dealroom.room._task_schema",
+    "LabTask": "dealroom.room._task_schema",
+    "RoomTask": "dealroom.room._task_schema",
     "fold_quotes": "dealroom.room._normalize",
     "normalize_text": "dealroom.room._normalize",
     "OCR_MODES": "dealroom.room._ocr",
@@ -108,8 +113,6 @@ if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXP
     )
     from dealroom.room._manifest import (
         ANSWER_KEY,
-        DocumentRecord,
-        RoomManifest,
         load_answer_key,
         load_manifest,
         load_task,
@@ -118,6 +121,7 @@ if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXP
     from dealroom.room._names import file_name_problem
     from dealroom.room._normalize import fold_quotes, normalize_text
     from dealroom.room._ocr import OCR_MODES, ocr_status
+    from dealroom.room._room_schema import DocumentRecord, RoomManifest
     from dealroom.room._store import Doc, Hit, HitList, Room, RoomKeyError, build_index
     from dealroom.room._tables import (
         PREFIX_CHARS,
@@ -135,6 +139,7 @@ if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXP
         Instructions,
         load_instructions,
     )
+    from dealroom.room._task_schema import Criterion, Expect, LabCriterion, LabTask, RoomTask
     from dealroom.room._tokens import TOKENIZER, count_tokens
     from dealroom.room._validate import Problem, validate_room
 

@@ -35,21 +35,18 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom._util.files import write_json_atomic
 from dealroom.errors import RoomError
 from dealroom.room._extract import PAGE_BREAK, Extraction, extract_document
-from dealroom.room._manifest import (
-    MANIFEST,
-    DocumentRecord,
-    check_documents,
-    document_path,
-    load_manifest,
-)
+from dealroom.room._manifest import MANIFEST, check_documents, document_path, load_manifest
 from dealroom.room._normalize import normalize_pages
 from dealroom.room._ocr_store import overlay_ocr
 from dealroom.room._tables import TableWriter
+
+if TYPE_CHECKING:
+    from dealroom.room._room_schema import DocumentRecord
 
 INDEX_DIR = ".index"
 INDEX_VERSION = 4

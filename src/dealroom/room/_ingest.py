@@ -44,15 +44,9 @@ from dealroom.room._extract import (
     format_of,
 )
 from dealroom.room._ingest_ocr import ocr_outcomes
-from dealroom.room._manifest import (
-    COPIED,
-    DOCUMENTS,
-    MANIFEST,
-    TASK,
-    DocumentRecord,
-    RoomManifest,
-)
+from dealroom.room._manifest import COPIED, DOCUMENTS, MANIFEST, TASK
 from dealroom.room._ocr import OCR_MODES
+from dealroom.room._room_schema import DocumentRecord, RoomManifest
 from dealroom.room._tokens import count_tokens
 from dealroom.room._walk import Found, Problem, inside, walk
 

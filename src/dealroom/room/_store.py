@@ -45,7 +45,7 @@ from dealroom.room._index import (
     read_json,
     read_layout,
 )
-from dealroom.room._manifest import load_manifest
+from dealroom.room._manifest import room_name
 from dealroom.room._normalize import fold_quotes
 from dealroom.room._search import SearchIndex, parse_query, query_phrase, snippet_regex
 from dealroom.room._tables import LINE_ARRAYS, TOKEN_ARRAYS, read_tables, token_end
@@ -192,7 +192,7 @@ class Room:
         n_pages = counts["page_start"]
         self.path = path
         self._counts = counts
-        self.name = load_manifest(path).name
+        self.name = room_name(path)
         self.docs = [Doc(self, i, r) for i, r in enumerate(records)]
         self._by_id = {d.id: d for d in self.docs}
         self._by_path = {d.path: d for d in self.docs}

@@ -25,7 +25,8 @@ from pydantic_core import ErrorDetails
 
 from dealroom._util.schema import error_lines, explain
 from dealroom.errors import RoomError
-from dealroom.room._manifest import TASK, JsonRecord, Migration, migrate
+from dealroom.room._manifest import TASK
+from dealroom.room._room_schema import JsonRecord, Migration, migrate
 
 TASK_VERSION = 1
 """Format version of a room's ``task.json``; a file without ``version`` (every one written so

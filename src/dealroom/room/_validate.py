@@ -28,16 +28,18 @@ from dealroom.room._manifest import (
     DOCUMENTS,
     FORMATS,
     MANIFEST,
-    MIGRATIONS,
-    ROOM_VERSION,
     TASK,
-    DocumentRecord,
-    RoomManifest,
     document_path,
-    migrate,
 )
 from dealroom.room._names import file_name_problem
 from dealroom.room._ocr_store import overlay_ocr
+from dealroom.room._room_schema import (
+    MIGRATIONS,
+    ROOM_VERSION,
+    DocumentRecord,
+    RoomManifest,
+    migrate,
+)
 from dealroom.room._task_schema import Expect, migrate_task, task_errors
 from dealroom.room._tokens import TOKENIZER, count_tokens
 

@@ -22,7 +22,8 @@ from dealroom.room._generate._plan import RoomPlan, plan_room
 from dealroom.room._generate._render import render_all
 from dealroom.room._generate._rubric import Rubric
 from dealroom.room._generate._settings import GenerateSettings
-from dealroom.room._manifest import ANSWER_KEY, MANIFEST, TASK, DocumentRecord, RoomManifest
+from dealroom.room._manifest import ANSWER_KEY, MANIFEST, TASK
+from dealroom.room._room_schema import DocumentRecord, RoomManifest
 from dealroom.room._tokens import TOKENIZER
 
 GENERATOR = "dealroom-generate/2"

@@ -29,6 +29,9 @@ CONTRACTS = {
     "self-distill-spec": "dealroom.train:DistillSpec",
     "run-config": "dealroom.runs:RunConfig",
     "trajectory-event": "dealroom.runs:TrajectoryEvent",
+    "room": "dealroom.room:RoomManifest",
+    "task": "dealroom.room:RoomTask",
+    "lab-task": "dealroom.room:LabTask",
 }
 """File stem → the model it is generated from (``module:name``, a public name: a pydantic
 model, or a type pydantic validates, such as a TypedDict or a discriminated union)."""
@@ -77,7 +80,24 @@ def tables() -> dict[str, str]:
     events = ["| type | fields | what happened |", "|---|---|---|"] + [
         f"| `{kind}` | {', '.join(f'`{f}`' for f in event_fields(kind))} | "
         f"{_md(record.__doc__ or '')} |" for kind, record in EVENT_TYPES.items()]
-    return {"config.json": "\n".join(config), "trajectory events": "\n".join(events)}
+    return {"config.json": "\n".join(config), "trajectory events": "\n".join(events),
+            **_room_tables()}
+
+
+def _room_tables() -> dict[str, str]:
+    """The keys of room.json's records and task.json's criteria, from their records."""
+    from dealroom.room import Criterion, DocumentRecord, Expect, RoomManifest, RoomTask
+
+    made = {}
+    for block, model in (("room.json", RoomManifest), ("room.json documents", DocumentRecord),
+                         ("task.json", RoomTask), ("task.json criteria", Criterion),
+                         ("task.json expect", Expect)):
+        found = TypeAdapter(model).json_schema()
+        rows = ["| key | required | what it holds |", "|---|---|---|"] + [
+            f"| `{key}` | {'yes' if key in found.get('required', []) else ''} | "
+            f"{_md(p.get('description', ''))} |" for key, p in found["properties"].items()]
+        made[block] = "\n".join(rows)
+    return made
 
 
 BLOCK = re.compile(r"(<!-- generated: (.+?) -->\n).*?(<!-- end generated -->)", re.S)

@@ -59,14 +59,16 @@ class Expect(JsonRecord):
     pages: dict[str, list[int]] = {}
     """Document id → the pages (1-based) a citation of it must name."""
     amounts: list[Amount] = []
-    """Amounts the deliverable must state."""
+    """Amounts the deliverable must state, each ``{value, tolerance}`` in USD (the tolerance
+    absolute, at least 0)."""
     dates: list[str] = []
     """ISO dates (``2026-03-31`` or ``2026-03``) the deliverable must state."""
-    terms: list[list[str]] = []
+    terms: list[list[str]] = Field([], json_schema_extra={"items": {"anyOf": [
+        {"type": "string"}, {"type": "array", "items": {"type": "string"}}]}})
     """Key phrases, each a list of acceptable synonyms matched as whole words (a phrase alone
     stands for a list of one)."""
     severity: Severity | None = None
-    """The severity the deliverable must give the finding."""
+    """The severity the deliverable must give the finding: ``high``, ``medium`` or ``low``."""
     negative: bool = False
     """True: the deliverable must not make the claim that ``cite`` and ``terms`` describe."""
     sections: list[str] = []
@@ -109,7 +111,9 @@ class Criterion(LabCriterion):
     drops ``type`` and ``expect``)."""
 
     type: CriterionType | None = None
-    """What kind of point it checks; absent: not counted by type."""
+    """What kind of point it checks: ``fact``, ``conclusion``, ``citation``, ``severity``,
+    ``recommendation``, ``timeline``, ``monetary`` or ``formatting``; absent: not counted by
+    type (a warning of ``dealroom validate``)."""
     finding: str | None = None
     """The answer-key finding it belongs to (``F-001``; null for formatting criteria)."""
     expect: Expect | None = None
@@ -132,7 +136,7 @@ class _Task(JsonRecord):
     """LAB's kind of work: ``review``, ``due_diligence_memo``, ..."""
     deliverables: dict[str, str] | None = Field(None, json_schema_extra={"why": _FILES})
     """Deliverable name → the file name it is written to in the run's ``output/``; absent:
-    ``{"memo": "memo.md"}``."""
+    ``{"memo": "memo.md"}`` (``dealroom validate`` asks for it in a room)."""
     tags: list[str] | None = None
     """LAB's tags."""
 

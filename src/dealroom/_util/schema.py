@@ -88,6 +88,8 @@ def _line(error: ErrorDetails, cls: type[BaseModel]) -> str:
     if kind in ("dict_type", "model_type", "model_attributes_type"):
         noun = getattr(cls, "object_noun", "a table")
         return f"{name} must be {noun}, got {given!r}{why}"
+    if kind in ("list_type", "tuple_type"):
+        return f"{name} must be a list, got {given!r}{why}"
     if kind in ("too_short", "too_long"):
         ctx = error.get("ctx", {})
         least = f"at least {ctx.get('min_length')}" if kind == "too_short" else \

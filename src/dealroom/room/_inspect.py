@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.errors import RoomError
-from dealroom.room._manifest import ANSWER_KEY, TASK, load_manifest
+from dealroom.room._manifest import ANSWER_KEY, TASK, load_manifest, load_task
+from dealroom.room._task_schema import Criterion, RoomTask
 
 TYPE_ORDER = ("fact", "conclusion", "citation", "severity", "recommendation", "timeline",
               "monetary", "formatting")
@@ -36,11 +37,10 @@ def inspect_room(path: Path | str) -> dict[str, Any]:
     root = Path(path)
     manifest = load_manifest(root)
     totals = manifest.totals()
-    criteria: list[dict[str, Any]] = []
+    criteria: list[Criterion] = []
     if (root / TASK).is_file():
-        task = _json(root / TASK)
-        criteria = [c for c in task.get("criteria", []) if isinstance(c, dict)]
-    types = Counter(str(c.get("type", "untyped")) for c in criteria)
+        criteria = RoomTask.model_validate(load_task(root)).criteria
+    types: Counter[str] = Counter(c.type or "untyped" for c in criteria)
     by_type = {t: types[t] for t in TYPE_ORDER if types[t]}
     by_type.update({t: n for t, n in sorted(types.items()) if t not in by_type})
     info: dict[str, Any] = {
@@ -51,7 +51,7 @@ def inspect_room(path: Path | str) -> dict[str, Any]:
         "docs_by_category": dict(sorted(Counter(d.category for d in manifest.documents).items())),
         "criteria": len(criteria),
         "criteria_by_type": by_type,
-        "negative_criteria": sum(bool((c.get("expect") or {}).get("negative")) for c in criteria),
+        "negative_criteria": sum(bool(c.expect and c.expect.negative) for c in criteria),
         "findings": None,
         "findings_by_kind": {},
         "cured_findings": 0,

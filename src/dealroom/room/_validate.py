@@ -135,7 +135,7 @@ def _check_manifest(root: Path, data: Any, report: _Report,
     except RoomError as exc:
         report.error(MANIFEST, str(exc).removeprefix(f"{MANIFEST}: "))
         return {}
-    errors = _errors(RoomManifest, data)
+    errors = _manifest_errors(data)
     for error, line in errors:
         loc = error["loc"]
         report.error(f"{MANIFEST}: documents[{loc[1]}]" if len(loc) > 1 and loc[0] == "documents"
@@ -165,11 +165,12 @@ def _check_manifest(root: Path, data: Any, report: _Report,
     return docs
 
 
-def _errors(model: type[RoomManifest] | type[Expect], data: Any) -> Errors:
+def _manifest_errors(data: dict[str, Any]) -> Errors:
+    """Every problem :class:`RoomManifest` finds in ``data``, as (pydantic's details, line)."""
     try:
-        model.model_validate(data)
+        RoomManifest.model_validate(data)
     except ValidationError as exc:
-        return error_lines(exc, model)
+        return error_lines(exc, RoomManifest)
     return []
 
 

@@ -90,11 +90,6 @@ def _line(error: ErrorDetails, cls: type[BaseModel]) -> str:
         return f"{name} must be {noun}, got {given!r}{why}"
     if kind in ("list_type", "tuple_type"):
         return f"{name} must be a list, got {given!r}{why}"
-    if kind in ("too_short", "too_long"):
-        ctx = error.get("ctx", {})
-        least = f"at least {ctx.get('min_length')}" if kind == "too_short" else \
-            f"at most {ctx.get('max_length')}"
-        return f"{name} must hold {least} item(s), got {given!r}{why}"
     if kind.endswith("_type") and noun:
         return f"{name} must be {noun}, got {given!r}"
     return f"{name}: {error['msg']}"

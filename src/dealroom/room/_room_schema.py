@@ -21,7 +21,8 @@ Migration = Callable[[dict[str, Any]], dict[str, Any]]
 MIGRATIONS: dict[int, Migration] = {}
 """Version N → the function that turns a ``room.json`` of version N into one of N + 1. Version
 1 is the first (a file without ``version`` is 1); the next format change adds ``MIGRATIONS[1]``
-and raises :data:`ROOM_VERSION`."""
+and raises :data:`ROOM_VERSION` (and the ``Literal`` of ``RoomManifest.version``, which only
+the current version passes: an older file takes the migrating path)."""
 
 
 class JsonRecord(Schema):

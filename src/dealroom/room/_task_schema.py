@@ -33,7 +33,8 @@ TASK_VERSION = 1
 far, and LAB's) is 1."""
 TASK_MIGRATIONS: dict[int, Migration] = {}
 """Version N → the function that turns a ``task.json`` of version N into one of N + 1; none
-yet. The next format change adds ``TASK_MIGRATIONS[1]`` and raises :data:`TASK_VERSION`."""
+yet. The next format change adds ``TASK_MIGRATIONS[1]`` and raises :data:`TASK_VERSION` (and
+the ``Literal`` of ``RoomTask.version``)."""
 CriterionType = Literal["fact", "conclusion", "citation", "severity", "recommendation",
                         "timeline", "monetary", "formatting"]
 Severity = Literal["high", "medium", "low"]

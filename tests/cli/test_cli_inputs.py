@@ -68,8 +68,8 @@ def test_a_model_url_that_does_not_parse_is_refused(monkeypatch, capsys, generat
     (["--max-seconds", "nan"], "max_seconds must be a positive finite number, got nan"),
     (["--max-seconds", "inf"], "max_seconds must be a positive finite number, got inf"),
     (["--max-cost", "nan"], "max_cost_usd must be a positive finite number"),
-    (["--temperature", "-1"], "temperature must be between 0 and 2, got -1.0"),
-    (["--temperature", "nan"], "temperature must be between 0 and 2, got nan"),
+    (["--temperature", "-1"], "temperature must be a number in [0, 2], got -1.0"),
+    (["--temperature", "nan"], "temperature must be a number in [0, 2], got nan"),
     (["--harness", "toolloop", "--max-seconds", "inf"], "max_seconds must be a positive"),
 ])
 def test_budgets_and_temperature_that_are_no_numbers_are_refused(monkeypatch, capsys,

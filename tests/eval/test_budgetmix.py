@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, InputError
 from dealroom.eval import BudgetMixPlan, audit_budgetmix, make_budgetmix_plan
 from dealroom.harness import run_agent
 from dealroom.models import ScriptedModel
@@ -66,6 +66,28 @@ def test_the_plan_is_fixed_by_its_seed_and_its_file_by_its_id(tmp_path):
     (tmp_path / "edited.json").write_text(json.dumps(data))
     with pytest.raises(ConfigError, match="entries were changed"):
         BudgetMixPlan.load(tmp_path / "edited.json")
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"groups": "4"}, "groups must be an integer, got '4'"),
+    ({"budgets": [8, 8, 16, 32]}, "budgets lists a budget twice: [8, 8, 16, 32]"),
+    ({"colour": "red"}, "unknown key 'colour'; the keys are version, id, budgets"),
+    ({"version": 2}, "version must be 1, got 2"),
+    ({"entries": [{"step": 0, "group": 0, "room": "r", "max_turns": 0}]},
+     "max_turns must be an integer of at least 1, got 0"),
+])
+def test_a_plan_file_is_checked_by_its_schema(tmp_path, change, message):
+    plan = make_budgetmix_plan([8, 16, 32, 64], 4, rooms(tmp_path, 2), 2, seed=1)
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({**plan.to_dict(), **change}))
+    with pytest.raises(InputError) as err:
+        BudgetMixPlan.load(path)
+    assert str(err.value).startswith(f"{path} is not a BudgetMix plan: {message}"), err.value
+    path.write_text(json.dumps({**plan.to_dict(), "id": ""}))
+    with pytest.raises(ConfigError, match="does not match its id: it has none"):
+        BudgetMixPlan.load(path)
+    with pytest.raises(ConfigError, match="has 1 entries, not steps . groups = 8"):
+        BudgetMixPlan(**{**plan.to_dict(), "id": "", "entries": plan.to_dict()["entries"][:1]})
 
 
 @pytest.mark.parametrize(("budgets", "groups", "given", "match"), [

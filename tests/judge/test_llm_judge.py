@@ -6,7 +6,6 @@ import asyncio
 import json
 import re
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +46,7 @@ def _judge(
 ) -> tuple[Scores, MockOpenAIServer]:
     async def go() -> tuple[Scores, MockOpenAIServer]:
         async with MockOpenAIServer(reply) as srv:
-            spec = srv.spec if window is None else replace(srv.spec, context_window=window)
+            spec = srv.spec if window is None else srv.spec.replace(context_window=window)
             model = open_model(spec)
             try:
                 scores = await llm_judge(model, **kw)(task, {"memo": memo})

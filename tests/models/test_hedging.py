@@ -2,7 +2,6 @@
 latency; the first answer wins and both attempts are recorded."""
 
 import asyncio
-import dataclasses
 import time
 
 import pytest
@@ -15,7 +14,7 @@ HELLO = [{"role": "user", "content": "Read page 3."}]
 
 async def wave_of(srv, n, *faults, spec_changes=None):
     srv.fail_next(*faults)
-    spec = dataclasses.replace(srv.spec, **(spec_changes or {}))
+    spec = srv.spec.replace(**(spec_changes or {}))
     async with open_model(spec) as client:
         start = time.monotonic()
         with hedging() as wave:
@@ -47,7 +46,7 @@ def test_calls_outside_a_wave_are_not_hedged():
     async def go():
         async with MockOpenAIServer("read") as srv:
             srv.fail_next(Fault.timeout(2.5))
-            spec = dataclasses.replace(srv.spec, stream=False)
+            spec = srv.spec.replace(stream=False)
             async with open_model(spec) as client:
                 start = time.monotonic()
                 results = await asyncio.gather(*(client.chat(HELLO) for _ in range(8)))

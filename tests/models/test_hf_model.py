@@ -1,18 +1,21 @@
 """The hf provider: in-process generation that records exact token ids and logprobs."""
 
 import asyncio
+import re
 
 import pytest
 
-from dealroom.errors import ConfigError, MissingDependency, ModelError
+from dealroom.errors import ConfigError, InputError, MissingDependency, ModelError
 from dealroom.models import (
     ModelSpec,
+    load_models_file,
     open_model,
     provider_names,
     resolve_model_spec,
 )
 from dealroom.models._chat import decode
 from dealroom.models._hf import HFModelClient, Sampling, code_closed
+from dealroom.models._spec import hf_options
 
 CHAT = [{"role": "system", "content": "You review data rooms."},
         {"role": "user", "content": "Turn 1 of 3. List the documents."}]
@@ -32,6 +35,29 @@ def test_hf_specs_parse_and_refuse_bad_options():
                          ("hf:x,top_p=2", "top_p"), ("hf:x,dtype", "not key=value")]:
         with pytest.raises(ConfigError, match=message):
             resolve_model_spec(bad)
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ("hf:x,top_p=2", r"top_p must be a number in \(0, 1\], got '2'"),
+    ("hf:x,dtype=int8", "dtype must be auto, float32, bfloat16 or float16, got 'int8'"),
+    ("hf:x,device=tpu", "device must be cpu, cuda, cuda:N or auto, got 'tpu'"),
+    ("hf:x,seed=-1", "seed must be an integer of at least 0, got '-1'"),
+    ("hf:x,threads=two", "threads must be an integer, got 'two'"),
+    ("hf:x,colour=red", "unknown option 'colour'; the options are adapter, device, dtype, .*"),
+])
+def test_hf_options_name_the_option_what_is_allowed_and_what_was_given(spec, expected):
+    with pytest.raises(InputError, match=rf"^model spec '{re.escape(spec)}': {expected}$"):
+        resolve_model_spec(spec)
+
+
+def test_hf_options_of_a_models_file_are_typed_as_toml_gives_them(tmp_path):
+    models = tmp_path / "models.toml"
+    models.write_text('[models.odd]\nprovider = "hf"\nmodel = "x"\n'
+                      '[models.odd.options]\nseed = "3"\n')
+    with pytest.raises(InputError, match="model 'odd': seed must be an integer, got '3'"):
+        hf_options(load_models_file(models)["odd"].options, where="model 'odd'")
+    assert hf_options({"device": "cuda:1", "top_p": 1}, where="x") == {"device": "cuda:1",
+                                                                        "top_p": 1.0}
 
 
 def test_a_missing_train_extra_names_the_install(monkeypatch):

@@ -1,5 +1,4 @@
 import asyncio
-import dataclasses
 import socket
 import time
 
@@ -16,7 +15,7 @@ HELLO = [{"role": "user", "content": "Is consent required?"}]
 
 
 def spec_for(srv: MockOpenAIServer, **changes) -> ModelSpec:
-    return dataclasses.replace(srv.spec, **changes)
+    return srv.spec.replace(**changes)
 
 
 async def one_call(srv, reply_spec=None, messages=HELLO, **kwargs):

@@ -125,7 +125,9 @@ def test_missing_models_file(tmp_path):
         ('base-url = "http://x/v1"\nmodel = "m"\ncontext_window = 1', "unknown key 'base-url'"),
         ('base_url = "http://x/v1"\nmodel = "m"', "missing required key `context_window`"),
         ('model = "m"\ncontext_window = 8', "missing required key `base_url`"),
-        ('base_url = "x/v1"\nmodel = "m"\ncontext_window = 8', "must start with http"),
+        ('base_url = "x/v1"\nmodel = "m"\ncontext_window = 8',
+         "base_url must be an http:// or https:// URL such as http://127.0.0.1:8000/v1, got "
+         "'x/v1'"),
         ('base_url = "http://x"\nmodel = "m"\ncontext_window = "8k"', "context_window must be"),
         ('base_url = "http://x"\nmodel = "m"\ncontext_window = 8\nprice_input = -1',
          "price_input must be a number of at least 0, got -1: USD per 1M tokens"),
@@ -207,8 +209,10 @@ def test_endpoint_spec_options_after_a_hash():
 
 @pytest.mark.parametrize(
     "extra, expected",
-    [("colour=red", "unknown option 'colour=red'"), ("stream=maybe", "stream must be a bool"),
-     ("context_window=big", "context_window must be a int"), ("price_input=-1", "price_input"),
+    [("colour=red", "unknown option 'colour=red'"),
+     ("stream=maybe", "stream must be true or false, got 'maybe'"),
+     ("context_window=big", "context_window must be an integer, got 'big'"),
+     ("price_input=-1", "price_input"),
      ("hedge=0.5", "hedge must be 0 (off) or a multiple >= 1"), ("timeout", "unknown option")],
 )
 def test_bad_spec_options_say_what_is_allowed(extra, expected):
@@ -289,3 +293,48 @@ def test_the_models_file_schema_is_the_table_load_models_file_validates():
     spec = entry.to_spec("m", source=Path("/x/models.toml"))
     assert spec.priced and spec.prices == Prices(input=0.5, cached_input=0.5)
     assert spec.source == "/x/models.toml" and spec.concurrency == 64
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"context_window": 0}, "context_window must be an integer of at least 1, got 0"),
+        ({"timeout": "90"}, "timeout must be a number, got '90'"),
+        ({"concurrency": True}, "concurrency must be an integer, got True"),
+        ({"max_retries": -1}, r"max_retries must be an integer in \[0, 100\], got -1"),
+        ({"read_timeout": float("inf")}, "read_timeout must be a positive finite number, got inf"),
+        ({"colour": "red"}, "unknown key 'colour'; the keys are name, kind, model"),
+    ],
+)
+def test_a_spec_is_checked_by_its_schema_when_built_and_when_replaced(changes, expected):
+    spec = resolve_model_spec("qwen@http://127.0.0.1:8000/v1")
+    with pytest.raises(InputError, match=rf"^model 'qwen@http://127.0.0.1:8000/v1': {expected}"):
+        spec.replace(**changes)
+    with pytest.raises(InputError, match=expected):
+        ModelSpec(name="m", kind="openai", model="m", base_url="http://h/v1", **changes)
+
+
+def test_replace_is_a_validated_copy():
+    spec = resolve_model_spec("qwen@http://127.0.0.1:8000/v1#price_input=1,price_output=2")
+    copy = spec.replace(stream=False, base_url="http://other:9/v1/")
+    assert copy.stream is False and copy.base_url == "http://other:9/v1"
+    assert (copy.prices, copy.priced, copy.name) == (spec.prices, True, spec.name)
+    assert spec.stream is True, "the spec itself is frozen"
+    assert spec.with_concurrency(None) is spec and spec.with_concurrency(7).concurrency == 7
+    with pytest.raises(InputError, match=r"concurrency must be an integer in \[1, 100000\]"):
+        spec.with_concurrency(0)
+    assert Prices(2.0, 0.5, 8.0) == Prices(input=2.0, cached_input=0.5, output=8.0)
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [("concurrency=0", r"concurrency must be an integer in \[1, 100000\], got '0'"),
+     ("deadline=abc", "deadline must be a number, got 'abc'"),
+     ("max_output_tokens=0", "max_output_tokens must be an integer of at least 1, got '0'"),
+     ("tokens=perhaps", "tokens must be true or false, got 'perhaps'")],
+)
+def test_spec_options_are_typed_and_bounded_by_the_models_file_schema(extra, expected):
+    with pytest.raises(InputError, match=expected):
+        resolve_model_spec(f"qwen@http://127.0.0.1:8000/v1#{extra}")
+    spec = resolve_model_spec("qwen@http://127.0.0.1:8000/v1#tokens=yes,max_output_tokens=64")
+    assert spec.tokens is True and spec.max_output_tokens == 64

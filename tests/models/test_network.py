@@ -2,7 +2,6 @@
 with a CA made in the test, client certificates, extra headers kept out of every record."""
 
 import asyncio
-import dataclasses
 import socket
 from pathlib import Path
 
@@ -130,7 +129,7 @@ def test_a_dead_proxy_is_named_by_the_call_and_by_the_check(monkeypatch):
 
     async def go():
         async with MockOpenAIServer() as srv:
-            spec = dataclasses.replace(srv.spec, base_url=srv.base_url.replace("http:", "https:"),
+            spec = srv.spec.replace(base_url=srv.base_url.replace("http:", "https:"),
                                        max_retries=1)
             async with open_model(spec) as client:
                 with pytest.raises(ProviderError) as failed:
@@ -152,7 +151,7 @@ def test_a_dead_proxy_is_named_by_the_call_and_by_the_check(monkeypatch):
 def test_a_ca_made_here_is_trusted_through_requests_ca_bundle(pki, monkeypatch):
     async def go():
         async with tls_server(pki) as srv:
-            spec = dataclasses.replace(srv.spec, max_retries=3)
+            spec = srv.spec.replace(max_retries=3)
             with pytest.raises(ProviderError) as untrusted:
                 async with open_model(spec) as client:
                     await client.chat(HELLO)

@@ -2,7 +2,6 @@
 become a per-call ProviderError (retried where that can help) or a cut, recorded reply."""
 
 import asyncio
-import dataclasses
 import time
 
 import pytest
@@ -16,7 +15,7 @@ HELLO = [{"role": "user", "content": "Is consent required?"}]
 
 async def call(srv, *faults, reply_kwargs=None, **changes):
     srv.fail_next(*faults)
-    spec = dataclasses.replace(srv.spec, **changes)
+    spec = srv.spec.replace(**changes)
     async with open_model(spec) as client:
         return await client.chat(HELLO, **(reply_kwargs or {}))
 

@@ -3,7 +3,6 @@
 runs export and train on the exact tokens it sampled."""
 
 import asyncio
-import dataclasses
 import json
 
 import pytest
@@ -71,7 +70,7 @@ def test_a_reply_with_tokens_keeps_its_control_characters():
 
     async def go(tokens):
         async with MockOpenAIServer(lambda req: vllm_body(text, [5], [9, 2])) as srv:
-            spec = dataclasses.replace(srv.spec, tokens=tokens, stream=False)
+            spec = srv.spec.replace(tokens=tokens, stream=False)
             async with open_model(spec) as client:
                 return await client.chat(HELLO)
 
@@ -83,7 +82,7 @@ def test_a_reply_with_tokens_keeps_its_control_characters():
 def test_an_endpoint_without_token_ids_is_a_clear_error_not_retried():
     async def go():
         async with MockOpenAIServer(lambda req: chat_completion_body("yes")) as srv:
-            spec = dataclasses.replace(srv.spec, tokens=True)
+            spec = srv.spec.replace(tokens=True)
             async with open_model(spec) as client:
                 with pytest.raises(ModelError, match="tokens=true needs an endpoint") as err:
                     await client.chat(HELLO)

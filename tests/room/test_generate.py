@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, InputError
 from dealroom.room import count_tokens, extract_pages, generate_room, load_manifest
 from dealroom.room._generate import (
     CRITERION_TYPES,
@@ -147,14 +147,15 @@ def test_profiles_differ_in_vocabulary_and_folders(profile: str) -> None:
 
 
 def test_bad_profile_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="unknown profile 'bakery'.*bank"):
+    with pytest.raises(InputError, match="profile must be bank, software or manufacturer, got "
+                                         "'bakery'"):
         generate_room(tmp_path / "r", docs=5, secret="tests", seed=1, profile="bakery")
     assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize("docs", [0, -3])
 def test_too_few_documents_is_a_clear_error(tmp_path: Path, docs: int) -> None:
-    with pytest.raises(ConfigError, match="between 1 and"):
+    with pytest.raises(InputError, match=rf"docs must be an integer in \[1, 20000\], got {docs}"):
         generate_room(tmp_path / "r", docs=docs, secret="tests", seed=1)
     assert not (tmp_path / "r").exists()
 
@@ -236,3 +237,25 @@ def test_a_planted_cap_table_total_adds_up(budget: int) -> None:
     summary = build_sheets(Writer(plan, Library(ctx), Random(1)))[0]
     assert summary.rows[-1][:3] == ["Total shares outstanding", "", "12,000,000"]
     assert sum(int(r[2].replace(",", "")) for r in summary.rows[1:-1]) == 12_000_000
+
+
+def test_generate_settings_are_a_schema_that_reads_counts():
+    from typing import get_args
+
+    from dealroom.room._generate._profiles import PROFILES
+    from dealroom.room._generate._settings import Profile
+
+    assert GenerateSettings(docs=10, tokens="31k", secret="s").tokens == 31_000
+    assert GenerateSettings.model_validate({"tokens": "1,500,000"}).total_tokens == 1_500_000
+    assert len(GenerateSettings().secret or "") == 32, "a fresh secret is drawn"
+    assert sorted(get_args(Profile)) == sorted(PROFILES)
+    for given, expected in (({"docs": True}, "docs must be an integer, got True"),
+                            ({"seed": "3"}, "seed must be an integer, got '3'"),
+                            ({"workers": 0}, "workers must be an integer of at least 1, got 0"),
+                            ({"secret": "  "}, "secret must be a non-empty string (or left out "
+                                               "to draw one), got '  '"),
+                            ({"tokens": "lots"}, "cannot read 'lots' as a count"),
+                            ({"size": 3}, "unknown key 'size'; the keys are docs, seed")):
+        with pytest.raises(InputError) as err:
+            GenerateSettings(**given)
+        assert str(err.value).startswith(expected), str(err.value)

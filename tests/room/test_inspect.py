@@ -69,12 +69,16 @@ def test_cli_inspect_json_is_one_object(room: Path) -> None:
 
 
 def test_cli_generate_errors_are_one_line(room: Path, tmp_path: Path) -> None:
-    for args, message in (([str(room)], "already holds files"),
-                          ([str(tmp_path / "x"), "--docs", "0"], "between 1 and"),
-                          ([str(tmp_path / "y"), "--profile", "bakery"], "unknown profile"),
-                          ([str(tmp_path / "z"), "--tokens", "lots"], "cannot read 'lots'")):
+    # a bad value is an InputError: exit 2, as for a usage error
+    for args, message, code in (
+            ([str(room)], "already holds files", 1),
+            ([str(tmp_path / "x"), "--docs", "0"], "docs must be an integer in [1, 20000], got 0",
+             2),
+            ([str(tmp_path / "y"), "--profile", "bakery"], "profile must be bank, software or "
+             "manufacturer, got 'bakery'", 2),
+            ([str(tmp_path / "z"), "--tokens", "lots"], "cannot read 'lots'", 2)):
         done = subprocess.run([sys.executable, "-m", "dealroom", "generate", *args],
                               capture_output=True, text=True, timeout=60)
-        assert done.returncode == 1 and message in done.stderr, (args, done.stderr)
+        assert done.returncode == code and message in done.stderr, (args, done.stderr)
         assert "Traceback" not in done.stderr
     assert not any((tmp_path / n).exists() for n in "xyz")

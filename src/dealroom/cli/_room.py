@@ -33,11 +33,11 @@ def generate(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary.")] = False,
 ) -> None:
     """Generate a synthetic diligence data room with an expert-style rubric."""
-    from dealroom.room import GenerateSettings, generate_room, inspect_room, parse_count
+    from dealroom.room import GenerateSettings, generate_room, inspect_room
 
-    settings = GenerateSettings(docs=docs, seed=seed, profile=profile,
-                                tokens=parse_count(tokens) if tokens else None, workers=workers,
-                                secret=secret)
+    settings = GenerateSettings.model_validate({  # tokens: 31M, 500k, ... (parse_count)
+        "docs": docs, "seed": seed, "profile": profile, "tokens": tokens or None,
+        "workers": workers, "secret": secret})
     with display.generation_progress(settings.docs, quiet=as_json) as progress:
         generate_room(out, settings.docs, settings.seed, settings.profile, settings.tokens,
                       secret=settings.secret, workers=settings.workers, progress=progress)

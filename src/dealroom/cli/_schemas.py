@@ -23,9 +23,12 @@ from pydantic import TypeAdapter
 
 CONTRACTS = {
     "sweep-spec": "dealroom.eval:SweepSpec",
+    "budgetmix-plan": "dealroom.eval:BudgetMixPlan",
     "grpo-spec": "dealroom.train:GRPOSpec",
     "sft-settings": "dealroom.train:SFTSettings",
     "models-file": "dealroom.models:ModelEntry",
+    "hf-options": "dealroom.models:HFOptions",
+    "rlm-settings": "dealroom.harness.rlm:RLMSettings",
     "self-distill-spec": "dealroom.train:DistillSpec",
     "run-config": "dealroom.runs:RunConfig",
     "trajectory-event": "dealroom.runs:TrajectoryEvent",

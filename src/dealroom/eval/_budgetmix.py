@@ -27,47 +27,85 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
 
 from dealroom._util.files import read_json, write_json_atomic
-from dealroom.errors import ConfigError
+from dealroom._util.schema import Schema, explain, field_reader
+from dealroom.errors import ConfigError, InputError
 from dealroom.runs import RunFolder
 
-PLAN_VERSION = 1
+PLAN_VERSION: Literal[1] = 1
 RULE = ("group i = step * groups + group gets budget B'[i mod |B|] and room "
         "R'[(i + i div lcm(|R|, |B|)) mod |R|], B' and R' the budgets and rooms shuffled by the "
         "seed")
 _TOLD = re.compile(r"\bTurn (\d+) of (\w+)")
 
 
-@dataclass(frozen=True)
-class BudgetMixEntry:
+def _no_repeats(budgets: list[int]) -> list[int]:
+    if len(set(budgets)) != len(budgets):
+        raise InputError(f"budgets lists a budget twice: {budgets}")
+    return budgets
+
+
+Budgets = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1, json_schema_extra={
+    "uniqueItems": True, "why": "positive whole turn budgets, each once, e.g. 8,16,32,64"}),
+    AfterValidator(_no_repeats)]
+
+
+class BudgetMixEntry(Schema):
     """One group of one step: its room and its turn budget."""
 
-    step: int
-    group: int
+    model_config = ConfigDict(frozen=True)
+
+    step: Annotated[int, Field(ge=0)]
+    """The training step, from 0."""
+    group: Annotated[int, Field(ge=0)]
+    """The group within the step, from 0."""
     room: str
     """The room folder, absolute."""
-    max_turns: int
+    max_turns: Annotated[int, Field(ge=1)]
     """The group's turn budget T: ``settings.max_turns`` of its runs, told as "Turn k of T"."""
 
 
-@dataclass
-class BudgetMixPlan:
+class BudgetMixPlan(Schema):
     """The schedule ``dealroom budgetmix plan`` writes (PLAN.json)."""
 
-    budgets: list[int]
-    groups: int
-    steps: int
-    seed: int
-    rooms: list[str]
-    entries: list[BudgetMixEntry] = field(default_factory=list)
+    model_config = ConfigDict(frozen=True)
 
-    @property
-    def id(self) -> str:
-        """A digest of the entries: what a run's ``budgetmix.plan`` names."""
-        body = json.dumps([asdict(e) for e in self.entries], sort_keys=True)
-        return hashlib.sha256(body.encode()).hexdigest()[:12]
+    version: Literal[1] = PLAN_VERSION
+    """The format's version."""
+    id: str = ""
+    """A digest of the entries: what a run's ``budgetmix.plan`` names (computed when the plan
+    is made; a file whose entries no longer give it was edited, and is refused)."""
+    budgets: Budgets
+    """The turn budgets the groups are given."""
+    groups: Annotated[int, Field(ge=1)]
+    """Groups per training step."""
+    steps: Annotated[int, Field(ge=1)]
+    """Training steps."""
+    seed: int = 0
+    """Shuffles the budgets and the rooms."""
+    rooms: list[str] = Field(min_length=1)
+    """The room folders, absolute."""
+    rule: str = RULE
+    """The balancing rule, in words."""
+    entries: list[BudgetMixEntry] = Field(default_factory=list)
+    """Every group of every step, in order (``steps * groups`` of them)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> BudgetMixPlan:
+        digest = _digest(self.entries)
+        if self.id and self.id != digest:
+            raise ConfigError("its entries were changed; make a new plan with "
+                              "`dealroom budgetmix plan`")
+        if len(self.entries) != self.steps * self.groups:
+            raise ConfigError(f"it has {len(self.entries)} entries, not steps * groups = "
+                              f"{self.steps * self.groups}; make a new plan with "
+                              "`dealroom budgetmix plan`")
+        object.__setattr__(self, "id", digest)  # frozen: set once, here
+        return self
 
     def entry(self, step: int, group: int) -> BudgetMixEntry:
         """The entry of ``group`` in ``step``; a ConfigError when the plan has none."""
@@ -83,11 +121,6 @@ class BudgetMixPlan:
         return {"max_turns": entry.max_turns,
                 "budgetmix": {"plan": self.id, "step": step, "group": group}}
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"version": PLAN_VERSION, "id": self.id, "budgets": self.budgets,
-                "groups": self.groups, "steps": self.steps, "seed": self.seed,
-                "rooms": self.rooms, "rule": RULE, "entries": [asdict(e) for e in self.entries]}
-
     def save(self, path: Path) -> None:
         """Write PLAN.json; an existing file is never overwritten."""
         path = Path(path)
@@ -99,16 +132,22 @@ class BudgetMixPlan:
     def load(cls, path: Path) -> BudgetMixPlan:
         """Read PLAN.json; a ConfigError when it is not a plan or was edited by hand."""
         data = read_json(path, ConfigError, f"{path} does not exist: give a PLAN.json")
+        if not isinstance(data, dict):
+            raise InputError(f"{path} is not a BudgetMix plan: it holds no JSON object")
+        if not data.get("id"):
+            raise ConfigError(f"{path} does not match its id: it has none; make a new plan "
+                              "with `dealroom budgetmix plan`")
         try:
-            plan = cls(list(data["budgets"]), int(data["groups"]), int(data["steps"]),
-                       int(data["seed"]), list(data["rooms"]),
-                       [BudgetMixEntry(**e) for e in data["entries"]])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"{path} is not a BudgetMix plan ({exc!r} is wrong)") from None
-        if len(plan.entries) != plan.steps * plan.groups or data.get("id") != plan.id:
-            raise ConfigError(f"{path} does not match its id: its entries were changed; "
-                              "make a new plan with `dealroom budgetmix plan`")
-        return plan
+            return cls(**data)
+        except InputError as exc:
+            raise InputError(f"{path} is not a BudgetMix plan: {exc}") from None
+        except ConfigError as exc:
+            raise ConfigError(f"{path} does not match its id: {exc}") from None
+
+
+def _digest(entries: list[BudgetMixEntry]) -> str:
+    body = json.dumps([e.model_dump() for e in entries], sort_keys=True)
+    return hashlib.sha256(body.encode()).hexdigest()[:12]
 
 
 def budgetmix_run_options(label: str, room: Path, *, max_turns: int | None = None,
@@ -137,12 +176,11 @@ def make_budgetmix_plan(budgets: list[int], groups: int, rooms: Sequence[str | P
                         seed: int = 0) -> BudgetMixPlan:
     """The plan of ``steps`` steps of ``groups`` groups over ``rooms`` (folders or globs) and
     turn ``budgets``, balanced by the rule in this module's docstring."""
-    if not budgets or any(not isinstance(b, int) or b < 1 for b in budgets):
-        raise ConfigError("--budgets takes positive whole turn budgets, e.g. 8,16,32,64")
-    if len(set(budgets)) != len(budgets):
-        raise ConfigError(f"--budgets lists a budget twice: {budgets}")
-    if groups < 1 or steps < 1:
-        raise ConfigError("--groups and --steps must be at least 1")
+    head = {"budgets": list(budgets), "groups": groups, "steps": steps, "seed": seed}
+    try:  # before the rooms are looked for
+        field_reader(BudgetMixPlan, tuple(head)).model_validate(head)
+    except ValidationError as exc:
+        raise InputError(explain(exc, BudgetMixPlan)) from None
     folders = expand_rooms(rooms)
     rng = random.Random(seed)
     order_b, order_r = list(budgets), list(folders)
@@ -150,9 +188,11 @@ def make_budgetmix_plan(budgets: list[int], groups: int, rooms: Sequence[str | P
     rng.shuffle(order_r)
     nb, nr = len(order_b), len(order_r)
     span = math.lcm(nb, nr)
-    entries = [BudgetMixEntry(i // groups, i % groups, order_r[(i + i // span) % nr],
-                              order_b[i % nb]) for i in range(steps * groups)]
-    return BudgetMixPlan(list(budgets), groups, steps, seed, folders, entries)
+    entries = [BudgetMixEntry(step=i // groups, group=i % groups,
+                              room=order_r[(i + i // span) % nr], max_turns=order_b[i % nb])
+               for i in range(steps * groups)]
+    return BudgetMixPlan(budgets=list(budgets), groups=groups, steps=steps, seed=seed,
+                         rooms=folders, entries=entries)
 
 
 def expand_rooms(rooms: Sequence[str | Path]) -> list[str]:
@@ -217,7 +257,7 @@ def audit_budgetmix(plan: BudgetMixPlan, run_dirs: list[Path]) -> BudgetMixAudit
     that names an entry counts for it even with violations)."""
     runs = [_audit_run(plan, Path(r)) for r in run_dirs]
     named = Counter((r.step, r.group) for r in runs if r.max_turns is not None)
-    entries = [{**asdict(e), "runs": named[(e.step, e.group)]} for e in plan.entries]
+    entries = [{**e.model_dump(), "runs": named[(e.step, e.group)]} for e in plan.entries]
     return BudgetMixAudit(plan.id, runs, entries)
 
 

@@ -5,9 +5,10 @@ in-process transformers models (``hf:``) and the ``ScriptedModel`` fake, behind 
 Open a client with :func:`open_model` (spec strings: a models-file name, ``local``,
 ``scripted`` for the root, ``oracle`` for the answer-key simulator sub-agent,
 ``MODEL@BASE_URL``, or ``hf:PATH``; each ``[models.NAME]`` table of a models file is a
-:class:`ModelEntry`), fail fast with :func:`check`, and fan out with :func:`gather_bounded`
-(inside :func:`hedging`, stragglers are re-sent); :func:`lazy_model` opens its model on the
-first call. A call that fails for good raises :class:`ProviderError`.
+:class:`ModelEntry`, an ``hf`` model's options an :class:`HFOptions`), fail fast with
+:func:`check`, and fan out with :func:`gather_bounded` (inside :func:`hedging`, stragglers
+are re-sent); :func:`lazy_model` opens its model on the first call. A call that fails for
+good raises :class:`ProviderError`.
 Replies are split into reasoning and answer (:func:`split_reasoning`; ``ChatResult.text`` is
 the answer). ``hf:`` replies carry a :class:`TokenRecord` (the run folder's record, from
 ``dealroom.runs``).
@@ -46,6 +47,7 @@ from dealroom.models._registry import open_model, provider_names
 from dealroom.models._result import ChatResult
 from dealroom.models._scripted import ScriptedCall, ScriptedModel
 from dealroom.models._spec import (
+    HFOptions,
     ModelSpec,
     Prices,
     require_prices,
@@ -66,6 +68,7 @@ __all__ = [
     "ChatPiece",
     "ChatResult",
     "HFModelClient",
+    "HFOptions",
     "HedgeWave",
     "LazyModel",
     "LoadedModel",

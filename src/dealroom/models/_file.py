@@ -33,12 +33,12 @@ from dealroom.models._spec import (
     RESERVED,
     WITH_OPTIONS,
     ModelSpec,
+    Price,
     Prices,
+    Seconds,
 )
 
-Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 _USD: dict[str, Any] = {"why": "USD per 1M tokens"}
-Seconds = Annotated[float, Field(gt=0)]
 _OPENAI_REQUIRED = ("base_url", "model", "context_window")
 
 

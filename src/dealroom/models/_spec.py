@@ -19,12 +19,20 @@ the provider when a client for a real endpoint is opened (see ``_client.open_ope
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from dealroom.errors import ConfigError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from dealroom._util.schema import Schema, explain, field_reader
+from dealroom.errors import ConfigError, InputError
 from dealroom.models._net import NET_KEYS, check_settings, redact
 from dealroom.types import ROLES
 
@@ -40,23 +48,35 @@ RESERVED = ("local", "scripted", "oracle")
 WITH_OPTIONS = ("scripted", "oracle")
 """Reserved names that take ``:KEY=VALUE,...`` options."""
 
+Price = Annotated[float, Field(ge=0, allow_inf_nan=False,
+                               json_schema_extra={"why": "USD per 1M tokens"})]
+"""A list price: USD per million tokens, finite and at least 0."""
+Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Concurrency = Annotated[int, Field(ge=1, le=100_000)]
+Deadline = Annotated[float, Field(ge=0, allow_inf_nan=False, json_schema_extra={
+    "why": "seconds for a whole call, retries included; 0: none"})]
+Hedge = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Retries = Annotated[int, Field(ge=0, le=100)]
+Tokens = Annotated[int, Field(ge=1)]
+URL = Annotated[str, Field(pattern=r"^https?://", json_schema_extra={
+    "allowed": "an http:// or https:// URL such as http://127.0.0.1:8000/v1"})]
 
-@dataclass(frozen=True)
-class Prices:
+
+class Prices(Schema):
     """List prices in USD per million tokens; cached input is a part of input."""
 
-    input: float = 0.0
+    model_config = ConfigDict(frozen=True)
+
+    input: Price = 0.0
     """Uncached prompt tokens."""
-    cached_input: float = 0.0
+    cached_input: Price = 0.0
     """Prompt tokens served from the provider's cache."""
-    output: float = 0.0
+    output: Price = 0.0
     """Completion tokens."""
 
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if not isinstance(value, int | float) or value < 0 or not math.isfinite(value):
-                raise ConfigError(f"price_{f.name} must be a number >= 0 (USD per 1M tokens)")
+    def __init__(self, *args: float, **data: Any) -> None:
+        """By keyword, or in field order: ``Prices(2.0, 0.5, 8.0)``."""
+        super().__init__(**dict(zip(type(self).model_fields, args, strict=False)), **data)
 
     def cost(self, input_tokens: int, cached_input_tokens: int, output_tokens: int) -> float:
         """Cache-aware cost in USD.
@@ -69,12 +89,15 @@ class Prices:
         return round((total + output_tokens * self.output) / 1e6, 12)
 
 
-@dataclass(frozen=True)
-class ModelSpec:
+class ModelSpec(Schema):
     """A resolved model: everything needed to open a client, and to rebuild it from a run log.
 
     Holds the *name* of the environment variable with the API key, never the key itself.
+    Validated when built, and again by :meth:`replace` (a bad value is an InputError that
+    names the model, the key, what is allowed and what was given).
     """
+
+    model_config = ConfigDict(frozen=True)
 
     name: str
     """The spec string as given (``gpt-4o-mini``, ``local``, ``qwen@http://...``); logged."""
@@ -83,35 +106,35 @@ class ModelSpec:
     or a third-party provider named by ``provider =`` in the models file."""
     model: str = ""
     """Model id sent to the endpoint."""
-    base_url: str | None = None
+    base_url: URL | None = None
     """OpenAI-compatible base URL ending in ``/v1`` (``None`` for ``local`` until it starts)."""
     api_key_env: str | None = None
     """Environment variable holding the API key; ``None`` sends no key."""
     api_key_optional: bool = False
     """Send no key when ``api_key_env`` is unset instead of failing (``MODEL@BASE_URL`` specs)."""
-    context_window: int = DEFAULT_CONTEXT_WINDOW
+    context_window: Tokens = DEFAULT_CONTEXT_WINDOW
     """Prompt plus completion tokens the model accepts."""
-    prices: Prices = field(default_factory=Prices)
+    prices: Prices = Field(default_factory=Prices)
     """List prices used when the provider reports no cost."""
     priced: bool = False
     """Whether ``prices`` were given (models file or spec options), so a zero is a real zero;
     ``--max-cost`` refuses a model that is not priced. ``local`` is priced (it is free)."""
-    concurrency: int = DEFAULT_CONCURRENCY
+    concurrency: Concurrency = DEFAULT_CONCURRENCY
     """Calls in flight at once to this endpoint, shared by every client of the endpoint."""
-    timeout: float = DEFAULT_TIMEOUT_S
+    timeout: Seconds = DEFAULT_TIMEOUT_S
     """Seconds allowed for one HTTP attempt, start to last byte."""
-    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S
+    connect_timeout: Seconds = DEFAULT_CONNECT_TIMEOUT_S
     """Seconds allowed to open the connection."""
-    read_timeout: float = DEFAULT_READ_TIMEOUT_S
+    read_timeout: Seconds = DEFAULT_READ_TIMEOUT_S
     """When streaming: seconds allowed before the first byte and between two reads, so a dead
     connection fails in seconds however long ``timeout`` is."""
-    deadline: float | None = None
+    deadline: Deadline | None = None
     """Seconds one call may take in all, retries, back-off and hedges included, from its
     first send; None: DEFAULT_DEADLINE_S (300), or ``timeout`` when larger; 0: none."""
     stream: bool = True
     """Ask for a streamed reply (SSE); an endpoint that answers in one body, or refuses, is
     then read that way."""
-    hedge: float = DEFAULT_HEDGE
+    hedge: Hedge = DEFAULT_HEDGE
     """In a wave of parallel calls, re-send a call still unanswered after this multiple of
     the wave's median latency (at least 1 s) and take the first answer; 0 turns it off."""
     tokens: bool = False
@@ -119,11 +142,11 @@ class ModelSpec:
     ``return_token_ids`` and ``logprobs``) and record them in the run's ``tokens.jsonl``,
     as ``hf:`` models do; the reply is then not streamed, and its text is kept as the tokens
     decode to (control characters are not stripped)."""
-    max_output_tokens: int | None = None
+    max_output_tokens: Tokens | None = None
     """Default ``max_tokens`` when a call gives none."""
-    max_retries: int = 4
+    max_retries: Retries = 4
     """Retries after a 429, 5xx, connection error, time-out or malformed body."""
-    backoff_s: float = 0.5
+    backoff_s: Seconds = 0.5
     """First retry delay; doubles each retry, full jitter, capped at 30 s (Retry-After wins)."""
     proxy: str | None = None
     """The HTTP(S) proxy to reach ``base_url`` through; ``None``: the environment's
@@ -137,46 +160,58 @@ class ModelSpec:
     """PEM file of ``client_cert``'s key (when not in the same file)."""
     verify: bool = True
     """Check the server's certificate; ``false`` (models file only) is warned about once."""
-    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    headers: dict[str, str] = Field(default_factory=dict, repr=False)
     """Extra request headers; ``${NAME}`` in a value is the environment variable NAME. Never
     recorded: :meth:`to_dict` leaves them out."""
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)
     """Provider-specific settings: ``extra_body`` (merged into each request),
     ``max_tokens_field`` (``max_completion_tokens`` for OpenAI reasoning models), or anything
     a third-party provider reads."""
     source: str | None = None
     """The models file this spec came from, if any."""
 
-    def __post_init__(self) -> None:
-        where = f"model '{self.name}'" + (f" in {self.source}" if self.source else "")
+    def __init__(self, **data: Any) -> None:
+        try:
+            BaseModel.__init__(self, **data)
+        except ValidationError as exc:
+            raise InputError(f"{_where(data.get('name'), data.get('source'))}: "
+                             f"{explain(exc, type(self))}") from None
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_trailing_slash(cls, url: str | None) -> str | None:
+        return None if url is None else url.rstrip("/")
+
+    @model_validator(mode="after")
+    def _check(self) -> ModelSpec:
+        where = _where(self.name, self.source)
         if self.kind not in ("local", "scripted") and not self.model:
             raise ConfigError(f"{where}: set `model` (the model id the endpoint serves)")
-        if self.base_url is not None and not self.base_url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"{where}: base_url must start with http:// or https://, got {self.base_url!r}"
-            )
         if self.base_url is not None:
             check_url(where, "base_url", self.base_url)
-        if self.base_url is not None:
-            object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
         check_settings(where, **{key: getattr(self, key) for key in NET_KEYS})
+        return self
+
+    def replace(self, **changes: Any) -> ModelSpec:
+        """A copy with ``changes``, validated as a new spec is (``dataclasses.replace``'s
+        counterpart; ``model_copy(update=...)`` would not validate)."""
+        return type(self)(**{**dict(self), **changes})
+
+    __replace__ = replace  # copy.replace (Python 3.13)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready record for ``config.json``; :meth:`from_dict` rebuilds the spec. The
         extra headers are left out and a proxy's password is hidden: records hold no secret."""
-        record = asdict(self)
-        del record["headers"]
+        record = self.model_dump(exclude={"headers"})
         if self.proxy:
             record["proxy"] = redact(self.proxy)
         return record
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ModelSpec:
-        known = {f.name for f in fields(cls)}
-        data = {k: v for k, v in data.items() if k in known}
-        if isinstance(data.get("prices"), dict):
-            data["prices"] = Prices(**data["prices"])
-        return cls(**data)
+        """The spec a :meth:`to_dict` record holds; keys this version does not know are
+        ignored (records of later versions still open)."""
+        return cls(**{k: v for k, v in data.items() if k in cls.model_fields})
 
     @property
     def call_deadline(self) -> float:
@@ -186,13 +221,12 @@ class ModelSpec:
         return float(self.deadline)
 
     def with_concurrency(self, concurrency: int | None) -> ModelSpec:
-        if concurrency is None:
-            return self
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) \
-                or not 1 <= concurrency <= 100_000:
-            raise ConfigError(f"model '{self.name}': concurrency must be an integer in "
-                              f"[1, 100000], got {concurrency!r}")
-        return replace(self, concurrency=concurrency)
+        """This spec with another ``concurrency`` (None: this one), validated."""
+        return self if concurrency is None else self.replace(concurrency=concurrency)
+
+
+def _where(name: Any, source: Any) -> str:
+    return f"model '{name}'" + (f" in {source}" if source else "")
 
 
 def check_url(where: str, key: str, url: str) -> None:
@@ -304,23 +338,11 @@ def split_spec(text: str) -> tuple[str, dict[str, str]]:
     return base, options
 
 
-SPEC_OPTIONS = {
-    "price_input": float,
-    "price_cached_input": float,
-    "price_output": float,
-    "context_window": int,
-    "concurrency": int,
-    "max_output_tokens": int,
-    "timeout": float,
-    "connect_timeout": float,
-    "read_timeout": float,
-    "deadline": float,
-    "stream": bool,
-    "hedge": float,
-    "tokens": bool,
-    "proxy": str,
-}
-"""Options a ``MODEL@BASE_URL#key=value,...`` spec may carry after ``#`` (models-file keys)."""
+SPEC_OPTIONS = ("price_input", "price_cached_input", "price_output", "context_window",
+                "concurrency", "max_output_tokens", "timeout", "connect_timeout", "read_timeout",
+                "deadline", "stream", "hedge", "tokens", "proxy")
+"""Options a ``MODEL@BASE_URL#key=value,...`` spec may carry after ``#``: models-file keys,
+typed and bounded as :class:`~dealroom.models.ModelEntry` says (``stream=off``, ``hedge=4``)."""
 
 
 def _endpoint_spec(text: str) -> ModelSpec:
@@ -338,36 +360,29 @@ def _endpoint_spec(text: str) -> ModelSpec:
                           "in a models file")
     from dealroom.models._file import ModelEntry
 
+    reader = field_reader(ModelEntry, SPEC_OPTIONS, text=True)  # "65536", "off": typed
     try:
+        typed = reader.model_validate(options).model_dump(exclude_unset=True)
         entry = ModelEntry(model=model, base_url=base_url, api_key_env="OPENAI_API_KEY",
-                           **{"context_window": DEFAULT_CONTEXT_WINDOW, **options})
+                           **{"context_window": DEFAULT_CONTEXT_WINDOW, **typed})
+    except ValidationError as exc:
+        raise InputError(f"bad model spec {text!r}: {explain(exc, reader)}") from None
     except ConfigError as exc:
         raise type(exc)(f"bad model spec {text!r}: {exc}") from None
     return entry.to_spec(text, api_key_optional=True)
 
 
-def _spec_options(text: str, extra: str) -> dict[str, Any]:
-    """``key=value`` pairs after ``#``, each converted to the type its key takes."""
-    out: dict[str, Any] = {}
+def _spec_options(text: str, extra: str) -> dict[str, str]:
+    """The ``key=value`` pairs after ``#``, as text (:class:`ModelEntry` types them)."""
+    out: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in extra.split(","))):
         key, eq, value = (x.strip() for x in item.partition("="))
-        kind = SPEC_OPTIONS.get(key)
-        if kind is None or not eq:
+        if key not in SPEC_OPTIONS or not eq:
             raise ConfigError(
                 f"bad model spec {text!r}: unknown option {item!r}; after '#' give key=value "
                 f"pairs separated by commas, keys: {', '.join(SPEC_OPTIONS)}"
             )
-        try:
-            if kind is bool:
-                if value.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
-                    raise ValueError(value)
-                out[key] = value.lower() in ("1", "true", "yes", "on")
-            else:
-                out[key] = kind(value)
-        except ValueError:
-            raise ConfigError(
-                f"bad model spec {text!r}: {key} must be a {kind.__name__}, got {value!r}"
-            ) from None
+        out[key] = value
     return out
 
 
@@ -399,12 +414,29 @@ def require_prices(models: list[Any], what: str = "--max-cost") -> None:
 # -- hf: specs ----------------------------------------------------------------------------------
 
 HF_PREFIX = "hf:"
-_HF_OPTIONS: dict[str, type] = {
-    "adapter": str, "device": str, "dtype": str, "seed": int, "max_tokens": int,
-    "top_p": float, "top_k": int, "threads": int,
-}
-_HF_DEVICES = ("auto", "cpu", "cuda")
-_HF_DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+class HFOptions(Schema):
+    """Options of an ``hf`` model: ``hf:PATH,key=value,...`` in a spec string, or the
+    ``[models.NAME.options]`` table of a models file."""
+
+    adapter: str | None = None
+    """A LoRA adapter folder to load over the model."""
+    device: Annotated[str, Field(pattern=r"^(auto|cpu|cuda(:[0-9]+)?)$", json_schema_extra={
+        "allowed": "cpu, cuda, cuda:N or auto"})] = "auto"
+    """Where the weights run: ``cpu``, ``cuda``, ``cuda:N``, or ``auto`` (cuda when present)."""
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    """The weights' dtype; ``auto``: the checkpoint's."""
+    seed: Annotated[int, Field(ge=0)] = 0
+    """Seed of the sampler (temperature above 0)."""
+    max_tokens: Tokens | None = None
+    """Default reply cap in tokens (the spec's ``max_output_tokens``)."""
+    top_p: Annotated[float, Field(gt=0, le=1)] = 1.0
+    """Nucleus sampling: the smallest set of tokens whose probabilities reach this share."""
+    top_k: Annotated[int, Field(ge=0)] = 0
+    """Sample among the K likeliest tokens; 0: all."""
+    threads: Annotated[int, Field(ge=1)] | None = None
+    """CPU threads torch may use."""
 
 
 def hf_spec(text: str) -> ModelSpec:
@@ -426,30 +458,17 @@ def hf_spec(text: str) -> ModelSpec:
         if not sep or not value:
             raise ConfigError(f"bad model spec {text!r}: {item!r} is not key=value")
         raw[key.strip()] = value.strip()
-    options = hf_options(raw, where=f"model spec {text!r}")
+    options = hf_options(raw, where=f"model spec {text!r}", strict=False)
     return ModelSpec(name=text, kind="hf", model=path.strip(), concurrency=1, options=options,
                      max_output_tokens=options.get("max_tokens"), priced=True)
 
 
-def hf_options(raw: dict[str, Any], where: str) -> dict[str, Any]:
-    """Validate the options of an ``hf`` model (from a spec string or a models file)."""
-    options: dict[str, Any] = {}
-    for key, value in raw.items():
-        kind = _HF_OPTIONS.get(key)
-        if kind is None:
-            raise ConfigError(f"{where}: unknown option {key!r}; allowed: {', '.join(_HF_OPTIONS)}")
-        try:
-            options[key] = value if isinstance(value, kind) else kind(value)
-        except ValueError:
-            raise ConfigError(f"{where}: {key} must be a {kind.__name__}, got {value!r}") from None
-    device = options.get("device", "auto")
-    if device.split(":")[0] not in _HF_DEVICES:
-        raise ConfigError(f"{where}: device must be cpu, cuda, cuda:N or auto, got {device!r}")
-    if options.get("dtype", "auto") not in _HF_DTYPES:
-        raise ConfigError(f"{where}: dtype must be one of {', '.join(_HF_DTYPES)}")
-    for key, low in (("max_tokens", 1), ("top_k", 0), ("threads", 1), ("seed", 0)):
-        if key in options and options[key] < low:
-            raise ConfigError(f"{where}: {key} must be at least {low}")
-    if "top_p" in options and not 0 < options["top_p"] <= 1:
-        raise ConfigError(f"{where}: top_p must be in (0, 1]")
-    return options
+def hf_options(raw: dict[str, Any], where: str, strict: bool = True) -> dict[str, Any]:
+    """The options of an ``hf`` model that ``raw`` gives, validated by :class:`HFOptions`
+    (``strict=False``: text from a spec string, read as the types the keys take)."""
+    reader = field_reader(HFOptions, text=not strict)
+    try:
+        options = reader.model_validate(raw)
+    except ValidationError as exc:
+        raise InputError(f"{where}: {explain(exc, reader, key='option')}") from None
+    return options.model_dump(exclude_unset=True)

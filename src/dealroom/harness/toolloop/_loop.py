@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from dealroom._util.checks import check_limits
+from pydantic import Field
+
+from dealroom._util.checks import Limit, Temperature, TokenLimit
+from dealroom._util.schema import schema_dataclass
 from dealroom.errors import ConfigError
 from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
 from dealroom.harness._common._budget import BudgetTracker
@@ -40,25 +42,20 @@ in Markdown with the write tool. When you reply without a tool block, the review
 _BLOCK = re.compile(r"```tool[ \t]*\n(.*?)```", re.S)
 
 
-@dataclass
+@schema_dataclass
 class ToolLoopSettings:
     """How a tool-loop episode runs."""
 
-    max_turns: int = 200
+    max_turns: Annotated[int, Field(ge=1)] = 200
     """Model replies before the episode is stopped (LAB's default is 200)."""
-    max_tokens: int | None = None
+    max_tokens: TokenLimit | None = None
     """Tokens over every model call of the episode."""
-    max_cost_usd: float | None = None
+    max_cost_usd: Limit | None = None
     """Dollars over every model call of the episode."""
-    max_seconds: float | None = None
+    max_seconds: Limit | None = None
     """Wall-clock seconds for the episode."""
-    temperature: float = 0.0
+    temperature: Temperature = 0.0
     """Sampling temperature."""
-
-    def __post_init__(self) -> None:
-        if self.max_turns < 1:
-            raise ConfigError("max_turns must be at least 1")
-        check_limits(self)
 
 
 def parse_tool_calls(reply: str) -> list[tuple[str, dict[str, Any]] | str]:

@@ -127,6 +127,7 @@ def generate_room(
 
     >>> manifest = generate_room("/tmp/toy-room", docs=20, seed=1, secret="s3")  # doctest: +SKIP
     """
-    settings = GenerateSettings(docs=docs, seed=seed, profile=profile, tokens=tokens,
-                                workers=workers, secret=secret)
+    settings = GenerateSettings.model_validate({
+        "docs": docs, "seed": seed, "profile": profile, "tokens": tokens, "workers": workers,
+        "secret": secret})
     return generate(Path(out), settings, progress)

@@ -7,64 +7,67 @@ import hmac
 import os
 import re
 import secrets
-from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
-from dealroom.errors import ConfigError
-from dealroom.room._generate._profiles import PROFILES
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from dealroom._util.schema import Schema
+from dealroom.errors import ConfigError, InputError
 
 MAX_DOCS = 20_000
 TOKENS_PER_DOC = 13_600
 """Default length: 2,270 documents make about 31M tokens, like the seeds' example room."""
 MIN_TOKENS_PER_DOC = 100
+Profile = Literal["bank", "software", "manufacturer"]
+"""The names of ``_profiles.PROFILES`` (a test keeps them the same)."""
 
 
-@dataclass(frozen=True)
-class GenerateSettings:
-    """What to generate. Fields are checked in ``__post_init__``; errors say what to do."""
+class GenerateSettings(Schema):
+    """What to generate. A bad value is an InputError naming the key, what is allowed and
+    what was given; too few tokens for the documents is a ConfigError that says the least."""
 
-    docs: int = 20
+    model_config = ConfigDict(frozen=True)
+
+    docs: Annotated[int, Field(ge=1, le=MAX_DOCS)] = 20
     """Number of documents (1 to 20,000)."""
     seed: int = 0
     """Random seed: the same settings (secret included) always give byte-identical rooms."""
-    profile: str = "bank"
+    profile: Profile = "bank"
     """Target-company profile: ``bank``, ``software`` or ``manufacturer``."""
-    tokens: int | None = None
-    """Total tokens of the room (``dealroom-words-v1``); default 13,600 per document."""
-    workers: int | None = None
+    tokens: Annotated[int, Field(ge=1)] | None = None
+    """Total tokens of the room (``dealroom-words-v1``); default 13,600 per document. Text
+    such as ``31M`` or ``500k`` is read as a count (:func:`parse_count`)."""
+    workers: Annotated[int, Field(ge=1)] | None = None
     """Worker processes writing documents; default one per available CPU, at most 4."""
-    secret: str | None = None
+    secret: Annotated[str, Field(pattern=r"\S", json_schema_extra={
+        "allowed": "a non-empty string (or left out to draw one)"})] | None = Field(
+        None, validate_default=True)
     """The room's secret: every document, the rubric and the answer key depend on it as much as
     on ``seed``, so nothing an agent can see regenerates the room. ``None`` draws a fresh one
     (kept in ``answer_key/generation.json``); give it back to regenerate the same bytes."""
 
-    def __post_init__(self) -> None:
-        if self.secret is None:
-            object.__setattr__(self, "secret", secrets.token_hex(16))
-        if not isinstance(self.secret, str) or not self.secret.strip():
-            raise ConfigError("secret must be a non-empty string (or left out to draw one)")
-        if isinstance(self.docs, bool) or not isinstance(self.docs, int):
-            raise ConfigError(f"docs must be a whole number, not {self.docs!r}")
-        if not 1 <= self.docs <= MAX_DOCS:
-            raise ConfigError(f"docs must be between 1 and {MAX_DOCS:,}, not {self.docs}")
-        if self.profile not in PROFILES:
-            raise ConfigError(f"unknown profile {self.profile!r}: choose one of "
-                              f"{', '.join(sorted(PROFILES))}")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
-            raise ConfigError(f"seed must be a whole number, not {self.seed!r}")
-        if self.tokens is not None:
-            floor = self.docs * MIN_TOKENS_PER_DOC
-            if isinstance(self.tokens, bool) or not isinstance(self.tokens, int):
-                raise ConfigError(f"tokens must be a whole number, not {self.tokens!r}")
-            if self.tokens < floor:
-                raise ConfigError(f"tokens={self.tokens:,} is too few for {self.docs:,} documents:"
-                                  f" give at least {floor:,} ({MIN_TOKENS_PER_DOC} per document)")
-        if self.workers is not None and (not isinstance(self.workers, int) or self.workers < 1):
-            raise ConfigError(f"workers must be a positive whole number, not {self.workers!r}")
+    @field_validator("secret", mode="before")
+    @classmethod
+    def _draw_secret(cls, secret: Any) -> Any:
+        return secrets.token_hex(16) if secret is None else secret
+
+    @field_validator("tokens", mode="before")
+    @classmethod
+    def _read_count(cls, tokens: Any) -> Any:
+        return parse_count(tokens) if isinstance(tokens, str) else tokens
+
+    @model_validator(mode="after")
+    def _enough_tokens(self) -> GenerateSettings:
+        floor = self.docs * MIN_TOKENS_PER_DOC
+        if self.tokens is not None and self.tokens < floor:
+            raise ConfigError(f"tokens={self.tokens:,} is too few for {self.docs:,} documents:"
+                              f" give at least {floor:,} ({MIN_TOKENS_PER_DOC} per document)")
+        return self
 
     @property
     def key(self) -> str:
         """What seeds every random draw: ``seed`` keyed by ``secret`` (HMAC-SHA256)."""
-        assert self.secret is not None  # drawn in __post_init__
+        assert self.secret is not None  # drawn when built
         return hmac.new(self.secret.encode(), f"dealroom-room:{self.seed}".encode(),
                         hashlib.sha256).hexdigest()
 
@@ -92,6 +95,6 @@ def parse_count(text: str | int) -> int:
         return text
     match = _SIZE.match(str(text).replace(",", "").replace("_", ""))
     if not match:
-        raise ConfigError(f"cannot read {text!r} as a count: write e.g. 31000000, 31M or 500k")
+        raise InputError(f"cannot read {text!r} as a count: write e.g. 31000000, 31M or 500k")
     scale = {"": 1, "k": 1_000, "m": 1_000_000, "b": 1_000_000_000}[match.group(2).lower()]
     return int(float(match.group(1)) * scale)

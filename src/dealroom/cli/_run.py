@@ -147,8 +147,11 @@ def resume(
             work = resume_run_async(run_dir, models_file=models, concurrency=concurrency,
                                     listeners=(display,))
         else:
-            work = fork_run_async(run_dir, from_turn, out, models_file=models,
-                                  concurrency=concurrency, listeners=(display,), **fork)
+            work = fork_run_async(run_dir, from_turn, out, root=root, sub=sub,
+                                  models_file=models, concurrency=concurrency,
+                                  listeners=(display,), max_turns=max_turns,
+                                  max_cost_usd=max_cost, max_tokens=max_tokens,
+                                  max_seconds=max_seconds, temperature=temperature)
         result = asyncio.run(work)
     render_run_result(result)
     _exit_for(result)

@@ -11,14 +11,17 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom._util.plugins import Registry
 from dealroom.errors import ConfigError, InputError
 from dealroom.harness._common import RunResult, config_extra, run_config
 from dealroom.harness._deliver import check_deliverables
-from dealroom.harness._protocol import Harness, Listener
+from dealroom.harness._protocol import Harness, HarnessSettings, Listener
 from dealroom.runs import RunFolder, fork_point, fork_run_folder
+
+if TYPE_CHECKING:
+    from dealroom.models import ModelClient
 
 GROUP = "dealroom.harnesses"
 BUILTIN_HARNESSES = {
@@ -43,19 +46,19 @@ def get_harness(name: str) -> Harness:
 
 
 @contextlib.asynccontextmanager
-async def open_models(harness: Harness, root: str | Any, sub: str | Any | None, *,
-                      models_file: Path | None = None, concurrency: int | None = None,
-                      room: Path | None = None) -> AsyncIterator[tuple[Any, Any]]:
+async def open_models(harness: Harness, root: str | ModelClient,
+                      sub: str | ModelClient | None, *, models_file: Path | None = None,
+                      concurrency: int | None = None, room: Path | None = None,
+                      ) -> AsyncIterator[tuple[ModelClient, ModelClient | None]]:
     """Open (and preflight) the root and sub-agent clients; spec strings or ready clients.
 
     ``scripted:KEY=VALUE,...`` gives the options to the harness's scripted root. A client
     with ``check_room`` (the oracle) is asked whether it can work on ``room``."""
     from dealroom.models import check, open_model, resolve_model_spec
 
-    opened: list[Any] = []
+    opened: list[ModelClient] = []
 
-    async def one(spec: str | Any, role: str) -> Any:
-        client = spec
+    async def one(spec: str | ModelClient, role: str) -> ModelClient:
         if isinstance(spec, str):
             resolved = resolve_model_spec(spec, models_file=models_file, role=role)
             if resolved.kind == "scripted":
@@ -63,6 +66,8 @@ async def open_models(harness: Harness, root: str | Any, sub: str | Any | None, 
             client = open_model(resolved, concurrency=concurrency)
             opened.append(client)
             await check(client)
+        else:
+            client = spec
         check_room = getattr(client, "check_room", None)
         if room is not None and check_room is not None:
             check_room(Path(room))
@@ -78,7 +83,8 @@ async def open_models(harness: Harness, root: str | Any, sub: str | Any | None, 
 
 
 async def run_agent_async(room: Path, out: Path, *, harness: str = "rlm",
-                          root: str | Any = "scripted", sub: str | Any = "local",
+                          root: str | ModelClient = "scripted",
+                          sub: str | ModelClient | None = "local",
                           models_file: Path | None = None, concurrency: int | None = None,
                           listeners: tuple[Listener, ...] = (),
                           budgetmix: dict[str, Any] | None = None, **options: Any) -> RunResult:
@@ -114,7 +120,8 @@ def run_agent(room: Path, out: Path, **kwargs: Any) -> RunResult:
     return asyncio.run(run_agent_async(room, out, **kwargs))
 
 
-async def resume_run_async(run_dir: Path, *, root: Any = None, sub: Any = None,
+async def resume_run_async(run_dir: Path, *, root: str | ModelClient | None = None,
+                           sub: str | ModelClient | None = None,
                            models_file: Path | None = None, concurrency: int | None = None,
                            listeners: tuple[Listener, ...] = ()) -> RunResult:
     """Finish an interrupted run with the models (and concurrency) it was started with, or
@@ -161,7 +168,7 @@ def resume_run(run_dir: Path, **kwargs: Any) -> RunResult:
     return asyncio.run(resume_run_async(run_dir, **kwargs))
 
 
-def _require_prices(impl: Harness, root: str | Any, sub: str | Any | None,
+def _require_prices(impl: Harness, root: str | ModelClient, sub: str | ModelClient | None,
                     models_file: Path | None) -> None:
     """``--max-cost`` governs the root and the sub-agents: each must have prices."""
     from dealroom.models import require_prices, resolve_model_spec
@@ -171,8 +178,9 @@ def _require_prices(impl: Harness, root: str | Any, sub: str | Any | None,
         resolve_model_spec(m, models_file=models_file, role=role) if isinstance(m, str) else m
         for m, role in governed
     ])
-async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *, root: Any = None,
-                         sub: Any = None, models_file: Path | None = None,
+async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *,
+                         root: str | ModelClient | None = None,
+                         sub: str | ModelClient | None = None, models_file: Path | None = None,
                          concurrency: int | None = None, listeners: tuple[Listener, ...] = (),
                          **options: Any) -> RunResult:
     """Fork ``run_dir`` after root turn ``from_turn`` into the new run folder ``out`` and play
@@ -198,6 +206,8 @@ async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *, root: Any 
     RunFolder.check_new(Path(out))
     root = root or config.get("root")
     sub = sub or config.get("sub")
+    if not root:
+        raise ConfigError(f"{run_dir} names no root model in its config: pass root=")
     if concurrency is None:
         concurrency = config.get("concurrency")
     async with open_models(impl, root, sub, models_file=models_file, concurrency=concurrency,
@@ -230,7 +240,7 @@ def _check_budgetmix(label: dict[str, Any] | None) -> None:
                           f"entry the run follows), not {label!r}")
 
 
-def _settings(impl: Harness, options: dict[str, Any]) -> Any:
+def _settings(impl: Harness, options: dict[str, Any]) -> HarnessSettings:
     given = {k: v for k, v in options.items() if v is not None}
     known = impl.settings.__dataclass_fields__
     unknown = sorted(set(given) - set(known))

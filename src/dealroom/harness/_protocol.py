@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import Field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-Listener = Callable[[dict[str, Any], Any], None]
+if TYPE_CHECKING:
+    from dealroom.harness._common import RunResult
+    from dealroom.measure import CoverageProbe
+    from dealroom.models import ModelClient
+
+Listener = Callable[[dict[str, Any], "CoverageProbe"], None]
 """Told of every event with the run's live CoverageProbe: ``listener(event, probe)``."""
+
+
+class HarnessSettings(Protocol):
+    """What ``run_agent`` reads of a harness's settings dataclass."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+    max_turns: int
+
+    def __init__(self, **options: Any) -> None: ...
 
 
 @runtime_checkable
@@ -24,25 +39,26 @@ class Harness(Protocol):
 
     name: str
     """The name it is registered under (``rlm``, ``toolloop``); recorded as ``harness``."""
-    settings: type[Any]
+    settings: type[HarnessSettings]
     """Its settings dataclass; every field is a ``dealroom run`` flag."""
     uses_sub: bool
     """Whether it calls a sub-agent model (then ``--sub`` is opened and passed as ``sub``)."""
 
-    def scripted_root(self, **options: str) -> Any:
+    def scripted_root(self, **options: str) -> ModelClient:
         """The model that ``--root scripted`` stands for: a ScriptedModel playing its policy;
         ``options`` are those of ``scripted:KEY=VALUE,...`` (a ConfigError names one it does
         not know)."""
         ...
 
-    async def run(self, room_dir: Path, out: Path, *, root: Any, sub: Any, settings: Any,
-                  listeners: tuple[Listener, ...] = (), concurrency: int | None = None) -> Any:
+    async def run(self, room_dir: Path, out: Path, *, root: ModelClient, sub: ModelClient | None,
+                  settings: Any, listeners: tuple[Listener, ...] = (),
+                  concurrency: int | None = None) -> RunResult:
         """Review ``room_dir`` with the open clients ``root`` and ``sub`` into the new run folder
         ``out``; ``concurrency`` (the per-endpoint limit the models were opened with) is
         recorded so that a resume opens them the same way."""
         ...
 
-    async def resume(self, run_dir: Path, *, root: Any, sub: Any,
-                     listeners: tuple[Listener, ...] = ()) -> Any:
+    async def resume(self, run_dir: Path, *, root: ModelClient, sub: ModelClient | None,
+                     listeners: tuple[Listener, ...] = ()) -> RunResult:
         """Finish the interrupted run in ``run_dir``, repeating no completed model call."""
         ...

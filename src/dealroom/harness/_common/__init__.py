@@ -9,13 +9,20 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dealroom.errors import ConfigError
 from dealroom.harness._deliver import Deliverables, check_deliverables
-from dealroom.harness._protocol import Listener
+from dealroom.harness._protocol import HarnessSettings, Listener
 from dealroom.runs import RunFolder, RunRecorder, check_fork_copied
 from dealroom.types import Usage
+
+if TYPE_CHECKING:
+    from dealroom.measure import CoverageProbe
+    from dealroom.models import ModelClient
+    from dealroom.room import Instructions, Room
+
+S = TypeVar("S", bound=HarnessSettings)
 
 
 @dataclass
@@ -38,12 +45,13 @@ class RunEvents:
     """Where a run's events go: the recorder first, then the coverage probe, then listeners."""
 
     recorder: RunRecorder
-    probe: Any
+    probe: CoverageProbe
     """The run's live CoverageProbe; it sees every event before the listeners do."""
     listeners: tuple[Listener, ...] = ()
     """Callables ``(event, probe)`` told of every event, e.g. the CLI's live display."""
 
-    def emit(self, type: str, agent: str = "root", depth: int = 0, **fields: Any) -> dict:
+    def emit(self, type: str, agent: str = "root", depth: int = 0,
+             **fields: Any) -> dict[str, Any]:
         """Record one event and tell the probe and the listeners."""
         event = self.recorder.event(type, agent=agent, depth=depth, **fields)
         self.probe.observe_event(event)
@@ -56,10 +64,10 @@ class RunEvents:
 class OpenRun:
     """A run under way: its room, folder, instructions and event sink."""
 
-    room: Any
+    room: Room
     """The open :class:`~dealroom.room.Room`."""
     folder: RunFolder
-    instructions: Any
+    instructions: Instructions
     """The task's :class:`~dealroom.room.Instructions` (never its rubric)."""
     events: RunEvents
     deliverables: Deliverables
@@ -67,7 +75,7 @@ class OpenRun:
     previous: list[dict[str, Any]] = field(default_factory=list)
     """The events of the interrupted attempt(s) a resumed run continues."""
 
-    def settings(self, cls: type[Any]) -> Any:
+    def settings(self, cls: type[S]) -> S:
         """The harness settings ``cls`` recorded in ``config.json``."""
         recorded = self.folder.config.get("settings", {})
         unknown = sorted(set(recorded) - set(cls.__dataclass_fields__))
@@ -123,8 +131,9 @@ def config_extra(**keys: Any) -> Iterator[None]:
         _CONFIG_EXTRA.reset(token)
 
 
-async def open_run(harness: str, room_dir: Path, out: Path, *, root: Any, sub: Any = None,
-                   settings: Any, listeners: tuple[Listener, ...] = (),
+async def open_run(harness: str, room_dir: Path, out: Path, *, root: ModelClient,
+                   sub: ModelClient | None = None, settings: HarnessSettings,
+                   listeners: tuple[Listener, ...] = (),
                    concurrency: int | None = None) -> OpenRun:
     """Open the room, create the run folder ``out`` with its config, start the coverage probe
     and record ``run_start``. ``root`` and ``sub`` are the open clients (``sub`` None for a
@@ -166,8 +175,9 @@ async def reopen_run(run_dir: Path, *, listeners: tuple[Listener, ...] = ()) -> 
     return OpenRun(room, folder, instructions, events, deliverables, previous)
 
 
-def run_config(harness: str, room_dir: Path, settings: Any, *, root: Any = None,
-               sub: Any = None, concurrency: int | None = None,
+def run_config(harness: str, room_dir: Path, settings: HarnessSettings, *,
+               root: ModelClient | None = None, sub: ModelClient | None = None,
+               concurrency: int | None = None,
                deliverables: dict[str, str] | None = None) -> dict[str, Any]:
     """The ``config.json`` record (:class:`~dealroom.runs.RunConfig`): enough to rebuild the run
     (models by spec name with their prices, settings, deliverables, concurrency; which are

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.errors import DealroomError
-from dealroom.models import ProviderError
+from dealroom.models import ChatResult, ProviderError
 from dealroom.types import Usage
+
+if TYPE_CHECKING:
+    from dealroom.harness._common._budget import Reservation
+    from dealroom.models import Prices
 
 # -- failed and cut model calls ----------------------------------------------------------------
 
@@ -25,7 +29,7 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def provider_record(outcome: Any) -> dict[str, Any]:
+def provider_record(outcome: ChatResult | BaseException | None) -> dict[str, Any]:
     """How the provider answered (a ChatResult) or failed (any exception), for the event."""
     if isinstance(outcome, ProviderError):
         return outcome.record()
@@ -39,7 +43,8 @@ def provider_record(outcome: Any) -> dict[str, Any]:
     return record() if callable(record) else {}
 
 
-def failed_call_usage(exc: BaseException, reservation: Any, prompt: int) -> Usage:
+def failed_call_usage(exc: BaseException, reservation: Reservation | None,
+                      prompt: int) -> Usage:
     """What a failed call is charged: nothing, unless the endpoint served it (e.g. with
     impossible usage), when its worst-case reservation stands."""
     if not isinstance(exc, ProviderError) or not exc.served or reservation is None:
@@ -49,7 +54,7 @@ def failed_call_usage(exc: BaseException, reservation: Any, prompt: int) -> Usag
                  cost_usd=reservation.cost_usd, calls=1)
 
 
-def sent_usage(attempts: int | None, prompt: int, prices: Any) -> Usage:
+def sent_usage(attempts: int | None, prompt: int, prices: Prices) -> Usage:
     """What a failed or cancelled call may be billed: its prompt once per request sent (one
     when the count is unknown), no output; an estimate, never charged to the budget."""
     tokens = prompt * (1 if attempts is None else attempts)
@@ -57,7 +62,7 @@ def sent_usage(attempts: int | None, prompt: int, prices: Any) -> Usage:
                  calls=1 if tokens else 0)
 
 
-def cut_note(result: Any) -> list[str]:
+def cut_note(result: ChatResult) -> list[str]:
     """The note the REPL prints when a reply was cut to its byte cap."""
     cut = getattr(result, "cut_bytes", 0)
     if not cut:

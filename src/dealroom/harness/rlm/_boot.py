@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dealroom.harness.rlm._engine import Episode
+    from dealroom.harness.sandbox import Host, ProcessSandbox, Sandbox
 
 BOOTSTRAP = "dealroom.harness.rlm._boot:bootstrap"
 WAIT_CEILING = 6 * 3600.0
@@ -13,7 +17,7 @@ budget and each call's deadline, not by the cell's time-out, which bounds the ce
 computing and sleeping (and CPU spent while calls are out)."""
 
 
-def make_sandbox(episode: Any) -> Any:
+def make_sandbox(episode: Episode) -> ProcessSandbox:
     """A :class:`ProcessSandbox` for ``episode``, with its own scratch folder."""
     from dealroom.harness.sandbox import ProcessSandbox, SandboxLimits
 
@@ -37,11 +41,12 @@ def make_sandbox(episode: Any) -> Any:
     )
 
 
-def bootstrap(host: Any) -> dict[str, Any]:
+def bootstrap(host: Host) -> dict[str, Any]:
     """Runs inside the worker: the REPL names of :func:`build_namespace` over the room."""
     from dealroom.harness.rlm._repl_api import build_namespace
     from dealroom.room import Room
 
+    assert host.room_dir is not None, "make_sandbox always gives the worker its room"
     return build_namespace(
         host.request,
         room=Room.open(host.room_dir),
@@ -59,13 +64,13 @@ class StartingSandbox:
     event is written when the first cell needs the REPL (or at the end), so the records keep
     one order whatever finishes first."""
 
-    def __init__(self, episode: Any) -> None:
+    def __init__(self, episode: Episode) -> None:
         self.episode = episode
         self.sandbox = episode.ctx.sandbox_factory(episode)
         self._start = asyncio.ensure_future(self.sandbox.start())
         self._recorded = False
 
-    async def started(self) -> Any:
+    async def started(self) -> Sandbox:
         await self._start
         if not self._recorded:
             self._recorded = True

@@ -18,9 +18,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom._util.heap import settle
 from dealroom.errors import DealroomError
@@ -53,6 +54,14 @@ from dealroom.harness.rlm._slices import SubPlan, plan_sub_input, prompt_tokens
 from dealroom.harness.rlm._subwindow import MAX_RECUTS, MIN_TOKENS, SubWindow
 from dealroom.models import HedgeWave, answer_text, gather_bounded, hedging, history_content
 from dealroom.types import Budget
+
+if TYPE_CHECKING:
+    from dealroom.harness._common import RunEvents
+    from dealroom.harness._common._budget import Reservation
+    from dealroom.harness._deliver import Deliverables
+    from dealroom.harness.sandbox import Sandbox
+    from dealroom.models import ModelClient
+    from dealroom.room import Room
 
 MAX_BATCH = 10_000
 """Most sub-calls in one ``llm_batch``; a larger batch is refused before anything is built."""
@@ -89,7 +98,7 @@ class _Admitted:
     """A sub-call sized and budgeted, waiting for a slot to be read and sent."""
 
     plan: SubPlan
-    reservation: Any
+    reservation: Reservation | None
     fields: dict[str, Any]
     call: dict[str, Any] = field(default_factory=dict)
 
@@ -98,18 +107,18 @@ class _Admitted:
 class RunContext:
     """What every episode of one run shares."""
 
-    room: Any
+    room: Room
     room_dir: Path
-    root: Any
-    sub: Any
+    root: ModelClient
+    sub: ModelClient | None
     settings: RLMSettings
-    events: Any
+    events: RunEvents
     """The run's :class:`~dealroom.harness.RunEvents`: recorder, coverage probe, listeners."""
     replay: Replay
     scratch: Path
     instructions: str
-    sandbox_factory: Any
-    deliverables: Any
+    sandbox_factory: Callable[[Episode], Sandbox]
+    deliverables: Deliverables
     """The run's :class:`~dealroom.harness.Deliverables`: the root's memo is written there."""
     waves: int = 0
     hedges: dict[int, HedgeWave] = field(default_factory=dict)
@@ -125,6 +134,20 @@ class RunContext:
     def __post_init__(self) -> None:
         if self.sub_window is None and self.sub is not None:
             self.sub_window = SubWindow(self.sub)
+
+    @property
+    def sub_client(self) -> ModelClient:
+        """The sub-agent's client (sub-calls and children need one)."""
+        if self.sub is None:
+            raise DealroomError("this run has no sub-agent model: give it one (sub=)")
+        return self.sub
+
+    @property
+    def window(self) -> SubWindow:
+        """The sub-agent's :class:`SubWindow` (made with the run's sub-agent)."""
+        if self.sub_window is None:
+            raise DealroomError("this run has no sub-agent model: give it one (sub=)")
+        return self.sub_window
 
     def final_status(self, status: str, reason: str) -> tuple[str, str]:
         """``degraded`` when more than :data:`DEGRADED_SHARE` of the sub-calls failed."""
@@ -154,7 +177,7 @@ class Episode(RootCalls):
         self.tracker = tracker
         self.task = task
         self.docs = docs or []
-        self.model = ctx.root if depth == 0 else ctx.sub
+        self.model = ctx.root if depth == 0 else ctx.sub_client
         self.role = "root" if depth == 0 else "child_root"
         self._cells: list[tuple[int, str]] = []
         self._counters: dict[int, int] = {}
@@ -421,12 +444,12 @@ class Episode(RootCalls):
         cached = self.ctx.replay.sub_result(call_id)
         if cached is not None:
             return cached
-        sub, out = self.ctx.sub, self._sub_max_output()
+        sub, out = self.ctx.sub_client, self._sub_max_output()
         least = prompt_tokens(SUB_SYSTEM) + prompt_tokens(str(call.get("prompt") or "")) + out
         if not self.tracker.fits(least, sub.prices.cost(least - out, 0, out)):
             return self._refused([])
         try:
-            plan = self._plan(call, self.ctx.sub_window.context_tokens(out))
+            plan = self._plan(call, self.ctx.window.context_tokens(out))
         except (DealroomError, KeyError, LookupError) as exc:
             return {"ok": False, "error": f"bad call: {exc}", "notes": []}
         answered = self.ctx.replay.answered.get(input_key(plan.record))
@@ -447,7 +470,7 @@ class Episode(RootCalls):
 
     async def _calibrate(self, calls: list[Any], ids: list[str]) -> None:
         """Measure the sub model's count on the wave's first live call (once per run)."""
-        window = self.ctx.sub_window
+        window = self.ctx.window
         live = [c for c, cid in zip(calls, ids, strict=True)
                 if self.ctx.replay.sub_result(cid) is None]
         if window.calibrated or not live or not window.counter.can_be_exact():
@@ -468,15 +491,15 @@ class Episode(RootCalls):
         context = {"context": {"room": str(self.ctx.room_dir), "tokens": plan.tokens,
                                **plan.record}} if getattr(self.ctx.sub, "takes_context",
                                                           False) else {}
+        sub: Any = self.ctx.sub_client  # the oracle takes context= beside ModelClient's
         refused: list[dict[str, Any]] = []  # attempts refused for length, re-cut smaller
         out = self._sub_max_output()
         while True:
             try:
                 with hedging(self.ctx.hedges.setdefault(fields["wave"], HedgeWave())):
-                    result = await self.ctx.sub.chat(plan.messages(self.ctx.room),
-                                                     max_tokens=out,
-                                                     temperature=self.ctx.settings.temperature,
-                                                     **context)
+                    result = await sub.chat(plan.messages(self.ctx.room), max_tokens=out,
+                                            temperature=self.ctx.settings.temperature,
+                                            **context)
                 break
             except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
                 smaller = self._recut(exc, admitted, refused, out)
@@ -490,7 +513,7 @@ class Episode(RootCalls):
                 raise
         self.tracker.settle(reservation, result.usage)
         if not result.usage_estimated:
-            self.ctx.sub_window.learn(result.usage.input_tokens, plan.tokens)
+            self.ctx.window.learn(result.usage.input_tokens, plan.tokens)
 
         def record() -> None:
             fields["tokens"] = self.ctx.events.recorder.write_tokens(fields["call_id"],
@@ -519,7 +542,7 @@ class Episode(RootCalls):
         self.ctx.sub_failed.add(fields["call_id"])
         provider = {**provider_record(exc), **({"refused": refused} if refused else {})}
         provider["usage_estimate"] = sent_usage(provider.get("attempts"), plan.tokens,
-                                                self.ctx.sub.prices).to_dict()
+                                                self.ctx.sub_client.prices).to_dict()
         order.done(k, functools.partial(
             self.ctx.emit, "model_call", self.agent, self.depth + 1, **fields, output=None,
             reasoning=None, usage=charged.to_dict(), error=error_text(exc), latency_s=None,
@@ -535,7 +558,7 @@ class Episode(RootCalls):
         counted = refused_count(exc)
         refused.append({"tokens": admitted.plan.tokens, "prompt_tokens": counted,
                         "error": error_text(exc)})
-        limit = self.ctx.sub_window.recut(admitted.plan.tokens, counted, out)
+        limit = self.ctx.window.recut(admitted.plan.tokens, counted, out)
         if limit < MIN_TOKENS:
             return None
         try:
@@ -550,11 +573,11 @@ class Episode(RootCalls):
 
     def sub_context_tokens(self) -> int:
         """Tokens of text one sub-call can carry: the context less the prompts and answer."""
-        fits = max(64, self.ctx.sub_window.context_tokens(self._sub_max_output()) - 600)
+        fits = max(64, self.ctx.window.context_tokens(self._sub_max_output()) - 600)
         return min(fits, self.ctx.settings.slice_tokens or fits)
 
     def _sub_max_output(self) -> int:
-        return min(self.ctx.settings.sub_max_output, self.ctx.sub.context_window // 4)
+        return min(self.ctx.settings.sub_max_output, self.ctx.sub_client.context_window // 4)
 
     async def _child(self, payload: dict[str, Any], turn: int) -> dict[str, Any]:
         call_id = self._call_id(turn)

@@ -5,14 +5,20 @@ compactions that keep its prompt inside its window (see ``_context``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.harness._common._calls import error_text, failed_call_usage, provider_record
 from dealroom.harness.rlm._context import refused_count, refused_for_length
 from dealroom.harness.rlm._prompt import NO_CODE, REASONING_CUT
 from dealroom.harness.rlm._slices import prompt_tokens
-from dealroom.models import answer_text
+from dealroom.models import ChatResult, answer_text
 from dealroom.types import Usage
+
+if TYPE_CHECKING:
+    from dealroom.harness._common._budget import BudgetTracker
+    from dealroom.harness.rlm._context import RootContext
+    from dealroom.harness.rlm._engine import RunContext
+    from dealroom.models import ModelClient
 
 
 @dataclass(frozen=True)
@@ -26,7 +32,7 @@ class RootReply:
     finish_reason: str = "stop"
 
     @classmethod
-    def from_result(cls, result: Any) -> RootReply:
+    def from_result(cls, result: ChatResult) -> RootReply:
         """From a live ``ChatResult``."""
         return cls(result.text, getattr(result, "reasoning", None),
                    getattr(result, "reasoning_shape", None), result.finish_reason)
@@ -55,16 +61,21 @@ class RootCalls:
     """The root's model calls of an :class:`~dealroom.harness.rlm._engine.Episode`: its
     replies, and the compactions that keep its prompt inside its window."""
 
-    ctx: Any
+    ctx: RunContext
     agent: str
     depth: int
     role: str
-    model: Any
-    tracker: Any
-    context: Any
+    model: ModelClient
+    tracker: BudgetTracker
+    context: RootContext | None
+
+    @property
+    def _context(self) -> RootContext:
+        assert self.context is not None, "run() opens the episode's context first"
+        return self.context
 
     async def _root_reply(self, turn: int, retried: bool = False) -> RootReply | str | None:
-        context = self.context
+        context = self._context
         if not retried:
             await self._fit(turn)
         cached = self.ctx.replay.root_reply(self.agent, turn)
@@ -110,11 +121,11 @@ class RootCalls:
         if recorded is not None:
             for event in recorded:
                 first, last = event["turns"]
-                self.context.apply(event["summary"], first, last, event["kept"])
+                self._context.apply(event["summary"], first, last, event["kept"])
             return
         if self.ctx.replay.root_reply(self.agent, turn) is not None:
             return
-        tokens = await self.context.over()
+        tokens = await self._context.over()
         if tokens is not None:
             await self._compact(turn, tokens, "window")
 
@@ -122,7 +133,7 @@ class RootCalls:
                        fewer: bool = False) -> bool:
         """Replace older turns by a summary the model writes; False when there is nothing
         left to compact."""
-        context = self.context
+        context = self._context
         first, last, kept = context.plan(fewer)
         if last < first:
             return False

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dealroom._util.heap import quiet_collector
 from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
@@ -18,13 +18,18 @@ from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.sandbox import make_scratch
 
+if TYPE_CHECKING:
+    from dealroom.harness.sandbox import Sandbox
+    from dealroom.measure import CoverageProbe
+    from dealroom.models import ModelClient
+
 
 async def run_rlm(
     room_dir: Path,
     out: Path,
     *,
-    root: Any,
-    sub: Any,
+    root: ModelClient,
+    sub: ModelClient | None,
     settings: RLMSettings | None = None,
     listeners: tuple[Listener, ...] = (),
     concurrency: int | None = None,
@@ -37,7 +42,8 @@ async def run_rlm(
 
 
 async def resume_rlm(
-    run_dir: Path, *, root: Any, sub: Any, listeners: tuple[Listener, ...] = ()
+    run_dir: Path, *, root: ModelClient, sub: ModelClient | None,
+    listeners: tuple[Listener, ...] = (),
 ) -> RunResult:
     """Finish an interrupted run, replaying every completed model call from its records."""
     run = await reopen_run(run_dir, listeners=listeners)
@@ -45,7 +51,7 @@ async def resume_rlm(
     return await _episode(run, root, sub, settings, Replay.from_events(run.previous))
 
 
-async def _episode(run: OpenRun, root: Any, sub: Any, settings: RLMSettings,
+async def _episode(run: OpenRun, root: ModelClient, sub: ModelClient | None, settings: RLMSettings,
                    replay: Replay) -> RunResult:
     loading = asyncio.ensure_future(_load(run.events.probe))  # read while the sandbox starts
     scratch = make_scratch("scratch")
@@ -70,14 +76,14 @@ async def _episode(run: OpenRun, root: Any, sub: Any, settings: RLMSettings,
     return run.finish(result.status, result.reason, result.turns)
 
 
-async def _load(probe: Any) -> None:
+async def _load(probe: CoverageProbe) -> None:
     """Read the probe's coverage index in a thread; a failure is raised again where the probe
     is first used."""
     with contextlib.suppress(Exception):
         await asyncio.to_thread(probe.load)
 
 
-def _sandbox_factory(episode: Episode) -> Any:
+def _sandbox_factory(episode: Episode) -> Sandbox:
     from dealroom.harness.rlm._boot import make_sandbox
 
     return make_sandbox(episode)
@@ -91,7 +97,7 @@ class _RLMHarness:
     settings = RLMSettings
 
     @staticmethod
-    def scripted_root(**options: str) -> Any:
+    def scripted_root(**options: str) -> ModelClient:
         from dealroom.harness.rlm._scripted import scripted_root
 
         return scripted_root(**options)

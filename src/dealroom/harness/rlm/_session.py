@@ -7,7 +7,7 @@ import shutil
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dealroom.harness._common import RunEvents, run_config
 from dealroom.harness._common._budget import BudgetTracker
@@ -17,6 +17,10 @@ from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.sandbox import make_scratch
 from dealroom.runs import RunFolder, RunRecorder
+
+if TYPE_CHECKING:
+    from dealroom.harness.sandbox import Sandbox
+    from dealroom.models import ModelClient
 
 
 @dataclass
@@ -35,7 +39,7 @@ class ReplSession:
     Events go to ``out`` when given (a new run folder), else to a temporary one.
     """
 
-    def __init__(self, room_dir: Path, sub: Any, settings: RLMSettings | None = None,
+    def __init__(self, room_dir: Path, sub: ModelClient, settings: RLMSettings | None = None,
                  out: Path | None = None) -> None:
         self.room_dir = Path(room_dir)
         self.sub = sub
@@ -80,7 +84,7 @@ class ReplSession:
 
 
 @contextlib.asynccontextmanager
-async def open_repl(room_dir: Path, sub: str | Any, *, settings: RLMSettings | None = None,
+async def open_repl(room_dir: Path, sub: str | ModelClient, *, settings: RLMSettings | None = None,
                     models_file: Path | None = None, concurrency: int | None = None,
                     out: Path | None = None) -> AsyncIterator[ReplSession]:
     """A :class:`ReplSession` whose sub-agent (a spec, or an open client) starts on the first
@@ -97,7 +101,7 @@ async def open_repl(room_dir: Path, sub: str | Any, *, settings: RLMSettings | N
             await client.aclose()
 
 
-def _factory(episode: Episode) -> Any:
+def _factory(episode: Episode) -> Sandbox:
     from dealroom.harness.rlm._boot import make_sandbox
 
     return make_sandbox(episode)

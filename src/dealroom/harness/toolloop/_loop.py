@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
@@ -26,6 +27,9 @@ from dealroom.harness._protocol import Listener
 from dealroom.harness.toolloop._tools import ToolBox, tools_prompt
 from dealroom.runs import primary_deliverable
 from dealroom.types import Budget
+
+if TYPE_CHECKING:
+    from dealroom.models import ModelClient
 
 SYSTEM = """\
 You are an M&A associate reviewing a virtual data room. Your workspace holds documents/ (the
@@ -78,7 +82,8 @@ def parse_tool_calls(reply: str) -> list[tuple[str, dict[str, Any]] | str]:
 
 
 async def run_toolloop(
-    room_dir: Path, out: Path, *, model: Any, settings: ToolLoopSettings | None = None,
+    room_dir: Path, out: Path, *, model: ModelClient,
+    settings: ToolLoopSettings | None = None,
     listeners: tuple[Listener, ...] = (), concurrency: int | None = None,
 ) -> RunResult:
     """Run the tool-loop baseline on ``room_dir`` with the open client ``model``; write ``out``."""
@@ -88,7 +93,7 @@ async def run_toolloop(
     return await _episode(run, model, settings, {})
 
 
-async def resume_toolloop(run_dir: Path, *, model: Any,
+async def resume_toolloop(run_dir: Path, *, model: ModelClient,
                           listeners: tuple[Listener, ...] = ()) -> RunResult:
     """Finish an interrupted tool-loop run: the model's recorded replies are replayed (no call
     is repeated), the tools run again over the room, and the loop goes on from there."""
@@ -112,7 +117,7 @@ def _replies(events: list[dict[str, Any]]) -> dict[int, tuple[str, int]]:
     return replies
 
 
-async def _episode(run: OpenRun, model: Any, settings: ToolLoopSettings,
+async def _episode(run: OpenRun, model: ModelClient, settings: ToolLoopSettings,
                    replies: dict[int, tuple[str, int]]) -> RunResult:
     tracker = BudgetTracker(Budget(settings.max_turns, settings.max_tokens,
                                    settings.max_cost_usd, settings.max_seconds))
@@ -127,7 +132,7 @@ async def _episode(run: OpenRun, model: Any, settings: ToolLoopSettings,
 class _Loop:
     """One tool-loop episode; turns in ``replies`` are replayed from the records."""
 
-    def __init__(self, model: Any, box: ToolBox, tracker: BudgetTracker,
+    def __init__(self, model: ModelClient, box: ToolBox, tracker: BudgetTracker,
                  settings: ToolLoopSettings, run: OpenRun,
                  replies: dict[int, tuple[str, int]]) -> None:
         self.model, self.box, self.tracker, self.settings = model, box, tracker, settings
@@ -182,8 +187,9 @@ class _Loop:
                      turn: int) -> str | None:
         if turn in self.replies:
             return self.replies[turn][0]
+        call_id = f"root/t{turn}"
         fields = {"role": "root", "model": self.model.name, "turn": turn,
-                  "call_id": f"root/t{turn}", "wave": None, "input": {"messages": new},
+                  "call_id": call_id, "wave": None, "input": {"messages": new},
                   "tokens": None}
         try:
             result = await self.model.chat(messages, temperature=self.settings.temperature)
@@ -193,14 +199,15 @@ class _Loop:
             self.failure = f"the model failed: {error_text(exc)}"
             return None
         self.tracker.settle(None, result.usage)
-        fields["tokens"] = self.run.events.recorder.write_tokens(fields["call_id"], result.tokens)
+        fields["tokens"] = self.run.events.recorder.write_tokens(call_id, result.tokens)
         self.emit("model_call", **fields, output=result.text, reasoning=result.reasoning,
                   usage=result.usage.to_dict(), error=None, latency_s=result.latency_s,
                   provider=provider_record(result))
         return result.text
 
 
-def _run_tool(box: ToolBox, call: tuple[str, dict[str, Any]] | str, turn: int, emit: Any) -> str:
+def _run_tool(box: ToolBox, call: tuple[str, dict[str, Any]] | str, turn: int,
+              emit: Callable[..., None]) -> str:
     if isinstance(call, str):
         emit("tool", turn=turn, name=None, arguments=None, error=call, output_chars=0,
              doc=None)
@@ -224,7 +231,7 @@ class _ToolLoopHarness:
     settings = ToolLoopSettings
 
     @staticmethod
-    def scripted_root(**options: str) -> Any:
+    def scripted_root(**options: str) -> ModelClient:
         from dealroom.harness.toolloop._scripted import scripted_toolloop
 
         if options:
@@ -233,14 +240,14 @@ class _ToolLoopHarness:
         return scripted_toolloop()
 
     @staticmethod
-    async def run(room_dir: Path, out: Path, *, root: Any, sub: Any,
+    async def run(room_dir: Path, out: Path, *, root: ModelClient, sub: ModelClient | None,
                   settings: ToolLoopSettings, listeners: tuple[Listener, ...] = (),
                   concurrency: int | None = None) -> RunResult:
         return await run_toolloop(room_dir, out, model=root, settings=settings,
                                   listeners=listeners, concurrency=concurrency)
 
     @staticmethod
-    async def resume(run_dir: Path, *, root: Any, sub: Any,
+    async def resume(run_dir: Path, *, root: ModelClient, sub: ModelClient | None,
                      listeners: tuple[Listener, ...] = ()) -> RunResult:
         return await resume_toolloop(run_dir, model=root, listeners=listeners)
 

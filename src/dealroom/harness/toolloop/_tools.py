@@ -12,9 +12,12 @@ import fnmatch
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.runs import OUTPUT, deliverable_key, primary_deliverable
+
+if TYPE_CHECKING:
+    from dealroom.room import Room
 
 MAX_LINES = 200
 PAGE_CHARS = 6000
@@ -44,7 +47,7 @@ TOOL_SPECS: list[dict[str, Any]] = [
 class ToolBox:
     """The tools over one room; ``outputs`` holds each deliverable as written so far."""
 
-    room: Any
+    room: Room
     deliverables: dict[str, str] = field(default_factory=lambda: {"memo": "memo.md"})
     """Deliverable name → file name in ``output/`` (the task's)."""
     outputs: dict[str, str] = field(default_factory=dict)

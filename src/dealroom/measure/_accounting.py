@@ -14,7 +14,7 @@ A call that has tokens but neither a recorded cost nor a price is counted in
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from dealroom.measure._behaviour import ratio
@@ -25,7 +25,7 @@ AGENT_ROLES = ("root", "sub", "child_root")
 """Roles whose tokens make up a run's agent total (the judge is accounted apart)."""
 
 
-def prices_of(entry: dict[str, Any] | None) -> Prices | None:
+def prices_of(entry: Mapping[str, float] | None) -> Prices | None:
     """The :class:`~dealroom.models.Prices` of a price-table entry, or None when it has none.
 
     Entries are ``Prices`` as a dict (``input``, ``cached_input``, ``output``, as the harnesses
@@ -42,7 +42,7 @@ def prices_of(entry: dict[str, Any] | None) -> Prices | None:
     )
 
 
-def price_usage(usage: Usage, entry: dict[str, Any] | None) -> float | None:
+def price_usage(usage: Usage, entry: Mapping[str, float] | None) -> float | None:
     """Cache-aware cost of ``usage`` under a price-table entry, or None if it is unpriced.
 
     >>> price_usage(Usage(1_000_000, 400_000, 100_000), {"price_input": 2.0,
@@ -56,7 +56,8 @@ def price_usage(usage: Usage, entry: dict[str, Any] | None) -> float | None:
     return prices.cost(usage.input_tokens, cached, usage.output_tokens)
 
 
-def call_usage(event: dict[str, Any], prices: dict[str, dict[str, Any]]) -> tuple[Usage, bool]:
+def call_usage(event: dict[str, Any],
+               prices: Mapping[str, Mapping[str, float]]) -> tuple[Usage, bool]:
     """The usage of one ``model_call`` event with its cost filled in; and whether it is priced."""
     usage = Usage.from_dict(event.get("usage") or {})
     usage.calls = 1
@@ -68,7 +69,7 @@ def call_usage(event: dict[str, Any], prices: dict[str, dict[str, Any]]) -> tupl
 
 
 def account(
-    events: Iterable[dict[str, Any]], prices: dict[str, dict[str, Any]] | None = None
+    events: Iterable[dict[str, Any]], prices: Mapping[str, Mapping[str, float]] | None = None
 ) -> dict[str, Any]:
     """Tokens and cost of every ``model_call`` in ``events``, in total and broken down.
 

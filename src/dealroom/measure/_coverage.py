@@ -24,11 +24,12 @@ Coverage = covered tokens / room tokens, by document, folder and category.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
@@ -36,6 +37,14 @@ from dealroom.measure._behaviour import ratio
 from dealroom.measure._coverindex import CoverageIndex, token_starts
 from dealroom.room import PREFIX_CHARS, line_hashes, normalize_line
 from dealroom.runs import RunFolder
+
+if TYPE_CHECKING:
+    from dealroom.measure._roomtext import DocText
+    from dealroom.room import Room
+
+    RoomSource: TypeAlias = (str | Path | Room | CoverageIndex | list[DocText]
+                             | tuple[DocText, ...])
+    """What coverage is measured against: a room folder, an open Room, its index, or texts."""
 
 TEXT_BATCH = 512
 """Raw texts are matched in batches of this many (and whenever a summary is asked for)."""
@@ -46,10 +55,10 @@ _LABEL = re.compile(r"^[^\s:]{1,24}(?: [^\s:]{1,12}){0,2}: ")
 """A short label before a room line (``D00042 p.3: ``, ``Out[7]: ``), tried without it."""
 
 
-def build_index(room: Any) -> CoverageIndex:
+def build_index(room: str | Path | Room) -> CoverageIndex:
     """The :class:`CoverageIndex` of ``room`` (a room folder or an open ``Room``), read from the
     line table of its index; for a folder, shared by the calls that name the same build."""
-    if hasattr(room, "line_table"):
+    if not isinstance(room, str | os.PathLike):
         return CoverageIndex.from_room(room)
     from dealroom.room import Room, index_status
 
@@ -78,7 +87,7 @@ class CoverageProbe:
     0.4
     """
 
-    def __init__(self, room: Any) -> None:
+    def __init__(self, room: RoomSource) -> None:
         self._source = room
         self._index: CoverageIndex | None = room if isinstance(room, CoverageIndex) else None
         self._lock = threading.Lock()
@@ -96,6 +105,7 @@ class CoverageProbe:
             if self._index is None:
                 src = self._source
                 self._index = (CoverageIndex(src) if isinstance(src, list | tuple)
+                               else src if isinstance(src, CoverageIndex)
                                else build_index(src))
         return self._index
 
@@ -271,7 +281,8 @@ class CoverageProbe:
                     self._partial.append((unit, lo, hi))
 
 
-def coverage_from_run(run_dir: Path, room: Any = None, by_document: bool = True) -> dict[str, Any]:
+def coverage_from_run(run_dir: Path, room: RoomSource | None = None,
+                      by_document: bool = True) -> dict[str, Any]:
     """Coverage of a finished (or running) run, from its ``trajectory.jsonl``.
 
     ``room`` defaults to the ``room`` of the run's ``config.json``; pass a
@@ -441,7 +452,7 @@ def _was_sent(event: dict[str, Any]) -> bool:
     return not event.get("error") or bool(usage.get("input_tokens"))
 
 
-def _message_text(message: Any) -> str:
+def _message_text(message: object) -> str:
     """The text of a chat message whose content is a string or a list of parts."""
     if isinstance(message, str):
         return message

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from dealroom.room import (
     prefix_hashes,
     token_bounds,
 )
+
+if TYPE_CHECKING:
+    from dealroom.room import Room
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 LineText = Callable[[int, int, int], str]
@@ -82,7 +85,7 @@ class CoverageIndex:
         )
 
     @classmethod
-    def from_room(cls, room: Any) -> CoverageIndex:
+    def from_room(cls, room: Room) -> CoverageIndex:
         """The index of an open :class:`dealroom.room.Room`, from its stored line table."""
         t = room.line_table()
         self = cls.__new__(cls)

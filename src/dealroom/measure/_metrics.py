@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.measure._accounting import account
 from dealroom.measure._behaviour import behaviour
 from dealroom.measure._coverage import CoverageProbe
 from dealroom.runs import RunFolder
 
+if TYPE_CHECKING:
+    from dealroom.measure._coverage import RoomSource
+
 METRICS_VERSION = 1
 
 
-def metrics_from_run(run_dir: Path, room: Any = None, coverage: bool = True) -> dict[str, Any]:
+def metrics_from_run(run_dir: Path, room: RoomSource | CoverageProbe | None = None,
+                     coverage: bool = True) -> dict[str, Any]:
     """The metrics of a run folder: status, wall time, accounting, behaviour and coverage.
 
     Pure: reads ``config.json`` and ``trajectory.jsonl`` and returns a dict (the harnesses
@@ -31,7 +35,7 @@ def metrics_from_run(run_dir: Path, room: Any = None, coverage: bool = True) -> 
 
 
 def run_metrics(config: dict[str, Any], events: Sequence[dict[str, Any]], *, run: str,
-                room: Any = None) -> dict[str, Any]:
+                room: RoomSource | CoverageProbe | None = None) -> dict[str, Any]:
     """:func:`metrics_from_run` from a run's config and events held in memory; ``room`` as
     there, None for no coverage."""
     end: dict[str, Any] = next((e for e in reversed(events) if e.get("type") == "run_end"), {})
@@ -53,7 +57,8 @@ def run_metrics(config: dict[str, Any], events: Sequence[dict[str, Any]], *, run
     return out
 
 
-def _coverage(events: Sequence[dict[str, Any]], room: Any) -> dict[str, Any]:
+def _coverage(events: Sequence[dict[str, Any]],
+              room: RoomSource | CoverageProbe) -> dict[str, Any]:
     if isinstance(room, CoverageProbe):
         return room.summary()
     probe = CoverageProbe(room)

@@ -11,10 +11,16 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from dealroom._util.files import json_safe, write_json_atomic
-from dealroom.judge._run import _ready, check_judge_options, memo_deliverables, open_judge
+from dealroom.judge._run import (
+    JudgeOptions,
+    _ready,
+    check_judge_options,
+    memo_deliverables,
+    open_judge,
+)
 from dealroom.judge._scores import Judge
 from dealroom.room import load_task
 from dealroom.runs import RunFolder
@@ -32,7 +38,8 @@ def run_turns(folder: RunFolder) -> int:
 
 
 async def ajudge_by_turn(run_dir: Path, judge: Judge | str = "reference",
-                         out: Path | None = None, **options: Any) -> dict[str, Any]:
+                         out: Path | None = None,
+                         **options: Unpack[JudgeOptions]) -> dict[str, Any]:
     """Judge the memo of ``run_dir`` as of each root turn; write ``scores_by_turn.json`` (or
     ``out``) and return it."""
     check_judge_options(options.get("batch", 1), options.get("retries", 2))
@@ -63,6 +70,6 @@ async def ajudge_by_turn(run_dir: Path, judge: Judge | str = "reference",
 
 
 def judge_by_turn(run_dir: Path, judge: Judge | str = "reference",
-                  **options: Any) -> dict[str, Any]:
+                  **options: Unpack[JudgeOptions]) -> dict[str, Any]:
     """Sync front door of :func:`ajudge_by_turn`."""
     return asyncio.run(ajudge_by_turn(run_dir, judge, **options))

@@ -93,7 +93,7 @@ def llm_judge(
     return judge  # type: ignore[return-value]
 
 
-def takes_response_format(model: Any) -> bool:
+def takes_response_format(model: ModelClient) -> bool:
     """Whether ``model.chat`` accepts ``response_format`` (third-party clients may not)."""
     try:
         params = inspect.signature(model.chat).parameters.values()

@@ -7,8 +7,6 @@ LLM judge.
 
 from __future__ import annotations
 
-from typing import Any
-
 from dealroom._util.plugins import Registry
 from dealroom.judge._scores import Judge
 
@@ -24,7 +22,7 @@ def judge_names() -> list[str]:
     return JUDGES.names()
 
 
-def registered_judge(judge: Any) -> Judge | None:
+def registered_judge(judge: object) -> Judge | None:
     """The judge registered as ``judge`` (built now), or None when ``judge`` is no such name."""
     if not isinstance(judge, str) or judge not in JUDGES:
         return None

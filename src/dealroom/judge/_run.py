@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from dealroom._util.files import json_safe, write_json_atomic
 from dealroom.errors import ConfigError, InputError
@@ -25,8 +25,22 @@ from dealroom.judge._scores import Judge, Scores
 from dealroom.room import DEFAULT_DELIVERABLES, deliverable_text, load_task
 from dealroom.runs import OUTPUT, RunFolder, primary_deliverable
 
+if TYPE_CHECKING:
+    from dealroom.models import ModelSpec
 
-def check_judge_options(batch: Any = 1, retries: Any = 2) -> None:
+
+class JudgeOptions(TypedDict, total=False):
+    """How a judge model is opened and asked (``dealroom judge``'s flags)."""
+
+    batch: int
+    """Criteria per judge call (``--batch``)."""
+    retries: int
+    """Re-asks of a call whose verdicts did not parse (``--retries``)."""
+    models_file: Path | None
+    """The models file the judge model's name is looked up in (``--models``)."""
+
+
+def check_judge_options(batch: object = 1, retries: object = 2) -> None:
     """Raise InputError unless ``batch`` (criteria per judge call) is at least 1 and
     ``retries`` at least 0, both integers: any judge may be given them, even one that needs
     no model (``reference``)."""
@@ -37,7 +51,8 @@ def check_judge_options(batch: Any = 1, retries: Any = 2) -> None:
 
 @asynccontextmanager
 async def open_judge(
-    judge: Judge | Any, batch: int = 1, retries: int = 2, models_file: Path | None = None
+    judge: Judge | str | ModelSpec, batch: int = 1, retries: int = 2,
+    models_file: Path | None = None,
 ) -> AsyncIterator[Judge]:
     """A ready :class:`Judge` from a judge, a registered judge's name or a judge model's spec
     (a string or a :class:`~dealroom.models.ModelSpec`); a model opened here is closed on exit."""
@@ -58,7 +73,7 @@ async def open_judge(
         await model.aclose()
 
 
-def _ready(judge: Any, task: dict[str, Any], room: Path) -> Any:
+def _ready(judge: Judge | str, task: dict[str, Any], room: Path) -> Judge | str:
     """``judge`` built when it is a registered name, after its ``check_task`` accepted ``task``."""
     judge = registered_judge(judge) or judge
     check = getattr(judge, "check_task", None)
@@ -75,7 +90,8 @@ def memo_deliverables(task: dict[str, Any], memo_text: str) -> dict[str, str]:
 
 
 async def ajudge_memo(
-    room: Path, memo: str | Path, judge: Judge | str = "reference", **options: Any
+    room: Path, memo: str | Path, judge: Judge | str = "reference",
+    **options: Unpack[JudgeOptions],
 ) -> Scores:
     """Score a memo against the rubric of ``room``'s ``task.json``.
 
@@ -97,7 +113,7 @@ async def ajudge_run(
     room: Path | None = None,
     compare: Judge | str | None = None,
     out: Path | None = None,
-    **options: Any,
+    **options: Unpack[JudgeOptions],
 ) -> Scores:
     """Score a run's deliverables and write ``RUN/scores.json`` (or ``out``).
 
@@ -135,7 +151,8 @@ async def ajudge_run(
 
 
 async def _score(
-    judge: Judge | str, task: dict[str, Any], deliverables: dict[str, str], options: Any
+    judge: Judge | str, task: dict[str, Any], deliverables: dict[str, str],
+    options: JudgeOptions,
 ) -> Scores:
     async with open_judge(judge, **options) as ready:
         return await ready(task, deliverables)
@@ -188,7 +205,7 @@ async def ajudge_files(
     """``dealroom judge``: a run folder (``scores.json`` written into it, or to ``out``), or a
     ``memo`` file against ``room``'s rubric (written to ``out`` when given)."""
     check_judge_options(batch, retries)
-    options: dict[str, Any] = {"batch": batch, "retries": retries, "models_file": models_file}
+    options: JudgeOptions = {"batch": batch, "retries": retries, "models_file": models_file}
     if (run is None) == (memo is None) or (memo is not None and room is None):
         raise ConfigError("give a run folder, or --room ROOM --memo FILE (not both)")
     if run is not None:
@@ -205,18 +222,27 @@ async def ajudge_files(
     return Judged(scores, out)
 
 
-def judge_files(run: Path | None = None, **options: Any) -> Judged:
+def judge_files(
+    run: Path | None = None, *, room: Path | None = None, memo: Path | None = None,
+    judge: str = "reference", compare: str | None = None, out: Path | None = None,
+    batch: int = 1, retries: int = 2, models_file: Path | None = None,
+) -> Judged:
     """Sync front door of :func:`ajudge_files`."""
-    return asyncio.run(ajudge_files(run, **options))
+    return asyncio.run(ajudge_files(run, room=room, memo=memo, judge=judge, compare=compare,
+                                    out=out, batch=batch, retries=retries,
+                                    models_file=models_file))
 
 
 def judge_memo(
-    room: Path, memo: str | Path, judge: Judge | str = "reference", **options: Any
+    room: Path, memo: str | Path, judge: Judge | str = "reference",
+    **options: Unpack[JudgeOptions],
 ) -> Scores:
     """Sync front door of :func:`ajudge_memo`."""
     return asyncio.run(ajudge_memo(room, memo, judge, **options))
 
 
-def judge_run(run_dir: Path, judge: Judge | str = "reference", **options: Any) -> Scores:
+def judge_run(run_dir: Path, judge: Judge | str = "reference", room: Path | None = None,
+              compare: Judge | str | None = None, out: Path | None = None,
+              **options: Unpack[JudgeOptions]) -> Scores:
     """Sync front door of :func:`ajudge_run`."""
-    return asyncio.run(ajudge_run(run_dir, judge, **options))
+    return asyncio.run(ajudge_run(run_dir, judge, room, compare, out, **options))

@@ -5,7 +5,12 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dealroom.harness import Listener, RunResult
+    from dealroom.judge import Scores
+    from dealroom.models import ModelClient
 
 DEMO_DOCS = 12
 DEMO_TOKENS = 4_000
@@ -19,8 +24,8 @@ class DemoResult:
 
     folder: Path
     room: Path
-    run: Any
-    scores: Any
+    run: RunResult
+    scores: Scores
 
 
 def free_folder(base: Path) -> Path:
@@ -32,9 +37,9 @@ def free_folder(base: Path) -> Path:
     return candidate
 
 
-async def run_demo_async(out: Path, *, sub: str | Any = "local", docs: int = DEMO_DOCS,
+async def run_demo_async(out: Path, *, sub: str | ModelClient = "local", docs: int = DEMO_DOCS,
                          tokens: int = DEMO_TOKENS, seed: int = 7,
-                         listeners: tuple[Any, ...] = ()) -> DemoResult:
+                         listeners: tuple[Listener, ...] = ()) -> DemoResult:
     """Generate a room under ``out``, run the scripted root with ``sub``, judge with the key."""
     from dealroom.harness import run_agent_async
     from dealroom.judge import ajudge_run, reference_judge
@@ -50,6 +55,9 @@ async def run_demo_async(out: Path, *, sub: str | Any = "local", docs: int = DEM
     return DemoResult(folder, room, run, scores)
 
 
-def run_demo(out: Path = Path("dealroom-demo"), **kwargs: Any) -> DemoResult:
+def run_demo(out: Path = Path("dealroom-demo"), *, sub: str | ModelClient = "local",
+             docs: int = DEMO_DOCS, tokens: int = DEMO_TOKENS, seed: int = 7,
+             listeners: tuple[Listener, ...] = ()) -> DemoResult:
     """The sync front door of :func:`run_demo_async`."""
-    return asyncio.run(run_demo_async(out, **kwargs))
+    return asyncio.run(run_demo_async(out, sub=sub, docs=docs, tokens=tokens, seed=seed,
+                                      listeners=listeners))

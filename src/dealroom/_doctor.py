@@ -84,11 +84,13 @@ async def adiagnose(*, isolation: str = "auto", models_file: Path | None = None,
     return Diagnosis(checks)
 
 
-def diagnose(**options: Any) -> Diagnosis:
+def diagnose(*, isolation: str = "auto", models_file: Path | None = None,
+             start_local: bool = True) -> Diagnosis:
     """What this machine has for dealroom: ``isolation`` (the sandbox level to try),
     ``models_file`` (default: the one ``--models`` would find), ``start_local`` (start the
     embedded model's server for a moment, not only find it)."""
-    return asyncio.run(adiagnose(**options))
+    return asyncio.run(adiagnose(isolation=isolation, models_file=models_file,
+                                 start_local=start_local))
 
 
 # -- Python and packages -------------------------------------------------------------------

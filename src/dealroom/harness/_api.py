@@ -106,7 +106,11 @@ async def run_agent_async(room: Path, out: Path, *, harness: str = "rlm",
                                   concurrency=concurrency)
 
 
-def run_agent(room: Path, out: Path, **kwargs: Any) -> RunResult:
+def run_agent(room: Path, out: Path, *, harness: str = "rlm",
+              root: str | ModelClient = "scripted", sub: str | ModelClient | None = "local",
+              models_file: Path | None = None, concurrency: int | None = None,
+              listeners: tuple[Listener, ...] = (),
+              budgetmix: dict[str, Any] | None = None, **options: Any) -> RunResult:
     """Run an agent on a room and write a run folder; the sync front door.
 
     ``harness``: ``rlm`` (default) or ``toolloop``; ``root``/``sub``: model specs (a models-file
@@ -117,7 +121,9 @@ def run_agent(room: Path, out: Path, **kwargs: Any) -> RunResult:
     ``dealroom.eval.BudgetMixPlan.run_options``); the remaining keyword arguments are the
     harness's settings (``depth``, ``max_turns``, ``max_cost_usd``, ...).
     """
-    return asyncio.run(run_agent_async(room, out, **kwargs))
+    return asyncio.run(run_agent_async(
+        room, out, harness=harness, root=root, sub=sub, models_file=models_file,
+        concurrency=concurrency, listeners=listeners, budgetmix=budgetmix, **options))
 
 
 async def resume_run_async(run_dir: Path, *, root: str | ModelClient | None = None,
@@ -163,9 +169,13 @@ def check_same_room(folder: RunFolder, events: list[dict[str, Any]]) -> None:
                          "its own room back in config.json")
 
 
-def resume_run(run_dir: Path, **kwargs: Any) -> RunResult:
+def resume_run(run_dir: Path, *, root: str | ModelClient | None = None,
+               sub: str | ModelClient | None = None, models_file: Path | None = None,
+               concurrency: int | None = None,
+               listeners: tuple[Listener, ...] = ()) -> RunResult:
     """Finish an interrupted run; completed model calls are replayed from its records."""
-    return asyncio.run(resume_run_async(run_dir, **kwargs))
+    return asyncio.run(resume_run_async(run_dir, root=root, sub=sub, models_file=models_file,
+                                        concurrency=concurrency, listeners=listeners))
 
 
 def _require_prices(impl: Harness, root: str | ModelClient, sub: str | ModelClient | None,
@@ -218,7 +228,10 @@ async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *,
         return await impl.resume(Path(out), root=root_c, sub=sub_c, listeners=listeners)
 
 
-def fork_run(run_dir: Path, from_turn: int, out: Path, **kwargs: Any) -> RunResult:
+def fork_run(run_dir: Path, from_turn: int, out: Path, *,
+             root: str | ModelClient | None = None, sub: str | ModelClient | None = None,
+             models_file: Path | None = None, concurrency: int | None = None,
+             listeners: tuple[Listener, ...] = (), **options: Any) -> RunResult:
     """Fork a run after root turn ``from_turn``: ``out`` gets the run's records up to there,
     the harness replays them (the REPL state is rebuilt by re-running cells 1..from_turn
     against the recorded sub-call results; no model call is repeated) and ``root`` plays turn
@@ -226,7 +239,9 @@ def fork_run(run_dir: Path, from_turn: int, out: Path, **kwargs: Any) -> RunResu
     specs or open clients (default: the run's own); other keywords override its settings
     (``max_turns``, ``max_tokens``, ``max_cost_usd``, ``max_seconds``, ``temperature``, ...).
     Both harnesses fork; a REPL session (harness ``repl``) has no policy to continue."""
-    return asyncio.run(fork_run_async(run_dir, from_turn, out, **kwargs))
+    return asyncio.run(fork_run_async(
+        run_dir, from_turn, out, root=root, sub=sub, models_file=models_file,
+        concurrency=concurrency, listeners=listeners, **options))
 
 
 def _check_budgetmix(label: dict[str, Any] | None) -> None:

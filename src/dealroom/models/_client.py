@@ -48,7 +48,7 @@ from dealroom.models._endpoint import (
     release,
     tls_for,
 )
-from dealroom.models._hedge import BothStalled, Progress, current_wave, race
+from dealroom.models._hedge import BothStalled, HedgeWave, Progress, current_wave, race
 from dealroom.models._net import Route, expand_headers
 from dealroom.models._result import ChatResult
 from dealroom.models._rules import (
@@ -233,7 +233,7 @@ class OpenAICompatibleClient:
     async def _call(self, messages: list[dict[str, Any]], limit: int | None,
                     temperature: float | None, stop: list[str] | None,
                     response_format: dict[str, Any] | None, cap: int, endpoint: Endpoint,
-                    wave: Any, clock: Deadline) -> ChatResult:
+                    wave: HedgeWave | None, clock: Deadline) -> ChatResult:
         """The retry loop of :meth:`chat`."""
         attempt = 0
         sent = clock.sent  # HTTP requests made, hedges included
@@ -305,7 +305,8 @@ class OpenAICompatibleClient:
         return float(ceiling / 2 + random.uniform(0, ceiling / 2))
 
     async def _send(self, endpoint: Endpoint, payload: dict[str, Any], data: bytes, cap: int,
-                    wave: Any, clock: Deadline) -> tuple[Reply, float, dict[str, Any] | None]:
+                    wave: HedgeWave | None, clock: Deadline,
+                    ) -> tuple[Reply, float, dict[str, Any] | None]:
         """One attempt, hedged when it belongs to a wave: (reply, latency, hedge record)."""
         streaming = bool(payload.get("stream"))
 

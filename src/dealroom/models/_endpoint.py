@@ -18,7 +18,7 @@ import asyncio
 import ssl
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -28,6 +28,12 @@ from yarl import URL
 from dealroom import __version__
 from dealroom.models._net import Route, route, ssl_context
 
+if TYPE_CHECKING:
+    from aiohttp.abc import AbstractStreamWriter
+    from multidict import CIMultiDictProxy
+
+    from dealroom.models._spec import ModelSpec
+
 KEEPALIVE_S = 4.0
 """Seconds an idle connection is kept for reuse: under the 5 s after which uvicorn (vLLM,
 SGLang, llama-cpp-python's server) closes it, so a request never races the server's close."""
@@ -35,7 +41,7 @@ DNS_TTL_S = 300
 USER_AGENT = f"dealroom/{__version__}"
 
 
-def tls_for(spec: Any, base_url: str) -> ssl.SSLContext | None:
+def tls_for(spec: ModelSpec, base_url: str) -> ssl.SSLContext | None:
     """The TLS context ``spec``'s calls to ``base_url`` need (None for plain http); a bad CA
     bundle or client certificate is a ConfigError here, when the client opens."""
     way = route(spec, base_url)
@@ -43,7 +49,7 @@ def tls_for(spec: Any, base_url: str) -> ssl.SSLContext | None:
     return ssl_context(spec) if secure else None
 
 
-def open_session(spec: Any, base_url: str, limit: int,
+def open_session(spec: ModelSpec, base_url: str, limit: int,
                  tls: ssl.SSLContext | None = None) -> tuple[aiohttp.ClientSession, Route]:
     """A session for ``spec``'s calls to ``base_url`` with at most ``limit`` connections and
     the TLS context ``tls`` (see :func:`tls_for`), and the route it takes (its proxy)."""
@@ -75,10 +81,11 @@ class Body(aiohttp.Payload):
     async def as_bytes(self, encoding: str = "utf-8", errors: str = "strict") -> bytes:
         return bytes(self._value)
 
-    async def write(self, writer: Any) -> None:
+    async def write(self, writer: AbstractStreamWriter) -> None:
         await self.write_with_length(writer, None)
 
-    async def write_with_length(self, writer: Any, content_length: int | None) -> None:
+    async def write_with_length(self, writer: AbstractStreamWriter,
+                                content_length: int | None) -> None:
         view = memoryview(self._value)[:content_length]
         await writer.write(view[:1])
         if len(view) > 1:
@@ -88,7 +95,7 @@ class Body(aiohttp.Payload):
 class Endpoint:
     """One session and one concurrency limit for a base_url within one event loop."""
 
-    def __init__(self, spec: Any, base_url: str, concurrency: int,
+    def __init__(self, spec: ModelSpec, base_url: str, concurrency: int,
                  tls: ssl.SSLContext | None) -> None:
         self.session, self.route = open_session(spec, base_url, concurrency, tls)
         self.semaphore = asyncio.Semaphore(concurrency)
@@ -119,13 +126,13 @@ _ENDPOINTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[_Key, Endp
 )
 
 
-def _key(spec: Any, base_url: str) -> _Key:
+def _key(spec: ModelSpec, base_url: str) -> _Key:
     """Clients share an endpoint when they reach the same URL the same way."""
     return (base_url, spec.proxy, spec.ca_bundle, spec.client_cert, spec.client_key,
             spec.verify)
 
 
-def acquire(spec: Any, base_url: str, tls: ssl.SSLContext | None) -> Endpoint:
+def acquire(spec: ModelSpec, base_url: str, tls: ssl.SSLContext | None) -> Endpoint:
     """The running loop's endpoint for ``spec`` at ``base_url``, held once more."""
     endpoints = _ENDPOINTS.setdefault(asyncio.get_running_loop(), {})
     key = _key(spec, base_url)
@@ -137,7 +144,7 @@ def acquire(spec: Any, base_url: str, tls: ssl.SSLContext | None) -> Endpoint:
     return endpoint
 
 
-async def release(spec: Any, base_url: str, endpoint: Endpoint) -> None:
+async def release(spec: ModelSpec, base_url: str, endpoint: Endpoint) -> None:
     """Drop one hold on ``endpoint``; the last one closes its session."""
     endpoint.refs -= 1
     if endpoint.refs > 0:
@@ -163,7 +170,7 @@ class Fetched:
     """A request's status, headers and body (its first ``limit`` bytes)."""
 
     status: int
-    headers: Any
+    headers: CIMultiDictProxy[str]
     body: bytes
 
 

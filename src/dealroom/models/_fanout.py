@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, TypeVar
+from typing import TypeVar, cast
 
 T = TypeVar("T")
 
@@ -17,7 +17,7 @@ async def gather_bounded(
     *,
     limit: int = 256,
     timeout: float | None = None,
-    on_done: Callable[[int, T | Exception], Any] | None = None,
+    on_done: Callable[[int, T | Exception], object] | None = None,
 ) -> list[T | Exception]:
     """Run ``jobs`` with at most ``limit`` in flight; return their results in input order.
 
@@ -38,7 +38,7 @@ async def gather_bounded(
     if not isinstance(limit, int) or limit < 1:
         raise ValueError(f"limit must be a positive integer, got {limit!r}")
     items = list(jobs)
-    results: list[Any] = [None] * len(items)
+    results: list[T | Exception | None] = [None] * len(items)
     next_index = 0
 
     async def run_one(job: Job[T]) -> T:
@@ -53,7 +53,7 @@ async def gather_bounded(
             index = next_index
             next_index += 1
             try:
-                result: Any = await run_one(items[index])
+                result: T | Exception = await run_one(items[index])
             except Exception as exc:  # noqa: BLE001 - a failure is that item's result
                 result = exc
             results[index] = result
@@ -74,4 +74,4 @@ async def gather_bounded(
             if inspect.iscoroutine(job):
                 job.close()
         raise
-    return results
+    return cast("list[T | Exception]", results)  # every slot is filled by now

@@ -25,10 +25,13 @@ import sys
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from dealroom.errors import ConfigError
+
+if TYPE_CHECKING:
+    from dealroom.models._spec import ModelSpec
 
 NET_KEYS = ("proxy", "ca_bundle", "client_cert", "client_key", "verify", "headers")
 """The models-file keys (and ``ModelSpec`` fields) this module reads."""
@@ -114,7 +117,7 @@ def redact(url: str) -> str:
 # -- what the transport asks --------------------------------------------------------------------
 
 
-def route(spec: Any, url: str) -> Route:
+def route(spec: ModelSpec, url: str) -> Route:
     """The proxy for ``url``: the spec's (``""``: none), else the environment's."""
     if spec.proxy is not None:
         return Route(spec.proxy or None, "proxy" if spec.proxy else "")
@@ -140,7 +143,7 @@ def env_route(url: str) -> Route:
     return Route(proxy if "://" in proxy else f"http://{proxy}", name)
 
 
-def ssl_context(spec: Any) -> ssl.SSLContext:
+def ssl_context(spec: ModelSpec) -> ssl.SSLContext:
     """The TLS context of a model: its CA bundle (else ``REQUESTS_CA_BUNDLE``, else OpenSSL's
     ``SSL_CERT_FILE``/``SSL_CERT_DIR`` and the system's), its client certificate, and
     ``verify``."""
@@ -167,7 +170,7 @@ def ssl_context(spec: Any) -> ssl.SSLContext:
     return context
 
 
-def warn_unverified(spec: Any) -> None:
+def warn_unverified(spec: ModelSpec) -> None:
     """Say once per model, on stderr, that its certificates are not checked."""
     if spec.name in _warned:
         return
@@ -178,7 +181,7 @@ def warn_unverified(spec: Any) -> None:
           "traffic; give its CA with ca_bundle instead", file=sys.stderr)
 
 
-def expand_headers(spec: Any) -> dict[str, str]:
+def expand_headers(spec: ModelSpec) -> dict[str, str]:
     """The spec's extra headers with each ``${NAME}`` replaced by that environment variable."""
 
     def value(name: str, template: str) -> str:

@@ -13,7 +13,10 @@ use, which nothing here can; such models are counted the words-v1 way, corrected
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dealroom.models._client import ModelClient
 
 MESSAGE_OVERHEAD = 4
 """Tokens a chat template adds around each message (role markers, separators)."""
@@ -29,7 +32,7 @@ def words_estimate(messages: list[dict[str, Any]]) -> int:
 class PromptCounter:
     """Counts one model's prompts; :meth:`learn` from each reply's reported usage."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: ModelClient) -> None:
         self.model = model
         self.ratio = 1.0
         """Reported prompt tokens per estimated token, from the latest reply that reported."""

@@ -59,7 +59,13 @@ if TYPE_CHECKING:
     from dealroom.harness._common import RunEvents
     from dealroom.harness._common._budget import Reservation
     from dealroom.harness._deliver import Deliverables
-    from dealroom.harness.sandbox import Sandbox
+    from dealroom.harness.sandbox import (
+        CellResult,
+        RequestHandler,
+        Sandbox,
+        SubcallRequest,
+        SubcallResult,
+    )
     from dealroom.models import ModelClient
     from dealroom.room import Room
 
@@ -242,14 +248,14 @@ class Episode(RootCalls):
         return EpisodeResult(status, reason, self._memo, state.get("answer"), self.tracker.turns,
                              ended)
 
-    async def open_sandbox(self) -> Any:
+    async def open_sandbox(self) -> Sandbox:
         """This agent's REPL, started; the confinement in force goes into the records."""
         sandbox = self.ctx.sandbox_factory(self)
         await sandbox.start()
         self.record_sandbox(sandbox)
         return sandbox
 
-    def record_sandbox(self, sandbox: Any) -> None:
+    def record_sandbox(self, sandbox: Sandbox) -> None:
         self.ctx.emit("sandbox", self.agent, self.depth, isolation=sandbox.isolation,
                       confinement=sandbox.confinement, degraded=sandbox.degraded)
 
@@ -288,7 +294,7 @@ class Episode(RootCalls):
         return (f"{streak} turns in a row ran no code or raised an error (max_errors "
                 f"{limit}): the episode was stopped instead of spending the rest of its budget")
 
-    async def _cell(self, sandbox: Any, turn: int, code: str) -> tuple[str, dict[str, Any]]:
+    async def _cell(self, sandbox: Sandbox, turn: int, code: str) -> tuple[str, dict[str, Any]]:
         result, note = await self.execute_cell(sandbox, turn, code)
         self._cell_failed = bool(result.error or result.timed_out or result.crashed)
         output = result.stdout
@@ -310,7 +316,7 @@ class Episode(RootCalls):
         self._memo_changed(state, turn)
         return shown, state
 
-    async def execute_cell(self, sandbox: Any, turn: int, code: str) -> tuple[Any, str]:
+    async def execute_cell(self, sandbox: Sandbox, turn: int, code: str) -> tuple[CellResult, str]:
         """Run ``code`` as turn ``turn``'s cell, within what is left of the episode's time.
 
         After a timeout or a crash the worker is restarted and the cells that succeeded are
@@ -334,7 +340,7 @@ class Episode(RootCalls):
         return result, (f"[the cell {what}; the REPL was restarted, but re-running the cells of "
                         f"turns {lost} failed: what they defined is lost]")
 
-    async def _run(self, sandbox: Any, turn: int, code: str) -> Any:
+    async def _run(self, sandbox: Sandbox, turn: int, code: str) -> CellResult:
         self._counters[turn] = 0
         left = self.tracker.seconds_left()
         return await sandbox.execute(
@@ -342,7 +348,7 @@ class Episode(RootCalls):
             wall_timeout=None if left == float("inf") else max(left, 0.01),
             on_request=self.request_handler(turn))
 
-    async def _rebuild(self, sandbox: Any) -> list[int]:
+    async def _rebuild(self, sandbox: Sandbox) -> list[int]:
         """Restart the worker and re-run the cells that succeeded, answering from the cache;
         the turns whose cell failed this time (all, when one timed out or crashed)."""
         await sandbox.restart()
@@ -373,8 +379,8 @@ class Episode(RootCalls):
                           sections=len(state.get("sections", [])), chars=len(markdown))
 
     # -- requests from the REPL -------------------------------------------------------------
-    def request_handler(self, turn: int):  # type: ignore[no-untyped-def]
-        async def handle(request: Any) -> Any:
+    def request_handler(self, turn: int) -> RequestHandler:
+        async def handle(request: SubcallRequest) -> SubcallResult:
             from dealroom.harness.sandbox import SubcallResult
 
             try:

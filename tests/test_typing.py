@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -107,3 +108,28 @@ def test_a_plain_install_brings_nothing_only_test_support_uses() -> None:
     unused = [n for n, mod in CORE_IMPORTS.items()
               if not re.search(rf"^\s*(import|from) {mod}\b", library, re.M)]
     assert unused == []
+
+
+LOOSE = re.compile(r"(?<!str, )\bAny\b")
+"""``Any`` other than as the values of a JSON record (``dict[str, Any]``)."""
+
+
+@pytest.mark.parametrize("package", ["dealroom", "dealroom.harness", "dealroom.judge",
+                                     "dealroom.measure"])
+def test_the_front_doors_name_what_they_take(package: str) -> None:
+    """An editor sees the real type of every parameter of the public functions (models are
+    ModelClient, rooms Room or a folder, judges Judge or a name); only ``**options`` forwarded
+    to a harness's settings stay open."""
+    import importlib
+    import inspect
+
+    module = importlib.import_module(package)
+    loose = []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        if not inspect.isfunction(obj):
+            continue
+        for param in inspect.signature(obj).parameters.values():
+            if param.kind is not param.VAR_KEYWORD and LOOSE.search(str(param.annotation)):
+                loose.append(f"{name}({param.name}: {param.annotation})")
+    assert loose == []

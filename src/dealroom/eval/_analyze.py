@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -171,10 +171,10 @@ def _spread(values: list[float]) -> float:
     return max(present) - min(present) if len(present) > 1 else math.nan
 
 
-def _mean(values: Any) -> float:
+def _mean(values: Iterable[float]) -> float:
     present = [v for v in values if not math.isnan(v)]
     return sum(present) / len(present) if present else math.nan
 
 
-def _ok(value: Any) -> bool:
+def _ok(value: object) -> bool:
     return isinstance(value, int | float) and not math.isnan(value)

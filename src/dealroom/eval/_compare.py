@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,6 @@ def _describe(source: str | Path, rows: list[Row]) -> dict[str, Any]:
             "simulated": any(r.simulated for r in rows)}
 
 
-def _mean(values: Any) -> float:
+def _mean(values: Iterable[float]) -> float:
     present = [v for v in values if not math.isnan(v)]
     return sum(present) / len(present) if present else math.nan

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from dealroom.errors import ConfigError, MissingDependency
@@ -105,12 +106,13 @@ def _kill(pool: ProcessPoolExecutor) -> None:
             process.kill()
 
 
-def import_ray() -> Any:
+def import_ray() -> ModuleType:
     try:
         import ray
     except ImportError:
         raise MissingDependency("ray", extra="ray", feature="--backend ray") from None
-    return ray
+    module: ModuleType = ray
+    return module
 
 
 def _ray(fn: Callable[..., dict[str, Any]], jobs: list[Job], finished: Finished,

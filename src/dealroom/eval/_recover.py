@@ -23,10 +23,10 @@ import itertools
 import math
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom._util.files import json_safe, read_json, write_json_atomic
 from dealroom.errors import ConfigError, DealroomError
@@ -36,6 +36,9 @@ from dealroom.eval._passk import DEFAULT_TAU
 from dealroom.eval._prefixes import Prefix, PrefixPool, check_kinds
 from dealroom.eval._spec import seeded_parts, with_seed
 from dealroom.runs import EPISODES, RunFolder, root_replies
+
+if TYPE_CHECKING:
+    from dealroom.judge import Scores
 
 SPEC_FILE = "recover.json"
 REPORT_FILE = "report.json"
@@ -236,7 +239,7 @@ def _originals(prefixes: list[Prefix], known: dict[str, Any], judge: str,
     return out
 
 
-async def _judge_original(run: Path, judge: str, models_file: Path | None) -> Any:
+async def _judge_original(run: Path, judge: str, models_file: Path | None) -> Scores:
     from dealroom.judge import open_judge, read_deliverables
     from dealroom.room import load_task
 
@@ -335,7 +338,7 @@ def _turn_events(events: list[dict[str, Any]], turn: int) -> list[dict[str, Any]
     return out
 
 
-def _mean(values: list[Any]) -> float:
+def _mean(values: Iterable[float | None]) -> float:
     present = [float(v) for v in values if v is not None]
     return sum(present) / len(present) if present else math.nan
 

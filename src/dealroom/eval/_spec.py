@@ -29,13 +29,16 @@ import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from dealroom._util.files import read_toml
 from dealroom._util.schema import Schema, as_tuple
 from dealroom.errors import ConfigError, DealroomError, InputError
+
+if TYPE_CHECKING:
+    from dealroom.harness import Harness
 
 ROOMS = "rooms"
 """The sweep's folder of generated rooms."""
@@ -182,7 +185,7 @@ def spec_from_dict(data: dict[str, Any], where: str = "sweep spec") -> SweepSpec
         raise type(exc)(f"{where}: {exc}") from None
 
 
-def generated_room(table: Any, where: str) -> GeneratedRoom:
+def generated_room(table: object, where: str) -> GeneratedRoom:
     """A ``[[generate]]`` table as a GeneratedRoom; unknown keys and bad values refused."""
     at = f"{where}: " if where else ""
     if isinstance(table, GeneratedRoom):
@@ -356,7 +359,7 @@ def episodes(spec: SweepSpec, rooms: list[SweepRoom], harness_fields: set[str],
     return out
 
 
-def check_policies(spec: SweepSpec, rooms: list[SweepRoom], harness: Any,
+def check_policies(spec: SweepSpec, rooms: list[SweepRoom], harness: Harness,
                    models_file: Path | None) -> None:
     """Refuse, before anything runs, a policy that cannot run: an unknown model, bad options,
     bad settings, or the oracle on a room without an answer key."""

@@ -8,6 +8,7 @@ run has none yet). Nothing is estimated: a figure a run does not have is None.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +119,6 @@ def _room_tokens(room: str | None) -> int | None:
         return None
 
 
-def _mean(values: Any) -> float:
+def _mean(values: Iterable[float | None]) -> float:
     present = [v for v in values if v is not None and math.isfinite(v)]
     return sum(present) / len(present) if present else math.nan

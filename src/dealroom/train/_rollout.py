@@ -30,6 +30,9 @@ from dealroom.runs import RunFolder, agent_conversation, agent_segments, read_to
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
+    from dealroom.judge import Judge
+    from dealroom.models import HFModelClient, LoadedModel, ModelClient
+
 OK, JUDGE_ERROR, CRASHED, UNTRAINABLE = "ok", "judge_error", "crashed", "untrainable"
 
 
@@ -73,7 +76,8 @@ class Episode:
     """The recorded logprob of each mask-1 token, in order."""
 
 
-def policy_client(loaded: Any, model: str, seed: int, max_new_tokens: int, step: int) -> Any:
+def policy_client(loaded: LoadedModel, model: str, seed: int, max_new_tokens: int,
+                  step: int) -> HFModelClient:
     """A ModelClient over the policy in memory, sampling with ``seed``."""
     from dealroom.models import HFModelClient, resolve_model_spec
 
@@ -84,7 +88,8 @@ def policy_client(loaded: Any, model: str, seed: int, max_new_tokens: int, step:
     return HFModelClient(loaded, name=f"{spec.name},grpo_step={step}", spec=spec)
 
 
-async def run_rollout(rollout: Rollout, client: Any, *, sub: str, judge: str, harness: str,
+async def run_rollout(rollout: Rollout, client: ModelClient, *, sub: str, judge: str | Judge,
+                      harness: str,
                       temperature: float, settings: dict[str, Any],
                       budgetmix: dict[str, Any] | None) -> Rollout:
     """Run, judge and measure one rollout in place; failures become its status."""
@@ -117,7 +122,7 @@ async def run_rollout(rollout: Rollout, client: Any, *, sub: str, judge: str, ha
     return rollout
 
 
-def run_closing(rollout: Rollout, client: Any, *, stop: threading.Event | None = None,
+def run_closing(rollout: Rollout, client: ModelClient, *, stop: threading.Event | None = None,
                 **options: Any) -> Rollout:
     """:func:`run_rollout` in an event loop of its own; the root client is closed after.
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -343,10 +344,10 @@ def _ci(per_room: dict[str, float]) -> tuple[float, float, float]:
     return bootstrap_ci(list(per_room.values()))
 
 
-def _ok(value: Any) -> bool:
+def _ok(value: object) -> bool:
     return isinstance(value, int | float) and not math.isnan(value)
 
 
-def _mean(values: Any) -> float:
-    present = [v for v in values if _ok(v)]
+def _mean(values: Iterable[float | None]) -> float:
+    present = [v for v in values if v is not None and _ok(v)]
     return sum(present) / len(present) if present else math.nan

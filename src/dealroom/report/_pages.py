@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from dealroom._util.files import json_safe
 
+T = TypeVar("T")
 
-def script_json(data: Any) -> str:
+
+def script_json(data: object) -> str:
     """``data`` as JSON safe inside ``<script>``: no ``</`` or ``<!--`` can end the script."""
     text = json.dumps(json_safe(data), ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def write_script(path: Path, key: str, data: Any) -> int:
+def write_script(path: Path, key: str, data: object) -> int:
     """Write ``path`` as ``DR.put(key, data);``; the bytes written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     body = f"DR.put({json.dumps(key)},{script_json(data)});\n".encode()
@@ -28,7 +30,7 @@ def write_script(path: Path, key: str, data: Any) -> int:
     return len(body)
 
 
-def chunks(items: list[Any], size: int) -> list[list[Any]]:
+def chunks(items: list[T], size: int) -> list[list[T]]:
     """``items`` cut into pages of ``size`` (one empty page when there are none).
 
     >>> chunks([1, 2, 3], 2), chunks([], 2)

@@ -18,10 +18,15 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.errors import MissingDependency
 from dealroom.report._sources import tau_text
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.collections import QuadMesh
+    from matplotlib.typing import ColorType
 
 RC: dict[str, Any] = {"svg.fonttype": "none", "svg.hashsalt": "dealroom", "font.size": 9,
       "axes.spines.top": False, "axes.spines.right": False}
@@ -149,7 +154,7 @@ def _scatter(d: dict[str, Any], xlabel: str, ylabel: str, *, logx: bool = False,
     return lay.svg()
 
 
-def _log_axis(ax: Any, xs: list[float]) -> None:
+def _log_axis(ax: Axes, xs: list[float]) -> None:
     """A log x axis over whole decades around ``xs`` with labels at 1, 2 and 5 of each decade
     (1 of each when it spans more than three), as percentages."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
@@ -234,7 +239,7 @@ def passk_curves(d: dict[str, Any]) -> str:
     return lay.svg()
 
 
-def _band(ax: Any, xs: list[Any], points: list[list[Any]], color: Any) -> None:
+def _band(ax: Axes, xs: list[Any], points: list[list[Any]], color: ColorType) -> None:
     """The interval ``[.., low, high]`` of each point as a band (where it is defined)."""
     spans = [(x, p[2], p[3]) for x, p in zip(xs, points, strict=True)
              if len(p) > 3 and _ok(p[2]) and _ok(p[3])]
@@ -370,8 +375,8 @@ def by_turn(d: dict[str, Any]) -> str:
     return lay.svg()
 
 
-def _heat(ax: Any, values: list[list[float]], xs: list, ys: list, xlabel: str, ylabel: str,
-          limits: tuple[float, float], gid: str, cmap: str = "viridis") -> Any:
+def _heat(ax: Axes, values: list[list[float]], xs: list, ys: list, xlabel: str, ylabel: str,
+          limits: tuple[float, float], gid: str, cmap: str = "viridis") -> QuadMesh:
     import numpy as np
 
     data = np.array([[math.nan if v is None else v for v in row] for row in values], float)
@@ -386,7 +391,7 @@ def _heat(ax: Any, values: list[list[float]], xs: list, ys: list, xlabel: str, y
     return mesh
 
 
-def _colorbar(lay: Layout, mesh: Any, label: str) -> None:
+def _colorbar(lay: Layout, mesh: QuadMesh | None, label: str) -> None:
     """One colour bar in the right margin, its label inside the figure."""
     if mesh is None:
         return
@@ -403,11 +408,11 @@ def _wrap(name: str) -> str:
     return f"{head}\n{rest}" if rest else head
 
 
-def _ok(value: Any) -> bool:
+def _ok(value: object) -> bool:
     return isinstance(value, int | float) and not math.isnan(value)
 
 
-def _r(value: Any, digits: int = 2) -> str:
+def _r(value: float | None, digits: int = 2) -> str:
     return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) \
         else f"{value:.{digits}f}"
 

@@ -169,7 +169,7 @@ def _recoveries(recoveries: dict[str, Any], continued: list[dict[str, Any]]) -> 
     return "".join(out)
 
 
-def _fact(value: Any) -> str | None:
+def _fact(value: object) -> str | None:
     """A scalar (or a list of scalars) as text; None for tables and mappings."""
     if isinstance(value, list) and not any(isinstance(v, list | dict) for v in value):
         return html.escape(", ".join(map(str, value)) or "none")
@@ -209,12 +209,12 @@ def _rate_note(rate: str) -> str:
     return f'<p class="note headline-rate">Pass rates are {which}.</p>'
 
 
-def _esc(value: Any) -> str:
+def _esc(value: object) -> str:
     """Any value of the sources as HTML text (numbers too: a tampered file may hold markup)."""
     return html.escape(str(value))
 
 
-def _num(value: Any, digits: int | None) -> str:
+def _num(value: object, digits: int | None) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     return f"{value:,.{digits}f}" if isinstance(value, int | float) else html.escape(str(value))

@@ -92,7 +92,7 @@ def settings_of(rows: list[dict[str, Any]]) -> str:
     return ", ".join(sorted({r["setting"] for r in rows})) or "–"
 
 
-def tau_text(tau: Any) -> str:
+def tau_text(tau: float | str | None) -> str:
     if tau is None:
         return "all-pass"
     if isinstance(tau, str):

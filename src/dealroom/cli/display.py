@@ -7,10 +7,14 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
+
+if TYPE_CHECKING:
+    from dealroom.harness.rlm import CellOutput
+    from dealroom.room import Problem
 
 console = Console(stderr=False, highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -106,7 +110,7 @@ def render_repl_exit() -> None:
     print()
 
 
-def render_cell(out: Any) -> None:
+def render_cell(out: CellOutput) -> None:
     """A cell's printed output on stdout and its traceback on stderr, as Python's REPL does;
     control characters are shown escaped (``\\x1b[2J``), never sent to the terminal raw."""
     from dealroom.models import visible_controls
@@ -163,7 +167,7 @@ def render_room_summary(info: dict[str, Any], path: Path | str) -> None:
     console.print(table)
 
 
-def render_problems(problems: list[Any], path: Path | str) -> None:
+def render_problems(problems: list[Problem], path: Path | str) -> None:
     """Every problem ``dealroom validate`` found, then a one-line verdict."""
     for p in problems:
         style = "red" if p.level == "error" else "yellow"

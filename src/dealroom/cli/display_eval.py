@@ -4,12 +4,23 @@ comparisons and analyses. No logic lives here."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from dealroom.cli.display import console as default_console
+
+if TYPE_CHECKING:
+    from dealroom.eval import SweepProgress, SweepResult
 
 SIMULATED = "[yellow]*[/]"
 SIMULATED_NOTE = ("[yellow]*[/] simulated sub-agent: the oracle answers from the room's answer "
@@ -25,16 +36,17 @@ class SweepDisplay:
             TextColumn("episodes"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[status]}"), TimeElapsedColumn(),
             console=self.console, transient=False)
-        self._task: Any = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> SweepDisplay:
         self._bar.__enter__()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self._bar.__exit__(*exc)
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._bar.__exit__(kind, exc, tb)
 
-    def __call__(self, state: Any) -> None:
+    def __call__(self, state: SweepProgress) -> None:
         status = (f"running {state.running}  failed {state.failed}  "
                   f"pass rate {_pct(state.pass_rate)}")
         if self._task is None:
@@ -42,7 +54,7 @@ class SweepDisplay:
         self._bar.update(self._task, completed=state.done + state.failed, status=status)
 
 
-def render_sweep_result(result: Any) -> None:
+def render_sweep_result(result: SweepResult) -> None:
     console = default_console
     console.print(f"{result.done}/{result.episodes} episodes done ({result.skipped} already "
                   f"done, {result.resumed} resumed), {result.failed} failed, in "

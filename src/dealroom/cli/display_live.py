@@ -6,7 +6,8 @@ once per wave or root turn); the line is drawn when the display refreshes.
 
 from __future__ import annotations
 
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.live import Live
@@ -14,6 +15,9 @@ from rich.text import Text
 
 from dealroom.cli.display import console as default_console
 from dealroom.cli.display import render_degraded
+
+if TYPE_CHECKING:
+    from dealroom.measure import CoverageProbe
 
 
 class RunDisplay:
@@ -38,14 +42,15 @@ class RunDisplay:
         self._live.__enter__()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self._live.__exit__(*exc)
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._live.__exit__(kind, exc, tb)
 
     def refresh(self) -> None:
         """Redraw the line now (it also redraws itself 4 times a second)."""
         self._live.refresh()
 
-    def __call__(self, event: dict[str, Any], probe: Any) -> None:
+    def __call__(self, event: dict[str, Any], probe: CoverageProbe) -> None:
         kind = event.get("type")
         if kind == "model_call":
             usage = event.get("usage") or {}

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dealroom.cli.display import console, err_console
+
+if TYPE_CHECKING:
+    from dealroom.train import DistillResult, ExportResult, GRPOResult, SFTResult, Sign
 
 
 @contextmanager
@@ -43,7 +46,7 @@ def work_progress(what: str) -> Iterator[Callable[[int, int], None]]:
         yield update
 
 
-def render_sft_result(result: Any) -> None:
+def render_sft_result(result: SFTResult) -> None:
     """Steps, last loss, wall time and where the adapter (and merged model) went."""
     from rich.table import Table
 
@@ -60,11 +63,11 @@ def render_sft_result(result: Any) -> None:
     console.print(table)
 
 
-def render_grpo_result(result: Any) -> None:
+def render_grpo_result(result: GRPOResult) -> None:
     """Steps, the first and last step's reward and loss, and where the adapter went."""
     from rich.table import Table
 
-    def number(value: Any, form: str) -> str:
+    def number(value: float | None, form: str) -> str:
         return "n/a" if value is None else format(value, form)
 
     table = Table(show_header=False, box=None, padding=(0, 2))
@@ -84,7 +87,7 @@ def render_grpo_result(result: Any) -> None:
     console.print(table)
 
 
-def render_watch_sign(sign: Any) -> None:
+def render_watch_sign(sign: Sign) -> None:
     """One line on stderr for a sign the training watch saw."""
     from rich.markup import escape
 
@@ -93,7 +96,7 @@ def render_watch_sign(sign: Any) -> None:
                       f"{escape(sign.detail + where)}")
 
 
-def render_export_result(result: Any) -> None:
+def render_export_result(result: ExportResult) -> None:
     """Runs kept and left out (by reason), rows and tokens, and where the dataset went."""
     from rich.table import Table
 
@@ -142,7 +145,7 @@ def distill_progress() -> Iterator[Callable[[str, int, int], None]]:
         yield update
 
 
-def render_distill_result(result: Any) -> None:
+def render_distill_result(result: DistillResult) -> None:
     """The pass rate per round, with what each round kept and trained."""
     from rich import box
     from rich.table import Table

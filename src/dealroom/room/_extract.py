@@ -23,13 +23,16 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.errors import RoomError
 from dealroom.room._normalize import normalize_pages
 from dealroom.room._pagemeta import paginate_text, pdf_labels, pdf_title
 from dealroom.room._titles import document_title
 from dealroom.room._xlsx import sheet_pages
+
+if TYPE_CHECKING:
+    from pypdf import PdfReader
 
 PAGE_BREAK = "\f"
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -167,7 +170,7 @@ def _has_image(page: Any) -> bool:
         return False
 
 
-def _pdf_open(path: Path) -> Any:
+def _pdf_open(path: Path) -> PdfReader:
     from pypdf import PdfReader
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # damage is reported, not logged

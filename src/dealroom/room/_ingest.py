@@ -32,6 +32,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
+from types import FrameType
 from typing import Any
 
 from dealroom._util.files import clear_output_dir, write_json_atomic
@@ -249,7 +250,7 @@ def _time_limit(seconds: float) -> Iterator[None]:
         yield
         return
 
-    def expire(signum: int, frame: Any) -> None:
+    def expire(signum: int, frame: FrameType | None) -> None:
         raise _Timeout
 
     previous = signal.signal(signal.SIGALRM, expire)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dealroom.errors import ConfigError
 from dealroom.room._extract import SCANNED_FORMATS
@@ -21,17 +21,20 @@ from dealroom.room._ocr_store import write_ocr
 from dealroom.room._titles import document_title
 from dealroom.room._tokens import count_tokens
 
+if TYPE_CHECKING:
+    from dealroom.room._ingest import _Job, _Outcome
+
 SCANNED = "scanned_no_text_layer"
 
 
-def _wanted(job: Any, outcome: Any, mode: str) -> list[int]:
+def _wanted(job: _Job, outcome: _Outcome, mode: str) -> list[int]:
     """0-based pages of one outcome to OCR under ``mode``."""
     if outcome.reason or job.fmt not in SCANNED_FORMATS or mode == "never":
         return []
     return [i for i, text in enumerate(outcome.pages) if mode == "always" or not text.strip()]
 
 
-def ocr_outcomes(jobs: list[Any], outcomes: list[Any], out: Path, mode: str, workers: int,
+def ocr_outcomes(jobs: list[_Job], outcomes: list[_Outcome], out: Path, mode: str, workers: int,
                  progress: Callable[[int, int, str], None] | None = None) -> str:
     """OCR the pages ``mode`` asks for, in place; return the engine used (``""``: none ran).
 
@@ -67,7 +70,7 @@ def ocr_outcomes(jobs: list[Any], outcomes: list[Any], out: Path, mode: str, wor
     return engine
 
 
-def _apply(job: Any, outcome: Any, results: dict[int, OcrResult], out: Path,
+def _apply(job: _Job, outcome: _Outcome, results: dict[int, OcrResult], out: Path,
            engine: str) -> None:
     """Lay one document's OCR'd pages into its outcome; keep them in ``ROOM/ocr/``."""
     kept: dict[int, tuple[str, float]] = {}

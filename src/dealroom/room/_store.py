@@ -23,7 +23,7 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -465,7 +465,7 @@ def _runs(indices: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def _map(fh: Any) -> mmap.mmap | bytes:
+def _map(fh: BinaryIO) -> mmap.mmap | bytes:
     """A read-only map of the file (an empty file cannot be mapped: use ``b""``)."""
     try:
         return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)

@@ -22,7 +22,7 @@ MAX_UNPACKED = 1 << 30
 """Largest total a workbook's parts may unpack to (a zip bomb is refused before parsing)."""
 
 
-def cell_text(value: Any) -> str:
+def cell_text(value: object) -> str:
     """A cell's value as text: whole floats without ``.0``, dates as ISO (no time at midnight)."""
     if value is None:
         return ""

@@ -281,7 +281,7 @@ class Room:
         return base + first - 1, base + (d.pages if last is None else last)
 
     @functools.cached_property
-    def _tokens(self) -> dict[str, Any]:
+    def _tokens(self) -> dict[str, np.ndarray]:
         return read_tables(self.path / ".index" / "tokens.bin", TOKEN_ARRAYS, self._counts)
 
     def page_tokens(self, doc: str | Doc, first: int = 1, last: int | None = None) -> list[int]:
@@ -304,7 +304,7 @@ class Room:
         ticks = tables["ticks"][tables["page_tick0"][p]:tables["page_tick0"][p + 1]]
         return token_end(self.text(d, page) if text is None else text, n, ticks)
 
-    def line_table(self) -> dict[str, Any]:
+    def line_table(self) -> dict[str, np.ndarray]:
         """The coverage probe's line table (see :mod:`dealroom.room._tables`) read from the
         index, with the pages' char ranges (``doc_page0``, ``page_cstart``, ``page_cend``):
         numpy arrays by name."""

@@ -20,10 +20,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.errors import ModelError
 from dealroom.models import PromptCounter, ProviderError
+
+if TYPE_CHECKING:
+    from dealroom.harness.rlm._root import RootReply
+    from dealroom.models import ModelClient
 
 COMPACT_SYSTEM = """\
 You condense the working notes of a due diligence agent that works in a Python REPL, so it can
@@ -47,7 +51,7 @@ KEEP_TURNS = 2
 """Turns kept verbatim after a compaction (fewer when they do not fit)."""
 
 
-def reply_reserve(model: Any) -> int:
+def reply_reserve(model: ModelClient) -> int:
     """Tokens held back in the window for the root's reply: the spec's ``max_output_tokens``,
     else a quarter of the window, at most 4,096."""
     spec = getattr(model, "spec", None)
@@ -59,7 +63,7 @@ def reply_reserve(model: Any) -> int:
 class RootContext:
     """What one agent's model is sent, and the full history of its turns."""
 
-    model: Any
+    model: ModelClient
     compact_at: float
     """Share of the window (less the reply's reserve) the prompt may fill; 0: never compact."""
     messages: list[dict[str, str]] = field(default_factory=list)
@@ -140,7 +144,7 @@ class RootContext:
         self.messages[:] = [self.messages[0], {"role": "user", "content": head}, *tail]
         self.summary, self.compacted, self.replace = summary, last, True
 
-    def record_turn(self, turn: int, reply: Any, code: str | None, output: str) -> None:
+    def record_turn(self, turn: int, reply: RootReply, code: str | None, output: str) -> None:
         """Add a finished turn to ``history``."""
         self.history.append({"turn": turn, "reply": reply.answer, "reasoning": reply.reasoning,
                              "code": code, "output": output})

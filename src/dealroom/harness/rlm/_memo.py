@@ -45,7 +45,7 @@ class MemoTooLarge(ValueError):
     """A memo write that would take the memo past its size limit; the memo is unchanged."""
 
 
-def clean(text: Any) -> str:
+def clean(text: object) -> str:
     """``text`` as a string without terminal control sequences (newlines and tabs kept)."""
     return strip_controls(str(text))[0]
 

@@ -16,9 +16,12 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.harness.rlm._memo import MEMO_LIMIT, Memo, MemoTooLarge
+
+if TYPE_CHECKING:
+    from dealroom.room import Room
 
 
 class SubcallError:
@@ -106,7 +109,7 @@ def _call(prompt: Any, text: Any = None, docs: Any = None) -> dict[str, Any]:
     }
 
 
-def build_namespace(request: Callable[[str, dict], dict], *, room: Any, depth: int,
+def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: int,
                     max_depth: int, context_tokens: int, deliverables: dict[str, str],
                     title: str = "Due Diligence Memo",
                     memo_limit: int = MEMO_LIMIT) -> dict[str, Any]:

@@ -19,10 +19,13 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, repeat
 from operator import add
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.errors import ConfigError
 from dealroom.room import count_tokens
+
+if TYPE_CHECKING:
+    from dealroom.room import Room
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _CACHED_CHARS = 4096
@@ -68,7 +71,7 @@ class SubPlan:
     notes: list[str]
     tokens: int
 
-    def messages(self, room: Any) -> list[dict[str, str]]:
+    def messages(self, room: Room) -> list[dict[str, str]]:
         """Read the slices and assemble the call's messages (the text is joined once)."""
         parts = [self.prompt]
         for piece in self.pieces:
@@ -118,7 +121,7 @@ def prompt_tokens(prompt: str) -> int:
 
 
 def plan_sub_input(
-    room: Any, call: dict[str, Any], *, system: str, context_tokens: int
+    room: Room, call: dict[str, Any], *, system: str, context_tokens: int
 ) -> SubPlan:
     """Size a sub-call's input from ``call`` = {prompt, text, docs}, cut to fit."""
     prompt = str(call.get("prompt") or "")
@@ -151,7 +154,7 @@ def plan_sub_input(
 
 
 def build_sub_input(
-    room: Any, call: dict[str, Any], *, system: str, context_tokens: int
+    room: Room, call: dict[str, Any], *, system: str, context_tokens: int
 ) -> SubInput:
     """Assemble a sub-call's messages from ``call`` = {prompt, text, docs}, cut to fit."""
     plan = plan_sub_input(room, call, system=system, context_tokens=context_tokens)
@@ -175,7 +178,7 @@ def _cut_counted(text: str, limit: int) -> tuple[str, int, bool]:
     return cut_to_tokens(text, limit)[0], limit, True
 
 
-def _plan_slice(room: Any, raw: Any, budget: int) -> tuple[_Piece, dict[str, Any], int, bool]:
+def _plan_slice(room: Room, raw: Any, budget: int) -> tuple[_Piece, dict[str, Any], int, bool]:
     """The pages of one reference that fit ``budget`` tokens: piece, record, tokens, cut."""
     doc_id, first, last = normalize_ref(raw)
     doc = room.doc(doc_id)
@@ -208,7 +211,7 @@ def _plan_slice(room: Any, raw: Any, budget: int) -> tuple[_Piece, dict[str, Any
     return piece, ref, budget - left, cut
 
 
-def _fit_page(room: Any, doc_id: str, page: int, length: int, tokens: int, limit: int
+def _fit_page(room: Room, doc_id: str, page: int, length: int, tokens: int, limit: int
               ) -> tuple[int, int, bool]:
     """Chars kept, tokens kept and whether cut, as ``cut_to_tokens(page, limit)`` would."""
     if limit <= 0:
@@ -229,7 +232,7 @@ def _header_tokens(header: str) -> int:
     return count_tokens(header)
 
 
-def _piece_parts(room: Any, piece: _Piece) -> list[str]:
+def _piece_parts(room: Room, piece: _Piece) -> list[str]:
     """The piece's header, then each page's marker and text, in order, to be joined."""
     base = piece.spans[0][0]
     text = room.text(piece.doc_id, (piece.first, piece.last))

@@ -12,9 +12,12 @@ same ``call_id`` (:data:`MAX_RECUTS` times).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.models import PromptCounter
+
+if TYPE_CHECKING:
+    from dealroom.models import ModelClient
 
 MARGIN = 0.08
 """Share of the sub's window held back for the count's remaining error."""
@@ -29,7 +32,7 @@ MIN_TOKENS = 64
 class SubWindow:
     """How many words-v1 tokens of input fit one sub-call."""
 
-    def __init__(self, sub: Any) -> None:
+    def __init__(self, sub: ModelClient) -> None:
         self.sub = sub
         self.counter = PromptCounter(sub)
         self.ratio = 1.0

@@ -24,7 +24,6 @@ import os
 import platform
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 """The operating system's programs and shared libraries (Python's runtime needs them)."""
@@ -102,7 +101,8 @@ def _links(path: str, out: Plan, depth: int) -> None:
             return
 
 
-def build(new: str, the_plan: Plan, mount: Callable[..., Any], scratch: str,
+def build(new: str, the_plan: Plan,
+          mount: Callable[[str | None, str, str | None, int, str | None], None], scratch: str,
           scratch_data: str) -> None:
     """Fill the tmpfs at ``new`` per ``the_plan``; ``mount(src, target, fstype, flags, data)``."""
     m = mount

@@ -30,6 +30,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 from dealroom.harness.sandbox import _confine, _host
@@ -259,7 +260,7 @@ def main(argv: list[str]) -> None:
 _IN_CELL = threading.Event()
 
 
-def _on_sigint(signum: int, frame: Any) -> None:
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
     """The host's timeout: interrupt the cell; between cells (a late signal) do nothing."""
     if _IN_CELL.is_set():
         raise KeyboardInterrupt

@@ -22,7 +22,10 @@ import functools
 import io
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 """Characters XML cannot hold (a model's reply may contain them)."""
@@ -119,7 +122,7 @@ def _parse(markdown: str) -> tuple[Block, ...]:
 
 
 @functools.cache
-def _parser() -> Any:
+def _parser() -> MarkdownIt:
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark").enable("table")

@@ -91,11 +91,25 @@ SGLang, llama.cpp's server), then ``json_object`` with a ``schema`` (llama-cpp-p
 class ModelClient(Protocol):
     """What harnesses and judges talk to; every provider returns one of these."""
 
-    name: str
-    """The spec string the client was opened with; recorded in run logs."""
-    model: str
-    context_window: int
-    prices: Prices
+    @property
+    def name(self) -> str:
+        """The spec string the client was opened with; recorded in run logs."""
+        ...
+
+    @property
+    def model(self) -> str:
+        """The model the endpoint serves."""
+        ...
+
+    @property
+    def context_window(self) -> int:
+        """Tokens of prompt and reply the model takes."""
+        ...
+
+    @property
+    def prices(self) -> Prices:
+        """What its tokens cost (USD per 1M)."""
+        ...
 
     async def chat(
         self,

@@ -38,7 +38,7 @@ from dealroom.runs import TokenRecord
 from dealroom.types import Usage
 
 if TYPE_CHECKING:
-    from transformers import PreTrainedTokenizerBase
+    from transformers import GenerationConfig, PreTrainedTokenizerBase
 
 DEFAULT_MAX_TOKENS = 1024
 UNLOADED_CONTEXT = 2048
@@ -313,7 +313,8 @@ class _Stop:
                           device=input_ids.device)
 
 
-def _generation_config(max_tokens: int, stops: set[int], tokenizer: PreTrainedTokenizerBase) -> Any:
+def _generation_config(max_tokens: int, stops: set[int],
+                       tokenizer: PreTrainedTokenizerBase) -> GenerationConfig:
     """A config under which generate applies nothing of its own to the logits: the model's
     saved defaults (top_k, repetition penalty, ...) are overridden, :class:`_Picker` decides."""
     from transformers import GenerationConfig

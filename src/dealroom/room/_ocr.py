@@ -21,9 +21,12 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.errors import MissingDependency
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 DPI = 300
 """Resolution PDF pages are rendered at (Tesseract's accuracy drops below ~200 dpi)."""
@@ -87,7 +90,7 @@ def page_count(path: Path, fmt: str) -> int:
         return int(getattr(img, "n_frames", 1))
 
 
-def _image(task: OcrTask) -> Any:
+def _image(task: OcrTask) -> Image.Image:
     from PIL import Image
 
     if task.fmt == "pdf":

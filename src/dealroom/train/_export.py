@@ -45,6 +45,8 @@ from dealroom.train._sft import TOKENIZED
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
+    from dealroom.runs import TokenRecord
+
 TRAIN = "train.jsonl"
 MANIFEST = "manifest.json"
 EXPORT_VERSION = 1
@@ -123,7 +125,7 @@ def _check_out(out: Path, force: bool) -> None:
                               "refusing to replace it")
 
 
-def _tokenizer(spec: str | None) -> Any:
+def _tokenizer(spec: str | None) -> PreTrainedTokenizerBase | None:
     if spec is None:
         return None
     from dealroom.models import load_hf_tokenizer
@@ -131,7 +133,8 @@ def _tokenizer(spec: str | None) -> Any:
     return load_hf_tokenizer(spec)
 
 
-def _write(folder: Path, selection: Selection, tokenizer: PreTrainedTokenizerBase, max_length: int,
+def _write(folder: Path, selection: Selection, tokenizer: PreTrainedTokenizerBase | None,
+           max_length: int,
            result: ExportResult, progress: Callable[[int, int], None] | None
            ) -> list[dict[str, Any]]:
     """Write the kept runs' conversations (and rows); the entries that made it in."""
@@ -167,7 +170,7 @@ def _write(folder: Path, selection: Selection, tokenizer: PreTrainedTokenizerBas
     return kept
 
 
-def _episode(run: Path, tokenizer: PreTrainedTokenizerBase, max_length: int
+def _episode(run: Path, tokenizer: PreTrainedTokenizerBase | None, max_length: int
              ) -> tuple[list[list[dict[str, str]]] | None, list[TrainingRow], dict[str, Any]]:
     """The run's conversation (one per segment: a history that dropped reasoning or was
     compacted shows the model a new context), its rows and their figures;
@@ -210,7 +213,8 @@ def _episode(run: Path, tokenizer: PreTrainedTokenizerBase, max_length: int
     return chats, rows, info
 
 
-def _sampled(folder: RunFolder, call: dict[str, Any], tokenizer: PreTrainedTokenizerBase) -> Any:
+def _sampled(folder: RunFolder, call: dict[str, Any],
+             tokenizer: PreTrainedTokenizerBase) -> TokenRecord | None:
     """The call's recorded token record when it decodes to its reply with ``tokenizer``."""
     from dealroom.models import reply_text
 

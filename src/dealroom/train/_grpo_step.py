@@ -37,6 +37,8 @@ from dealroom.train._rollout import (
 from dealroom.train._serve import publish, served_client
 
 if TYPE_CHECKING:
+    import torch
+
     from dealroom.eval import BudgetMixPlan
     from dealroom.judge import Judge
     from dealroom.models import LoadedModel
@@ -330,7 +332,7 @@ def _prepare(model: Any, episode: Episode, settings: GRPOSettings) -> tuple[Any,
     return where, old, ref
 
 
-def model_device(model: Any) -> Any:
+def model_device(model: torch.nn.Module) -> torch.device:
     """The device of ``model``'s weights: where every tensor it meets is created."""
     return next(model.parameters()).device
 

@@ -21,9 +21,10 @@ import shutil
 import socket
 import threading
 import traceback
+from collections.abc import Awaitable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dealroom.runs import RunFolder, agent_conversation, agent_segments, read_tokens, whole_reply
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from dealroom.judge import Judge
     from dealroom.models import HFModelClient, LoadedModel, ModelClient
 
+T = TypeVar("T")
 OK, JUDGE_ERROR, CRASHED, UNTRAINABLE = "ok", "judge_error", "crashed", "untrainable"
 
 
@@ -141,7 +143,7 @@ def run_closing(rollout: Rollout, client: ModelClient, *, stop: threading.Event 
     return asyncio.run(run())
 
 
-async def _unless_stopped(work: Any, stop: threading.Event | None, what: str) -> Any:
+async def _unless_stopped(work: Awaitable[T], stop: threading.Event | None, what: str) -> T:
     """Await ``work``, cancelling it and raising Stopped once ``stop`` is set."""
     from dealroom.eval import POLL_S, Stopped
 

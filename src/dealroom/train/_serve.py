@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.errors import ConfigError
+
+if TYPE_CHECKING:
+    from dealroom.models import ModelClient
 
 SERVED = "served"
 """``CKPT/served/step-S/``: the adapter pushed before step S's rollouts."""
@@ -49,7 +52,7 @@ def publish(model: Any, out: Path, serve: str, step: int) -> str:
 
 
 def served_client(serve: str, name: str, seed: int, max_new_tokens: int,
-                  context_window: int) -> Any:
+                  context_window: int) -> ModelClient:
     """A client for the served adapter ``name`` that records exact tokens and samples with
     ``seed``."""
     from dealroom.models import ModelSpec, open_model

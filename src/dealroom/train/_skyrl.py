@@ -27,9 +27,12 @@ import queue
 import threading
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.errors import ConfigError, MissingDependency
+
+if TYPE_CHECKING:
+    from dealroom.models import ChatResult
 
 _END = object()
 
@@ -49,7 +52,7 @@ class _Bridge:
         self.answers: queue.Queue[Any] = queue.Queue()
         self._usage = Usage
 
-    async def chat(self, messages: list[dict[str, Any]], **_: Any) -> Any:
+    async def chat(self, messages: list[dict[str, Any]], **_: Any) -> ChatResult:
         from dealroom.models import ChatResult
 
         self.asked.put([dict(m) for m in messages])

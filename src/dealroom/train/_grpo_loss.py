@@ -16,9 +16,12 @@ DAPO-style: a long episode weighs by its tokens, not as one sample).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 def group_advantages(rewards: Sequence[float], scale: bool = True) -> list[float]:
@@ -42,8 +45,8 @@ CHUNK_ELEMENTS = 1 << 25
 vocabulary (32M float32 values, 128 MB)."""
 
 
-def token_logprobs(model: Any, input_ids: Any, temperature: float, where: Any = None
-                   ) -> tuple[Any, Any]:
+def token_logprobs(model: Any, input_ids: Tensor, temperature: float,
+                   where: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """Log-probability of the next token at each prediction position ``where`` (position i
     predicts token i + 1; default every position but the last) of ``input_ids`` (shape
     [1, n]) under ``model`` at ``temperature``, and each such position's entropy.
@@ -79,7 +82,7 @@ def token_logprobs(model: Any, input_ids: Any, temperature: float, where: Any = 
     return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
 
 
-def _final_hidden(model: Any, input_ids: Any) -> tuple[Any, Any]:
+def _final_hidden(model: Any, input_ids: Tensor) -> tuple[Tensor, Any]:
     """``(hidden [n, d], output layer)`` of a causal LM (a PEFT model too); for a model that
     scales or caps its logits past the head, ``(logits [n, vocab], None)``."""
     config = model.config
@@ -92,11 +95,12 @@ def _final_hidden(model: Any, input_ids: Any) -> tuple[Any, Any]:
     return decoder(input_ids=input_ids, use_cache=False).last_hidden_state[0], head
 
 
-def _same(logits: Any) -> Any:
+def _same(logits: Tensor) -> Tensor:
     return logits
 
 
-def _chunk_logp(head: Any, hidden: Any, targets: Any, temperature: float) -> tuple[Any, Any]:
+def _chunk_logp(head: Callable[[Tensor], Tensor], hidden: Tensor, targets: Tensor,
+                temperature: float) -> tuple[Tensor, Tensor]:
     """The chosen tokens' log-probabilities for one chunk of positions, and their entropy
     (without a graph)."""
     import torch
@@ -113,7 +117,7 @@ def _chunk_logp(head: Any, hidden: Any, targets: Any, temperature: float) -> tup
 class LossParts:
     """Sums over a minibatch's trained tokens, to average when the minibatch is done."""
 
-    loss: Any = 0.0
+    loss: Tensor | float = 0.0
     """The summed per-token loss (a tensor with a graph once a token was added)."""
     tokens: int = 0
     clipped: int = 0
@@ -122,9 +126,9 @@ class LossParts:
     kl: float = 0.0
 
 
-def token_loss(logp: Any, old: Any, behaviour: Any, advantage: float, *, clip_low: float,
-               clip_high: float, tis_cap: float, ref: Any = None,
-               kl_coef: float = 0.0) -> tuple[Any, Any, Any]:
+def token_loss(logp: Tensor, old: Tensor, behaviour: Tensor, advantage: float, *,
+               clip_low: float, clip_high: float, tis_cap: float, ref: Tensor | None = None,
+               kl_coef: float = 0.0) -> tuple[Tensor, Tensor, Tensor]:
     """The per-token loss (see the module docstring), which tokens were clipped, and the
     per-token KL estimate (zeros without ``ref``); all tensors over the trained tokens."""
     import torch

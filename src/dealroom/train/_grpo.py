@@ -53,8 +53,12 @@ from dealroom.train._watch import (
 )
 
 if TYPE_CHECKING:
+    import torch
+    from peft import PeftModel
+
     from dealroom.eval import BudgetMixPlan
     from dealroom.judge import Judge
+    from dealroom.models import LoadedModel
 
 LOG = "log.jsonl"
 PLAN = "budgetmix-plan.json"
@@ -131,8 +135,8 @@ def train_grpo(spec: GRPOSpec | Path, out: Path, *, resume: bool = False,
                       time.perf_counter() - started)
 
 
-def _own_loop(ctx: StepContext, model: Any, optimizer: Any, start: int, base: Path,
-              on_sign: Callable[[Sign], None] | None,
+def _own_loop(ctx: StepContext, model: Any, optimizer: torch.optim.Optimizer, start: int,
+              base: Path, on_sign: Callable[[Sign], None] | None,
               progress: Callable[[int, int], None] | None) -> None:
     """dealroom's engine: per step, rollouts, audit, one update, checkpoint, evaluation. When
     anything fails, the rollouts sampled ahead are stopped before the error goes up."""
@@ -184,8 +188,8 @@ def _trl_loop(ctx: StepContext, model: Any, start: int, resume: bool,
                    progress)
 
 
-def _step(ctx: StepContext, model: Any, optimizer: Any, step: int, ahead: _Ahead | None
-          ) -> tuple[dict[str, Any], _Ahead | None]:
+def _step(ctx: StepContext, model: Any, optimizer: torch.optim.Optimizer, step: int,
+          ahead: _Ahead | None) -> tuple[dict[str, Any], _Ahead | None]:
     """Rollouts (waiting for those sampled ahead), audit, then the update, during which the
     next step's first groups are sampled when ``async_rollouts`` asks for it."""
     clock = time.perf_counter()
@@ -420,7 +424,8 @@ def _plan(spec: GRPOSpec, rooms: list[str], out: Path) -> BudgetMixPlan | None:
     return plan
 
 
-def _policy(spec: GRPOSpec, out: Path, step: int) -> tuple[Any, Any, Any]:
+def _policy(spec: GRPOSpec, out: Path,
+            step: int) -> tuple[PeftModel, LoadedModel, torch.optim.Optimizer]:
     """The PEFT policy (new LoRA, or the checkpoint's), its LoadedModel and optimizer."""
     import torch
     from peft import PeftModel, get_peft_model
@@ -457,7 +462,8 @@ def enable_checkpointing(model: Any) -> None:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
 
 
-def _save(out: Path, model: Any, optimizer: Any, step: int, spec: GRPOSpec) -> None:
+def _save(out: Path, model: Any, optimizer: torch.optim.Optimizer, step: int,
+          spec: GRPOSpec) -> None:
     import torch
 
     folder = out / f"checkpoint-{step}"

@@ -38,6 +38,7 @@ from dealroom.train._serve import publish, served_client
 
 if TYPE_CHECKING:
     import torch
+    from torch import Tensor
 
     from dealroom.eval import BudgetMixPlan
     from dealroom.judge import Judge
@@ -276,8 +277,8 @@ def _finished(ctx: StepContext, rollout: Rollout) -> Rollout:
 # -- the update -----------------------------------------------------------------------------
 
 
-def update(model: Any, optimizer: Any, groups: list[Group], settings: GRPOSettings,
-           step: int) -> dict[str, Any]:
+def update(model: Any, optimizer: torch.optim.Optimizer, groups: list[Group],
+           settings: GRPOSettings, step: int) -> dict[str, Any]:
     """One training step on the kept groups' episodes; the loss figures of the log."""
     import torch
 
@@ -313,7 +314,8 @@ def update(model: Any, optimizer: Any, groups: list[Group], settings: GRPOSettin
             "staleness": statistics.fmean(step - r.policy_step for _, _, r in items)}
 
 
-def _prepare(model: Any, episode: Episode, settings: GRPOSettings) -> tuple[Any, Any, Any]:
+def _prepare(model: Any, episode: Episode,
+             settings: GRPOSettings) -> tuple[Tensor, Tensor, Tensor | None]:
     """Positions of the trained tokens (as predictions), the policy's logprobs there before
     the update, and the base model's (for the KL) when asked; all on the model's device."""
     import torch
@@ -337,7 +339,8 @@ def model_device(model: torch.nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
-def _accumulate(model: Any, episode: Episode, advantage: float, prepared: tuple[Any, Any, Any],
+def _accumulate(model: Any, episode: Episode, advantage: float,
+                prepared: tuple[Tensor, Tensor, Tensor | None],
                 settings: GRPOSettings, tokens: int, parts: LossParts) -> None:
     import torch
 

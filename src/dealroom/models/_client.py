@@ -48,7 +48,14 @@ from dealroom.models._endpoint import (
     release,
     tls_for,
 )
-from dealroom.models._hedge import BothStalled, HedgeWave, Progress, current_wave, race
+from dealroom.models._hedge import (
+    BothStalled,
+    HedgeRecord,
+    HedgeWave,
+    Progress,
+    current_wave,
+    race,
+)
 from dealroom.models._net import Route, expand_headers
 from dealroom.models._result import ChatResult
 from dealroom.models._rules import (
@@ -279,7 +286,7 @@ class OpenAICompatibleClient:
 
     def _result(self, reply: Reply, messages: list[dict[str, Any]], payload: dict[str, Any],
                 request_bytes: int, limit: int | None, latency: float, attempts: int,
-                hedge: dict[str, Any] | None) -> ChatResult:
+                hedge: HedgeRecord | None) -> ChatResult:
         problem = usage_problem(reply.usage, request_bytes=request_bytes, max_tokens=limit)
         if problem is not None:
             raise ProviderError(f"impossible usage from {self.base_url}: {problem}",
@@ -320,7 +327,7 @@ class OpenAICompatibleClient:
 
     async def _send(self, endpoint: Endpoint, payload: dict[str, Any], data: bytes, cap: int,
                     wave: HedgeWave | None, clock: Deadline,
-                    ) -> tuple[Reply, float, dict[str, Any] | None]:
+                    ) -> tuple[Reply, float, HedgeRecord | None]:
         """One attempt, hedged when it belongs to a wave: (reply, latency, hedge record)."""
         streaming = bool(payload.get("stream"))
 

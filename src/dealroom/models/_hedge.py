@@ -23,7 +23,7 @@ import contextvars
 import math
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from typing import TypedDict, TypeVar
 
 T = TypeVar("T")
 
@@ -36,6 +36,19 @@ MAX_HEDGED = 0.5
 
 _WAVE: contextvars.ContextVar[HedgeWave | None] = contextvars.ContextVar("dealroom_wave",
                                                                           default=None)
+
+
+class HedgeRecord(TypedDict):
+    """How a re-sent straggler ended (``provider.hedge`` of its ``model_call``)."""
+
+    after_s: float
+    """Seconds of silence after which it was re-sent."""
+    winner: str
+    """``primary`` or ``hedge``: which attempt's answer was taken."""
+    loser: str
+    """What became of the other attempt (``cancelled``, ``failed: ...``)."""
+    won_after_s: float
+    """Seconds from the re-send to the winning answer."""
 
 
 class BothStalled(TimeoutError):
@@ -157,7 +170,7 @@ class Progress:
 
 
 async def race(wave: HedgeWave, multiple: float,
-               attempt: Callable[[Progress], Awaitable[T]]) -> tuple[T, dict[str, Any] | None]:
+               attempt: Callable[[Progress], Awaitable[T]]) -> tuple[T, HedgeRecord | None]:
     """Run ``attempt``; re-send it once if it stalls past the wave's hedge delay.
 
     Returns the first good result and, when a hedge was sent, its record. When both fail
@@ -189,7 +202,7 @@ async def race(wave: HedgeWave, multiple: float,
 
 
 async def _first_good(first: asyncio.Future[T], second: asyncio.Future[T],
-                      progress: Progress, delay: float) -> tuple[T, dict[str, Any]]:
+                      progress: Progress, delay: float) -> tuple[T, HedgeRecord]:
     """The first good answer of the two. A re-send that fails, or goes silent for ``delay``
     too, gives the stalled attempt up as well (the retry loop takes over); a failed stalled
     attempt leaves the re-send running."""

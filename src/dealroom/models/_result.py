@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom._util.reasoning import join_reasoning, split_reasoning
 from dealroom.runs import TokenRecord
 from dealroom.types import Usage
+
+if TYPE_CHECKING:
+    from dealroom.models._hedge import HedgeRecord
 
 
 @dataclass
@@ -37,7 +40,7 @@ class ChatResult:
     """Bytes of reply text past the cap (16 bytes per token asked for) that were dropped."""
     stripped: int = 0
     """Control characters removed from the text (ANSI/OSC sequences and the like)."""
-    hedge: dict[str, Any] | None = None
+    hedge: HedgeRecord | None = None
     """When the call was re-sent as a straggler: after how long, which attempt won."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     """The response body as received (empty for streamed and scripted replies)."""

@@ -25,7 +25,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from docx.document import Document as DocxDocument
     from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 """Characters XML cannot hold (a model's reply may contain them)."""
@@ -145,13 +147,13 @@ class _Walker:
         self.item_open = False
         self.quote = 0
 
-    def walk(self, tokens: list[Any]) -> list[Block]:
+    def walk(self, tokens: list[Token]) -> list[Block]:
         i = 0
         while i < len(tokens):
             i = self.step(tokens, i)
         return self.out
 
-    def step(self, tokens: list[Any], i: int) -> int:
+    def step(self, tokens: list[Token], i: int) -> int:
         t = tokens[i]
         kind = t.type
         if kind == "heading_open":
@@ -200,7 +202,7 @@ class _Walker:
         current.next += 1
         self.item_open = False
 
-    def table(self, tokens: list[Any], i: int) -> int:
+    def table(self, tokens: list[Token], i: int) -> int:
         rows: list[list[list[Span]]] = []
         while tokens[i].type != "table_close":
             t = tokens[i]
@@ -213,7 +215,7 @@ class _Walker:
         return i + 1
 
 
-def _spans(inline: Any) -> list[Span]:
+def _spans(inline: Token) -> list[Span]:
     """The spans of an ``inline`` token; adjacent spans of one formatting merged."""
     out: list[Span] = []
     bold = italic = 0
@@ -289,7 +291,7 @@ def to_docx(markdown: str) -> bytes:
 class _DocxWriter:
     """Appends blocks to a python-docx document's body."""
 
-    def __init__(self, document: Any) -> None:
+    def __init__(self, document: DocxDocument) -> None:
         from docx.oxml.ns import qn
 
         self.document = document

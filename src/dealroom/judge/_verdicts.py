@@ -63,7 +63,7 @@ def parse_verdicts(text: str, ids: list[str]) -> tuple[Verdicts, str | None]:
     return found, f"no valid verdict for {', '.join(missing)}"
 
 
-def normalize_verdict(value: Any) -> str | None:
+def normalize_verdict(value: object) -> str | None:
     """``pass`` / ``fail`` from the many ways a model says it; None if it is neither."""
     if isinstance(value, bool):
         return PASS if value else FAIL

@@ -255,8 +255,8 @@ def _amount_in(fact: str) -> float | None:
     return value * 1e6 if match.group(2) else value
 
 
-def _usd(value: Any) -> str:
-    value = float(value)
+def _usd(amount: float | str) -> str:
+    value = float(amount)
     return f"${value:,.2f}" if round(value, 2) != int(value) else f"${int(value):,}"
 
 
@@ -268,11 +268,11 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
-def _key(seed: int, *parts: Any) -> int:
+def _key(seed: int, *parts: object) -> int:
     digest = hashlib.sha256(json.dumps([seed, *parts], default=str).encode()).digest()
     return int.from_bytes(digest[:8], "big")
 
 
-def _draw(seed: int, *parts: Any) -> float:
+def _draw(seed: int, *parts: object) -> float:
     """A uniform draw in [0, 1) fixed by the seed and ``parts``."""
     return _key(seed, *parts) / 2**64

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -14,7 +14,9 @@ from dealroom.models._result import ChatResult
 from dealroom.models._spec import Prices
 from dealroom.models._wire import estimate_usage
 
-Turn = str | Callable[[list[dict[str, Any]]], Any] | BaseException | type[BaseException]
+ReplyFunction = Callable[[list[dict[str, Any]]], str | Awaitable[str]]
+"""A function of the messages returning the reply (sync or async)."""
+Turn = str | ReplyFunction | BaseException | type[BaseException]
 """A reply (any text, malformed output included), a function of the messages returning one
 (sync or async), or an exception (instance or class) to raise for that call."""
 
@@ -88,10 +90,9 @@ class ScriptedModel:
             isinstance(turn, type) and issubclass(turn, BaseException)
         ):
             raise turn
-        text: Any = cast(Callable[..., Any], turn)(snapshot) if callable(turn) else turn
-        if inspect.isawaitable(text):
-            text = await text
-        text, stripped = strip_controls(str(text))
+        made = cast(ReplyFunction, turn)(snapshot) if callable(turn) else turn
+        reply = await made if inspect.isawaitable(made) else made
+        text, stripped = strip_controls(str(reply))
         usage = estimate_usage(snapshot, text, self.prices)
         return ChatResult(
             text=text, usage=usage, model=self.model, finish_reason="stop", latency_s=self.delay,

@@ -163,7 +163,7 @@ def load(path: str, adapter: str | None, device: str, dtype: str, *,
     return model.to(device).eval(), tokenizer
 
 
-def load_hf_tokenizer(spec: str | ModelSpec) -> Any:
+def load_hf_tokenizer(spec: str | ModelSpec) -> PreTrainedTokenizerBase:
     """The tokenizer (with its chat template) of an ``hf:`` model, without its weights."""
     if isinstance(spec, str):
         spec = resolve_model_spec(spec, role="root")

@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.models import LoopbackServer
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from dealroom.models import ChatResult, LoadedModel
 
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 CHAT_TEMPLATE = (
@@ -90,12 +95,12 @@ class LoraServer(LoopbackServer):
     def __init__(self, base: str | Path) -> None:
         super().__init__()
         self.base = str(base)
-        self.adapters: dict[str, Any] = {}
+        self.adapters: dict[str, LoadedModel] = {}
         self.loads: list[tuple[str, str]] = []
         self.unloads: list[str] = []
         self.requests: list[dict[str, Any]] = []
 
-    def routes(self, app: Any) -> None:
+    def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/load_lora_adapter", self._load)
         app.router.add_post("/v1/unload_lora_adapter", self._unload)
         app.router.add_post("/v1/chat/completions", self._chat)
@@ -107,12 +112,12 @@ class LoraServer(LoopbackServer):
         for loaded in self.adapters.values():
             loaded.executor.shutdown(wait=False)
 
-    async def _models(self, request: Any) -> Any:
+    async def _models(self, request: web.Request) -> web.Response:
         from aiohttp import web
 
         return web.json_response({"data": [{"id": n} for n in [self.base, *self.adapters]]})
 
-    async def _load(self, request: Any) -> Any:
+    async def _load(self, request: web.Request) -> web.Response:
         from aiohttp import web
 
         from dealroom.models import load_hf_model
@@ -127,7 +132,7 @@ class LoraServer(LoopbackServer):
         self.loads.append((name, path))
         return web.Response(text=f"Success: LoRA adapter '{name}' added successfully.")
 
-    async def _unload(self, request: Any) -> Any:
+    async def _unload(self, request: web.Request) -> web.Response:
         from aiohttp import web
 
         name = (await request.json())["lora_name"]
@@ -138,7 +143,7 @@ class LoraServer(LoopbackServer):
         self.unloads.append(name)
         return web.Response(text=f"Success: LoRA adapter '{name}' removed successfully.")
 
-    async def _chat(self, request: Any) -> Any:
+    async def _chat(self, request: web.Request) -> web.Response:
         from aiohttp import web
 
         from dealroom.models import HFModelClient, resolve_model_spec
@@ -159,10 +164,11 @@ class LoraServer(LoopbackServer):
         return web.json_response(vllm_completion(result))
 
 
-def vllm_completion(result: Any) -> dict[str, Any]:
+def vllm_completion(result: ChatResult) -> dict[str, Any]:
     """A ChatResult with its token record as vLLM's chat completion with ``return_token_ids``
     and ``logprobs`` (``stop_reason`` None when it ended at the end-of-sequence token)."""
     record = result.tokens
+    assert record is not None, "an hf: model's reply carries its token record"
     stopped = "stop" if record.eos or result.finish_reason == "stop" else result.finish_reason
     return {
         "id": "chatcmpl-lora", "object": "chat.completion", "model": result.model,

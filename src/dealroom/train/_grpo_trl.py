@@ -32,7 +32,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from transformers import TrainerCallback
 
@@ -40,8 +40,13 @@ from dealroom._util.files import write_json_atomic
 from dealroom.train._grpo_step import Group, StepContext, collect
 from dealroom.train._rollout import Episode
 
+if TYPE_CHECKING:
+    from trl import GRPOConfig
 
-def trl_config(settings: Any, out: Path, model: Any) -> Any:
+    from dealroom.train._grpo_settings import GRPOSettings
+
+
+def trl_config(settings: GRPOSettings, out: Path, model: Any) -> GRPOConfig:
     """GRPOSettings as TRL's GRPOConfig: one generation per optimizer step of B episodes,
     on the device and in the precision ``model`` is loaded in."""
     from trl import GRPOConfig

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, model_validator
 
 from dealroom._util.schema import Schema, field_help
 from dealroom.errors import ConfigError
+
+if TYPE_CHECKING:
+    from peft import LoraConfig
 
 REPORTERS = ("none", "tensorboard", "wandb")
 SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup")
@@ -119,7 +122,7 @@ def check_reporting(report_to: str) -> None:
                           f"got {report_to!r}")
 
 
-def lora_config(settings: Any) -> Any:
+def lora_config(settings: LoRASettings) -> LoraConfig:
     """The PEFT ``LoraConfig`` of ``settings`` (its ``lora_*`` fields) for a causal LM."""
     from peft import LoraConfig
 

@@ -17,11 +17,17 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom._util.files import write_json_atomic
 from dealroom.errors import ConfigError, MissingDependency
 from dealroom.train._settings import SFTSettings, lora_config
+
+if TYPE_CHECKING:
+    from peft import LoraConfig, PeftModel
+
+    from dealroom.models import ModelSpec
+    from dealroom.train._trl import CountingSFTTrainer
 
 TOKENIZED = "tokenized.jsonl"
 MERGED = "merged"
@@ -192,8 +198,9 @@ def _require_reporter(name: str) -> None:
         raise MissingDependency(name, feature=f"report_to={name}")
 
 
-def _trainer(spec: Any, rows: list[dict[str, list[int]]], out: Path, settings: SFTSettings,
-             adapter: Path | None, progress: Callable[[int, int], None] | None) -> Any:
+def _trainer(spec: ModelSpec, rows: list[dict[str, list[int]]], out: Path,
+             settings: SFTSettings, adapter: Path | None,
+             progress: Callable[[int, int], None] | None) -> CountingSFTTrainer:
     import datasets
     from trl import SFTConfig
 
@@ -222,7 +229,7 @@ def _trainer(spec: Any, rows: list[dict[str, list[int]]], out: Path, settings: S
         use_cpu=device == "cpu", bf16=dtype == "bfloat16", fp16=dtype == "float16",
         packing=False, dataset_num_proc=None,
     )
-    lora = lora_config(settings)
+    lora: LoraConfig | None = lora_config(settings)
     if adapter is not None:  # continue that adapter: TRL trains a PeftModel as it is
         model, lora = _trainable_adapter(model, Path(adapter)), None
     counts = StepCounts()
@@ -246,7 +253,7 @@ def _dequantized(model: Any) -> Any:
     return model
 
 
-def _trainable_adapter(model: Any, adapter: Path) -> Any:
+def _trainable_adapter(model: Any, adapter: Path) -> PeftModel:
     """``model`` wrapped in the LoRA adapter of folder ``adapter``, its weights trainable."""
     from peft import PeftModel
 

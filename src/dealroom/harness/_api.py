@@ -18,7 +18,7 @@ from dealroom.errors import ConfigError, InputError
 from dealroom.harness._common import RunResult, config_extra, run_config
 from dealroom.harness._deliver import check_deliverables
 from dealroom.harness._protocol import Harness, HarnessSettings, Listener
-from dealroom.runs import RunFolder, fork_point, fork_run_folder
+from dealroom.runs import BudgetMixLabel, RunFolder, fork_point, fork_run_folder
 
 if TYPE_CHECKING:
     from dealroom.models import ModelClient
@@ -87,7 +87,7 @@ async def run_agent_async(room: Path, out: Path, *, harness: str = "rlm",
                           sub: str | ModelClient | None = "local",
                           models_file: Path | None = None, concurrency: int | None = None,
                           listeners: tuple[Listener, ...] = (),
-                          budgetmix: dict[str, Any] | None = None, **options: Any) -> RunResult:
+                          budgetmix: BudgetMixLabel | None = None, **options: Any) -> RunResult:
     """Run ``harness`` on ``room`` into the new run folder ``out`` (see :func:`run_agent`)."""
     from dealroom.room import load_instructions
 
@@ -110,7 +110,7 @@ def run_agent(room: Path, out: Path, *, harness: str = "rlm",
               root: str | ModelClient = "scripted", sub: str | ModelClient | None = "local",
               models_file: Path | None = None, concurrency: int | None = None,
               listeners: tuple[Listener, ...] = (),
-              budgetmix: dict[str, Any] | None = None, **options: Any) -> RunResult:
+              budgetmix: BudgetMixLabel | None = None, **options: Any) -> RunResult:
     """Run an agent on a room and write a run folder; the sync front door.
 
     ``harness``: ``rlm`` (default) or ``toolloop``; ``root``/``sub``: model specs (a models-file
@@ -244,7 +244,7 @@ def fork_run(run_dir: Path, from_turn: int, out: Path, *,
         concurrency=concurrency, listeners=listeners, **options))
 
 
-def _check_budgetmix(label: dict[str, Any] | None) -> None:
+def _check_budgetmix(label: BudgetMixLabel | None) -> None:
     if label is None:
         return
     ok = (isinstance(label, dict) and set(label) == {"plan", "step", "group"}

@@ -26,7 +26,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from dealroom.runs import RunFolder, agent_conversation, agent_segments, read_tokens, whole_reply
+from dealroom.runs import (
+    BudgetMixLabel,
+    RunFolder,
+    agent_conversation,
+    agent_segments,
+    read_tokens,
+    whole_reply,
+)
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -93,7 +100,7 @@ def policy_client(loaded: LoadedModel, model: str, seed: int, max_new_tokens: in
 async def run_rollout(rollout: Rollout, client: ModelClient, *, sub: str, judge: str | Judge,
                       harness: str,
                       temperature: float, settings: dict[str, Any],
-                      budgetmix: dict[str, Any] | None) -> Rollout:
+                      budgetmix: BudgetMixLabel | None) -> Rollout:
     """Run, judge and measure one rollout in place; failures become its status."""
     from dealroom.harness import run_agent_async
     from dealroom.judge import ajudge_run

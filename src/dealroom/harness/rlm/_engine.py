@@ -47,7 +47,7 @@ from dealroom.harness.rlm._prompt import (
     truncate,
     turn_line,
 )
-from dealroom.harness.rlm._replay import Replay, input_key
+from dealroom.harness.rlm._replay import Replay, SubAnswer, input_key
 from dealroom.harness.rlm._root import RootCalls, no_code_note
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.rlm._slices import SubPlan, plan_sub_input, prompt_tokens
@@ -391,7 +391,8 @@ class Episode(RootCalls):
 
         return handle
 
-    async def _dispatch(self, kind: str, payload: dict[str, Any], turn: int) -> dict[str, Any]:
+    async def _dispatch(self, kind: str, payload: dict[str, Any],
+                        turn: int) -> dict[str, Any] | SubAnswer:
         if kind == "llm":
             return await self._llm_batch(payload.get("calls") or [], turn)
         if kind == "rlm":
@@ -425,27 +426,29 @@ class Episode(RootCalls):
         self.ctx.waves += 1
         wave = self.ctx.waves
         started = time.monotonic()
-        results: list[Any] = [self._admit(c, cid, turn, wave)
-                              for c, cid in zip(calls, ids, strict=True)]
-        pending = [i for i, r in enumerate(results) if isinstance(r, _Admitted)]
+        results: list[_Admitted | SubAnswer] = [self._admit(c, cid, turn, wave)
+                                                for c, cid in zip(calls, ids, strict=True)]
+        pending = [(i, r) for i, r in enumerate(results) if isinstance(r, _Admitted)]
         order = InOrder()
         try:
             sent = await gather_bounded(
-                [functools.partial(self._send, results[i], k, order)
-                 for k, i in enumerate(pending)], limit=self._window())
+                [functools.partial(self._send, admitted, k, order)
+                 for k, (_, admitted) in enumerate(pending)], limit=self._window())
         finally:
             order.flush()
-        for i, result in zip(pending, sent, strict=True):
+        for (i, _), result in zip(pending, sent, strict=True):
             if isinstance(result, BaseException):
                 raise result
             results[i] = result
+        answers = [r for r in results if not isinstance(r, _Admitted)]  # every one by now
         if not self._replaying and wave not in self.ctx.replay.waves:
-            ok = sum(r["ok"] for r in results)
+            ok = sum(r["ok"] for r in answers)
             self.ctx.emit("wave", self.agent, self.depth, wave=wave, calls=len(calls), ok=ok,
                           failed=len(calls) - ok, seconds=round(time.monotonic() - started, 3))
-        return {"results": results}
+        return {"results": answers}
 
-    def _admit(self, call: dict, call_id: str, turn: int, wave: int) -> _Admitted | dict:
+    def _admit(self, call: dict[str, Any], call_id: str, turn: int,
+               wave: int) -> _Admitted | SubAnswer:
         """A replayed answer, a refusal, or the sized call with its budget reserved."""
         cached = self.ctx.replay.sub_result(call_id)
         if cached is not None:
@@ -487,11 +490,11 @@ class Episode(RootCalls):
             return
         await window.calibrate(plan.messages(self.ctx.room), plan.tokens)
 
-    def _refused(self, notes: list[str]) -> dict[str, Any]:
+    def _refused(self, notes: list[str]) -> SubAnswer:
         error = f"budget exhausted: {self.tracker.exhausted() or 'not enough left'}"
         return {"ok": False, "error": error, "notes": notes}
 
-    async def _send(self, admitted: _Admitted, k: int, order: InOrder) -> dict[str, Any]:
+    async def _send(self, admitted: _Admitted, k: int, order: InOrder) -> SubAnswer:
         """Make the ``k``-th call of a wave; its records are written in the wave's order."""
         plan, reservation, fields = admitted.plan, admitted.reservation, admitted.fields
         context = {"context": {"room": str(self.ctx.room_dir), "tokens": plan.tokens,
@@ -532,14 +535,14 @@ class Episode(RootCalls):
                                     **({"refused": refused} if refused else {})})
 
         order.done(k, record)
-        answer = {"ok": True, "text": answer_text(result.text, result.reasoning),
+        answer: SubAnswer = {"ok": True, "text": answer_text(result.text, result.reasoning),
                   "notes": plan.notes + cut_note(result)}
         self.ctx.replay.subs[fields["call_id"]] = answer  # a rebuild replays it, never re-asks
         self.ctx.replay.answered[input_key(plan.record)] = answer  # and so does a re-send
         return answer
 
     def _failed(self, admitted: _Admitted, k: int, order: InOrder, exc: BaseException,
-                refused: list[dict[str, Any]]) -> dict[str, Any]:
+                refused: list[dict[str, Any]]) -> SubAnswer:
         """Record a call that failed or was cancelled, with its attempts and an estimate of
         what the endpoint may bill (the prompt, once per request sent); the wave counts it."""
         plan, reservation, fields = admitted.plan, admitted.reservation, admitted.fields
@@ -585,7 +588,7 @@ class Episode(RootCalls):
     def _sub_max_output(self) -> int:
         return min(self.ctx.settings.sub_max_output, self.ctx.sub_client.context_window // 4)
 
-    async def _child(self, payload: dict[str, Any], turn: int) -> dict[str, Any]:
+    async def _child(self, payload: dict[str, Any], turn: int) -> SubAnswer:
         call_id = self._call_id(turn)
         cached = self.ctx.replay.child_result(call_id)
         if cached is not None:
@@ -610,6 +613,6 @@ class Episode(RootCalls):
         self.ctx.emit("child_end", agent, self.depth + 1, call_id=call_id,
                       status=result.status, reason=result.reason, text=text,
                       turns=result.turns)
-        answer = {"ok": True, "text": text}
+        answer: SubAnswer = {"ok": True, "text": text}
         self.ctx.replay.children[call_id] = answer
         return answer

@@ -9,7 +9,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
+
+
+class SubAnswer(TypedDict):
+    """A sub-call's (or child's) answer as the REPL gets it: ``text`` when ``ok``, else
+    ``error``; ``notes`` on how its input was cut or why it was refused."""
+
+    ok: bool
+    text: NotRequired[str]
+    error: NotRequired[str]
+    notes: NotRequired[list[str]]
 
 
 @dataclass
@@ -18,13 +28,13 @@ class Replay:
 
     root: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     """(agent, turn) → the recorded ``model_call`` event of that turn's reply."""
-    subs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    children: dict[str, dict[str, Any]] = field(default_factory=dict)
+    subs: dict[str, SubAnswer] = field(default_factory=dict)
+    children: dict[str, SubAnswer] = field(default_factory=dict)
     cells: dict[tuple[str, int], str] = field(default_factory=dict)
     """(agent, turn) of cells already recorded → the output the agent was shown: re-running
     them records nothing new and shows that output again."""
     waves: set[int] = field(default_factory=set)
-    answered: dict[str, dict[str, Any]] = field(default_factory=dict)
+    answered: dict[str, SubAnswer] = field(default_factory=dict)
     """:func:`input_key` of a sub-call's input → its answer: a call sent again with the same
     prompt and slices (after its cell was cut, say) is answered from the records."""
     compactions: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
@@ -57,10 +67,10 @@ class Replay:
     def root_reply(self, agent: str, turn: int) -> dict[str, Any] | None:
         return self.root.get((agent, turn))
 
-    def sub_result(self, call_id: str) -> dict[str, Any] | None:
+    def sub_result(self, call_id: str) -> SubAnswer | None:
         return self.subs.get(call_id)
 
-    def child_result(self, call_id: str) -> dict[str, Any] | None:
+    def child_result(self, call_id: str) -> SubAnswer | None:
         return self.children.get(call_id)
 
 
@@ -69,7 +79,7 @@ def input_key(record: dict[str, Any]) -> str:
     return json.dumps(record, sort_keys=True, ensure_ascii=False)
 
 
-def _sub_result(event: dict[str, Any]) -> dict[str, Any]:
+def _sub_result(event: dict[str, Any]) -> SubAnswer:
     if event.get("error") is None:
         from dealroom.models import answer_text
 

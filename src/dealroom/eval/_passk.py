@@ -114,8 +114,12 @@ def warn_few_rooms(intervals: list[tuple[int, float, float]], what: str) -> None
             "values; read it as no interval, or add rooms"), stacklevel=3)
 
 
+CellKey = tuple[str, str | None, int, int]
+"""A Pass@(K,T) cell: (root, sub, depth, T)."""
+
+
 def _positive_cells(rows: list[Row], spec: dict[str, Any], setting: str,
-                    tau: float | None) -> dict[tuple[Any, ...], dict[str, list[bool]]]:
+                    tau: float | None) -> dict[CellKey, dict[str, list[bool]]]:
     """:func:`sample_cells` of the positive criteria's pass rate ({} where none is recorded)."""
     scored = judged(with_headline(rows, "positive"))
     try:
@@ -124,16 +128,16 @@ def _positive_cells(rows: list[Row], spec: dict[str, Any], setting: str,
         return {}
 
 
-def _beside(cells: dict[tuple[Any, ...], dict[str, list[bool]]], key: tuple[Any, ...],
+def _beside(cells: dict[CellKey, dict[str, list[bool]]], key: CellKey,
             k: int) -> float:
     rooms = cells.get(key)
     return mean_pass_at_k(list(rooms.values()), k)[0] if rooms else math.nan
 
 
 def sample_cells(rows: list[Row], spec: dict[str, Any], setting: str,
-           tau: float | None) -> dict[tuple[Any, ...], dict[str, list[bool]]]:
+           tau: float | None) -> dict[CellKey, dict[str, list[bool]]]:
     """(root, sub, depth, T) → room → the samples' successes at T."""
-    cells: dict[tuple[Any, ...], dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    cells: dict[CellKey, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     if setting == "visible":
         for r in rows:
             cells[(r.root, r.sub, r.depth, r.max_turns)][r.room].append(
@@ -157,7 +161,7 @@ def _all_pass_at(row: Row, turns: int) -> bool:
     return bool(row.by_turn_all_pass[min(turns, len(row.by_turn_all_pass)) - 1])
 
 
-def _order(item: tuple[Any, ...]) -> tuple[Any, ...]:
+def _order(item: tuple[CellKey, object]) -> tuple[str, str, int, int]:
     (root, sub, depth, turns), _ = item
     return root, sub or "", depth, turns
 

@@ -41,6 +41,7 @@ from dealroom.train._grpo_step import Group, StepContext, collect
 from dealroom.train._rollout import Episode
 
 if TYPE_CHECKING:
+    from transformers import TrainerControl, TrainerState, TrainingArguments
     from trl import GRPOConfig
 
     from dealroom.train._grpo_settings import GRPOSettings
@@ -168,10 +169,12 @@ class _LogCallback(TrainerCallback):
         self.progress, self.steps = progress, steps
         self.started = time.perf_counter()
 
-    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+    def on_step_begin(self, args: TrainingArguments, state: TrainerState,
+                      control: TrainerControl, **kwargs: Any) -> None:
         self.started = time.perf_counter()
 
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
+    def on_log(self, args: TrainingArguments, state: TrainerState,
+               control: TrainerControl, logs: dict[str, Any] | None = None,
                **kwargs: Any) -> None:
         step = state.global_step
         if not logs or "loss" not in logs or step not in self.rollouts.figures:
@@ -188,7 +191,8 @@ class _LogCallback(TrainerCallback):
         if self.progress is not None:
             self.progress(step, self.steps)
 
-    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+    def on_save(self, args: TrainingArguments, state: TrainerState,
+                control: TrainerControl, **kwargs: Any) -> None:
         folder = self.out / f"checkpoint-{state.global_step}"
         if folder.is_dir():
             write_json_atomic(folder / "state.json", {"step": state.global_step, "engine": "trl"})

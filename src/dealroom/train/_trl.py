@@ -8,13 +8,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from transformers import TrainerCallback
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from trl import SFTTrainer
 
 from dealroom.runs import append_jsonl
+
+if TYPE_CHECKING:
+    from transformers import TrainerControl, TrainerState, TrainingArguments
 
 LOG = "log.jsonl"
 IGNORE = -100
@@ -58,15 +61,18 @@ class StepLog(TrainerCallback):
         self._started = 0.0
         self._seconds = 0.0
 
-    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+    def on_step_begin(self, args: TrainingArguments, state: TrainerState,
+                      control: TrainerControl, **kwargs: Any) -> None:
         self._started = time.perf_counter()
 
-    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+    def on_step_end(self, args: TrainingArguments, state: TrainerState,
+                    control: TrainerControl, **kwargs: Any) -> None:
         self._seconds = time.perf_counter() - self._started
         if self.progress is not None:
             self.progress(state.global_step, state.max_steps)
 
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
+    def on_log(self, args: TrainingArguments, state: TrainerState,
+               control: TrainerControl, logs: dict[str, Any] | None = None,
                **kwargs: Any) -> None:
         if not logs or "loss" not in logs:
             return

@@ -19,13 +19,17 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.errors import DealroomError
 from dealroom.eval import failure_points
 from dealroom.measure import metrics_from_run
 from dealroom.runs import RunFolder
+
+if TYPE_CHECKING:
+    from dealroom.room import DocumentRecord
 
 CITE = re.compile(r"\bD\d{5}\b")
 NEAR = 0.25
@@ -163,7 +167,8 @@ def scores_view(scores: dict[str, Any] | None) -> dict[str, Any] | None:
             "errors": [r for r in results if r.get("verdict") not in ("pass", "fail")]}
 
 
-def coverage_tree(manifest: list[Any], by_document: dict[str, float]) -> list[dict[str, Any]]:
+def coverage_tree(manifest: list[DocumentRecord],
+                  by_document: dict[str, float]) -> list[dict[str, Any]]:
     """Category → folder → documents (the room's ``DocumentRecord``s), each with the share
     read (token-weighted)."""
     folders: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
@@ -177,7 +182,7 @@ def coverage_tree(manifest: list[Any], by_document: dict[str, float]) -> list[di
             for cat, subs in sorted(folders.items())]
 
 
-def _share(docs: Any) -> float:
+def _share(docs: Iterable[dict[str, Any]]) -> float:
     docs = list(docs)
     total = sum(d["tokens"] for d in docs)
     read = sum(d["tokens"] * d["share"] for d in docs)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dealroom._util.files import make_dir
 from dealroom.errors import ConfigError, DealroomError
@@ -22,6 +22,9 @@ from dealroom.report._html import page
 from dealroom.report._pages import chunks, write_script
 from dealroom.report._trace import referenced_docs, trace_items, trace_summary
 from dealroom.runs import RunFolder
+
+if TYPE_CHECKING:
+    from dealroom.room import DocumentRecord
 
 ITEMS_PER_PAGE = 150
 
@@ -90,7 +93,7 @@ def _primary(folder: RunFolder) -> str:
     return primary_deliverable(folder.deliverables)
 
 
-def _manifest(folder: RunFolder) -> list[Any]:
+def _manifest(folder: RunFolder) -> list[DocumentRecord]:
     """The room's document records, or none when the room is gone."""
     from dealroom.room import load_manifest
 

@@ -8,10 +8,13 @@ paragraph of its finding (see ``docs/environment.md`` for how a deterministic ju
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealroom.room._generate._model import DocResult
 from dealroom.room._generate._plan import RoomPlan
+
+if TYPE_CHECKING:
+    from dealroom.room._generate._findings import Point
 
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 CORE_SECTIONS = ("Executive Summary", "Key Findings", "Recommended Next Steps")
@@ -83,7 +86,7 @@ class Rubric:
                               "finding": finding, "expect": expect})
         return cid
 
-    def _criterion(self, i: int, point: Any) -> str:
+    def _criterion(self, i: int, point: Point) -> str:
         expect: dict[str, Any] = {}
         if point.cite:
             expect["cite"] = [self.doc_id(i, r) for r in point.cite]

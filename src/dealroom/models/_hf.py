@@ -38,6 +38,8 @@ from dealroom.runs import TokenRecord
 from dealroom.types import Usage
 
 if TYPE_CHECKING:
+    import torch
+    from torch import Tensor
     from transformers import GenerationConfig, PreTrainedTokenizerBase
 
 DEFAULT_MAX_TOKENS = 1024
@@ -94,7 +96,7 @@ class HFModelClient:
         self._max_tokens = (spec.max_output_tokens if spec else None) or DEFAULT_MAX_TOKENS
         self._loaded = loaded
         self._owned = False
-        self._generator: Any = None
+        self._generator: torch.Generator | None = None
         self._piece_cache: tuple[int, dict[int, str]] = (0, {})
         self._history: OrderedDict[str, tuple[list[int], TokenRecord]] = OrderedDict()
 
@@ -245,11 +247,11 @@ class _Picker:
     keeps that token's logprob under log-softmax(logits / temperature) on the device, and
     leaves only that token possible, so generate's own argmax takes it."""
 
-    def __init__(self, sampling: Sampling, generator: Any) -> None:
+    def __init__(self, sampling: Sampling, generator: torch.Generator | None) -> None:
         self.sampling, self.generator = sampling, generator
-        self.chosen: list[Any] = []
+        self.chosen: list[Tensor] = []
 
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
+    def __call__(self, input_ids: Tensor, scores: Tensor) -> Tensor:
         import torch
 
         token, logprob = _pick(scores[0].float(), self.sampling, self.generator)
@@ -266,7 +268,8 @@ class _Picker:
         return torch.stack(self.chosen).tolist() if self.chosen else []
 
 
-def _pick(logits: Any, sampling: Sampling, generator: Any) -> tuple[Any, Any]:
+def _pick(logits: Tensor, sampling: Sampling,
+          generator: torch.Generator | None) -> tuple[Tensor, Tensor]:
     """One token id and its log-probability under log-softmax(logits / temperature), both as
     0-d tensors on the logits' device (no host read)."""
     import torch
@@ -299,7 +302,7 @@ class _Stop:
         self.ids: list[int] = []
         self.hit = False
 
-    def __call__(self, input_ids: Any, scores: Any, **_: Any) -> Any:
+    def __call__(self, input_ids: Tensor, scores: Tensor, **_: object) -> Tensor:
         import torch
 
         token = int(input_ids[0, -1])

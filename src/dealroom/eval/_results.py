@@ -18,13 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dealroom._util.files import read_json
 from dealroom.errors import ConfigError, DealroomError, InputError
 from dealroom.eval._metrics import size_bucket
 from dealroom.eval._spec import join_parts, seeded_parts
-from dealroom.runs import RunFolder, check_fields, find_runs
+from dealroom.eval._sweep_record import SWEEP_JSON, EpisodeEntry, read_sweep
+from dealroom.runs import RunFolder, find_runs
 
-SWEEP_JSON = "sweep.json"
 KEYS = ("root", "sub", "depth", "max_turns", "room", "seed")
 HEADLINES = ("total", "positive")
 """Which pass rate is a row's headline: over all criteria, or over positive criteria only
@@ -116,36 +115,30 @@ def parse_source(source: str) -> tuple[Path, dict[str, str]]:
 
 
 def _sweep_rows(path: Path) -> list[Row]:
-    record = read_json(path / SWEEP_JSON, ConfigError, "")
-    check_fields(record, {"episodes": None}, str(path / SWEEP_JSON))
     rows = []
-    for entry in record.get("episodes") or []:
-        _check_entry(entry, path / SWEEP_JSON)
-        run = path / "episodes" / entry["id"]
-        row = Row(run=str(run), room=entry["room"], root=entry["root"], sub=entry.get("sub"),
-                  depth=int(entry.get("depth", 1)), max_turns=int(entry["max_turns"]),
-                  seed=int(entry.get("seed", 0)), status=entry.get("status", "pending"),
-                  docs=_docs(entry["room_path"]), real=_real(entry["room_path"]))
+    for entry in read_sweep(path / SWEEP_JSON).get("episodes") or []:
+        eid, room, root, max_turns, room_path = _check_entry(entry, path / SWEEP_JSON)
+        run = path / "episodes" / eid
+        row = Row(run=str(run), room=room, root=root, sub=entry.get("sub"),
+                  depth=entry.get("depth", 1), max_turns=max_turns, seed=entry.get("seed", 0),
+                  status=entry.get("status", "pending"), docs=_docs(room_path),
+                  real=_real(room_path))
         if row.status == "done":
             _fill(row, RunFolder(run))
         rows.append(row)
     return rows
 
 
-_ENTRY = {"id": "a string", "room": "a string", "root": "a string", "sub": "a string",
-          "depth": "an integer", "max_turns": "an integer", "seed": "an integer",
-          "status": "a string", "room_path": "a string"}
-
-
-def _check_entry(entry: Any, where: Path) -> None:
-    """Raise InputError for a ``sweep.json`` episode with a field of the wrong type, or an id
-    that leaves the sweep's ``episodes/`` folder."""
-    check_fields(entry, _ENTRY, f"{where} episode")
-    missing = [k for k in ("id", "room", "root", "max_turns", "room_path") if entry.get(k) is None]
+def _check_entry(entry: EpisodeEntry, where: Path) -> tuple[str, str, str, int, str]:
+    """The ``id``, ``room``, ``root``, ``max_turns`` and ``room_path`` of a ``sweep.json``
+    episode (its types were checked on read); an InputError when one is missing or its id
+    leaves the sweep's ``episodes/`` folder."""
     eid = entry.get("id") or ""
+    missing = [k for k in ("id", "room", "root", "max_turns", "room_path") if entry.get(k) is None]
     if missing or eid.startswith("/") or ".." in eid.split("/") or "\0" in eid:
         raise InputError(f"{where}: episode {eid!r} lacks {', '.join(missing)} or its id leaves "
                          "episodes/: the sweep folder is damaged or was edited")
+    return eid, entry["room"], entry["root"], entry["max_turns"], entry["room_path"]
 
 
 def _run_rows(path: Path) -> list[Row]:
@@ -268,4 +261,4 @@ def judged(rows: list[Row]) -> list[Row]:
 def sweep_spec(source: str | Path) -> dict[str, Any] | None:
     """The spec recorded in a sweep's ``sweep.json`` (None for a folder of runs)."""
     path = parse_source(str(source))[0] / SWEEP_JSON
-    return read_json(path, ConfigError, "").get("spec") if path.is_file() else None
+    return read_sweep(path).get("spec") if path.is_file() else None

@@ -37,7 +37,8 @@ class SweepRoomRecord(TypedDict, total=False):
     """The room folder, absolute."""
     generated: dict[str, Any] | None
     """The generator's arguments for a room the sweep generated, the secret as
-    ``secret_sha256`` (its digest); null for a room folder."""
+    ``secret_sha256`` (its digest: the secret stays in the spec and in the room's
+    ``answer_key/generation.json``); null for a room folder."""
 
 
 @with_config(_CONFIG)
@@ -45,7 +46,9 @@ class EpisodeTiming(TypedDict, total=False):
     """Seconds an episode's last attempt spent running and judging."""
 
     run_s: float
+    """Seconds running (or resuming) the episode."""
     judge_s: float
+    """Seconds judging it."""
 
 
 @with_config(_CONFIG)
@@ -63,11 +66,15 @@ class EpisodeEntry(TypedDict, total=False):
     sub: str | None
     """The sub-agent policy as the spec names it."""
     depth: int
+    """Recursion depth of the policy."""
     max_turns: int
+    """Root turn budget T."""
     seed: int
+    """The sample's seed."""
     root_spec: str
-    """The spec the episode ran with: the policy with the sample's seed."""
+    """The spec the root ran with: the policy with the sample's seed."""
     sub_spec: str | None
+    """The spec the sub-agent ran with."""
     options: dict[str, Any]
     """Its harness settings."""
     by_turn: bool
@@ -77,10 +84,13 @@ class EpisodeEntry(TypedDict, total=False):
     run_status: str | None
     """``run_end``'s status."""
     pass_rate: float | None
+    """``scores.json``'s ``pass_rate`` once judged."""
     all_pass: bool | None
+    """``scores.json``'s ``all_pass`` once judged."""
     error: str | None
     """Why the episode failed."""
     attempts: int
+    """Times a worker took the episode up."""
     resumed: int
     """Times it was resumed after an interruption."""
     seconds: float | None

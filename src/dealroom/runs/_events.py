@@ -344,9 +344,10 @@ def check_written(record: dict[str, Any]) -> None:
     if kind not in EVENT_TYPES:
         raise ValueError(f"an event of type {kind!r} written: the types are "
                          f"{', '.join(EVENT_TYPES)} (add a record to EVENT_TYPES first)")
+    optional = OPTIONAL_ON_WRITE.get(kind, ())
     try:
         _WRITTEN.check_written(record, f"a {kind!r} event", [
-            k for k in EVENT_TYPES[kind].__annotations__ if k not in OPTIONAL_ON_WRITE.get(kind, ())])
+            k for k in EVENT_TYPES[kind].__annotations__ if k not in optional])
     except ValueError as exc:
         raise ValueError(f"{exc}; its fields are {', '.join(event_fields(kind))}"
                          if "written without" in str(exc) or "does not name" in str(exc)

@@ -63,11 +63,11 @@ class UsageSummary(TypedDict, total=False):
     total: UsageRecord
     """Every model call of the run (all agents; the judge's are in ``scores.json``)."""
     by_role: dict[str, UsageRecord]
-    """Per role: ``root``, ``sub``, ``child_root``."""
+    """Usage per role: ``root``, ``sub``, ``child_root``."""
     by_model: dict[str, UsageRecord]
-    """Per model spec."""
+    """Usage per model spec."""
     by_depth: dict[str, UsageRecord]
-    """Per depth (``"0"`` is the root)."""
+    """Usage per depth (``"0"`` is the root)."""
     unpriced_calls: int
     """Calls with tokens but neither a recorded cost nor a price."""
     root_share: RootShare
@@ -101,7 +101,8 @@ class Behaviour(TypedDict, total=False):
     docs_read: int | None
     """Distinct documents opened with the tool loop's ``read``; null when no tool was called."""
     room_docs: int | None
-    """Documents in the room (``run_start``'s ``docs``)."""
+    """Documents in the room (``run_start``'s ``docs``): ``docs_read``/``room_docs`` is LAB's
+    "Docs read: 31/60"."""
 
 
 @with_config(RECORD_CONFIG)
@@ -109,8 +110,11 @@ class CoverageGroup(TypedDict, total=False):
     """Coverage of one category or folder."""
 
     coverage: float
+    """Covered tokens / the group's tokens."""
     tokens_covered: int
+    """The group's tokens covered."""
     tokens_total: int
+    """The group's tokens."""
 
 
 @with_config(RECORD_CONFIG)
@@ -158,8 +162,9 @@ class Metrics(TypedDict, total=False):
     """The run's models that are simulators (``config.json`` ``simulators``, e.g.
     ``oracle``): its sub-calls were answered from the answer key."""
     status: str
-    """``run_end`` status (``submitted``, ``budget_exhausted``, ``max_turns``, ``error``,
-    ``degraded``, ...); ``running`` without a ``run_end``, ``not_started`` without events."""
+    """``run_end`` status: ``submitted``, ``finished`` (tool loop), ``budget_exhausted``,
+    ``max_turns``, ``errors``, ``error``, ``degraded`` (more than 10% of the sub-calls
+    failed); ``running`` without a ``run_end``, ``not_started`` without events."""
     wall_s: float
     """Seconds from the run's start to its last event."""
     events: int
@@ -177,10 +182,13 @@ class CriterionRecord(TypedDict, total=False):
     """One criterion's verdict (``criteria_results``)."""
 
     id: str
+    """The criterion's id in the rubric (``C-001``)."""
     title: str
+    """The criterion's title."""
     verdict: str
     """``pass``, ``fail`` or ``error`` (the judge could not score it)."""
     reasoning: str
+    """Why, in the judge's words."""
 
 
 @with_config(RECORD_CONFIG)
@@ -188,9 +196,13 @@ class TypeTally(TypedDict, total=False):
     """The criteria of one ``type`` (``pass_rate_by_type``)."""
 
     n: int
+    """Criteria of the type."""
     passed: int
+    """Those with verdict ``pass``."""
     errors: int
+    """Those with verdict ``error``."""
     pass_rate: float | None
+    """``passed / n``."""
 
 
 @with_config(RECORD_CONFIG)
@@ -204,7 +216,8 @@ class ScoresRecord(TypedDict, total=False):
     max_score: float
     """1.0."""
     summary: str
-    """One line, e.g. ``12/14 criteria passed (85.7%); 1 judge error``."""
+    """One line, e.g. ``12/14 criteria passed (85.7%); positive criteria 11/13 (84.6%); 1
+    judge error`` (the positive part when the rubric has negative criteria)."""
     all_pass: bool
     """Every criterion passed (false when any is an error)."""
     n_criteria: int
@@ -219,18 +232,23 @@ class ScoresRecord(TypedDict, total=False):
     pass_rate_judged: float | None
     """``n_passed / (n_criteria - n_errors)``; null when none was scored."""
     n_positive: int
-    """Criteria that are not negative."""
+    """Criteria that are not negative (``negative: true`` on the criterion or its
+    ``expect``)."""
     n_positive_passed: int
     """Positive criteria with verdict ``pass``."""
     pass_rate_positive: float | None
     """``n_positive_passed / n_positive``: the rate an empty memo scores 0 on; null without
     positive criteria."""
     pass_rate_by_type: dict[str, TypeTally]
-    """Per criterion ``type``: ``{n, passed, errors, pass_rate}``."""
+    """Per criterion ``type`` (``fact``, ``conclusion``, ``citation``, ``severity``,
+    ``recommendation``, ``timeline``, ``monetary``, ``formatting``, or ``untyped``): ``{n,
+    passed, errors, pass_rate}``."""
     criteria_results: list[CriterionRecord]
     """``[{id, title, verdict, reasoning}]``, in rubric order."""
     judge: dict[str, Any]
-    """``{name: "reference"}`` or ``{name: "llm", model, batch, retries, structured_output}``."""
+    """``{name: "reference"}`` or ``{name: "llm", model, batch, retries, structured_output}``;
+    ``structured_output`` counts the judge's calls by the reply shape the endpoint accepted:
+    ``json_schema``, ``json_object`` (with a schema) or ``none`` (lenient parsing only)."""
     usage: UsageRecord
     """The judge's tokens and cost (zero for the reference judge)."""
     run: str

@@ -322,11 +322,12 @@ def event_fields(type: str) -> tuple[str, ...]:
 
 
 
-_WRITTEN = Record[Any](TrajectoryEvent, tagged=True)
-
 OPTIONAL_ON_WRITE: dict[str, tuple[str, ...]] = {"run_end": ("ended",)}
 """Fields a writer may leave out, by event type: a harness of its own that never degrades
 writes ``run_end`` without ``ended`` (readers take ``status`` then)."""
+
+_WRITERS: dict[str, tuple[Record[Any], tuple[str, ...]]] = {}
+"""Event type → its record's check and the fields a write needs, built on first use."""
 
 
 def check_written(record: dict[str, Any]) -> None:
@@ -344,10 +345,13 @@ def check_written(record: dict[str, Any]) -> None:
     if kind not in EVENT_TYPES:
         raise ValueError(f"an event of type {kind!r} written: the types are "
                          f"{', '.join(EVENT_TYPES)} (add a record to EVENT_TYPES first)")
-    optional = OPTIONAL_ON_WRITE.get(kind, ())
+    if kind not in _WRITERS:
+        optional = OPTIONAL_ON_WRITE.get(kind, ())
+        _WRITERS[kind] = (Record(EVENT_TYPES[kind]), tuple(
+            k for k in EVENT_TYPES[kind].__annotations__ if k not in optional))
+    check, required = _WRITERS[kind]
     try:
-        _WRITTEN.check_written(record, f"a {kind!r} event", [
-            k for k in EVENT_TYPES[kind].__annotations__ if k not in optional])
+        check.check_written(record, f"a {kind!r} event", required)
     except ValueError as exc:
         raise ValueError(f"{exc}; its fields are {', '.join(event_fields(kind))}"
                          if "written without" in str(exc) or "does not name" in str(exc)

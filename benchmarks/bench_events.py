@@ -19,8 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dealroom.runs import RunFolder, RunRecorder
-from dealroom.runs import _events, _recorder
+from dealroom.runs import RunFolder, RunRecorder, _events, _recorder
 
 USAGE = {"input_tokens": 1800, "cached_input_tokens": 0, "output_tokens": 40, "cost_usd": 0.0,
          "calls": 1}

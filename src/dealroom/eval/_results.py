@@ -22,7 +22,15 @@ from dealroom.errors import ConfigError, DealroomError, InputError
 from dealroom.eval._metrics import size_bucket
 from dealroom.eval._spec import join_parts, seeded_parts
 from dealroom.eval._sweep_record import SWEEP_JSON, EpisodeEntry, read_sweep
-from dealroom.runs import RunFolder, find_runs
+from dealroom.runs import (
+    Behaviour,
+    Metrics,
+    RunFolder,
+    ScoresRecord,
+    UsageRecord,
+    UsageSummary,
+    find_runs,
+)
 
 KEYS = ("root", "sub", "depth", "max_turns", "room", "seed")
 HEADLINES = ("total", "positive")
@@ -174,47 +182,36 @@ def _unseeded(spec: str | None) -> tuple[str | None, int]:
 
 
 def _fill(row: Row, folder: RunFolder) -> None:
-    scores = folder.scores() or {}
+    """The row's figures from the run's records (typed, their kinds checked on read)."""
+    scores: ScoresRecord = folder.scores() or {}
     if not scores:
         row.status = "unjudged"
     row.pass_rate = _num(scores.get("pass_rate"))
     row.pass_rate_positive = _num(scores.get("pass_rate_positive"))
     row.all_pass = scores.get("all_pass")
-    row.by_type = {k: _num(_obj(v).get("pass_rate")) for k, v in
-                   _obj(scores.get("pass_rate_by_type")).items()}
-    by_turn = [_obj(t) for t in _list(_obj(folder.scores_by_turn()).get("by_turn"))]
+    row.by_type = {k: _num(v.get("pass_rate"))
+                   for k, v in (scores.get("pass_rate_by_type") or {}).items()}
+    by_turn = (folder.scores_by_turn() or {}).get("by_turn") or []
     row.by_turn = [_num(t.get("pass_rate")) for t in by_turn]
     row.by_turn_positive = [_num(t.get("pass_rate_positive")) for t in by_turn]
     row.by_turn_all_pass = [bool(t.get("all_pass")) for t in by_turn]
-    row.by_turn_types = [_obj(t.get("pass_rate_by_type")) for t in by_turn]
-    metrics = folder.metrics() or {}
-    usage = _obj(metrics.get("usage"))
-    total, root = _obj(usage.get("total")), _obj(_obj(usage.get("by_role")).get("root"))
-    behaviour = _obj(metrics.get("behaviour"))
+    row.by_turn_types = [t.get("pass_rate_by_type") or {} for t in by_turn]
+    metrics: Metrics = folder.metrics() or {}
+    usage: UsageSummary = metrics.get("usage") or {}
+    total: UsageRecord = usage.get("total") or {}
+    root: UsageRecord = (usage.get("by_role") or {}).get("root") or {}
+    behaviour: Behaviour = metrics.get("behaviour") or {}
     row.simulated = bool(metrics.get("simulators", folder.config.get("simulators")))
-    row.coverage = _num(_obj(metrics.get("coverage")).get("coverage"))
+    row.coverage = _num((metrics.get("coverage") or {}).get("coverage"))
     row.cost_usd = _num(total.get("cost_usd"))
-    row.input_tokens, row.output_tokens = _int(total.get("input_tokens")), \
-        _int(total.get("output_tokens"))
-    row.root_input_tokens, row.root_output_tokens = _int(root.get("input_tokens")), \
-        _int(root.get("output_tokens"))
-    row.sub_calls = _int(behaviour.get("sub_calls"))
-    row.turns = _int(behaviour.get("turns"))
+    row.input_tokens, row.output_tokens = total.get("input_tokens", 0), \
+        total.get("output_tokens", 0)
+    row.root_input_tokens, row.root_output_tokens = root.get("input_tokens", 0), \
+        root.get("output_tokens", 0)
+    row.sub_calls = behaviour.get("sub_calls", 0)
+    row.turns = behaviour.get("turns", 0)
     row.memo_incremental = behaviour.get("memo_incremental")
     row.first_memo_turn = next((t for t, memo in folder.memo_history() if "\n## " in memo), None)
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _int(value: Any) -> int:
-    """A count from a run's files; 0 for anything that is not an integer (a tampered file)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _num(value: Any) -> float:

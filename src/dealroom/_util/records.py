@@ -53,12 +53,15 @@ class Record(Generic[T]):
             raise InputError(explain(exc, where, self.damaged, skip=self.tagged)) from None
         return record  # type: ignore[return-value]  # validated: the dict itself, kept as read
 
-    def check_written(self, record: Any, what: str, required: Iterable[str]) -> None:
+    def check_written(self, record: Any, what: str, required: Iterable[str],
+                      keys: str = "") -> None:
         """Raise ValueError unless ``record`` holds every key of ``required``, no key its type
-        does not name, and each of its type."""
+        does not name, and each of its type (``keys``: the keys it may hold, in words, added
+        to the error for a key missing or unknown)."""
+        hint = f"; {keys}" if keys else ""
         missing = [k for k in required if k not in record]
         if missing:
-            raise ValueError(f"{what} written without {', '.join(missing)}")
+            raise ValueError(f"{what} written without {', '.join(missing)}{hint}")
         try:
             self.adapter.validate_python(record, extra="forbid")
         except ValidationError as exc:
@@ -66,9 +69,9 @@ class Record(Generic[T]):
             name = _name(error["loc"][int(self.tagged):])
             if error["type"] == "extra_forbidden":
                 raise ValueError(f"{what} written with {name}, a key its record does not "
-                                 "name") from None
+                                 f"name{hint}") from None
             noun = NOUNS.get(error["type"], error["msg"])
-            raise ValueError(f"{what} written with {name} {_show(error.get('input'))}, "
+            raise ValueError(f"{what} written with {name} {show(error.get('input'))}, "
                              f"not {noun}") from None
 
 
@@ -81,7 +84,7 @@ def explain(exc: ValidationError, where: str, damaged: str, skip: int = 0) -> st
     noun = NOUNS.get(error["type"])
     if noun is None:
         return f"{where}: {name}: {error['msg']}: {damaged}"
-    return f"{where}: {name} is {_show(error['input'])}, not {noun}: {damaged}"
+    return f"{where}: {name} is {show(error['input'])}, not {noun}: {damaged}"
 
 
 def migrate(data: dict[str, Any], current: int,
@@ -110,6 +113,3 @@ def show(value: Any) -> str:
     """``repr(value)``, cut to 60 characters."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-_show = show

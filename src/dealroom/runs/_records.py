@@ -207,7 +207,8 @@ class TypeTally(TypedDict, total=False):
 
 @with_config(RECORD_CONFIG)
 class ScoresRecord(TypedDict, total=False):
-    """The keys of ``scores.json``: Harvey LAB's first, then dealroom's (docs/judging.md)."""
+    """The keys of ``scores.json``: its ``version``, Harvey LAB's, then dealroom's
+    (docs/judging.md)."""
 
     version: int
     """Format version of this file (:data:`SCORES_VERSION`); files without it are 1."""

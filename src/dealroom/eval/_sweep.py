@@ -177,9 +177,9 @@ def prepare(spec_path: Path, out: Path) -> SweepPlan:
     old = {e.get("id"): e for e in (previous or {}).get("episodes", [])}
     index: dict[str, EpisodeEntry] = {}
     for ep in eps:
-        entry: EpisodeEntry = {**ep.to_dict(), "status": "pending",  # type: ignore[typeddict-item]
-                               "run_status": None, "pass_rate": None, "all_pass": None,
-                               "error": None, "attempts": 0}
+        entry = cast(EpisodeEntry, {**ep.to_dict(), "status": "pending", "run_status": None,
+                                    "pass_rate": None, "all_pass": None, "error": None,
+                                    "attempts": 0})
         before: EpisodeEntry = old.get(ep.id, {})
         state = episode_state(episode_dir(out, entry), ep.by_turn)
         if state == "done":

@@ -47,3 +47,24 @@ def test_the_architecture_tables_are_generated_from_the_records() -> None:
     assert "| `resumed` | `previous_events` |" in made["trajectory events"]
     stale = doc.replace("| `memo` | `sections`, `chars` |", "| `memo` | `sections` |")
     assert with_tables(stale) == doc
+
+
+@pytest.mark.parametrize("page,block", [("measurement.md", "metrics.json"),
+                                        ("judging.md", "scores.json"),
+                                        ("evaluation.md", "sweep.json")])
+def test_the_run_and_sweep_records_keys_are_generated_into_their_pages(page: str,
+                                                                       block: str) -> None:
+    doc = (DOCS.parent / page).read_text(encoding="utf-8")
+    assert f"<!-- generated: {block} -->" in doc
+    assert with_tables(doc) == doc, "regenerate: python -m dealroom.cli._schemas docs/schemas"
+    made = tables()
+    assert "| `behaviour.turns` | Root turns used. |" in made["metrics.json"]
+    assert "| `criteria_results[].verdict` | `pass`, `fail` or `error`" in made["scores.json"]
+    assert "| `episodes[].seed` | The sample's seed. |" in made["sweep.json"]
+
+
+def test_the_record_schemas_are_versioned_and_keep_unknown_keys() -> None:
+    for stem in ("metrics", "scores", "sweep"):
+        made = schema(CONTRACTS[stem])
+        assert made["properties"]["version"]["type"] == "integer"
+        assert made.get("additionalProperties", True) is not False  # newer keys are read

@@ -2,6 +2,7 @@
 
 import json
 
+from support.events import fields
 from typer.testing import CliRunner
 
 from dealroom.cli import app
@@ -12,11 +13,12 @@ from dealroom.runs import RunFolder, RunRecorder
 def _run_with_history(tmp_path, room, states: dict[int, str], turns: int):
     folder = RunFolder.create(tmp_path / "run", {"room": str(room), "harness": "rlm"})
     rec = RunRecorder(folder)
-    rec.event("run_start")
+    rec.event("run_start", **fields("run_start"))
     for turn, memo in states.items():
         folder.write_deliverable("memo", memo)
         rec.memo_turn(turn, memo)
-    rec.event("run_end", status="max_turns", reason="turns", turns=turns)
+    rec.event("run_end", **fields("run_end", status="max_turns", ended="max_turns",
+                                 reason="turns", turns=turns))
     rec.close()
     return folder.path
 

@@ -77,13 +77,15 @@ def test_a_sweep_whose_seed_or_turns_are_markup_is_refused(copied_sweep, tmp_pat
         build_report([sweep], tmp_path / "report2")
 
 
-def test_markup_in_a_run_s_metrics_reaches_the_report_as_text(child_run, tmp_path):
+def test_markup_in_a_run_s_metrics_is_refused_naming_the_key(child_run, tmp_path):
+    """metrics.json is typed: markup where a count belongs never reaches a page."""
     (child_run / "metrics.json").write_text(json.dumps(
         {"behaviour": {"turns": f"<script>alert(1)</script>{XSS}", "sub_calls": XSS},
          "usage": {"total": {"input_tokens": XSS}}}))
-    index = build_report([child_run], tmp_path / "report")
-    page = index.read_text()
-    assert "<script>alert(1)" not in page and "<img" not in page
+    with pytest.raises(InputError, match=r"metrics.json: usage.total.input_tokens is '<img "
+                                         r".*, not an integer: the run folder is damaged"):
+        build_report([child_run], tmp_path / "report")
+    assert not (tmp_path / "report" / "index.html").exists()
 
 
 def test_markup_in_the_viewer_s_data_is_shown_as_text(child_run, tmp_path):

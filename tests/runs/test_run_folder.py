@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from dealroom.errors import ConfigError
+from dealroom.measure import run_metrics
 from dealroom.runs import RUN_VERSION, RunFolder, RunRecorder, find_runs
 
 
@@ -107,11 +108,13 @@ def test_deliverables_metrics_and_scores(tmp_path):
     assert folder.read_deliverable("memo.md") is None and folder.metrics() is None
     assert folder.scores() is None and folder.scores("reference") is None
     folder.write_deliverable("memo.md", "# M\n")
-    folder.write_metrics({"status": "submitted"})
+    metrics = run_metrics({}, [], run="run")
+    folder.write_metrics(metrics)
     write(folder.scores_path("reference"), json.dumps({"pass_rate": 0.5}))
     assert folder.memo_path.read_text() == folder.read_deliverable("memo.md") == "# M\n"
-    assert folder.metrics() == {"status": "submitted"}
-    assert folder.scores("reference") == {"pass_rate": 0.5}
+    assert json.dumps(folder.metrics()) == json.dumps(metrics)  # NaN root shares
+    assert metrics["status"] == "not_started"
+    assert folder.scores("reference") == {"pass_rate": 0.5, "version": 1}
     assert folder.scores_path().name == "scores.json"
     assert [p.name for p in folder.memo_path.parent.iterdir()] == ["memo.md"]  # no temp left
 

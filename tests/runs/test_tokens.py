@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from support.events import fields
 
 from dealroom.errors import ConfigError
 from dealroom.runs import (
@@ -38,7 +39,7 @@ def test_the_recorder_writes_records_and_a_resumed_run_appends_after_a_torn_line
     recorder = RunRecorder(folder)
     assert recorder.write_tokens("root/t1", None) is None  # a provider that records none
     ref = recorder.write_tokens("root/t1", TokenRecord([1, 2], [3], [-0.5]))
-    recorder.event("model_call", call_id="root/t1", tokens=ref)
+    recorder.event("model_call", **fields("model_call", tokens=ref))
     recorder.close()
     with open(folder.path / "tokens.jsonl", "a") as fh:
         fh.write('{"call_id": "root/t2", "prom')  # killed mid-write

@@ -5,8 +5,10 @@ and the run folder's tables in docs/architecture.md generated from the same reco
 
 One file per contract (``sweep-spec.schema.json``, ...), written from the pydantic models the
 code validates with, so editors can check a spec as it is typed. The same command rewrites
-the blocks of docs/architecture.md between ``<!-- generated: NAME -->`` and
-``<!-- end generated -->`` (``config.json``, ``trajectory events``). A test fails when a file
+the blocks between ``<!-- generated: NAME -->`` and ``<!-- end generated -->`` of the pages
+in docs/ (``config.json``, ``trajectory events``, ``room.json``, ``task.json`` in
+docs/architecture.md; ``metrics.json``, ``scores.json``, ``sweep.json`` in the pages that
+define them). A test fails when a file
 in docs/schemas/ or a block no longer matches its model.
 """
 
@@ -35,6 +37,9 @@ CONTRACTS = {
     "room": "dealroom.room:RoomManifest",
     "task": "dealroom.room:RoomTask",
     "lab-task": "dealroom.room:LabTask",
+    "metrics": "dealroom.runs:Metrics",
+    "scores": "dealroom.runs:ScoresRecord",
+    "sweep": "dealroom.eval:SweepRecord",
 }
 """File stem → the model it is generated from (``module:name``, a public name: a pydantic
 model, or a type pydantic validates, such as a TypedDict or a discriminated union)."""
@@ -84,7 +89,8 @@ def tables() -> dict[str, str]:
         f"| `{kind}` | {', '.join(f'`{f}`' for f in event_fields(kind))} | "
         f"{_md(record.__doc__ or '')} |" for kind, record in EVENT_TYPES.items()]
     return {"config.json": "\n".join(config), "trajectory events": "\n".join(events),
-            **_room_tables()}
+            **_room_tables(),
+            **{name: key_table(target) for name, target in KEY_TABLES.items()}}
 
 
 def _room_tables() -> dict[str, str]:
@@ -101,6 +107,35 @@ def _room_tables() -> dict[str, str]:
             f"{_md(p.get('description', ''))} |" for key, p in found["properties"].items()]
         made[block] = "\n".join(rows)
     return made
+
+
+KEY_TABLES = {"metrics.json": "dealroom.runs:Metrics",
+              "scores.json": "dealroom.runs:ScoresRecord",
+              "sweep.json": "dealroom.eval:SweepRecord"}
+"""Generated block → the record whose keys it lists (docs/measurement.md, docs/judging.md,
+docs/evaluation.md)."""
+
+
+def key_table(target: str) -> str:
+    """A record's keys as a Markdown table, the keys of a record it holds (or a list of)
+    spelled ``usage.total`` or ``episodes[].id`` (each record once)."""
+    made = schema(target)
+    rows = ["| key | meaning |", "|---|---|"]
+    seen: set[str] = set()
+
+    def walk(props: dict[str, Any], prefix: str) -> None:
+        for key, prop in props.items():
+            rows.append(f"| `{prefix}{key}` | {_md(prop.get('description', ''))} |")
+            inner = prop.get("items", prop)
+            ref = next((p["$ref"] for p in [inner, *inner.get("anyOf", [])] if "$ref" in p), None)
+            name = ref.rsplit("/", 1)[-1] if ref else None
+            if name and name not in seen:
+                seen.add(name)
+                walk(made["$defs"][name]["properties"],
+                     f"{prefix}{key}{'[]' if 'items' in prop else ''}.")
+
+    walk(made["properties"], "")
+    return "\n".join(rows)
 
 
 BLOCK = re.compile(r"(<!-- generated: (.+?) -->\n).*?(<!-- end generated -->)", re.S)
@@ -121,5 +156,7 @@ if __name__ == "__main__":
     folder = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/schemas")
     for path in write_schemas(folder):
         sys.stdout.write(f"{path}\n")
-    write_tables(folder.parent / "architecture.md")
-    sys.stdout.write(f"{folder.parent / 'architecture.md'}\n")
+    for doc in sorted(folder.parent.glob("*.md")):
+        if "<!-- generated: " in doc.read_text(encoding="utf-8"):
+            write_tables(doc)
+            sys.stdout.write(f"{doc}\n")

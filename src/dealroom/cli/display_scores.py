@@ -9,14 +9,15 @@ from typing import Any
 
 from dealroom.cli.display import console
 from dealroom.cli.display_live import si
+from dealroom.runs import ScoresRecord
 
 
-def render_scores_json(data: dict[str, Any]) -> None:
+def render_scores_json(data: ScoresRecord) -> None:
     """``dealroom judge --json``: scores.json, pretty-printed."""
     console.print_json(json.dumps(data))
 
 
-def render_scores(data: dict[str, Any], written: Path | None) -> None:
+def render_scores(data: ScoresRecord, written: Path | None) -> None:
     """Headline pass rate, the table by criterion type, failures, errors and agreement."""
     from rich.table import Table
 

@@ -54,6 +54,7 @@ from dealroom.eval._spec import (
 )
 from dealroom.eval._summary import run_row, summarize_runs
 from dealroom.eval._sweep import SweepProgress, SweepResult, run_sweep
+from dealroom.eval._sweep_record import SWEEP_MIGRATIONS, SWEEP_VERSION, SweepRecord, read_sweep
 
 __all__ = [
     "HEADLINES",
@@ -72,8 +73,11 @@ __all__ = [
     "Row",
     "RunAudit",
     "SweepProgress",
+    "SweepRecord",
     "SweepResult",
     "SweepSpec",
+    "SWEEP_MIGRATIONS",
+    "SWEEP_VERSION",
     "analyze",
     "as_of",
     "audit_budgetmix",
@@ -97,6 +101,7 @@ __all__ = [
     "recover",
     "recovery_report",
     "run_row",
+    "read_sweep",
     "run_sweep",
     "sign_test",
     "spec_from_dict",

@@ -10,14 +10,16 @@ finishes or dies first), so none is run twice.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from dealroom.eval._executor import job_lock
+from dealroom.eval._sweep_record import EpisodeEntry
 from dealroom.runs import CONFIG, EPISODES, RunFolder
 
 
-def episode_dir(sweep: Path, episode: dict[str, Any]) -> Path:
+def episode_dir(sweep: Path, episode: Mapping[str, Any]) -> Path:
     return Path(sweep) / EPISODES / str(episode["id"])
 
 
@@ -33,7 +35,7 @@ def episode_state(run_dir: Path, by_turn: bool) -> str:
     return "done"
 
 
-def outcome(run_dir: Path) -> dict[str, Any]:
+def outcome(run_dir: Path) -> EpisodeEntry:
     """What a finished episode gives the sweep's index: run status, pass rate, all-pass."""
     folder = RunFolder(run_dir)
     scores = folder.scores() or {}

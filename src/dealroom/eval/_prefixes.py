@@ -37,7 +37,7 @@ from dealroom._util.files import read_json, write_json_atomic, write_text_atomic
 from dealroom.errors import ConfigError
 from dealroom.eval._passk import DEFAULT_TAU
 from dealroom.eval._results import load_rows, parse_source
-from dealroom.runs import RunFolder, find_runs, fork_point, read_jsonl, root_replies
+from dealroom.runs import RunFolder, ScoresRecord, find_runs, fork_point, read_jsonl, root_replies
 
 PREFIX_KINDS = ("cell_error", "failed_wave", "no_code", "low_budget", "tool_error",
                 "failed_run")
@@ -224,7 +224,7 @@ def failure_points(events: list[dict[str, Any]], max_turns: int, near: float,
     return [(t, k, d) for (t, k), d in points.items()]
 
 
-def chosen_points(events: list[dict[str, Any]], kinds: list[str], scores: dict[str, Any] | None,
+def chosen_points(events: list[dict[str, Any]], kinds: list[str], scores: ScoresRecord | None,
                   tau: float) -> list[tuple[int, str, str]]:
     """The points that need no failure event: every turn of a failed run (judged, pass rate
     below ``tau``) when ``failed_run`` is asked for, and turn J for each ``turn=J`` asked for."""

@@ -18,13 +18,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dealroom._util.files import read_json
 from dealroom.errors import ConfigError, DealroomError, InputError
 from dealroom.eval._metrics import size_bucket
 from dealroom.eval._spec import join_parts, seeded_parts
-from dealroom.runs import RunFolder, check_fields, find_runs
+from dealroom.eval._sweep_record import SWEEP_JSON, EpisodeEntry, read_sweep
+from dealroom.runs import (
+    Behaviour,
+    Metrics,
+    RunFolder,
+    ScoresRecord,
+    UsageRecord,
+    UsageSummary,
+    find_runs,
+)
 
-SWEEP_JSON = "sweep.json"
 KEYS = ("root", "sub", "depth", "max_turns", "room", "seed")
 HEADLINES = ("total", "positive")
 """Which pass rate is a row's headline: over all criteria, or over positive criteria only
@@ -116,36 +123,30 @@ def parse_source(source: str) -> tuple[Path, dict[str, str]]:
 
 
 def _sweep_rows(path: Path) -> list[Row]:
-    record = read_json(path / SWEEP_JSON, ConfigError, "")
-    check_fields(record, {"episodes": None}, str(path / SWEEP_JSON))
     rows = []
-    for entry in record.get("episodes") or []:
-        _check_entry(entry, path / SWEEP_JSON)
-        run = path / "episodes" / entry["id"]
-        row = Row(run=str(run), room=entry["room"], root=entry["root"], sub=entry.get("sub"),
-                  depth=int(entry.get("depth", 1)), max_turns=int(entry["max_turns"]),
-                  seed=int(entry.get("seed", 0)), status=entry.get("status", "pending"),
-                  docs=_docs(entry["room_path"]), real=_real(entry["room_path"]))
+    for entry in read_sweep(path / SWEEP_JSON).get("episodes") or []:
+        eid, room, root, max_turns, room_path = _check_entry(entry, path / SWEEP_JSON)
+        run = path / "episodes" / eid
+        row = Row(run=str(run), room=room, root=root, sub=entry.get("sub"),
+                  depth=entry.get("depth", 1), max_turns=max_turns, seed=entry.get("seed", 0),
+                  status=entry.get("status", "pending"), docs=_docs(room_path),
+                  real=_real(room_path))
         if row.status == "done":
             _fill(row, RunFolder(run))
         rows.append(row)
     return rows
 
 
-_ENTRY = {"id": "a string", "room": "a string", "root": "a string", "sub": "a string",
-          "depth": "an integer", "max_turns": "an integer", "seed": "an integer",
-          "status": "a string", "room_path": "a string"}
-
-
-def _check_entry(entry: Any, where: Path) -> None:
-    """Raise InputError for a ``sweep.json`` episode with a field of the wrong type, or an id
-    that leaves the sweep's ``episodes/`` folder."""
-    check_fields(entry, _ENTRY, f"{where} episode")
-    missing = [k for k in ("id", "room", "root", "max_turns", "room_path") if entry.get(k) is None]
+def _check_entry(entry: EpisodeEntry, where: Path) -> tuple[str, str, str, int, str]:
+    """The ``id``, ``room``, ``root``, ``max_turns`` and ``room_path`` of a ``sweep.json``
+    episode (its types were checked on read); an InputError when one is missing or its id
+    leaves the sweep's ``episodes/`` folder."""
     eid = entry.get("id") or ""
+    missing = [k for k in ("id", "room", "root", "max_turns", "room_path") if entry.get(k) is None]
     if missing or eid.startswith("/") or ".." in eid.split("/") or "\0" in eid:
         raise InputError(f"{where}: episode {eid!r} lacks {', '.join(missing)} or its id leaves "
                          "episodes/: the sweep folder is damaged or was edited")
+    return eid, entry["room"], entry["root"], entry["max_turns"], entry["room_path"]
 
 
 def _run_rows(path: Path) -> list[Row]:
@@ -181,47 +182,36 @@ def _unseeded(spec: str | None) -> tuple[str | None, int]:
 
 
 def _fill(row: Row, folder: RunFolder) -> None:
-    scores = folder.scores() or {}
+    """The row's figures from the run's records (typed, their kinds checked on read)."""
+    scores: ScoresRecord = folder.scores() or {}
     if not scores:
         row.status = "unjudged"
     row.pass_rate = _num(scores.get("pass_rate"))
     row.pass_rate_positive = _num(scores.get("pass_rate_positive"))
     row.all_pass = scores.get("all_pass")
-    row.by_type = {k: _num(_obj(v).get("pass_rate")) for k, v in
-                   _obj(scores.get("pass_rate_by_type")).items()}
-    by_turn = [_obj(t) for t in _list(_obj(folder.scores_by_turn()).get("by_turn"))]
+    row.by_type = {k: _num(v.get("pass_rate"))
+                   for k, v in (scores.get("pass_rate_by_type") or {}).items()}
+    by_turn = (folder.scores_by_turn() or {}).get("by_turn") or []
     row.by_turn = [_num(t.get("pass_rate")) for t in by_turn]
     row.by_turn_positive = [_num(t.get("pass_rate_positive")) for t in by_turn]
     row.by_turn_all_pass = [bool(t.get("all_pass")) for t in by_turn]
-    row.by_turn_types = [_obj(t.get("pass_rate_by_type")) for t in by_turn]
-    metrics = folder.metrics() or {}
-    usage = _obj(metrics.get("usage"))
-    total, root = _obj(usage.get("total")), _obj(_obj(usage.get("by_role")).get("root"))
-    behaviour = _obj(metrics.get("behaviour"))
+    row.by_turn_types = [t.get("pass_rate_by_type") or {} for t in by_turn]
+    metrics: Metrics = folder.metrics() or {}
+    usage: UsageSummary = metrics.get("usage") or {}
+    total: UsageRecord = usage.get("total") or {}
+    root: UsageRecord = (usage.get("by_role") or {}).get("root") or {}
+    behaviour: Behaviour = metrics.get("behaviour") or {}
     row.simulated = bool(metrics.get("simulators", folder.config.get("simulators")))
-    row.coverage = _num(_obj(metrics.get("coverage")).get("coverage"))
+    row.coverage = _num((metrics.get("coverage") or {}).get("coverage"))
     row.cost_usd = _num(total.get("cost_usd"))
-    row.input_tokens, row.output_tokens = _int(total.get("input_tokens")), \
-        _int(total.get("output_tokens"))
-    row.root_input_tokens, row.root_output_tokens = _int(root.get("input_tokens")), \
-        _int(root.get("output_tokens"))
-    row.sub_calls = _int(behaviour.get("sub_calls"))
-    row.turns = _int(behaviour.get("turns"))
+    row.input_tokens, row.output_tokens = total.get("input_tokens", 0), \
+        total.get("output_tokens", 0)
+    row.root_input_tokens, row.root_output_tokens = root.get("input_tokens", 0), \
+        root.get("output_tokens", 0)
+    row.sub_calls = behaviour.get("sub_calls", 0)
+    row.turns = behaviour.get("turns", 0)
     row.memo_incremental = behaviour.get("memo_incremental")
     row.first_memo_turn = next((t for t, memo in folder.memo_history() if "\n## " in memo), None)
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _int(value: Any) -> int:
-    """A count from a run's files; 0 for anything that is not an integer (a tampered file)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _num(value: Any) -> float:
@@ -268,4 +258,4 @@ def judged(rows: list[Row]) -> list[Row]:
 def sweep_spec(source: str | Path) -> dict[str, Any] | None:
     """The spec recorded in a sweep's ``sweep.json`` (None for a folder of runs)."""
     path = parse_source(str(source))[0] / SWEEP_JSON
-    return read_json(path, ConfigError, "").get("spec") if path.is_file() else None
+    return read_sweep(path).get("spec") if path.is_file() else None

@@ -16,7 +16,7 @@ from dealroom._util.files import json_safe
 from dealroom.errors import DealroomError
 from dealroom.measure import correlation, metrics_from_run, ratio
 from dealroom.room import load_manifest
-from dealroom.runs import RunFolder
+from dealroom.runs import Metrics, RunFolder
 
 
 def summarize_runs(run_dirs: list[Path]) -> dict[str, Any]:
@@ -104,7 +104,7 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _metrics(run_dir: Path) -> dict[str, Any]:
+def _metrics(run_dir: Path) -> Metrics:
     """Metrics of a run that wrote no ``metrics.json``: with coverage when its room is there."""
     try:
         return metrics_from_run(run_dir)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from dealroom._util.files import json_safe, read_json, write_json_atomic
 from dealroom._util.secrets import redact_secrets
@@ -37,9 +37,15 @@ from dealroom.eval._spec import (
     load_spec,
     resolve_rooms,
 )
+from dealroom.eval._sweep_record import (
+    SWEEP_JSON,
+    SWEEP_VERSION,
+    EpisodeEntry,
+    SweepRecord,
+    check_sweep_written,
+    read_sweep,
+)
 
-SWEEP_JSON = "sweep.json"
-SWEEP_VERSION = 1
 WRITE_EVERY_S = 1.0
 """Least seconds between two rewrites of ``sweep.json`` while episodes finish."""
 
@@ -94,9 +100,9 @@ def run_sweep(spec_path: Path, out: Path, *, workers: int | None = None,
     skipped = sum(1 for e in plan.episodes if index[e.id]["status"] == "done")
     state = SweepProgress(total=len(plan.episodes), done=skipped,
                           failed=sum(1 for e in index.values() if e["status"] == "failed"),
-                          pass_rates=tuple(e["pass_rate"] for e in index.values()
+                          pass_rates=tuple(rate for e in index.values()
                                            if e["status"] == "done"
-                                           and e.get("pass_rate") is not None))
+                                           and (rate := e.get("pass_rate")) is not None))
     writer = _IndexWriter(plan)
     counts = {"left": len(todo), "resumed": 0}
 
@@ -106,8 +112,8 @@ def run_sweep(spec_path: Path, out: Path, *, workers: int | None = None,
                                          "--retry-failed to resume it"}
         entry = index[episode_id]
         state.failed -= entry["status"] == "failed"
-        entry.update({k: result.get(k) for k in ("status", "run_status", "pass_rate", "all_pass",
-                                                 "error", "seconds", "timing")})
+        entry.update(cast(EpisodeEntry, {k: result.get(k) for k in (
+            "status", "run_status", "pass_rate", "all_pass", "error", "seconds", "timing")}))
         entry["attempts"] = entry.get("attempts", 0) + 1
         entry["resumed"] = entry.get("resumed", 0) + (result.get("did") == "resume")
         counts["left"] -= 1
@@ -145,8 +151,8 @@ class SweepPlan:
     spec: SweepSpec
     rooms: list[SweepRoom]
     episodes: list[EpisodeSpec]
-    index: dict[str, dict[str, Any]]
-    record: dict[str, Any]
+    index: dict[str, EpisodeEntry]
+    record: SweepRecord
     """``sweep.json`` as it will be written (the index entries are ``index``'s)."""
 
 
@@ -168,33 +174,34 @@ def prepare(spec_path: Path, out: Path) -> SweepPlan:
     eps = episodes(spec, rooms, fields, harness.uses_sub)
     _generate(rooms)
     _open_rooms(rooms)
-    old = {e["id"]: e for e in (previous or {}).get("episodes", [])}
-    index = {}
+    old = {e.get("id"): e for e in (previous or {}).get("episodes", [])}
+    index: dict[str, EpisodeEntry] = {}
     for ep in eps:
-        entry = {**ep.to_dict(), "status": "pending", "run_status": None, "pass_rate": None,
-                 "all_pass": None, "error": None, "attempts": 0}
-        before = old.get(ep.id, {})
+        entry = cast(EpisodeEntry, {**ep.to_dict(), "status": "pending", "run_status": None,
+                                    "pass_rate": None, "all_pass": None, "error": None,
+                                    "attempts": 0})
+        before: EpisodeEntry = old.get(ep.id, {})
         state = episode_state(episode_dir(out, entry), ep.by_turn)
         if state == "done":
             entry.update(outcome(episode_dir(out, entry)))
         elif before.get("status") == "failed":
-            entry.update(status="failed", error=before.get("error"))
+            entry["status"], entry["error"] = "failed", before.get("error")
         entry["attempts"] = before.get("attempts", 0)
         entry["resumed"] = before.get("resumed", 0)
         index[ep.id] = entry
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    record = {"version": SWEEP_VERSION, "spec": redact_secrets(json_safe(spec.to_dict())),
-              "spec_file": str(spec_path.resolve()),
-              "models": str(models_file) if models_file else None,
-              "created_at": (previous or {}).get("created_at", now),
-              "rooms": redact_secrets([asdict(r) for r in rooms]),
-              "episodes": list(index.values())}
+    record: SweepRecord = {
+        "version": SWEEP_VERSION, "spec": redact_secrets(json_safe(spec.to_dict())),
+        "spec_file": str(spec_path.resolve()), "models": str(models_file) if models_file else None,
+        "created_at": (previous or {}).get("created_at", now),
+        "rooms": redact_secrets([asdict(r) for r in rooms]),
+        "episodes": list(index.values())}
     plan = SweepPlan(out, spec, rooms, eps, index, record)
     _IndexWriter(plan).write(force=True)
     return plan
 
 
-def _previous(out: Path, spec: SweepSpec) -> dict[str, Any] | None:
+def _previous(out: Path, spec: SweepSpec) -> SweepRecord | None:
     """The folder's ``sweep.json``, refused when it was made from another spec."""
     if out.exists() and not out.is_dir():
         raise ConfigError(f"{out} is a file: give --out a folder for the sweep")
@@ -203,7 +210,7 @@ def _previous(out: Path, spec: SweepSpec) -> dict[str, Any] | None:
         if out.is_dir() and any(p.name not in (ROOMS,) for p in out.iterdir()):
             raise ConfigError(f"{out} holds files and no {SWEEP_JSON}: give --out a new folder")
         return None
-    previous: dict[str, Any] = read_json(path, ConfigError, "")
+    previous = read_sweep(path)
     # a key added since: its default; a secret recorded in plain (before digests): its digest
     before = redact_secrets({**_defaults(), **(previous.get("spec") or {})})
     now = redact_secrets(json_safe(spec.to_dict()))
@@ -270,7 +277,9 @@ class _IndexWriter:
         for entry in record["episodes"]:
             counts[entry["status"]] = counts.get(entry["status"], 0) + 1
         record["counts"] = counts
-        write_json_atomic(self.plan.path / SWEEP_JSON, json_safe(record))
+        record = json_safe(record)
+        check_sweep_written(record)
+        write_json_atomic(self.plan.path / SWEEP_JSON, record)
 
 
 # -- backends ------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from dealroom.judge._llm import llm_judge
 from dealroom.judge._registry import BASELINE, registered_judge
 from dealroom.judge._scores import Judge, Scores
 from dealroom.room import DEFAULT_DELIVERABLES, deliverable_text, load_task
-from dealroom.runs import OUTPUT, RunFolder, primary_deliverable
+from dealroom.runs import OUTPUT, RunFolder, ScoresRecord, primary_deliverable
 
 if TYPE_CHECKING:
     from dealroom.models import ModelSpec
@@ -192,7 +192,7 @@ class Judged:
     scores: Scores
     written: Path | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ScoresRecord:
         """``scores.json`` as written (NaN as None)."""
         return json_safe(self.scores.to_dict())
 

@@ -2,20 +2,23 @@
 
 LAB's keys (``score``, ``max_score``, ``summary``, ``all_pass``, ``n_criteria``, ``n_passed``,
 ``criteria_results: [{id, title, verdict, reasoning}]``) are kept exactly; dealroom adds
-``pass_rate`` (the headline figure), ``pass_rate_judged``, ``pass_rate_by_type``, ``n_errors``,
-``judge`` and ``usage``, and the pass rate on *positive* criteria alone (``n_positive``,
-``n_positive_passed``, ``pass_rate_positive``): a negative criterion ("does not present the
-cured claim as live") passes an empty memo, so the positive rate is the one an empty memo
-scores 0 on. A verdict is ``pass``, ``fail`` or ``error``: a criterion the judge
-could not score is an ``error``, listed and counted apart, never dropped and never passed.
+the format's ``version`` (the record :class:`~dealroom.runs.ScoresRecord`, checked when
+:meth:`Scores.to_dict` builds it), ``pass_rate`` (the headline figure), ``pass_rate_judged``,
+``pass_rate_by_type``, ``n_errors``, ``judge`` and ``usage``, and the pass rate on *positive*
+criteria alone (``n_positive``, ``n_positive_passed``, ``pass_rate_positive``): a negative
+criterion ("does not present the cured claim as live") passes an empty memo, so the positive
+rate is the one an empty memo scores 0 on. A verdict is ``pass``, ``fail`` or ``error``: a
+criterion the judge could not score is an ``error``, listed and counted apart, never dropped
+and never passed.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
+from dealroom.runs import SCORES_VERSION, ScoresRecord, UsageRecord, check_scores_written
 from dealroom.types import Usage
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
@@ -142,8 +145,11 @@ class Scores:
             text += f"; {self.n_errors} judge error{'s' * (self.n_errors > 1)}"
         return text
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
+    def to_dict(self) -> ScoresRecord:
+        """The ``scores.json`` record (:class:`~dealroom.runs.ScoresRecord`, NaN where a rate
+        is undefined: written as null); a ValueError for ``extra`` keys it does not name."""
+        record: ScoresRecord = {
+            "version": SCORES_VERSION,
             "score": 1.0 if self.all_pass else 0.0,
             "max_score": 1.0,
             "summary": self.summary(),
@@ -159,12 +165,14 @@ class Scores:
             "pass_rate_by_type": self.by_type(),
             "criteria_results": [r.to_dict() for r in self.criteria_results],
             "judge": self.judge,
-            "usage": self.usage.to_dict(),
-            **self.extra,
+            "usage": cast(UsageRecord, self.usage.to_dict()),
+            **self.extra,  # type: ignore[typeddict-item]  # checked just below
         }
+        check_scores_written(record)
+        return record
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], task: dict[str, Any] | None = None) -> Scores:
+    def from_dict(cls, data: ScoresRecord, task: dict[str, Any] | None = None) -> Scores:
         """Read a ``scores.json``; ``task`` restores criterion types for :meth:`by_type` and
         which criteria are negative."""
         results = [
@@ -178,8 +186,8 @@ class Scores:
             results,
             criterion_types(task) if task else {},
             data.get("judge", {}),
-            Usage.from_dict(data.get("usage") or {}),
-            {k: data[k] for k in extra_keys if k in data},
+            Usage.from_dict(dict(data.get("usage") or {})),
+            {k: v for k, v in data.items() if k in extra_keys},
             negative_ids(task) if task else frozenset(),
         )
 

@@ -15,10 +15,11 @@ A call that has tokens but neither a recorded cost nor a price is counted in
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from dealroom.measure._behaviour import ratio
 from dealroom.models import Prices
+from dealroom.runs import RootShare, UsageRecord, UsageSummary
 from dealroom.types import Usage
 
 AGENT_ROLES = ("root", "sub", "child_root")
@@ -70,7 +71,7 @@ def call_usage(event: dict[str, Any],
 
 def account(
     events: Iterable[dict[str, Any]], prices: Mapping[str, Mapping[str, float]] | None = None
-) -> dict[str, Any]:
+) -> UsageSummary:
     """Tokens and cost of every ``model_call`` in ``events``, in total and broken down.
 
     Returns ``{total, by_role, by_model, by_depth, unpriced_calls, root_share}`` where each
@@ -96,7 +97,7 @@ def account(
         ):
             table[key] = table.get(key, Usage()) + usage
     return {
-        "total": total.to_dict(),
+        "total": cast(UsageRecord, total.to_dict()),
         "by_role": _dicts(by_role),
         "by_model": _dicts(by_model),
         "by_depth": _dicts(by_depth),
@@ -105,7 +106,7 @@ def account(
     }
 
 
-def root_share(by_role: dict[str, Usage]) -> dict[str, float]:
+def root_share(by_role: dict[str, Usage]) -> RootShare:
     """The root's share of the agents' input and output tokens (NaN when there are none).
 
     The source reports the root taking 3.8% of input and 1.1% of output tokens with depth-1
@@ -122,5 +123,5 @@ def root_share(by_role: dict[str, Usage]) -> dict[str, float]:
     }
 
 
-def _dicts(table: dict[str, Usage]) -> dict[str, dict[str, Any]]:
-    return {key: table[key].to_dict() for key in sorted(table)}
+def _dicts(table: dict[str, Usage]) -> dict[str, UsageRecord]:
+    return {key: cast(UsageRecord, table[key].to_dict()) for key in sorted(table)}

@@ -14,8 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from dealroom.runs import Behaviour
 
-def behaviour(events: Sequence[dict[str, Any]]) -> dict[str, Any]:
+
+def behaviour(events: Sequence[dict[str, Any]]) -> Behaviour:
     """Delegation and memo-writing statistics of one run's trajectory events.
 
     ``sub_calls``: sub-agent model calls at any depth; ``sub_calls_failed``: those with an error;

@@ -36,7 +36,7 @@ import numpy as np
 from dealroom.measure._behaviour import ratio
 from dealroom.measure._coverindex import CoverageIndex, token_starts
 from dealroom.room import PREFIX_CHARS, line_hashes, normalize_line
-from dealroom.runs import RunFolder
+from dealroom.runs import CoverageGroup, CoverageSummary, RunFolder
 
 if TYPE_CHECKING:
     from dealroom.measure._roomtext import DocText
@@ -236,13 +236,13 @@ class CoverageProbe:
             covered += int(tokens[~self.hit[units]].sum())
         return ratio(covered, self.index.total_tokens)
 
-    def summary(self, by_document: bool = True) -> dict[str, Any]:
+    def summary(self, by_document: bool = True) -> CoverageSummary:
         """Coverage overall and by category, folder and (optionally) document."""
         ix = self.index
         per_doc = np.bincount(
             ix.unit_doc, weights=self.covered_by_unit(), minlength=len(ix.doc_ids)
         ).astype(np.int64)
-        out: dict[str, Any] = {
+        out: CoverageSummary = {
             "coverage": ratio(int(per_doc.sum()), ix.total_tokens),
             "tokens_covered": int(per_doc.sum()),
             "tokens_total": ix.total_tokens,
@@ -282,7 +282,7 @@ class CoverageProbe:
 
 
 def coverage_from_run(run_dir: Path, room: RoomSource | None = None,
-                      by_document: bool = True) -> dict[str, Any]:
+                      by_document: bool = True) -> CoverageSummary:
     """Coverage of a finished (or running) run, from its ``trajectory.jsonl``.
 
     ``room`` defaults to the ``room`` of the run's ``config.json``; pass a
@@ -437,7 +437,7 @@ def _union_sizes(parts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _grouped(
     labels: list[str], group_of_doc: np.ndarray, covered: np.ndarray, tokens: np.ndarray
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, CoverageGroup]:
     cov = np.bincount(group_of_doc, weights=covered, minlength=len(labels))
     tot = np.bincount(group_of_doc, weights=tokens, minlength=len(labels))
     return {

@@ -9,16 +9,14 @@ from typing import TYPE_CHECKING, Any
 from dealroom.measure._accounting import account
 from dealroom.measure._behaviour import behaviour
 from dealroom.measure._coverage import CoverageProbe
-from dealroom.runs import RunFolder
+from dealroom.runs import METRICS_VERSION, CoverageSummary, Metrics, RunFolder
 
 if TYPE_CHECKING:
     from dealroom.measure._coverage import RoomSource
 
-METRICS_VERSION = 1
-
 
 def metrics_from_run(run_dir: Path, room: RoomSource | CoverageProbe | None = None,
-                     coverage: bool = True) -> dict[str, Any]:
+                     coverage: bool = True) -> Metrics:
     """The metrics of a run folder: status, wall time, accounting, behaviour and coverage.
 
     Pure: reads ``config.json`` and ``trajectory.jsonl`` and returns a dict (the harnesses
@@ -35,11 +33,12 @@ def metrics_from_run(run_dir: Path, room: RoomSource | CoverageProbe | None = No
 
 
 def run_metrics(config: dict[str, Any], events: Sequence[dict[str, Any]], *, run: str,
-                room: RoomSource | CoverageProbe | None = None) -> dict[str, Any]:
+                room: RoomSource | CoverageProbe | None = None) -> Metrics:
     """:func:`metrics_from_run` from a run's config and events held in memory; ``room`` as
-    there, None for no coverage."""
+    there, None for no coverage. The record (:class:`~dealroom.runs.Metrics`) every key of
+    which is in docs/measurement.md."""
     end: dict[str, Any] = next((e for e in reversed(events) if e.get("type") == "run_end"), {})
-    out: dict[str, Any] = {
+    return {
         "version": METRICS_VERSION,
         "run": run,
         "room": str(config.get("room", "")),
@@ -50,15 +49,14 @@ def run_metrics(config: dict[str, Any], events: Sequence[dict[str, Any]], *, run
         "status": end.get("status", "running" if events else "not_started"),
         "wall_s": float(events[-1].get("t", 0.0)) if events else 0.0,
         "events": len(events),
+        "usage": account(events, config.get("models") or {}),
+        "behaviour": behaviour(events),
+        "coverage": None if room is None else _coverage(events, room),
     }
-    out["usage"] = account(events, config.get("models") or {})
-    out["behaviour"] = behaviour(events)
-    out["coverage"] = None if room is None else _coverage(events, room)
-    return out
 
 
 def _coverage(events: Sequence[dict[str, Any]],
-              room: RoomSource | CoverageProbe) -> dict[str, Any]:
+              room: RoomSource | CoverageProbe) -> CoverageSummary:
     if isinstance(room, CoverageProbe):
         return room.summary()
     probe = CoverageProbe(room)

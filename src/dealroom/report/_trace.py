@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from dealroom.errors import DealroomError
 from dealroom.eval import failure_points
 from dealroom.measure import metrics_from_run
-from dealroom.runs import RunFolder
+from dealroom.runs import Metrics, RunFolder, ScoresRecord
 
 if TYPE_CHECKING:
     from dealroom.room import DocumentRecord
@@ -148,14 +148,14 @@ def failures_by_turn(events: list[dict[str, Any]], config: dict[str, Any]
     return dict(out)
 
 
-def _metrics(run: Path) -> dict[str, Any]:
+def _metrics(run: Path) -> Metrics:
     try:
         return metrics_from_run(run)
     except DealroomError:
         return metrics_from_run(run, coverage=False)
 
 
-def scores_view(scores: dict[str, Any] | None) -> dict[str, Any] | None:
+def scores_view(scores: ScoresRecord | None) -> dict[str, Any] | None:
     """The scores as the viewer shows them: criteria judged, and judge errors apart."""
     if not scores:
         return None

@@ -1,18 +1,19 @@
 """Run folders: the one definition of their format, read and written only through here.
 
 :class:`RunFolder` (open, create, config, events, deliverables by name, memo history, metrics,
-scores, room), :class:`RunRecorder` (events and the memo history appended as the run goes),
-the typed records of ``config.json`` (:class:`RunConfig`, brought to the current version by
-:func:`migrate_config`), of every trajectory event (:data:`EVENT_TYPES`, validated on read as
-:data:`TrajectoryEvent`) and of the token-exact side file (:class:`TokenRecord` in
-``tokens.jsonl``), an agent's conversation rebuilt from its events
-(:func:`agent_conversation`), forks of a run at a root turn (:func:`fork_run_folder`), and
-:func:`find_runs`. This package imports nothing of dealroom
+scores, room), :class:`RunRecorder` (events and the memo history appended as the run goes,
+each event checked against its type's record), the typed records of ``config.json``
+(:class:`RunConfig`, brought to the current version by :func:`migrate_config`), of every
+trajectory event (:data:`EVENT_TYPES`, validated on read as :data:`TrajectoryEvent`), of
+``metrics.json`` (:class:`Metrics`) and ``scores.json`` (:class:`ScoresRecord`, checked on
+write by :func:`check_scores_written`), each versioned with its migration table, and of the
+token-exact side file (:class:`TokenRecord` in ``tokens.jsonl``), an agent's conversation
+rebuilt from its events (:func:`agent_conversation`), forks of a run at a root turn
+(:func:`fork_run_folder`), and :func:`find_runs`. This package imports nothing of dealroom
 but ``_util`` and ``errors``, so harnesses, measurement, judges, evaluation and training all
 stand on it. See docs/architecture.md, "Run folder".
 """
 
-from dealroom.runs._check import check_fields
 from dealroom.runs._config import (
     RUN_VERSION,
     BudgetMixLabel,
@@ -62,49 +63,76 @@ from dealroom.runs._fork import check_fork_copied, fork_point, fork_run_folder, 
 from dealroom.runs._jsonl import append_jsonl, read_jsonl
 from dealroom.runs._memohistory import MEMO_HISTORY, apply_delta, memo_delta
 from dealroom.runs._recorder import RunRecorder
+from dealroom.runs._records import (
+    METRICS_MIGRATIONS,
+    METRICS_VERSION,
+    SCORES_MIGRATIONS,
+    SCORES_VERSION,
+    Behaviour,
+    CoverageGroup,
+    CoverageSummary,
+    Metrics,
+    RootShare,
+    ScoresRecord,
+    UsageRecord,
+    UsageSummary,
+    check_scores_written,
+)
 from dealroom.runs._tokens import TOKENS, TokenRecord, read_all_tokens, read_tokens, write_tokens
 
 __all__ = [
-    "check_fields",
     "CONFIG",
     "EPISODES",
     "EVENT_TYPES",
     "MEMO",
     "MEMO_HISTORY",
     "METRICS",
+    "METRICS_MIGRATIONS",
+    "METRICS_VERSION",
     "OUTPUT",
     "RUN_VERSION",
     "SCORES",
+    "SCORES_MIGRATIONS",
+    "SCORES_VERSION",
     "SCORES_BY_TURN",
     "TOKENS",
     "TRAJECTORY",
+    "Behaviour",
     "BudgetMixLabel",
     "Cell",
     "ChildEnd",
     "ChildStart",
     "Compaction",
     "Conversation",
+    "CoverageGroup",
+    "CoverageSummary",
     "Event",
     "ForkedFrom",
     "MemoChanged",
+    "Metrics",
     "ModelCall",
     "Resumed",
+    "RootShare",
     "RunConfig",
     "RunEnd",
     "RunFolder",
     "RunRecorder",
     "RunStart",
     "SandboxStarted",
+    "ScoresRecord",
     "Segment",
     "TokenRecord",
     "Tool",
     "TrajectoryEvent",
+    "UsageRecord",
+    "UsageSummary",
     "Wave",
     "agent_conversation",
     "agent_segments",
     "append_jsonl",
     "apply_delta",
     "check_fork_copied",
+    "check_scores_written",
     "deliverable_key",
     "event_fields",
     "find_runs",

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import with_config
 from typing_extensions import TypedDict
 
-from dealroom.errors import ConfigError
+from dealroom._util.records import migrate
 from dealroom.runs._events import RECORD_CONFIG
 
 RUN_VERSION = 1
@@ -99,11 +99,4 @@ def migrate_config(data: dict[str, Any]) -> dict[str, Any]:
     >>> migrate_config({"harness": "rlm"})["version"]
     1
     """
-    version = data.get("version", 1)
-    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= RUN_VERSION:
-        raise ConfigError(f"format version {version!r}; this dealroom reads 1 to {RUN_VERSION}: "
-                          "upgrade dealroom to read it")
-    data = {**data, "version": version}
-    while data["version"] < RUN_VERSION:
-        data = {**MIGRATIONS[data["version"]](data), "version": data["version"] + 1}
-    return data
+    return migrate(data, RUN_VERSION, MIGRATIONS)

@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal, Required
 from pydantic import ConfigDict, Discriminator, Tag, with_config
 from typing_extensions import TypedDict
 
+from dealroom._util.records import Record
+
 
 class Event(TypedDict, total=False):
     """The fields every event has."""
@@ -317,3 +319,35 @@ def event_fields(type: str) -> tuple[str, ...]:
     ('previous_events',)
     """
     return tuple(k for k in EVENT_TYPES[type].__annotations__ if k not in Event.__annotations__)
+
+
+OPTIONAL_ON_WRITE: dict[str, tuple[str, ...]] = {"run_end": ("ended",)}
+"""Fields a writer may leave out, by event type: a harness of its own that never degrades
+writes ``run_end`` without ``ended`` (readers take ``status`` then)."""
+
+_WRITERS: dict[str, tuple[Record[Any], tuple[str, ...]]] = {}
+"""Event type → its record's check and the fields a write needs, built on first use."""
+
+
+def check_written(record: dict[str, Any]) -> None:
+    """Raise ValueError unless ``record`` is a whole event of a known type as this dealroom
+    writes it: every field of its type present, no field its type does not name, each of its
+    type (no coercion). Reading stays lenient (older folders lack fields); writing does not.
+
+    >>> check_written({"seq": 0, "t": 0.0, "type": "resumed", "agent": "root", "depth": 0,
+    ...                "previous_events": "3"})
+    Traceback (most recent call last):
+    ...
+    ValueError: a 'resumed' event written with previous_events '3', not an integer
+    """
+    kind = record.get("type")
+    if kind not in EVENT_TYPES:
+        raise ValueError(f"an event of type {kind!r} written: the types are "
+                         f"{', '.join(EVENT_TYPES)} (add a record to EVENT_TYPES first)")
+    if kind not in _WRITERS:
+        optional = OPTIONAL_ON_WRITE.get(kind, ())
+        _WRITERS[kind] = (Record(EVENT_TYPES[kind]), tuple(
+            k for k in EVENT_TYPES[kind].__annotations__ if k not in optional))
+    check, required = _WRITERS[kind]
+    check.check_written(record, f"a {kind!r} event", required,
+                        keys=f"its fields are {', '.join(event_fields(kind))}")

@@ -7,8 +7,9 @@
                         names none), each rewritten atomically
       tokens.jsonl      token-exact records of ``hf:`` calls (:class:`~dealroom.runs.TokenRecord`)
       memo_history.jsonl  the memo at the end of each turn it changed (line edits)
-      metrics.json      measured when the run ends
-      scores.json       written by ``dealroom judge`` (``scores.<judge>.json`` for others)
+      metrics.json      measured when the run ends (:class:`~dealroom.runs.Metrics`)
+      scores.json       written by ``dealroom judge`` (``scores.<judge>.json`` for others;
+                        :class:`~dealroom.runs.ScoresRecord`)
       scores_by_turn.json  ``dealroom judge --by-turn``: the memo judged as of each turn
 
 A run folder is never overwritten. A folder left by a run killed before it wrote
@@ -31,10 +32,17 @@ from dealroom._util.files import (
     write_text_atomic,
 )
 from dealroom.errors import ConfigError, InputError
-from dealroom.runs._check import check_config, check_event, check_metrics, check_scores
+from dealroom.runs._check import ScoresByTurn, check_by_turn, check_config, check_event
 from dealroom.runs._config import RUN_VERSION, RunConfig, migrate_config
 from dealroom.runs._jsonl import read_jsonl
 from dealroom.runs._memohistory import MEMO_HISTORY, memo_at, read_memo_history
+from dealroom.runs._records import (
+    Metrics,
+    ScoresRecord,
+    check_metrics_written,
+    read_metrics,
+    read_scores,
+)
 from dealroom.runs._tokens import TokenRecord, read_all_tokens
 
 CONFIG = "config.json"
@@ -210,22 +218,27 @@ class RunFolder:
         else:
             write_text_atomic(self.deliverable(name), data)
 
-    def metrics(self) -> dict[str, Any] | None:
-        """``metrics.json``, or None when the run has not written it."""
+    def metrics(self) -> Metrics | None:
+        """``metrics.json`` (brought to the current version and validated), or None when the
+        run has not written it."""
         metrics = _json_or_none(self.path / METRICS)
-        return metrics if metrics is None else check_metrics(metrics, self.path / METRICS)
+        return metrics if metrics is None else read_metrics(metrics, str(self.path / METRICS))
 
-    def write_metrics(self, metrics: dict[str, Any]) -> None:
+    def write_metrics(self, metrics: Metrics) -> None:
+        """Write ``metrics.json`` atomically; a ValueError, and nothing written, for a record
+        that is not a whole :class:`~dealroom.runs.Metrics`."""
+        check_metrics_written(metrics)
         write_json_atomic(self.path / METRICS, metrics)
 
     def scores_path(self, judge: str | None = None) -> Path:
         """``scores.json``, or ``scores.<judge>.json`` for a second judge's scores."""
         return self.path / (f"scores.{judge}.json" if judge else SCORES)
 
-    def scores(self, judge: str | None = None) -> dict[str, Any] | None:
-        """The scores :meth:`scores_path` names, or None when the run was not judged so."""
+    def scores(self, judge: str | None = None) -> ScoresRecord | None:
+        """The scores :meth:`scores_path` names (brought to the current version and
+        validated), or None when the run was not judged so."""
         scores = _json_or_none(self.scores_path(judge))
-        return scores if scores is None else check_scores(scores, self.scores_path(judge))
+        return scores if scores is None else read_scores(scores, str(self.scores_path(judge)))
 
     # -- the memo history and its scores -------------------------------------------------------
     def memo_history(self) -> list[tuple[int, str]]:
@@ -240,10 +253,11 @@ class RunFolder:
         """``scores_by_turn.json`` (``scores_by_turn.<judge>.json`` for a second judge)."""
         return self.path / (f"scores_by_turn.{judge}.json" if judge else SCORES_BY_TURN)
 
-    def scores_by_turn(self, judge: str | None = None) -> dict[str, Any] | None:
+    def scores_by_turn(self, judge: str | None = None) -> ScoresByTurn | None:
         """The by-turn scores, or None when the run was not judged by turn."""
         scores = _json_or_none(self.scores_by_turn_path(judge))
-        return scores if scores is None else check_scores(scores, self.scores_by_turn_path(judge))
+        return scores if scores is None else check_by_turn(scores,
+                                                           self.scores_by_turn_path(judge))
 
 
 def primary_deliverable(deliverables: dict[str, str]) -> str:

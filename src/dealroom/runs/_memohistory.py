@@ -53,7 +53,7 @@ def read_memo_history(path: Path) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     memo = ""
     for record in read_jsonl(path):
-        MEMO_RECORD.check(record, str(path))
+        MEMO_RECORD.read(record, str(path))
         try:
             memo = apply_delta(memo, record.get("ops") or [])
         except (TypeError, ValueError) as exc:

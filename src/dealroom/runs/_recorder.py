@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dealroom.runs._events import check_written
 from dealroom.runs._folder import TRAJECTORY, RunFolder
 from dealroom.runs._jsonl import drop_torn_tail
 from dealroom.runs._memohistory import MEMO_HISTORY, memo_delta
@@ -51,7 +52,8 @@ class RunRecorder:
 
     def event(self, type: str, agent: str = "root", depth: int = 0,
               **fields: Any) -> dict[str, Any]:
-        """Append one event (its type's fields as keywords) and return it."""
+        """Append one event (its type's fields as keywords) and return it; a ValueError, and
+        nothing written, for an event its type's record refuses (:func:`check_written`)."""
         with self._lock:
             record = {
                 "seq": self._seq,
@@ -61,6 +63,7 @@ class RunRecorder:
                 "depth": depth,
                 **fields,
             }
+            check_written(record)
             self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             self._fh.flush()
             self.written.append(record)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from dealroom.errors import ConfigError
 from dealroom.harness._deliver import Deliverables, check_deliverables
 from dealroom.harness._protocol import HarnessSettings, Listener
-from dealroom.runs import RunFolder, RunRecorder, check_fork_copied
+from dealroom.runs import Metrics, RunFolder, RunRecorder, check_fork_copied
 from dealroom.types import Usage
 
 if TYPE_CHECKING:
@@ -35,7 +35,8 @@ class RunResult:
     turns: int
     memo_path: Path
     """The main deliverable (``output/memo.md`` unless the task names others)."""
-    metrics: dict[str, Any]
+    metrics: Metrics
+    """``metrics.json`` as written."""
     deliverables: dict[str, Path] = field(default_factory=dict)
     """Every deliverable's name → its file in ``output/``."""
 

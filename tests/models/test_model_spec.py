@@ -207,6 +207,15 @@ def test_endpoint_spec_options_after_a_hash():
     assert not resolve_model_spec("qwen@http://127.0.0.1:8000/v1").priced
 
 
+def test_endpoint_spec_options_set_the_retries_and_their_back_off():
+    spec = resolve_model_spec("qwen@http://127.0.0.1:8000/v1#max_retries=2,backoff_s=0.01")
+    assert spec.max_retries == 2 and spec.backoff_s == 0.01
+    plain = resolve_model_spec("qwen@http://127.0.0.1:8000/v1")
+    assert (plain.max_retries, plain.backoff_s) == (4, 0.5)
+    with pytest.raises(ConfigError, match="backoff_s"):
+        resolve_model_spec("qwen@http://127.0.0.1:8000/v1#backoff_s=-1")
+
+
 @pytest.mark.parametrize(
     "extra, expected",
     [("colour=red", "unknown option 'colour=red'"),

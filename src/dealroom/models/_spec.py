@@ -340,7 +340,7 @@ def split_spec(text: str) -> tuple[str, dict[str, str]]:
 
 SPEC_OPTIONS = ("price_input", "price_cached_input", "price_output", "context_window",
                 "concurrency", "max_output_tokens", "timeout", "connect_timeout", "read_timeout",
-                "deadline", "stream", "hedge", "tokens", "proxy")
+                "deadline", "stream", "hedge", "tokens", "proxy", "max_retries", "backoff_s")
 """Options a ``MODEL@BASE_URL#key=value,...`` spec may carry after ``#``: models-file keys,
 typed and bounded as :class:`~dealroom.models.ModelEntry` says (``stream=off``, ``hedge=4``)."""
 

@@ -14,6 +14,8 @@ from dealroom.testing import Fault, MockOpenAIServer
 
 FINDING = ("ISSUE: Acme may terminate on a change of control | SEVERITY: high | "
            "AMOUNT: $2,500,000 | PAGE: 2")
+FAST = "backoff_s=0.01"
+"""Retries as many, with short back-off: what is tested is that they happen."""
 
 
 def events_of(run):
@@ -29,15 +31,24 @@ def dealroom(*args):
                           capture_output=True, text=True, timeout=120)
 
 
+def invoke(*args):
+    """The CLI in this process (the ``dealroom`` script itself is run by the tests below)."""
+    from typer.testing import CliRunner
+
+    from dealroom.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
 @pytest.mark.parametrize("kind", ["html", "not_json", "empty_choices", "no_message",
                                   "null_content", "deep_json"])
 def test_a_malformed_endpoint_degrades_the_run_and_the_memo_claims_nothing(small_room,
                                                                            tmp_path, kind):
     run = tmp_path / "run"
     with MockOpenAIServer(lambda req: Fault(kind)) as srv:
-        done = dealroom("run", small_room, "--out", run, "--sub",
-                        f"mock@{srv.base_url}#hedge=0", "--max-turns", "8")
-    assert done.returncode == 3, done.stderr
+        done = invoke("run", small_room, "--out", run, "--sub",
+                      f"mock@{srv.base_url}#hedge=0,{FAST}", "--max-turns", "8")
+    assert done.exit_code == 3, done.output
     assert "degraded" in done.stdout and "4 failed at the provider" in done.stdout
     calls = sub_calls(run)
     assert len(calls) == 4 and all(e["error"] and e["output"] is None for e in calls)
@@ -59,7 +70,7 @@ def test_one_bad_read_of_four_is_named_in_the_memo(small_room, tmp_path):
         return FINDING if "Change of Control" in content else "NONE"
 
     with MockOpenAIServer(reply) as srv:
-        result = run_agent(small_room, tmp_path / "run", sub=f"mock@{srv.base_url}",
+        result = run_agent(small_room, tmp_path / "run", sub=f"mock@{srv.base_url}#{FAST}",
                            max_turns=8)
     assert result.status == "degraded" and "1 of 4 sub-calls failed (25%" in result.reason
     memo = (tmp_path / "run" / "output" / "memo.md").read_text()
@@ -79,12 +90,12 @@ def test_a_resumed_run_counts_the_failures_its_records_replay(small_room, tmp_pa
 
     run = tmp_path / "run"
     with MockOpenAIServer(reply) as srv:
-        run_agent(small_room, run, sub=f"mock@{srv.base_url}", max_turns=8)
+        run_agent(small_room, run, sub=f"mock@{srv.base_url}#{FAST}", max_turns=8)
         lines = (run / "trajectory.jsonl").read_text().splitlines()
         ends = [n for n, x in enumerate(lines) if '"run_end"' in x]
         (run / "trajectory.jsonl").write_text("\n".join(lines[:ends[0]]) + "\n")
         (run / "metrics.json").unlink()
-        result = resume_run(run, sub=f"mock@{srv.base_url}")
+        result = resume_run(run, sub=f"mock@{srv.base_url}#{FAST}")
     assert result.status == "degraded" and "1 of 4 sub-calls failed" in result.reason
     end = [e for e in events_of(run) if e["type"] == "run_end"][-1]
     assert end["ended"] == "submitted" and end["status"] == "degraded"
@@ -109,7 +120,7 @@ def test_a_stream_cut_at_the_cap_before_it_finished_is_a_failed_call(small_room,
     """Never a success: the memo must not claim the documents were reviewed."""
     run = tmp_path / "run"
     with MockOpenAIServer(lambda req: Fault.huge(10 * 2**20)) as srv:
-        result = run_agent(small_room, run, sub=f"mock@{srv.base_url}", max_turns=8)
+        result = run_agent(small_room, run, sub=f"mock@{srv.base_url}#{FAST}", max_turns=8)
     assert result.status == "degraded" and "4 of 4 sub-calls failed" in result.reason
     calls = sub_calls(run)
     assert {e["provider"]["kind"] for e in calls} == {"truncated_stream"}
@@ -122,7 +133,7 @@ def test_impossible_usage_is_an_error_and_the_token_budget_still_holds(small_roo
     run = tmp_path / "run"
     with MockOpenAIServer(lambda req: Fault.bad_usage(prompt_tokens=-9989296,
                                                       completion_tokens=5)) as srv:
-        result = run_agent(small_room, run, sub=f"mock@{srv.base_url}", max_turns=8,
+        result = run_agent(small_room, run, sub=f"mock@{srv.base_url}#{FAST}", max_turns=8,
                            max_tokens=20_000)
     calls = sub_calls(run)
     assert calls and all(e["provider"]["kind"] == "usage" for e in calls)

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from dealroom.harness import resume_run, run_agent
 from dealroom.room import ingest
 from dealroom.testing import MockOpenAIServer
 
@@ -86,9 +87,8 @@ def test_sigkill_at_random_points_then_resume_gives_the_same_memo(room_48, serve
                             run / "trajectory.jsonl", at)
         assert code == -signal.SIGKILL, f"the run finished before line {at}"
         calls_before = len(server.requests)
-        resumed = subprocess.run(dealroom("resume", run), capture_output=True, text=True,
-                                 timeout=120)
-        assert resumed.returncode == 0, resumed.stderr
+        resumed = resume_run(run)  # `dealroom resume` itself: the test below
+        assert resumed.status == "submitted", resumed.reason
         assert (run / "output" / "memo.md").read_text() == expected
         ids = successful_call_ids(run)
         assert len(ids) == len(set(ids)), "a completed call was made again"
@@ -98,7 +98,6 @@ def test_sigkill_at_random_points_then_resume_gives_the_same_memo(room_48, serve
 
 def test_resume_refuses_a_finished_run(room_48, server, tmp_path):
     run = tmp_path / "done"
-    subprocess.run(dealroom("run", room_48, "--out", run, "--sub", f"mock@{server.base_url}"),
-                   check=True, capture_output=True, timeout=120)
+    run_agent(room_48, run, sub=f"mock@{server.base_url}")
     again = subprocess.run(dealroom("resume", run), capture_output=True, text=True, timeout=60)
     assert again.returncode == 1 and "already finished" in again.stderr

@@ -7,8 +7,6 @@ import importlib.metadata
 import json
 import shutil
 import socket
-import subprocess
-import sys
 from collections import namedtuple
 from pathlib import Path
 
@@ -124,14 +122,18 @@ def test_a_model_behind_a_dead_proxy_is_said_to_be_so(tmp_path, monkeypatch):
     assert "fix the proxy" in check.fix and "[models.up]" in check.fix
 
 
-def dealroom(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dealroom", "doctor", *args],
-                          capture_output=True, text=True, timeout=180)
+def dealroom(*args: str):
+    """``dealroom doctor ARGS`` in this process."""
+    from typer.testing import CliRunner
+
+    from dealroom.cli import app
+
+    return CliRunner().invoke(app, ["doctor", *args])
 
 
 def test_cli_doctor_json_and_exit_status(tmp_path):
     done = dealroom("--json", "--no-start-local")
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.exit_code == 0, done.output
     report = json.loads(done.stdout)
     names = [c["name"] for c in report["checks"]]
     for name in ("python", "packages", "pins", "sandbox", "local model", "models file", "ray",
@@ -141,7 +143,7 @@ def test_cli_doctor_json_and_exit_status(tmp_path):
     broken = tmp_path / "models.toml"
     broken.write_text("[models.x\n")
     bad = dealroom("--models", str(broken), "--no-start-local")
-    assert bad.returncode == 1
+    assert bad.exit_code == 1
     assert "something needed is missing" in bad.stdout and f"fix {broken}" in bad.stdout
 
 

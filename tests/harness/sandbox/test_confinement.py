@@ -289,19 +289,21 @@ def test_weaker_isolation_levels(small_room: Path, tmp_path: Path, level: str) -
 
 
 def test_doctor_shows_what_is_in_force_and_what_is_weaker() -> None:
-    def doctor(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "dealroom", "doctor", "--no-start-local",
-                               *args],
-                              capture_output=True, text=True, timeout=120)
+    from typer.testing import CliRunner
+
+    from dealroom.cli import app
+
+    def doctor(*args: str):
+        return CliRunner().invoke(app, ["doctor", "--no-start-local", *args])
 
     done = doctor()
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.output
     for part in ("isolation", "memory", "filesystem", "scratch", "seccomp"):
         assert part in done.stdout
     if not machine().missing:
         assert "the strongest confinement is in force" in done.stdout
     weak = doctor("--isolation", "rlimits")
-    assert weak.returncode == 0 and "strongest" not in weak.stdout
+    assert weak.exit_code == 0 and "strongest" not in weak.stdout
     assert "sandbox weaker than it should be: isolation rlimits" in weak.stdout
 
 

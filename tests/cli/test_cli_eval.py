@@ -2,15 +2,13 @@
 nothing is lost."""
 
 import json
-import subprocess
-import sys
 
 import pytest
+from support.cli import dealroom
 
 
 def dealroom_cli(*args):
-    return subprocess.run([sys.executable, "-m", "dealroom", *map(str, args)],
-                          capture_output=True, text=True, timeout=120)
+    return dealroom(*args)  # in this process (support.cli)
 
 
 def one_line(done, message, code=1):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+from support.cli import dealroom
 from typer.testing import CliRunner
 
 from dealroom.cli import app
@@ -35,9 +35,7 @@ def test_judge_run_json(room: Path, tmp_path: Path, run_maker) -> None:
 
 
 def _main(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dealroom", *args], capture_output=True, text=True, timeout=60
-    )
+    return dealroom(*args)  # in this process (support.cli)
 
 
 def test_bad_invocations_are_one_line_errors(room: Path, tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+from support.cli import dealroom
+
 from dealroom.cli._reference import reference
 
 DOC = Path(__file__).parents[2] / "docs" / "cli.md"
@@ -15,14 +17,10 @@ def test_cli_reference_is_current():
 
 
 def test_usage_errors_are_one_message_not_a_traceback():
-    import subprocess
-    import sys
 
-    bad = subprocess.run([sys.executable, "-m", "dealroom", "run", "x", "--out", "y",
-                          "--max-turns", "abc"], capture_output=True, text=True)
+    bad = dealroom("run", "x", "--out", "y", "--max-turns", "abc")
     assert bad.returncode == 2
     assert "Invalid value for '--max-turns'" in bad.stderr and "Traceback" not in bad.stderr
-    missing = subprocess.run([sys.executable, "-m", "dealroom", "run"], capture_output=True,
-                             text=True)
+    missing = dealroom("run")
     assert missing.returncode == 2 and "Missing argument" in missing.stderr
     assert "Traceback" not in missing.stderr

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from support.cli import dealroom
 
 from dealroom.errors import ConfigError, InputError
 from dealroom.eval import BudgetMixPlan, audit_budgetmix, make_budgetmix_plan
@@ -171,24 +170,21 @@ def test_a_run_with_another_budget_or_no_label_is_caught(followed, small_room, t
 
 def test_cli_plan_and_audit(followed, small_room, tmp_path):
     _, runs, tmp = followed
-    cli = [sys.executable, "-m", "dealroom", "budgetmix"]
-    made = subprocess.run([*cli, "plan", "--budgets", "8,16,32,64", "--groups", "4", "--rooms",
-                           str(small_room), "--steps", "3", "--seed", "5", "--out",
-                           str(tmp_path / "p.json")], capture_output=True, text=True, timeout=60)
+    cli = ["budgetmix"]
+    made = dealroom(*cli, "plan", "--budgets", "8,16,32,64", "--groups", "4", "--rooms",
+                    str(small_room), "--steps", "3", "--seed", "5", "--out",
+                    str(tmp_path / "p.json"))
     assert made.returncode == 0, made.stderr
     assert len(json.loads((tmp_path / "p.json").read_text())["entries"]) == 12
-    ok = subprocess.run([*cli, "audit", str(tmp / "plan.json"), *map(str, runs)],
-                        capture_output=True, text=True, timeout=60)
+    ok = dealroom(*cli, "audit", str(tmp / "plan.json"), *map(str, runs))
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "2 of 4 plan entries have runs (runs per entry: 0 x2, 1 x2)" in ok.stdout
     assert "2 entries have no runs: step 1 group 0" in ok.stdout
-    bad = subprocess.run([*cli, "audit", str(tmp_path / "p.json"), str(runs[0]), "--json"],
-                         capture_output=True, text=True, timeout=60)
+    bad = dealroom(*cli, "audit", str(tmp_path / "p.json"), str(runs[0]), "--json")
     assert bad.returncode == 1
     assert "follows plan" in json.loads(bad.stdout)["runs"][0]["violations"][0]
-    refused = subprocess.run([*cli, "plan", "--budgets", "8,x", "--groups", "1", "--rooms",
-                              str(small_room), "--steps", "1", "--out", str(tmp_path / "q.json")],
-                             capture_output=True, text=True, timeout=60)
+    refused = dealroom(*cli, "plan", "--budgets", "8,x", "--groups", "1", "--rooms",
+                       str(small_room), "--steps", "1", "--out", str(tmp_path / "q.json"))
     assert refused.returncode == 1 and "--budgets" in refused.stderr
 
 
@@ -196,10 +192,8 @@ def test_cli_run_follows_a_plan_entry(followed, tmp_path, generated_room):
     plan, runs, tmp = followed
     entry = plan.entry(1, 1)
     label = f"{tmp / 'plan.json'}:1:1"
-    cli = [sys.executable, "-m", "dealroom", "run", entry.room, "--harness", "toolloop",
-           "--root", "scripted"]
-    done = subprocess.run([*cli, "--out", str(tmp_path / "r"), "--budgetmix", label],
-                          capture_output=True, text=True, timeout=120)
+    cli = ["run", entry.room, "--harness", "toolloop", "--root", "scripted"]
+    done = dealroom(*cli, "--out", str(tmp_path / "r"), "--budgetmix", label)
     assert done.returncode == 0, done.stderr
     config = json.loads((tmp_path / "r" / "config.json").read_text())
     assert config["budgetmix"] == {"plan": plan.id, "step": 1, "group": 1}
@@ -212,11 +206,9 @@ def test_cli_run_follows_a_plan_entry(followed, tmp_path, generated_room):
             (["--budgetmix", label, "--max-turns", str(entry.max_turns + 1)],
              f"has the turn budget {entry.max_turns}"),
             (["--budgetmix", label, "--budget-hidden"], "leave out --budget-hidden")):
-        bad = subprocess.run([*cli, "--out", str(tmp_path / "bad"), *extra],
-                             capture_output=True, text=True, timeout=120)
+        bad = dealroom(*cli, "--out", str(tmp_path / "bad"), *extra)
         assert bad.returncode == 1 and message in bad.stderr, bad.stderr
-    other = subprocess.run([sys.executable, "-m", "dealroom", "run", str(generated_room),
-                            "--out", str(tmp_path / "bad"), "--budgetmix", label],
-                           capture_output=True, text=True, timeout=120)
+    other = dealroom("run", str(generated_room), "--out", str(tmp_path / "bad"), "--budgetmix",
+                     label)
     assert other.returncode == 1 and "give that room" in other.stderr
     assert not (tmp_path / "bad").exists()

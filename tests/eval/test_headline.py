@@ -5,10 +5,9 @@ negative criteria of the hand-written room, so it scores above 0 in total and 0 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
+from support.cli import dealroom
 
 from dealroom.errors import ConfigError
 from dealroom.eval import passk, summarize_runs, table
@@ -73,8 +72,7 @@ def test_the_report_names_its_headline_rate(sweep, tmp_path):
 
 
 def test_the_cli_flag(sweep):
-    done = subprocess.run([sys.executable, "-m", "dealroom", "eval", "passk", str(sweep),
-                           "--tau", str(TAU), "--headline", "positive", "--json"],
-                          capture_output=True, text=True, timeout=120)
+    done = dealroom("eval", "passk", str(sweep), "--tau", str(TAU), "--headline", "positive",
+                    "--json")
     assert done.returncode == 0, done.stderr
     assert by_root(json.loads(done.stdout))["empty"]["pass_at_k"] == 0.0

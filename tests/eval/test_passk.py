@@ -1,11 +1,10 @@
 """Pass@(K,T) in both settings, the table with its intervals, and what passk refuses."""
 
 import json
-import subprocess
-import sys
 import warnings
 
 import pytest
+from support.cli import dealroom
 from typer.testing import CliRunner
 
 from dealroom.cli import app
@@ -169,8 +168,7 @@ def test_the_visible_setting_of_a_budget_hidden_sweep_is_warned_about(sweep_buil
         visible = sweep_builder("visible", max_turns=[4, 8])
         visible.episode("r1", "scripted", max_turns=8, pass_rate=0.6, by_turn=[0.6] * 8)
         assert passk(visible.write(), setting="truncation")[0]["max_turns"] == 4
-    shown = subprocess.run([sys.executable, "-m", "dealroom", "eval", "passk", str(path),
-                            "--setting", "visible"], capture_output=True, text=True, timeout=120)
+    shown = dealroom("eval", "passk", str(path), "--setting", "visible")
     assert shown.returncode == 0 and "warning: " in shown.stderr
     assert "budget-hidden sweep" in shown.stderr and "Traceback" not in shown.stderr
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli import dealroom
 
 from dealroom.errors import ConfigError, ModelError
 from dealroom.eval import PrefixPool, pool_prefixes, run_sweep
@@ -90,15 +89,13 @@ def test_bad_choices_are_refused(sweep, tmp_path, kwargs, match):
 
 
 def test_cli_prefixes_refuses_a_used_folder(sweep, tmp_path):
-    cli = [sys.executable, "-m", "dealroom", "eval", "prefixes", str(sweep)]
-    done = subprocess.run([*cli, "--out", str(tmp_path / "pool"), "--kinds", "cell_error,no_code"],
-                          capture_output=True, text=True, timeout=60)
+    cli = ["eval", "prefixes", str(sweep)]
+    done = dealroom(*cli, "--out", str(tmp_path / "pool"), "--kinds", "cell_error,no_code")
     assert done.returncode == 0, done.stderr
     assert "2 prefixes" in done.stdout
     rows = (tmp_path / "pool" / "prefixes.jsonl").read_text().splitlines()
     assert [json.loads(r)["kind"] for r in rows] == ["no_code", "cell_error"]
-    again = subprocess.run([*cli, "--out", str(tmp_path / "pool")], capture_output=True,
-                           text=True, timeout=60)
+    again = dealroom(*cli, "--out", str(tmp_path / "pool"))
     assert again.returncode == 1 and "already holds files" in again.stderr
     assert len((tmp_path / "pool" / "prefixes.jsonl").read_text().splitlines()) == 2
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.cli import dealroom
 
 from dealroom.errors import ConfigError
 from dealroom.eval import pool_prefixes, recover, recovery_report
@@ -178,9 +179,8 @@ def test_a_process_pool_gives_the_same_report(pool, servers, tmp_path):
 
 def test_cli_recover(pool, servers, tmp_path):
     _, quitter, _ = servers
-    done = subprocess.run([sys.executable, "-m", "dealroom", "eval", "recover", str(pool.path),
-                           "--root", quitter, "--k", "1", "--out", str(tmp_path / "rec"),
-                           "--json"], capture_output=True, text=True, timeout=180)
+    done = dealroom("eval", "recover", str(pool.path), "--root", quitter, "--k", "1", "--out",
+                    str(tmp_path / "rec"), "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["continuations"] == 2
     table = subprocess.run([sys.executable, "-m", "dealroom", "eval", "recover", str(pool.path),

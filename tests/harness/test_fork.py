@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli import dealroom
 
 from dealroom.errors import ConfigError, ModelError
 from dealroom.harness import fork_run, resume_run, run_agent
@@ -188,17 +187,14 @@ def test_toolloop_runs_fork_too(small_room, tmp_path):
 
 def test_cli_resume_from_turn(original, tmp_path):
     run, _ = original
-    cmd = [sys.executable, "-m", "dealroom", "resume", str(run)]
+    cmd = ["resume", str(run)]
     with MockOpenAIServer(lambda request: "NONE") as server:
-        done = subprocess.run([*cmd, "--from-turn", str(J), "--out", str(tmp_path / "fork"),
-                               "--root", "scripted", "--sub", f"mock@{server.base_url}"],
-                              capture_output=True, text=True, timeout=120)
+        done = dealroom(*cmd, "--from-turn", str(J), "--out", str(tmp_path / "fork"), "--root",
+                        "scripted", "--sub", f"mock@{server.base_url}")
         assert done.returncode == 0, done.stderr
         assert not any("D0000" in json.dumps(r) for r in server.requests), "nothing re-read"
     assert json.loads((tmp_path / "fork" / "config.json").read_text())["forked_from"]["turn"] == J
-    lonely = subprocess.run([*cmd, "--from-turn", "2"], capture_output=True, text=True,
-                            timeout=60)
+    lonely = dealroom(*cmd, "--from-turn", "2")
     assert lonely.returncode == 1 and "--from-turn needs --out" in lonely.stderr
-    stray = subprocess.run([*cmd, "--out", str(tmp_path / "x")], capture_output=True,
-                           text=True, timeout=60)
+    stray = dealroom(*cmd, "--out", str(tmp_path / "x"))
     assert stray.returncode == 1 and "--out and --root go with --from-turn" in stray.stderr

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli import dealroom
 from typer.testing import CliRunner
 
 from dealroom.cli import app
@@ -77,8 +76,7 @@ def test_cli_generate_errors_are_one_line(room: Path, tmp_path: Path) -> None:
             ([str(tmp_path / "y"), "--profile", "bakery"], "profile must be bank, software or "
              "manufacturer, got 'bakery'", 2),
             ([str(tmp_path / "z"), "--tokens", "lots"], "cannot read 'lots'", 2)):
-        done = subprocess.run([sys.executable, "-m", "dealroom", "generate", *args],
-                              capture_output=True, text=True, timeout=60)
+        done = dealroom("generate", *args)
         assert done.returncode == code and message in done.stderr, (args, done.stderr)
         assert "Traceback" not in done.stderr
     assert not any((tmp_path / n).exists() for n in "xyz")

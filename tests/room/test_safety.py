@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli import dealroom
 from test_store import make_room
 
 from dealroom.errors import RoomError
@@ -154,8 +154,7 @@ def test_malformed_manifest_paths_are_refused(tmp_path, path):
 
 
 def _dealroom(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dealroom", *args], capture_output=True,
-                          text=True, timeout=120)
+    return dealroom(*args)  # in this process (support.cli)
 
 
 @pytest.mark.parametrize("make", UNSAFE.values(), ids=UNSAFE.keys())

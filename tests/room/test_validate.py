@@ -5,13 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import dealroom
 from typer.testing import CliRunner
 
 from dealroom.cli import app
@@ -180,8 +179,7 @@ def test_cli_validate_exit_status_and_output(generated: Path, room: Path) -> Non
     assert report["valid"] is False
     assert {"level": "error", "where": "documents/stray.txt",
             "message": "is not listed in room.json"} in report["problems"]
-    done = subprocess.run([sys.executable, "-m", "dealroom", "validate", str(room)],
-                          capture_output=True, text=True, timeout=60)
+    done = dealroom("validate", str(room))
     assert done.returncode == 1
     assert "documents/stray.txt: is not listed in room.json" in done.stdout
     assert "invalid" in done.stdout and "Traceback" not in done.stderr

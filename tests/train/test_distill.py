@@ -6,11 +6,10 @@ continues an adapter."""
 import doctest
 import json
 import re
-import subprocess
-import sys
 import tomllib
 
 import pytest
+from support.cli import dealroom
 
 from dealroom.errors import ConfigError
 from dealroom.train import (
@@ -255,8 +254,6 @@ def test_the_cli_prints_the_pass_rate_per_round_and_refuses_a_bad_spec(loop, tmp
     assert rate in text and "rounds.json" in text
     bad = tmp_path / "bad.toml"
     bad.write_text('model = "hf:local"\nrooms = ["x"]\nroot = "scripted"\n')
-    refused = subprocess.run([sys.executable, "-m", "dealroom", "train", "self-distill",
-                              str(bad), "--out", str(tmp_path / "o")],
-                             capture_output=True, text=True, timeout=120)
+    refused = dealroom("train", "self-distill", str(bad), "--out", str(tmp_path / "o"))
     assert refused.returncode == 1 and "unknown key 'root'" in refused.stderr
     assert "Traceback" not in refused.stderr and not (tmp_path / "o").exists()

@@ -2,11 +2,10 @@
 and exit code say so, the memo says what was read, and nothing hostile reaches the terminal."""
 
 import json
-import subprocess
-import sys
 import time
 
 import pytest
+from support import cli
 
 from dealroom.errors import ConfigError
 from dealroom.harness import run_agent
@@ -27,17 +26,8 @@ def sub_calls(run):
 
 
 def dealroom(*args):
-    return subprocess.run([sys.executable, "-m", "dealroom", *map(str, args)],
-                          capture_output=True, text=True, timeout=120)
-
-
-def invoke(*args):
-    """The CLI in this process (the ``dealroom`` script itself is run by the tests below)."""
-    from typer.testing import CliRunner
-
-    from dealroom.cli import app
-
-    return CliRunner().invoke(app, [str(a) for a in args])
+    """``dealroom ARGS`` in this process (support.cli)."""
+    return cli.dealroom(*args)
 
 
 @pytest.mark.parametrize("kind", ["html", "not_json", "empty_choices", "no_message",
@@ -46,9 +36,9 @@ def test_a_malformed_endpoint_degrades_the_run_and_the_memo_claims_nothing(small
                                                                            tmp_path, kind):
     run = tmp_path / "run"
     with MockOpenAIServer(lambda req: Fault(kind)) as srv:
-        done = invoke("run", small_room, "--out", run, "--sub",
-                      f"mock@{srv.base_url}#hedge=0,{FAST}", "--max-turns", "8")
-    assert done.exit_code == 3, done.output
+        done = dealroom("run", small_room, "--out", run, "--sub",
+                        f"mock@{srv.base_url}#hedge=0,{FAST}", "--max-turns", "8")
+    assert done.returncode == 3, done.stderr
     assert "degraded" in done.stdout and "4 failed at the provider" in done.stdout
     calls = sub_calls(run)
     assert len(calls) == 4 and all(e["error"] and e["output"] is None for e in calls)

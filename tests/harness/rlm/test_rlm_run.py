@@ -2,10 +2,9 @@
 
 import json
 import re
-import subprocess
-import sys
 
 import pytest
+from support.cli import dealroom
 
 from dealroom.harness import run_agent
 from dealroom.models import ScriptedModel
@@ -70,31 +69,22 @@ def test_timeouts_and_hostile_cells_are_survived_and_state_is_rebuilt(small_room
 def test_cli_run_and_repl(small_room, sub_server, tmp_path):
     run = tmp_path / "cli-run"
     sub = f"mock@{sub_server.base_url}"
-    done = subprocess.run(
-        [sys.executable, "-m", "dealroom", "run", str(small_room), "--out", str(run),
-         "--sub", sub, "--max-turns", "8"], capture_output=True, text=True, timeout=120)
+    done = dealroom("run", str(small_room), "--out", str(run), "--sub", sub, "--max-turns", "8")
     assert done.returncode == 0, done.stderr
     assert "submitted" in done.stdout and (run / "output" / "memo.md").is_file()
-    again = subprocess.run(
-        [sys.executable, "-m", "dealroom", "run", str(small_room), "--out", str(run)],
-        capture_output=True, text=True, timeout=60)
+    again = dealroom("run", str(small_room), "--out", str(run))
     assert again.returncode == 1 and "already holds files" in again.stderr
-    cell = subprocess.run(
-        [sys.executable, "-m", "dealroom", "repl", str(small_room), "--sub", sub, "-c",
-         "print(len(room.docs)); print(llm('say hi', docs=['D00002']))"],
-        capture_output=True, text=True, timeout=60)
+    cell = dealroom("repl", str(small_room), "--sub", sub, "-c",
+                    "print(len(room.docs)); print(llm('say hi', docs=['D00002']))")
     assert cell.returncode == 0, cell.stderr
     assert cell.stdout.splitlines()[0] == "4" and "change of control" in cell.stdout
-    bad = subprocess.run(
-        [sys.executable, "-m", "dealroom", "repl", str(small_room), "--sub", sub, "-c", "1/0"],
-        capture_output=True, text=True, timeout=60)
+    bad = dealroom("repl", str(small_room), "--sub", sub, "-c", "1/0")
     assert bad.returncode == 1 and "ZeroDivisionError" in bad.stderr
 
 
 def test_a_dead_endpoint_fails_fast_with_what_to_set(small_room, tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "dealroom", "run", str(small_room), "--out", str(tmp_path / "r"),
-         "--sub", "m@http://127.0.0.1:9/v1"], capture_output=True, text=True, timeout=60)
+    done = dealroom("run", str(small_room), "--out", str(tmp_path / "r"), "--sub",
+                    "m@http://127.0.0.1:9/v1")
     assert done.returncode == 1
     assert "127.0.0.1:9" in done.stderr
     assert not (tmp_path / "r").exists()
@@ -146,9 +136,7 @@ def test_scripted_root_on_a_generated_room_writes_a_memo_citing_documents(tmp_pa
 
 
 def test_a_folder_that_is_not_a_room_is_named_as_such(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "dealroom", "run", str(tmp_path / "nope"),
-                           "--out", str(tmp_path / "r")], capture_output=True, text=True,
-                          timeout=60)
+    done = dealroom("run", str(tmp_path / "nope"), "--out", str(tmp_path / "r"))
     assert done.returncode == 1 and "is not a data room" in done.stderr
 
 

@@ -7,10 +7,11 @@ import sys
 import time
 import urllib.request
 
+from support.cli import dealroom
 
-def dealroom_cli(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "dealroom", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout)
+
+def dealroom_cli(*args):
+    return dealroom(*args)  # in this process (support.cli)
 
 
 def test_report_writes_the_page_and_its_numbers(sweep_builder, tmp_path):

@@ -9,6 +9,7 @@ import typing
 
 import pytest
 import typer
+from support.cli import dealroom as in_process
 from typer.testing import CliRunner
 
 import dealroom.harness
@@ -21,6 +22,8 @@ from dealroom.models import ScriptedModel
 
 
 def dealroom_cli(*args, cwd=None, env=None):
+    if cwd is None and env is None:
+        return in_process(*args)  # in this process (support.cli)
     return subprocess.run([sys.executable, "-m", "dealroom", *map(str, args)], cwd=cwd,
                           env=env, capture_output=True, text=True, timeout=120)
 

@@ -29,11 +29,10 @@ def test_a_stop_kills_running_jobs_and_starts_none_more():
         done.append(job_id)
         stop.set()  # the first job to finish stops the rest
 
-    jobs = [("quick", (0.0,)), ("long", (60.0,)), ("later", (0.0,)), ("last", (0.0,))]
-    started = time.monotonic()
+    # the long job outlives the test's time-out: only the stop can end it
+    jobs = [("quick", (0.0,)), ("long", (3600.0,)), ("later", (0.0,)), ("last", (0.0,))]
     with pytest.raises(Stopped, match="unfinished"):
         execute(nap, jobs, finished, workers=2, stop=stop)
-    assert time.monotonic() - started < 30, "the 60 s job did not run to its end"
     assert "long" not in done and len(done) <= 3
     deadline = time.monotonic() + 10
     while multiprocessing.active_children() and time.monotonic() < deadline:

@@ -69,10 +69,10 @@ def test_hedging_can_be_turned_off_per_model():
 def test_a_wave_has_re_sends_in_flight_for_at_most_half_its_calls():
     seen = []
 
-    async def reply(req):  # six of eight calls hang 3 s; each re-send takes 0.5 s
+    async def reply(req):  # six of eight calls hang past the test's time-out; a re-send 0.5 s
         seen.append(req)
         if len(seen) <= 6:
-            return Fault.timeout(3.0)
+            return Fault.timeout(3600)
         if len(seen) > 8:
             await asyncio.sleep(0.5)
         return "read"
@@ -83,22 +83,21 @@ def test_a_wave_has_re_sends_in_flight_for_at_most_half_its_calls():
 
     results, wave, elapsed = asyncio.run(go())
     assert wave.hedged == 6 and wave.peak == 4, "four re-sends first, the other two after"
-    assert sum(bool(r.hedge) for r in results) == 6 and elapsed < 3.0
+    assert sum(bool(r.hedge) for r in results) == 6 and all(r.text == "read" for r in results)
 
 
 def test_a_failed_re_send_gives_up_the_stalled_attempt_and_retries():
     seen = []
 
-    def reply(req):  # the first request hangs, the ninth (its re-send) fails
+    def reply(req):  # the first request hangs past the test's time-out, its re-send fails
         seen.append(req)
-        return {1: Fault.timeout(60), 9: Fault.server_error()}.get(len(seen), "read")
+        return {1: Fault.timeout(3600), 9: Fault.server_error()}.get(len(seen), "read")
 
     async def go():
         async with MockOpenAIServer(reply, latency=0.05) as srv:
             return await wave_of(srv, 8, spec_changes={"stream": False})
 
     results, wave, elapsed = asyncio.run(go())
-    assert elapsed < 10, "the hung attempt was not waited for"
     assert all(r.text == "read" for r in results) and len(seen) == 10
     assert wave.hedged == 1 and max(r.attempts for r in results) == 3
 
@@ -119,16 +118,16 @@ def test_the_delay_needs_a_quorum_and_has_a_floor():
 def test_a_re_send_that_stalls_too_gives_both_up_and_retries():
     seen = []
 
-    def reply(req):  # the first request and its re-send (the ninth) both hang
-        seen.append(req)
-        return Fault.timeout(60) if len(seen) in (1, 9) else "read"
+    def reply(req):  # the first request and its re-send (the ninth) both hang past the
+        seen.append(req)  # test's time-out: only giving both up ends the call
+        return Fault.timeout(3600) if len(seen) in (1, 9) else "read"
 
     async def go():
         async with MockOpenAIServer(reply, latency=0.05) as srv:
             return await wave_of(srv, 8, spec_changes={"stream": False})
 
     results, wave, elapsed = asyncio.run(go())
-    assert elapsed < 10 and all(r.text == "read" for r in results)
+    assert all(r.text == "read" for r in results)
     assert len(seen) == 10 and max(r.attempts for r in results) == 3
 
 

@@ -2,7 +2,6 @@
 become a per-call ProviderError (retried where that can help) or a cut, recorded reply."""
 
 import asyncio
-import time
 
 import pytest
 
@@ -166,17 +165,16 @@ def test_an_endpoint_that_answers_a_stream_request_in_one_body_is_not_asked_agai
     assert requests[0]["stream"] is True and "stream" not in requests[1]
 
 
-@pytest.mark.parametrize("fault", [Fault.timeout(30), Fault.stall(30)])
+# the dead connection and the total both outlive the test's time-out: only the first-byte
+# (read) time-out can end the attempt
+@pytest.mark.parametrize("fault", [Fault.timeout(3600), Fault.stall(3600)])
 def test_a_dead_connection_fails_at_the_first_byte_timeout_not_the_total(fault):
     async def go():
         async with MockOpenAIServer("fine") as srv:
-            start = time.monotonic()
-            result = await call(srv, fault, read_timeout=0.5, timeout=60.0)
-            return result, time.monotonic() - start
+            return await call(srv, fault, read_timeout=0.5, timeout=3600.0)
 
-    result, elapsed = asyncio.run(go())
+    result = asyncio.run(go())
     assert result.text == "fine" and result.attempts == 2
-    assert elapsed < 5, "the 60 s total was not waited for"
 
 
 def test_timeouts_say_which_limit_ran_out():

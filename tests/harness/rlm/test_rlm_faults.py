@@ -2,7 +2,6 @@
 and exit code say so, the memo says what was read, and nothing hostile reaches the terminal."""
 
 import json
-import time
 
 import pytest
 from support import cli
@@ -136,11 +135,9 @@ def test_impossible_usage_is_an_error_and_the_token_budget_still_holds(small_roo
 def test_a_hung_call_in_a_wave_is_hedged_in_seconds(small_room, tmp_path):
     run = tmp_path / "run"
     with MockOpenAIServer(lambda req: FINDING, latency=0.05) as srv:
-        srv.fail_next(Fault.timeout(120))
-        start = time.monotonic()
+        srv.fail_next(Fault.timeout(3600))  # outlives the test's time-out: only a hedge ends it
         result = run_agent(small_room, run, sub=f"mock@{srv.base_url}", max_turns=8)
-        elapsed = time.monotonic() - start
-    assert result.status == "submitted" and elapsed < 60
+    assert result.status == "submitted"
     calls = sub_calls(run)
     assert all(e["error"] is None for e in calls)
     hedged = [e for e in calls if e["provider"]["hedge"]]

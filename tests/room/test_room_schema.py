@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from dealroom._util.files import write_json_atomic
+from dealroom._util.records import migrate
 from dealroom.errors import InputError, RoomError
 from dealroom.room import (
     DocumentRecord,
@@ -23,7 +24,6 @@ from dealroom.room import (
     load_task,
 )
 from dealroom.room._lab import check_lab_task
-from dealroom.room._room_schema import migrate
 
 HERE = Path(__file__).parent
 V1_ROOM = HERE / "fixtures" / "v1-room"
@@ -197,8 +197,9 @@ def test_lab_tasks_of_the_wrong_shape_are_input_errors_naming_the_key(task: dict
 
 def test_migrations_apply_in_turn_from_the_files_version() -> None:
     steps = {1: lambda d: {**d, "b": d["a"] + 1}, 2: lambda d: {**d, "c": d["b"] + 1}}
-    assert migrate({"a": 1}, 3, steps, "room.json") == {"a": 1, "b": 2, "c": 3, "version": 3}
-    assert migrate({"version": 2, "b": 5}, 3, steps, "room.json") == {"b": 5, "c": 6,
-                                                                       "version": 3}
+    assert migrate({"a": 1}, 3, steps, "room.json", RoomError) == {"a": 1, "b": 2, "c": 3,
+                                                                    "version": 3}
+    assert migrate({"version": 2, "b": 5}, 3, steps, "room.json",
+                   RoomError) == {"b": 5, "c": 6, "version": 3}
     with pytest.raises(RoomError, match="format version 'x'"):
-        migrate({"version": "x"}, 3, steps, "room.json")
+        migrate({"version": "x"}, 3, steps, "room.json", RoomError)

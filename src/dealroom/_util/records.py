@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from dealroom.errors import ConfigError, InputError
+from dealroom.errors import ConfigError, DealroomError, InputError
 
 T = TypeVar("T")
 
@@ -87,18 +87,19 @@ def explain(exc: ValidationError, where: str, damaged: str, skip: int = 0) -> st
     return f"{where}: {name} is {show(error['input'])}, not {noun}: {damaged}"
 
 
-def migrate(data: dict[str, Any], current: int,
-            migrations: dict[int, Migration]) -> dict[str, Any]:
+def migrate(data: dict[str, Any], current: int, migrations: dict[int, Migration],
+            where: str = "", error: type[DealroomError] = ConfigError) -> dict[str, Any]:
     """``data`` brought to version ``current``: each migration from its ``version`` on (none
-    is 1) applied in turn. A version newer than ``current``, or not a number, is a ConfigError.
+    is 1) applied in turn. A version newer than ``current``, or not a number, is an ``error``
+    (a ConfigError unless told; ``where``, the file, leads its message).
 
     >>> migrate({"a": 1}, 2, {1: lambda d: {"b": d["a"]}})
     {'b': 1, 'version': 2}
     """
     version = data.get("version", 1)
     if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= current:
-        raise ConfigError(f"format version {version!r}; this dealroom reads 1 to {current}: "
-                          "upgrade dealroom to read it")
+        raise error(f"{where}: " * bool(where) + f"format version {version!r}; this dealroom "
+                    f"reads 1 to {current}: upgrade dealroom to read it")
     data = {**data, "version": version}
     while data["version"] < current:
         data = {**migrations[data["version"]](data), "version": data["version"] + 1}

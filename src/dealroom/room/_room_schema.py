@@ -6,18 +6,17 @@ sandboxed worker imports: pydantic loads only where a manifest is validated (the
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
+from dealroom._util.records import Migration, migrate
 from dealroom._util.schema import Schema, explain
 from dealroom.errors import RoomError
 from dealroom.room._manifest import MANIFEST
 
 ROOM_VERSION = 1
 """Format version of the ``room.json`` written now."""
-Migration = Callable[[dict[str, Any]], dict[str, Any]]
 MIGRATIONS: dict[int, Migration] = {}
 """Version N → the function that turns a ``room.json`` of version N into one of N + 1. Version
 1 is the first (a file without ``version`` is 1); the next format change adds ``MIGRATIONS[1]``
@@ -121,7 +120,7 @@ class RoomManifest(JsonRecord):
         version; a :class:`RoomError` names ``where``, the key, what is allowed and what came."""
         if not isinstance(data, dict):
             raise RoomError(f"{where} must hold a JSON object, got {type(data).__name__}")
-        data = migrate(data, ROOM_VERSION, MIGRATIONS, where)
+        data = migrate(data, ROOM_VERSION, MIGRATIONS, where, RoomError)
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
@@ -130,21 +129,3 @@ class RoomManifest(JsonRecord):
 
 
 _DOCS = TypeAdapter(list[DocumentRecord])
-
-
-def migrate(data: dict[str, Any], current: int, migrations: dict[int, Migration],
-            where: str) -> dict[str, Any]:
-    """``data`` as version ``current`` reads it: each migration from its ``version`` on (absent:
-    1) applied in turn. A version newer than ``current``, or not a number, is a RoomError.
-
-    >>> migrate({"name": "x"}, 1, {}, "room.json")["version"]
-    1
-    """
-    version = data.get("version", 1)
-    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= current:
-        raise RoomError(f"{where}: format version {version!r}; this dealroom reads 1 to "
-                        f"{current}: upgrade dealroom to read it")
-    data = {**data, "version": version}
-    while data["version"] < current:
-        data = {**migrations[data["version"]](data), "version": data["version"] + 1}
-    return data

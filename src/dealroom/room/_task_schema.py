@@ -23,10 +23,11 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
+from dealroom._util.records import Migration, migrate
 from dealroom._util.schema import error_lines, explain
 from dealroom.errors import RoomError
 from dealroom.room._manifest import TASK
-from dealroom.room._room_schema import JsonRecord, Migration, migrate
+from dealroom.room._room_schema import JsonRecord
 
 TASK_VERSION = 1
 """Format version of a room's ``task.json``; a file without ``version`` (every one written so
@@ -170,7 +171,7 @@ def migrate_task(data: dict[str, Any], where: str = TASK) -> dict[str, Any]:
     current, without adding ``version`` (so LAB's keys round-trip as written)."""
     if data.get("version", 1) == TASK_VERSION:
         return data
-    return migrate(data, TASK_VERSION, TASK_MIGRATIONS, where)
+    return migrate(data, TASK_VERSION, TASK_MIGRATIONS, where, RoomError)
 
 
 def check_room_task(data: Any, where: str = TASK) -> dict[str, Any]:

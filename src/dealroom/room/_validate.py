@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from dealroom._util.records import migrate
 from dealroom._util.schema import error_lines
 from dealroom.errors import RoomError
 from dealroom.room._extract import extract_document, format_of
@@ -38,7 +39,6 @@ from dealroom.room._room_schema import (
     ROOM_VERSION,
     DocumentRecord,
     RoomManifest,
-    migrate,
 )
 from dealroom.room._task_schema import Expect, migrate_task, task_errors
 from dealroom.room._tokens import TOKENIZER, count_tokens
@@ -131,7 +131,7 @@ def _check_manifest(root: Path, data: Any, report: _Report,
         report.error(MANIFEST, "must be a JSON object")
         return {}
     try:
-        data = migrate(data, ROOM_VERSION, MIGRATIONS, MANIFEST)
+        data = migrate(data, ROOM_VERSION, MIGRATIONS, MANIFEST, RoomError)
     except RoomError as exc:
         report.error(MANIFEST, str(exc).removeprefix(f"{MANIFEST}: "))
         return {}

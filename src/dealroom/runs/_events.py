@@ -325,8 +325,9 @@ OPTIONAL_ON_WRITE: dict[str, tuple[str, ...]] = {"run_end": ("ended",)}
 """Fields a writer may leave out, by event type: a harness of its own that never degrades
 writes ``run_end`` without ``ended`` (readers take ``status`` then)."""
 
-_WRITERS: dict[str, tuple[Record[Any], tuple[str, ...]]] = {}
-"""Event type → its record's check and the fields a write needs, built on first use."""
+_WRITERS: dict[str, tuple[Record[Any], tuple[str, ...], str]] = {}
+"""Event type → its record's check, the fields a write needs and its fields in words, built
+on first use."""
 
 
 def check_written(record: dict[str, Any]) -> None:
@@ -347,7 +348,7 @@ def check_written(record: dict[str, Any]) -> None:
     if kind not in _WRITERS:
         optional = OPTIONAL_ON_WRITE.get(kind, ())
         _WRITERS[kind] = (Record(EVENT_TYPES[kind]), tuple(
-            k for k in EVENT_TYPES[kind].__annotations__ if k not in optional))
-    check, required = _WRITERS[kind]
-    check.check_written(record, f"a {kind!r} event", required,
-                        keys=f"its fields are {', '.join(event_fields(kind))}")
+            k for k in EVENT_TYPES[kind].__annotations__ if k not in optional),
+            f"its fields are {', '.join(event_fields(kind))}")
+    check, required, fields = _WRITERS[kind]
+    check.check_written(record, f"a {kind!r} event", required, keys=fields)

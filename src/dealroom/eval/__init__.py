@@ -47,6 +47,7 @@ from dealroom.eval._results import (
 from dealroom.eval._spec import (
     EpisodeSpec,
     GeneratedRoom,
+    GeneratedRooms,
     SweepSpec,
     generated_room,
     load_spec,
@@ -68,6 +69,7 @@ __all__ = [
     "BudgetMixPlan",
     "EpisodeSpec",
     "GeneratedRoom",
+    "GeneratedRooms",
     "Prefix",
     "PrefixPool",
     "Row",

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from dealroom._util.files import read_toml
 from dealroom._util.schema import Schema, as_tuple
@@ -86,6 +86,25 @@ class GeneratedRoom(Schema):
         return self.name or f"g{self.docs}-s{self.seed}"
 
 
+def generated_room(table: object, where: str = "") -> GeneratedRoom:
+    """A ``[[generate]]`` table as a GeneratedRoom; unknown keys and bad values refused."""
+    at = f"{where}: " if where else ""
+    if isinstance(table, GeneratedRoom):
+        return table
+    if not isinstance(table, dict):
+        raise ConfigError(f"{at}generate must be [[generate]] tables")
+    try:
+        return GeneratedRoom(**table)
+    except ConfigError as exc:
+        raise type(exc)(f"{at}[[generate]] {exc}") from None
+
+
+GeneratedRooms = Annotated[tuple[GeneratedRoom, ...], BeforeValidator(
+    lambda value: tuple(generated_room(t) for t in as_tuple(value)))]
+"""A spec's ``[[generate]]`` key: its tables as GeneratedRooms (one table stands for a list of
+one), each checked by :func:`generated_room`."""
+
+
 class SweepSpec(Schema):
     """What a sweep runs. Every field is a top-level key of ``SPEC.toml``."""
 
@@ -93,7 +112,7 @@ class SweepSpec(Schema):
 
     rooms: Strings = ()
     """Room folders or globs (relative to the spec file's folder)."""
-    generate: tuple[GeneratedRoom, ...] = ()
+    generate: GeneratedRooms = ()
     """Rooms to generate into ``SWEEP/rooms/`` before the episodes."""
     harness: str = "rlm"
     """The harness every episode runs in."""
@@ -130,11 +149,6 @@ class SweepSpec(Schema):
     @classmethod
     def _listed(cls, value: Any) -> Any:
         return as_tuple(value)
-
-    @field_validator("generate", mode="before")
-    @classmethod
-    def _generated(cls, value: Any) -> Any:
-        return tuple(generated_room(t, "") for t in as_tuple(value))
 
     @model_validator(mode="after")
     def _check(self) -> SweepSpec:
@@ -183,19 +197,6 @@ def spec_from_dict(data: dict[str, Any], where: str = "sweep spec") -> SweepSpec
         return SweepSpec(**data)
     except ConfigError as exc:
         raise type(exc)(f"{where}: {exc}") from None
-
-
-def generated_room(table: object, where: str) -> GeneratedRoom:
-    """A ``[[generate]]`` table as a GeneratedRoom; unknown keys and bad values refused."""
-    at = f"{where}: " if where else ""
-    if isinstance(table, GeneratedRoom):
-        return table
-    if not isinstance(table, dict):
-        raise ConfigError(f"{at}generate must be [[generate]] tables")
-    try:
-        return GeneratedRoom(**table)
-    except ConfigError as exc:
-        raise type(exc)(f"{at}[[generate]] {exc}") from None
 
 
 # -- rooms and episodes ---------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from pydantic import (
 from dealroom._util.files import read_toml
 from dealroom._util.schema import Schema, as_tuple
 from dealroom.errors import ConfigError
-from dealroom.eval import GeneratedRoom, generated_room
+from dealroom.eval import GeneratedRooms
 from dealroom.train._settings import Count, LoRASettings, Positive, Rate, check_reporting
 
 if TYPE_CHECKING:
@@ -191,7 +191,7 @@ class GRPOSpec(Schema):
     """The root policy: ``hf:local``, ``hf:PATH`` or an SFT checkpoint ``hf:CKPT``."""
     rooms: tuple[str, ...] = ()
     """Training rooms: folders or globs, relative to the spec file."""
-    generate: tuple[GeneratedRoom, ...] = ()
+    generate: GeneratedRooms = ()
     """Training rooms to generate into ``CKPT/rooms/`` (the sweep's ``[[generate]]``)."""
     heldout: tuple[str, ...] = ()
     """Held-out rooms (folders or globs) for the evaluation every ``eval_every`` steps."""
@@ -215,11 +215,6 @@ class GRPOSpec(Schema):
     @classmethod
     def _listed(cls, value: Any) -> Any:
         return as_tuple(value)
-
-    @field_validator("generate", mode="before")
-    @classmethod
-    def _generated(cls, value: Any) -> Any:
-        return tuple(generated_room(t, "") for t in as_tuple(value))
 
     @field_validator("budgetmix")
     @classmethod

@@ -33,7 +33,6 @@ malformed or oversized field is an :class:`~dealroom.errors.InputError` naming i
 from __future__ import annotations
 
 import difflib
-import os
 import random
 import re
 import tempfile
@@ -173,13 +172,16 @@ def _read_json(path: Path, folder: Path, limit: int) -> str:
 
 def _contract(item: Any, where: str, max_bytes: int) -> Contract:
     """One entry of ``data``, checked: an InputError names the entry and the field."""
+    title = item.get("title") if isinstance(item, dict) else None
+    if isinstance(title, str):
+        where = f"{where} ({_short(_clean(title))})"
     try:
         checked = _Item.model_validate(item)
     except ValidationError as exc:
-        raise InputError(f"{where} is not in CUAD's SQuAD format: "
-                         f"{_short(explain(exc, _Item, limit=3), 400)}") from None
+        problems = explain(exc, _Item, limit=3)
+        cut = problems if len(problems) <= 400 else problems[:400] + "..."
+        raise InputError(f"{where} is not in CUAD's SQuAD format: {cut}") from None
     title, paragraph = _clean(checked.title), checked.paragraphs[0]
-    where = f"{where} ({_short(title)})"
     if len(title.encode("utf-8")) > MAX_TITLE_BYTES:
         raise InputError(f"{where}: the title is {len(title.encode('utf-8'))} bytes long, over "
                          f"{MAX_TITLE_BYTES}: the contract's file is named after it")
@@ -264,8 +266,8 @@ def _sources(folder: Path, contracts: list[Contract], src: Path,
         try:
             safe_copy(found.source, folder, src / names[c.title], max_bytes)
         except CopyRefused as exc:
-            raise InputError(f"{found.source}: {exc.detail}"
-                             f"{' (raise --max-mb)' if exc.reason == 'too_large' else ''}") from None
+            hint = " (raise --max-mb)" if exc.reason == "too_large" else ""
+            raise InputError(f"{found.source}: {exc.detail}{hint}") from None
     return names
 
 

@@ -45,8 +45,8 @@ from dealroom.room._ingest_ocr import ocr_outcomes
 from dealroom.room._manifest import COPIED, DOCUMENTS, MANIFEST, TASK
 from dealroom.room._ocr import OCR_MODES
 from dealroom.room._room_schema import DocumentRecord, RoomManifest
-from dealroom.room._tokens import count_tokens
 from dealroom.room._safecopy import CopyRefused, resolve_inside, safe_copy
+from dealroom.room._tokens import count_tokens
 from dealroom.room._walk import Found, Problem, walk
 
 REPORT = "ingest_report.json"

@@ -245,6 +245,11 @@ HOSTILE = {
                            "answer_start must be an integer"),
     "no_category": ([{**_entry("Cat", _text("cat")), "paragraphs": [{
         "context": "x", "qas": [{"id": "no-category", "answers": []}]}]}], r"qas\[0\]\.id"),
+    "empty_category": ([{**_entry("Cat", _text("cat")), "paragraphs": [{
+        "context": "x", "qas": [{"id": "Cat__Law__ ", "answers": []}]}]}],
+        "qa id 'Cat__Law__ ' names no category"),
+    "surrogates": ([_entry("Sur\ud800", "x"), _entry("Sur\ud800", "y")],
+                   r"data\[0\] \('Sur\ufffd'\) is not in CUAD's SQuAD format: title"),
     "no_paragraph": ([{"title": "Empty", "paragraphs": []}], "paragraphs"),
     "not_squad": ({"data": "nope"}, "not in CUAD's SQuAD format"),
 }

@@ -181,28 +181,31 @@ def _contract(item: Any, where: str, max_bytes: int) -> Contract:
         problems = explain(exc, _Item, limit=3)
         cut = problems if len(problems) <= 400 else problems[:400] + "..."
         raise InputError(f"{where} is not in CUAD's SQuAD format: {cut}") from None
-    title, paragraph = _clean(checked.title), checked.paragraphs[0]
+    title, paragraph = checked.title, checked.paragraphs[0]
     if len(title.encode("utf-8")) > MAX_TITLE_BYTES:
         raise InputError(f"{where}: the title is {len(title.encode('utf-8'))} bytes long, over "
                          f"{MAX_TITLE_BYTES}: the contract's file is named after it")
     if len(paragraph.context) > max_bytes:
         raise InputError(f"{where}: the contract's text is {len(paragraph.context):,} "
                          f"characters, over the {_mb(max_bytes)} limit (raise --max-mb)")
-    contract = Contract(title, _clean(paragraph.context))
+    contract = Contract(title, paragraph.context)
     for qa in paragraph.qas:
-        category = qa.id.rsplit("__", 1)[1]
+        category = qa.id.rsplit("__", 1)[1].strip()
+        if not category:
+            raise InputError(f"{where}: qa id {_short(qa.id)} names no category after '__'")
         answers = [] if qa.is_impossible else qa.answers
         for a in answers:
             if a.answer_start > len(contract.text):
                 raise InputError(f"{where}: {category}: answer_start {a.answer_start} is past "
                                  f"the end of the contract's text ({len(contract.text)} "
                                  "characters)")
-        contract.spans[category] = [(_clean(a.text), a.answer_start) for a in answers]
+        contract.spans[category] = [(a.text, a.answer_start) for a in answers]
     return contract
 
 
 def _clean(text: str) -> str:
-    """``text`` with lone surrogates (JSON's unpaired ``\\ud800``) as U+FFFD: same length."""
+    """``text`` with lone surrogates (JSON's unpaired ``\\ud800``, refused by the check) as
+    U+FFFD, to be printed in an error."""
     return _SURROGATE.sub("\ufffd", text)
 
 

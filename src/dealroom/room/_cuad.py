@@ -58,7 +58,7 @@ DILIGENCE = tuple(TERMS)
 DEFAULT_MAX_BYTES = 20 * 2**20
 """The largest contract imported (``--max-mb``): its text in the JSON (characters) or file."""
 MAX_JSON_BYTES = 256 * 2**20
-"""The largest ``CUAD_v1.json`` read (or ``max_bytes``, if larger); CUAD v1's is about 40 MB."""
+"""The largest ``CUAD_v1.json`` read (or ``max_bytes``, if larger)."""
 MAX_TITLE_BYTES = 200
 """The longest title (UTF-8 bytes): a room file is named after it, and names stop at 255."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -162,7 +162,7 @@ def _read_json(path: Path, folder: Path, limit: int) -> str:
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(raw) > limit:
-        raise InputError(f"{path} is over {limit / 2**20:,.0f} MB (CUAD v1's is about 40 MB); "
+        raise InputError(f"{path} is over {limit / 2**20:,.0f} MB; "
                          "raise --max-mb if your copy is larger")
     try:
         return raw.decode("utf-8")

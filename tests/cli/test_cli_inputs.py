@@ -232,3 +232,13 @@ def test_lab_import_refuses_documents_that_are_a_symlink(monkeypatch, capsys, tm
     code, text = cli(monkeypatch, capsys, "lab", "import", folder, tmp_path / "room")
     assert code == 2 and "documents is a symbolic link" in text
     assert not (tmp_path / "room").exists()
+
+
+@pytest.mark.parametrize("command", ["ingest", "lab import", "cuad import"])
+@pytest.mark.parametrize("mb", ["nan", "inf", "-1", "0"])
+def test_max_mb_that_is_no_positive_number_is_refused(monkeypatch, capsys, tmp_path, command,
+                                                      mb):
+    code, text = cli(monkeypatch, capsys, *command.split(), tmp_path, tmp_path / "room",
+                     "--max-mb", mb)
+    assert code == 2 and "--max-mb must be a positive number of MB" in text
+    assert not (tmp_path / "room").exists()

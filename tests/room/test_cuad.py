@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from dealroom.cli import app
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, InputError
 from dealroom.judge import judge_memo, judge_run
 from dealroom.room import (
     CuadSettings,
@@ -20,6 +21,7 @@ from dealroom.room import (
     validate_room,
     write_cuad_sample,
 )
+from dealroom.room._cuad import DEFAULT_MAX_BYTES, file_names
 from dealroom.room._cuad_rubric import TERMS
 
 
@@ -134,3 +136,178 @@ def test_cli_cuad_import(cuad, tmp_path):
     assert result.exit_code == 0, result.output
     task = json.loads((tmp_path / "room" / "task.json").read_text())
     assert len(task["criteria"]) == 4
+
+
+# --- a hostile CUAD folder (issue 37, item 2) ------------------------------------------------
+
+CANARY = "CANARY-5e1d host secret"
+LAW = "This Agreement is governed by the laws of the State of Delaware."
+
+
+def _entry(title: str, context: str, start: int | None = None) -> dict:
+    """One contract of CUAD_v1.json, its Governing Law clause labelled at ``start``."""
+    start = context.index(LAW) if start is None and LAW in context else start
+    answers = [] if start is None else [{"text": LAW, "answer_start": start}]
+    return {"title": title, "paragraphs": [{"context": context, "qas": [
+        {"id": f"{title}__Governing Law", "question": "?", "answers": answers,
+         "is_impossible": not answers}]}]}
+
+
+def _folder(root: Path, entries: list[dict], files: dict[str, str] | None = None) -> Path:
+    """A CUAD folder holding ``entries`` and ``files`` (under full_contract_txt/)."""
+    folder = root / "CUAD_v1"
+    (folder / "full_contract_txt").mkdir(parents=True)
+    (folder / "CUAD_v1.json").write_text(json.dumps({"version": "aok_v1.0", "data": entries}))
+    for name, text in (files or {}).items():
+        (folder / "full_contract_txt" / name).write_text(text)
+    return folder
+
+
+def _text(contract: str) -> str:
+    return f"SUPPLY AGREEMENT {contract}\n\n1. Products.\n\n2. {LAW}\n"
+
+
+def _stored(out: Path) -> str:
+    return "".join(p.read_text(errors="replace") for p in out.rglob("*") if p.is_file()) \
+        if out.exists() else ""
+
+
+SETTINGS = CuadSettings(workers=1)
+
+
+def test_a_contract_file_linked_out_of_the_folder_is_never_read(tmp_path):
+    secret = tmp_path / "shadow"
+    secret.write_text(CANARY)
+    folder = _folder(tmp_path, [_entry("Shadow", _text("one"))])
+    (folder / "full_contract_txt" / "Shadow.txt").symlink_to(secret)
+    out = tmp_path / "room"
+    with pytest.raises(InputError, match="Shadow.txt is a symbolic link to .*shadow"):
+        import_cuad(folder, out, SETTINGS)
+    assert CANARY not in _stored(out) and not out.exists()
+    pdfs = folder / "full_contract_pdf" / "Part_I"
+    pdfs.mkdir(parents=True)
+    (folder / "full_contract_txt" / "Shadow.txt").unlink()
+    (pdfs / "Shadow.pdf").symlink_to(secret)
+    with pytest.raises(InputError, match="never follows a link out of its source"):
+        import_cuad(folder, out, SETTINGS)
+    assert not out.exists()
+
+
+def test_a_title_is_never_a_path(tmp_path):
+    (tmp_path / "secret.txt").write_text(CANARY)
+    (tmp_path / "absolute.txt").write_text(CANARY)
+    titles = ["../../secret", str(tmp_path / "absolute")]
+    folder = _folder(tmp_path, [_entry(t, _text(f"no. {n}")) for n, t in enumerate(titles)])
+    out = tmp_path / "room"
+    report = import_cuad(folder, out, SETTINGS)
+    assert CANARY not in _stored(out)
+    paths = sorted(d.path for d in report.manifest.documents)
+    assert paths == sorted(f"documents/{n}.txt" for n in file_names(titles).values())
+    assert all("/" not in p.removeprefix("documents/") for p in paths)
+    with Room.open(out) as room:
+        assert sorted(room.text(d.id, 1).split("\n")[0] for d in report.manifest.documents) \
+            == ["SUPPLY AGREEMENT no. 0", "SUPPLY AGREEMENT no. 1"]
+
+
+def test_titles_that_sanitise_alike_stay_two_documents_each_with_its_rubric(tmp_path):
+    titles = ["a/b", "a_b", "A_B"]
+    folder = _folder(tmp_path, [_entry(t, _text(f"of {t}")) for t in titles])
+    out = tmp_path / "room"
+    report = import_cuad(folder, out, SETTINGS)
+    assert len(report.manifest.documents) == 3
+    labels = json.loads((out / "answer_key" / "cuad_labels.json").read_text())["contracts"]
+    task = json.loads((out / "task.json").read_text())
+    with Room.open(out) as room:
+        for contract in labels:
+            first = room.text(contract["doc"], 1)
+            assert first.startswith(f"SUPPLY AGREEMENT of {contract['title']}")
+            cited = [c for c in task["criteria"]
+                     if contract["doc"] in c["expect"].get("pages", {})]
+            assert len(cited) == 1 and f"{contract['title']} ({contract['doc']})" \
+                in cited[0]["match_criteria"]
+    assert len({c["doc"] for c in labels}) == 3
+
+
+def test_a_title_used_twice_is_refused(tmp_path):
+    folder = _folder(tmp_path, [_entry("Twice", _text("1")), _entry("Twice", _text("2"))])
+    with pytest.raises(InputError, match="'Twice' is used twice"):
+        import_cuad(folder, tmp_path / "room", SETTINGS)
+
+
+HOSTILE = {
+    "long_title": ([_entry("T" * 300, _text("long"))], "title is 300 bytes long, over 200"),
+    "negative_start": ([_entry("Neg", _text("neg"), start=-10**18)],
+                       r"\('Neg'\) .*answer_start must be an integer of at least 0, "
+                       "got -1000000000000000000"),
+    "start_past_the_end": ([_entry("Past", _text("past"), start=10**6)],
+                           "answer_start 1000000 is past the end"),
+    "start_not_a_number": ([_entry("Str", _text("str"), start="12")],  # type: ignore[arg-type]
+                           "answer_start must be an integer"),
+    "no_category": ([{**_entry("Cat", _text("cat")), "paragraphs": [{
+        "context": "x", "qas": [{"id": "no-category", "answers": []}]}]}], r"qas\[0\]\.id"),
+    "empty_category": ([{**_entry("Cat", _text("cat")), "paragraphs": [{
+        "context": "x", "qas": [{"id": "Cat__Law__ ", "answers": []}]}]}],
+        "qa id 'Cat__Law__ ' names no category"),
+    "surrogates": ([_entry("Sur\ud800", "x"), _entry("Sur\ud800", "y")],
+                   r"data\[0\] \('Sur\ufffd'\) is not in CUAD's SQuAD format: title"),
+    "no_paragraph": ([{"title": "Empty", "paragraphs": []}], "paragraphs"),
+    "not_squad": ({"data": "nope"}, "not in CUAD's SQuAD format"),
+}
+
+
+def _write_hostile(folder: Path, data: object) -> None:
+    body = data if isinstance(data, dict) else {"data": data}
+    (folder / "CUAD_v1.json").write_text(json.dumps(body))
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+def test_malformed_fields_are_input_errors(tmp_path, case):
+    data, message = HOSTILE[case]
+    folder = _folder(tmp_path, [])
+    _write_hostile(folder, data)
+    with pytest.raises(InputError, match=message):
+        import_cuad(folder, tmp_path / "room", SETTINGS)
+    assert not (tmp_path / "room").exists()
+
+
+def test_json_nested_too_deep_is_an_input_error(tmp_path):
+    folder = _folder(tmp_path, [])
+    (folder / "CUAD_v1.json").write_text('{"data": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(InputError, match="nested too deep"):
+        import_cuad(folder, tmp_path / "room", SETTINGS)
+
+
+def test_contracts_over_the_size_limit_are_refused(tmp_path):
+    big = _text("big") + "x" * 5000
+    folder = _folder(tmp_path, [_entry("Big", big)])
+    small = CuadSettings(workers=1, max_bytes=4096)
+    with pytest.raises(InputError, match="text is 5,.* characters, over the 0.0 MB limit"):
+        import_cuad(folder, tmp_path / "room", small)
+    _write_hostile(folder, [_entry("Big", _text("small"))])
+    (folder / "full_contract_txt" / "Big.txt").write_text(big)
+    with pytest.raises(InputError, match=r"Big.txt: .* over the 4,096-byte limit \(raise --max-mb"):
+        import_cuad(folder, tmp_path / "room", small)
+    assert not (tmp_path / "room").exists()
+    assert DEFAULT_MAX_BYTES == 20 * 2**20 and CuadSettings().max_bytes == DEFAULT_MAX_BYTES
+
+
+@pytest.mark.parametrize("case", ["long_title", "negative_start", "deep", "big"])
+def test_cli_cuad_import_of_a_malformed_folder_exits_2_without_a_traceback(
+        monkeypatch, capsys, tmp_path, case):
+    from dealroom.cli import main
+
+    folder = _folder(tmp_path, [])
+    if case == "deep":
+        (folder / "CUAD_v1.json").write_text('{"data": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    elif case == "big":
+        _write_hostile(folder, [_entry("Big", _text("big") + "x" * 2 * 2**20)])
+    else:
+        _write_hostile(folder, HOSTILE[case][0])
+    monkeypatch.setattr(sys, "argv", ["dealroom", "cuad", "import", str(folder),
+                                      str(tmp_path / "room"), "--workers", "1", "--max-mb", "1"])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    out = capsys.readouterr()
+    assert exit_.value.code == 2 and "Traceback" not in out.out + out.err
+    assert "CUAD_v1.json" in out.out + out.err
+    assert not (tmp_path / "room").exists()

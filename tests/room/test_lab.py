@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dealroom.cli import app
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, InputError
 from dealroom.room import (
     DocumentRecord,
     IngestSettings,
@@ -328,3 +328,15 @@ def test_import_refuses_a_deliverable_named_by_a_description(tmp_path):
     assert "deliverables['memo'] is 'A short memo to the deal team, in Word.', not a file " \
         "name: give one such as memo.docx" in message
     assert "id '0' is not like C-001" in message
+
+
+def test_import_never_reads_through_documents_linked_out_of_the_task(tmp_path):
+    task = lab_task_dir(tmp_path)
+    outside = tmp_path / "elsewhere"
+    (task / "documents").rename(outside)
+    (outside / "secret.md").write_text("CANARY-lab")
+    (task / "documents").symlink_to(outside)
+    with pytest.raises(InputError, match="documents is a symbolic link .* an import never "
+                                         "follows a link out of its source"):
+        import_lab(task, tmp_path / "room", SETTINGS)
+    assert not (tmp_path / "room").exists()

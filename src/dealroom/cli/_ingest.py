@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -10,6 +11,7 @@ import typer
 
 from dealroom.cli import app
 from dealroom.cli.display_ingest import progress_bar, render_ingest, render_lab_export
+from dealroom.errors import InputError
 from dealroom.room import OCR_MODES, IngestSettings
 
 OcrMode = Enum("OcrMode", {mode: mode for mode in OCR_MODES}, type=str)  # type: ignore[misc]
@@ -23,8 +25,12 @@ cuad_app = typer.Typer(
 )
 app.add_typer(cuad_app, name="cuad")
 
+
 def _bytes(megabytes: float) -> int:
-    return int(megabytes * 1024 * 1024)
+    """``--max-mb`` in bytes; an InputError unless it is a positive, finite number."""
+    if not math.isfinite(megabytes) or megabytes <= 0:
+        raise InputError(f"--max-mb must be a positive number of MB, got {megabytes}")
+    return max(1, int(megabytes * 1024 * 1024))
 
 
 Src = Annotated[Path, typer.Argument(help="Folder tree of documents (PDF, DOCX, XLSX, ...).")]
@@ -137,6 +143,9 @@ def cuad_import(
         "--categories", help="CUAD categories to judge (repeat, or comma-separated; default: "
         "the 15 diligence ones).")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the random pick.")] = 0,
+    max_mb: Annotated[float, typer.Option("--max-mb", help=(
+        "Refuse a contract larger than this (MB): its text in CUAD_v1.json, its PDF or text "
+        "file."))] = 20.0,
     workers: Workers = 2,
     force: Force = False,
 ) -> None:
@@ -145,7 +154,7 @@ def cuad_import(
 
     settings = CuadSettings(contracts=contracts, ids=_listed(ids),
                             categories=_listed(categories), seed=seed, workers=workers,
-                            overwrite=force)
+                            overwrite=force, max_bytes=_bytes(max_mb))
     with progress_bar("importing") as progress:
         report = import_cuad(cuad_dir, out, settings, progress=progress)
     render_ingest(report)

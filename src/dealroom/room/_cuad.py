@@ -23,30 +23,45 @@ For a labelled category: a criterion that the memo identifies the clause in that
 cites a page the labelled span is on (``expect.pages``); for a category labelled absent: a
 negative criterion that the memo does not claim it. The task names the categories to review,
 never the answers; the spans stay in the answer key.
+
+A CUAD folder is input like any other: files are found by listing its folders (a title is
+never a path) and copied by :func:`~dealroom.room._safecopy.safe_copy` (no link followed out
+of the folder), room files are named by :func:`file_names` (unique, never a path), and a
+malformed or oversized field is an :class:`~dealroom.errors.InputError` naming it.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
 import random
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from dealroom._util.files import write_json_atomic
-from dealroom.errors import ConfigError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from dealroom._util.files import parse_json, write_json_atomic
+from dealroom._util.schema import explain
+from dealroom.errors import ConfigError, InputError
 from dealroom.room._cuad_rubric import TERMS, build_rubric, build_task, gold_memo
 from dealroom.room._ingest import IngestReport, IngestSettings, ProgressFn, ingest
 from dealroom.room._manifest import ANSWER_KEY
 from dealroom.room._normalize import normalize_text
+from dealroom.room._safecopy import CopyRefused, folder_inside, resolve_inside, safe_copy
+from dealroom.room._walk import Found, walk
 
 CUAD_JSON = "CUAD_v1.json"
 DILIGENCE = tuple(TERMS)
 """The diligence-relevant categories imported by default (CUAD's names)."""
+DEFAULT_MAX_BYTES = 20 * 2**20
+"""The largest contract imported (``--max-mb``): its text in the JSON (characters) or file."""
+MAX_JSON_BYTES = 256 * 2**20
+"""The largest ``CUAD_v1.json`` read (or ``max_bytes``, if larger)."""
+MAX_TITLE_BYTES = 200
+"""The longest title (UTF-8 bytes): a room file is named after it, and names stop at 255."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -63,12 +78,16 @@ class CuadSettings:
     workers: int = 2
     overwrite: bool = False
     ocr: str = "auto"
+    max_bytes: int = DEFAULT_MAX_BYTES
+    """A contract larger than this (its text in the JSON, its PDF or text file) is refused."""
 
     def __post_init__(self) -> None:
         if self.contracts is not None and self.ids:
             raise ConfigError("give --contracts N or --ids, not both")
         if self.contracts is not None and self.contracts < 1:
             raise ConfigError(f"--contracts must be at least 1, got {self.contracts}")
+        if self.max_bytes < 1:
+            raise InputError(f"--max-mb must be positive, got {self.max_bytes} bytes")
 
 
 @dataclass
@@ -81,28 +100,121 @@ class Contract:
     """Category → ``(text, answer_start)`` of each labelled span; ``[]``: labelled absent."""
 
 
-def load_cuad(folder: Path) -> list[Contract]:
-    """The contracts of ``folder/CUAD_v1.json``; a ConfigError says what is wrong."""
+class _Squad(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+    object_noun: ClassVar[str] = "an object"
+
+
+class _Answer(_Squad):
+    text: str
+    answer_start: int = Field(ge=0)
+
+
+class _Qa(_Squad):
+    id: str = Field(pattern=r"__.")
+    is_impossible: bool = False
+    answers: list[_Answer] = []
+
+
+class _Paragraph(_Squad):
+    context: str
+    qas: list[_Qa]
+
+
+class _Item(_Squad):
+    title: str = Field(min_length=1)
+    paragraphs: list[_Paragraph] = Field(min_length=1)
+
+
+def load_cuad(folder: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> list[Contract]:
+    """The contracts of ``folder/CUAD_v1.json``; an :class:`InputError` says what is wrong
+    (a field of the wrong type, a span outside its contract, a title used twice or too long
+    for a file name, a contract over ``max_bytes``)."""
     path = Path(folder) / CUAD_JSON
     if not path.is_file():
         raise ConfigError(f"{folder} is not a CUAD folder: {CUAD_JSON} is missing (give the "
                           "folder that holds CUAD_v1.json, full_contract_txt/ and "
                           "full_contract_pdf/)")
+    data = parse_json(_read_json(path, folder, max(MAX_JSON_BYTES, max_bytes)), str(path),
+                      InputError)
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise InputError(f"{path} is not in CUAD's SQuAD format: it must hold an object "
+                         "whose 'data' is a list of contracts")
+    contracts: dict[str, Contract] = {}
+    for n, item in enumerate(items):
+        contract = _contract(item, f"{path}: data[{n}]", max_bytes)
+        if contract.title in contracts:
+            raise InputError(f"{path}: data[{n}]: the title {_short(contract.title)} is used "
+                             "twice; each contract needs its own")
+        contracts[contract.title] = contract
+    return list(contracts.values())
+
+
+def _read_json(path: Path, folder: Path, limit: int) -> str:
+    """The text of CUAD_v1.json, read only inside ``folder`` and up to ``limit`` bytes."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return [_contract(item) for item in data["data"]]
-    except (json.JSONDecodeError, KeyError, TypeError, IndexError, ValueError) as exc:
-        raise ConfigError(f"{path} is not in CUAD's SQuAD format: {exc!r}") from exc
+        real = resolve_inside(path, folder)
+        with open(real, "rb") as fh:
+            raw = fh.read(limit + 1)
+    except CopyRefused as exc:
+        raise InputError(f"{path} {exc.detail}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(raw) > limit:
+        raise InputError(f"{path} is over {limit / 2**20:,.0f} MB; "
+                         "raise --max-mb if your copy is larger")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 text: {exc}") from None
 
 
-def _contract(item: dict[str, Any]) -> Contract:
-    paragraph = item["paragraphs"][0]
-    contract = Contract(str(item["title"]), str(paragraph["context"]))
-    for qa in paragraph["qas"]:
-        category = str(qa["id"]).rsplit("__", 1)[1]
-        answers = [] if qa.get("is_impossible") else qa.get("answers") or []
-        contract.spans[category] = [(str(a["text"]), int(a["answer_start"])) for a in answers]
+def _contract(item: Any, where: str, max_bytes: int) -> Contract:
+    """One entry of ``data``, checked: an InputError names the entry and the field."""
+    title = item.get("title") if isinstance(item, dict) else None
+    if isinstance(title, str):
+        where = f"{where} ({_short(_clean(title))})"
+    try:
+        checked = _Item.model_validate(item)
+    except ValidationError as exc:
+        problems = explain(exc, _Item, limit=3)
+        cut = problems if len(problems) <= 400 else problems[:400] + "..."
+        raise InputError(f"{where} is not in CUAD's SQuAD format: {cut}") from None
+    title, paragraph = checked.title, checked.paragraphs[0]
+    if len(title.encode("utf-8")) > MAX_TITLE_BYTES:
+        raise InputError(f"{where}: the title is {len(title.encode('utf-8'))} bytes long, over "
+                         f"{MAX_TITLE_BYTES}: the contract's file is named after it")
+    if len(paragraph.context) > max_bytes:
+        raise InputError(f"{where}: the contract's text is {len(paragraph.context):,} "
+                         f"characters, over the {_mb(max_bytes)} limit (raise --max-mb)")
+    contract = Contract(title, paragraph.context)
+    for qa in paragraph.qas:
+        category = qa.id.rsplit("__", 1)[1].strip()
+        if not category:
+            raise InputError(f"{where}: qa id {_short(qa.id)} names no category after '__'")
+        answers = [] if qa.is_impossible else qa.answers
+        for a in answers:
+            if a.answer_start > len(contract.text):
+                raise InputError(f"{where}: {category}: answer_start {a.answer_start} is past "
+                                 f"the end of the contract's text ({len(contract.text)} "
+                                 "characters)")
+        contract.spans[category] = [(a.text, a.answer_start) for a in answers]
     return contract
+
+
+def _clean(text: str) -> str:
+    """``text`` with lone surrogates (JSON's unpaired ``\\ud800``, refused by the check) as
+    U+FFFD, to be printed in an error."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**20:,.1f} MB"
 
 
 def _pick(contracts: list[Contract], settings: CuadSettings) -> list[Contract]:
@@ -133,29 +245,76 @@ def _categories(contracts: list[Contract], wanted: tuple[str, ...]) -> list[str]
     return list(dict.fromkeys(out))
 
 
-def _sources(folder: Path, contracts: list[Contract], src: Path) -> dict[str, str]:
-    """Copy each contract (its PDF where CUAD has one, else its text) into ``src``; return
-    title → file name."""
-    pdfs = {p.stem: p for p in (folder / "full_contract_pdf").rglob("*") if
-            p.suffix.lower() == ".pdf"} if (folder / "full_contract_pdf").is_dir() else {}
+def _sources(folder: Path, contracts: list[Contract], src: Path,
+             max_bytes: int) -> dict[str, str]:
+    """Copy each contract (its PDF where CUAD has one, else its text file, else its text in
+    the JSON) into ``src``; return title → file name. A title is never a path: files are found
+    by listing CUAD's folders, and each copy is named by :func:`file_names`."""
+    pdfs, pdf_out = _listed(folder, "full_contract_pdf", ".pdf")
+    txts, txt_out = _listed(folder, "full_contract_txt", ".txt")
+    stems = file_names([c.title for c in contracts])
     names = {}
     for c in contracts:
-        pdf = pdfs.get(c.title)
-        txt = folder / "full_contract_txt" / f"{c.title}.txt"
-        if pdf is not None:
-            names[c.title] = f"{_safe(c.title)}.pdf"
-            shutil.copyfile(pdf, src / names[c.title])
-        else:
-            names[c.title] = f"{_safe(c.title)}.txt"
-            if txt.is_file():
-                shutil.copyfile(txt, src / names[c.title])
-            else:  # the JSON's context is the contract's text
-                (src / names[c.title]).write_text(c.text, encoding="utf-8")
+        outside = pdf_out.get(c.title) or txt_out.get(c.title)
+        if outside:
+            raise InputError(f"{outside}: cuad import never follows a link out of its source; "
+                             "put the file itself there, or remove the link to use the text "
+                             f"in {CUAD_JSON}")
+        found = pdfs.get(c.title) or txts.get(c.title)
+        suffix = found.source.suffix.lower() if found else ".txt"
+        names[c.title] = f"{stems[c.title]}{suffix}"
+        if found is None:  # the JSON's context is the contract's text
+            (src / names[c.title]).write_text(c.text, encoding="utf-8")
+            continue
+        try:
+            safe_copy(found.source, folder, src / names[c.title], max_bytes)
+        except CopyRefused as exc:
+            hint = " (raise --max-mb)" if exc.reason == "too_large" else ""
+            raise InputError(f"{found.source}: {exc.detail}{hint}") from None
     return names
 
 
-def _safe(title: str) -> str:
-    return re.sub(r"[\\/:*?\"<>|\x00-\x1f]", "_", title).strip() or "contract"
+def _listed(folder: Path, sub: str, suffix: str) -> tuple[dict[str, Found], dict[str, str]]:
+    """The files of ``folder/sub`` ending in ``suffix`` by name without it, and the names of
+    those that are links out of ``sub`` (never followed) with what is wrong."""
+    top = folder / sub
+    if not top.is_dir():
+        return {}, {}
+    folder_inside(top, folder, f"CUAD's {sub}/")
+    found = walk(top)
+    files: dict[str, Found] = {}
+    for f in found.files:
+        if f.source.suffix.lower() == suffix:
+            files.setdefault(f.source.name[: -len(suffix)], f)
+    outside = {}
+    for p in found.problems:
+        name = p.rel.rsplit("/", 1)[-1]
+        if p.reason == "symlink_outside" and name.lower().endswith(suffix):
+            outside[name[: -len(suffix)]] = f"{sub}/{p.rel} is {p.detail}"
+    return files, outside
+
+
+_UNSAFE = re.compile(r"[\\/:*?\"<>|\x00-\x1f\x7f\ufffd]")
+
+
+def file_names(titles: list[str]) -> dict[str, str]:
+    """A file name (without suffix) for each title: never a path (``/``, ``..`` and control
+    characters become ``_``, no leading dot), and unique whatever the case (``a/b`` and
+    ``a_b`` give ``a_b`` and ``a_b (2)``, in the order given).
+
+    >>> file_names(["a/b", "a_b", "../../etc/x", "/etc/y"])
+    {'a/b': 'a_b', 'a_b': 'a_b (2)', '../../etc/x': '_.._etc_x', '/etc/y': '_etc_y'}
+    """
+    taken: set[str] = set()
+    out = {}
+    for title in titles:
+        base = _UNSAFE.sub("_", title).strip().lstrip(".~ ") or "contract"
+        stem, n = base, 2
+        while stem.casefold() in taken:
+            stem, n = f"{base} ({n})", n + 1
+        taken.add(stem.casefold())
+        out[title] = stem
+    return out
 
 
 def import_cuad(folder: Path | str, out: Path | str, settings: CuadSettings | None = None,
@@ -163,17 +322,18 @@ def import_cuad(folder: Path | str, out: Path | str, settings: CuadSettings | No
     """Build a room at ``out`` from the CUAD folder ``folder``: documents, rubric, answer key."""
     settings = settings or CuadSettings()
     folder, out = Path(folder), Path(out)
-    contracts = _pick(load_cuad(folder), settings)
+    contracts = _pick(load_cuad(folder, settings.max_bytes), settings)
     categories = _categories(contracts, settings.categories)
     ingest_settings = IngestSettings(name=f"cuad-{len(contracts)}", workers=settings.workers,
-                                     overwrite=settings.overwrite, ocr=settings.ocr)
+                                     overwrite=settings.overwrite, ocr=settings.ocr,
+                                     max_bytes=settings.max_bytes)
     meta = {"kind": "real", "cuad": {"source": str(folder.resolve()), "contracts":
                                      len(contracts), "categories": categories,
                                      "seed": settings.seed}}
     with tempfile.TemporaryDirectory(prefix="dealroom-cuad-") as tmp:
         src = Path(tmp) / "contracts"
         src.mkdir()
-        names = _sources(folder, contracts, src)
+        names = _sources(folder, contracts, src, settings.max_bytes)
         report = ingest(src, out, ingest_settings, meta=meta, progress=progress,
                         task=build_task([], categories, len(contracts)))
     by_file = {d.path.rsplit("/", 1)[-1]: d for d in report.manifest.documents}
@@ -199,7 +359,7 @@ def _locate(out: Path, contracts: list[Contract], names: dict[str, str], by_file
     with Room.open(out) as room:
         for c in contracts:
             doc = by_file.get(names[c.title])
-            if doc is None:  # not ingested (the report says why)
+            if doc is None or not doc.pages:  # not ingested (the report says why), or empty
                 continue
             pages = [room.text(doc.id, n) for n in range(1, doc.pages + 1)]
             labels = {}

@@ -17,11 +17,8 @@ same room.
 
 from __future__ import annotations
 
-import hashlib
 import multiprocessing
-import os
 import re
-import shutil
 import signal
 import threading
 import time
@@ -48,8 +45,9 @@ from dealroom.room._ingest_ocr import ocr_outcomes
 from dealroom.room._manifest import COPIED, DOCUMENTS, MANIFEST, TASK
 from dealroom.room._ocr import OCR_MODES
 from dealroom.room._room_schema import DocumentRecord, RoomManifest
+from dealroom.room._safecopy import CopyRefused, resolve_inside, safe_copy
 from dealroom.room._tokens import count_tokens
-from dealroom.room._walk import Found, Problem, inside, walk
+from dealroom.room._walk import Found, Problem, walk
 
 REPORT = "ingest_report.json"
 DEFAULT_MAX_BYTES = 100 * 1024 * 1024
@@ -209,6 +207,8 @@ class _Job:
     """Seconds the extraction may take; 0 for no limit."""
     root: str = ""
     """The source folder: the file must still resolve inside it when it is read."""
+    max_bytes: int | None = None
+    """The size limit, checked again as the file is copied (it may have grown since)."""
 
 
 @dataclass
@@ -224,18 +224,6 @@ class _Outcome:
     title: str = ""
     labels: list[str] = field(default_factory=list)
     ocr: dict[int, float] = field(default_factory=dict)
-
-
-def _copy_hashing(source: str, dest: str) -> tuple[str, int]:
-    digest, size = hashlib.sha256(), 0
-    Path(dest).parent.mkdir(parents=True, exist_ok=True)
-    with open(source, "rb") as src, open(dest, "wb") as dst:
-        while chunk := src.read(1 << 20):
-            digest.update(chunk)
-            dst.write(chunk)
-            size += len(chunk)
-    shutil.copystat(source, dest)
-    return digest.hexdigest(), size
 
 
 class _Timeout(BaseException):
@@ -268,13 +256,14 @@ def extract_job(job: _Job) -> _Outcome:
     The file is read at its resolved path, checked again to lie inside the source folder (a
     link changed since the walk is refused, never followed out).
     """
-    source = os.path.realpath(job.source)
-    if job.root and not inside(source, job.root):
-        return _Outcome(job.rel, "symlink_outside", "resolves outside the source folder")
+    root = job.root or None
     try:
+        source = resolve_inside(job.source, root)
         with _time_limit(job.timeout):
             extraction = extract_document(Path(source), job.fmt)
-        sha, size = _copy_hashing(source, job.dest)
+        sha, size = safe_copy(source, root, job.dest, job.max_bytes)
+    except CopyRefused as exc:
+        return _Outcome(job.rel, exc.reason, exc.detail)
     except _Timeout:
         return _Outcome(job.rel, "timeout", f"extraction took more than {job.timeout:g} s")
     except ExtractionError as exc:
@@ -464,6 +453,7 @@ def ingest(
             format_of(f.dest),
             settings.file_timeout,
             str(src),
+            settings.max_bytes,
         )
         for f in candidates
     ]
@@ -532,10 +522,10 @@ def _copy_skipped(entries: list[ReportEntry], files: list[Found], src: Path,
     copied = {}
     for i, e in enumerate(entries):
         f = by_rel.get(e.path)
-        if e.action == "skipped" and f is not None and inside(f.source, src):
+        if e.action == "skipped" and f is not None:
             try:
-                _copy_hashing(os.path.realpath(f.source), str(out / DOCUMENTS / f.dest))
-            except OSError:
+                safe_copy(f.source, src, out / DOCUMENTS / f.dest)
+            except (CopyRefused, OSError):
                 continue
             entries[i] = ReportEntry(e.path, e.reason, "copied", e.detail)
             copied[f"{DOCUMENTS}/{f.dest.as_posix()}"] = e.reason

@@ -31,6 +31,7 @@ from dealroom._util.schema import explain
 from dealroom.errors import ConfigError, InputError, RoomError
 from dealroom.room._ingest import IngestReport, IngestSettings, ProgressFn, ingest
 from dealroom.room._manifest import DOCUMENTS, TASK, load_manifest, load_task
+from dealroom.room._safecopy import folder_inside
 from dealroom.room._task_schema import LabTask
 
 CRITERION_EXTENSIONS = ("type", "expect")
@@ -200,10 +201,7 @@ def import_lab(
     documents = task_dir / DOCUMENTS
     if not documents.is_dir():
         raise ConfigError(f"{task_dir} is not a LAB task: {DOCUMENTS}/ is missing")
-    if documents.is_symlink() or not documents.resolve().is_relative_to(task_dir.resolve()):
-        raise InputError(f"{documents} is a symbolic link (to {documents.resolve()}): a LAB "
-                         f"task's {DOCUMENTS}/ must be a folder inside the task, as ingest "
-                         "never follows a link out of its source")
+    folder_inside(documents, task_dir, f"a LAB task's {DOCUMENTS}/")
     room_task, added = to_room_task(lab_task)
     _refuse_invalid(room_task, task_dir / TASK)
     base = settings or IngestSettings()

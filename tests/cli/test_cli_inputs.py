@@ -78,7 +78,7 @@ def test_a_models_file_no_model_uses_is_still_read_and_checked(monkeypatch, caps
         models.write_text(content)
     code, text = cli(monkeypatch, capsys, "run", generated_room, "--out", tmp_path / "r",
                      "--root", "scripted", "--sub", "oracle", "--models", models)
-    assert code == 2 and "--models" in text and message in text
+    assert code == 2 and f"models file {models}" in text and message in text
     assert not (tmp_path / "r").exists()
 
 

@@ -63,8 +63,8 @@ def read_models_file(path: Path | None) -> Path | None:
             load_models_file(path)
         except InputError:
             raise
-        except ConfigError as exc:
-            raise InputError(f"--models: {exc}") from None
+        except ConfigError as exc:  # its message names the file
+            raise InputError(str(exc)) from None
     return path
 
 

@@ -151,10 +151,10 @@ def env_route(url: str) -> Route:
 def bypasses_proxy(url: str, no_proxy: str) -> bool:
     """True when ``no_proxy`` (comma-separated) names ``url``'s host, as requests
     (``should_bypass_proxies``) reads it: ``*`` alone for every host; a name for itself and
-    every host whose name ends with it (``.corp.com`` or ``corp.com``; ``host:port`` for that
-    port only); an IPv4 address for itself, and an IPv4 network in CIDR form
-    (``10.0.0.0/8``) for the addresses in it. Beyond requests, as curl: an IPv6 network
-    (``fd00::/8``) for the IPv6 addresses in it.
+    the hosts under it (``.corp.com`` or ``corp.com``: ``api.corp.com``, not ``mycorp.com``;
+    ``host:port`` for that port only); an IPv4 address for itself, and an IPv4 network in
+    CIDR form (``10.0.0.0/8``) for the addresses in it. Beyond requests, as curl: an IPv6
+    network (``fd00::/8``) for the IPv6 addresses in it.
 
     >>> bypasses_proxy("http://10.1.2.3:8000/v1", "localhost,10.0.0.0/8")
     True
@@ -176,8 +176,9 @@ def bypasses_proxy(url: str, no_proxy: str) -> bool:
         except ValueError:
             port = None
         named = (host, f"{host}:{port}" if port else host)
-        if any(n.endswith(entry) for entry in entries for n in named):
-            return True
+        for entry in (e.lstrip(".") for e in entries):
+            if any(n == entry or n.endswith(f".{entry}") for n in named):
+                return True
         if address is not None and any(address in _network(e, 6) for e in entries):
             return True
     return bool(no_proxy) and urllib.request.proxy_bypass_environment(  # type: ignore[attr-defined]

@@ -21,8 +21,9 @@ class RunRecorder:
 
     Each event is flushed to the kernel as it is written: it survives a SIGKILL of this
     process. The secrets the process knows are redacted from events and memos before they
-    are kept or written (:mod:`dealroom._util.redact`). ``RunRecorder(folder)`` starts a new trajectory; :meth:`reopen` continues one.
-    :attr:`written` holds the events this recorder wrote, in ``seq`` order.
+    are kept or written (:mod:`dealroom._util.redact`). ``RunRecorder(folder)`` starts a new
+    trajectory; :meth:`reopen` continues one. :attr:`written` holds the events this recorder
+    wrote, in ``seq`` order.
     """
 
     def __init__(self, folder: RunFolder, *, next_seq: int = 0, t_offset: float = 0.0,

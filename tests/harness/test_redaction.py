@@ -69,3 +69,35 @@ def test_an_endpoint_echoing_the_request_headers_leaves_no_secret_in_the_run(
     for path in files:
         data = path.read_bytes()
         assert KEY.encode() not in data and ORG_TOKEN.encode() not in data, path
+
+
+class FailingEndpoint(EchoingEndpoint):
+    """Every call is a 400 whose body echoes the request's headers."""
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        headers = "\n".join(f"{name}: {value}" for name, value in request.headers.items())
+        return web.json_response({"error": {"message": f"bad request from {headers}"}},
+                                 status=400)
+
+
+def test_a_sweep_whose_model_calls_echo_the_key_leaves_it_out_of_the_sweep_folder(
+        generated_room, tmp_path, monkeypatch):
+    from dealroom.eval import run_sweep
+
+    monkeypatch.setenv("ECHO_API_KEY", KEY)
+    monkeypatch.setenv("ORG_TOKEN", ORG_TOKEN)
+    with FailingEndpoint() as srv:
+        (tmp_path / "models.toml").write_text(
+            f'[models.echo]\nbase_url = "{srv.base_url}"\nmodel = "echo"\n'
+            'context_window = 8192\nmax_retries = 0\napi_key_env = "ECHO_API_KEY"\n'
+            'headers = {X-Org-Token = "${ORG_TOKEN}"}\n')
+        (tmp_path / "sweep.toml").write_text(
+            f'rooms = ["{generated_room}"]\nroots = ["scripted"]\nsubs = ["echo"]\n'
+            'judge = "echo"\nmax_turns = [10]\nmodels = "models.toml"\n')
+        run_sweep(tmp_path / "sweep.toml", tmp_path / "out", workers=1)
+    files = [path for path in (tmp_path / "out").rglob("*") if path.is_file()]
+    text = "".join(path.read_text(errors="replace") for path in files)
+    assert "[redacted]" in text
+    for path in files:
+        data = path.read_bytes()
+        assert KEY.encode() not in data and ORG_TOKEN.encode() not in data, path

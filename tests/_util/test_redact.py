@@ -8,7 +8,7 @@ import pytest
 
 from dealroom._util.files import write_bytes_atomic, write_json_atomic, write_text_atomic
 from dealroom._util.redact import MARKER, MIN_SECRET_CHARS, SECRETS, Secrets, add_secret, logger
-from dealroom.runs import append_jsonl
+from dealroom.runs import RunFolder, RunRecorder, append_jsonl
 
 KEY = "sk-live-Zx81b02c"
 
@@ -41,7 +41,14 @@ def test_every_write_point_leaves_the_secret_out(tmp_path):
     write_bytes_atomic(tmp_path / "raw.bin", f"key {KEY}".encode())
     write_json_atomic(tmp_path / "config.json", {"why": f"key {KEY}", KEY: 1})
     append_jsonl(tmp_path / "log.jsonl", {"why": f"key {KEY}"})
-    for path in tmp_path.iterdir():
+    recorder = RunRecorder(RunFolder.create(tmp_path / "run", {"harness": "rlm"}))
+    event = recorder.event("cell", turn=1, code=f"print('{KEY}')", output=KEY, error=None,
+                           timed_out=False, crashed=False, seconds=0.1)
+    recorder.memo_turn(1, f"# Memo\n\nkey {KEY}\n")
+    recorder.close()
+    assert event["output"] == MARKER and recorder.written == [event]
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    for path in [p for p in written if p != tmp_path / "run" / "config.json"]:  # no secret
         data = path.read_text()
         assert KEY not in data and MARKER in data, path
     assert json.loads((tmp_path / "config.json").read_text()) == {"why": f"key {MARKER}",

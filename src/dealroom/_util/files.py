@@ -14,7 +14,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from dealroom._util.redact import redact, redact_bytes, redact_value
+from dealroom._util.redact import dumps_redacted, redact, redact_bytes
 
 T = TypeVar("T")
 
@@ -41,7 +41,7 @@ def read_toml(path: Path, what: str, missing: str = "") -> dict[str, Any]:
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` as pretty JSON to ``path`` via a temp file and rename (known secrets
     redacted from its strings)."""
-    text = json.dumps(redact_value(data), indent=2, ensure_ascii=False) + "\n"
+    text = dumps_redacted(data, indent=2, ensure_ascii=False)[1] + "\n"
     _write_atomic(path, text.encode("utf-8"))
 
 

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dealroom._util.redact import redact, redact_value
+from dealroom._util.redact import dumps_redacted, redact
 from dealroom.runs._events import check_written
 from dealroom.runs._folder import TRAJECTORY, RunFolder
 from dealroom.runs._jsonl import drop_torn_tail
@@ -58,7 +58,6 @@ class RunRecorder:
         """Append one event (its type's fields as keywords) and return it, known secrets
         redacted; a ValueError, and nothing written, for an event its type's record refuses
         (:func:`check_written`)."""
-        fields = redact_value(fields)
         with self._lock:
             record = {
                 "seq": self._seq,
@@ -69,7 +68,8 @@ class RunRecorder:
                 **fields,
             }
             check_written(record)
-            self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            record, line = dumps_redacted(record, ensure_ascii=False)
+            self._fh.write(line + "\n")
             self._fh.flush()
             self.written.append(record)
             self._seq += 1

@@ -84,7 +84,9 @@ class Secrets:
     def redact_bytes(self, data: bytes) -> bytes:
         """``data`` with every known secret (UTF-8) replaced by :data:`MARKER`."""
         pattern = self._bytes
-        return data if pattern is None else pattern.sub(MARKER.encode(), data)
+        if pattern is None or not any(form.encode("utf-8") in data for form in self._ordered):
+            return data
+        return pattern.sub(MARKER.encode(), data)
 
     def redact_value(self, value: Any) -> Any:
         """A JSON-like ``value`` with every string in it (keys too) redacted; the same object

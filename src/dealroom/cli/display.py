@@ -39,7 +39,7 @@ def render_error(exc: BaseException) -> None:
     and the secrets the process knows redacted (an endpoint's error may echo the key)."""
     from rich.markup import escape
 
-    from dealroom._util.redact import redact
+    from dealroom.runs import redact
 
     err_console.print(f"[bold red]error:[/] {escape(redact(str(exc)))}", highlight=False,
                       soft_wrap=True)
@@ -50,7 +50,7 @@ def render_warning(message: object) -> None:
     does."""
     from rich.markup import escape
 
-    from dealroom._util.redact import redact
+    from dealroom.runs import redact
 
     err_console.print(f"[bold yellow]warning:[/] {escape(redact(str(message)))}",
                       highlight=False, soft_wrap=True)

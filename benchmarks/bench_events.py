@@ -6,7 +6,9 @@ before it appends the line. This writes a run's worth of events of the mix an RL
 (per root turn: a root ``model_call``, a ``cell``, a ``wave`` of sub-calls, one ``model_call``
 each, a ``memo``) to a fresh run folder, with the check and with it switched off, and prints
 microseconds per event for both, for the check alone, and the one-off cost of building each
-type's check (a pydantic TypeAdapter, on first use in a process).
+type's check (a pydantic TypeAdapter, on first use in a process). It also writes them, checked,
+with two secrets known to the process (an API key and a header token, found in no event), so
+every string of every event is searched for them (``dealroom._util.redact``).
 
     python benchmarks/bench_events.py                 # 20,000 events, best of 5
     python benchmarks/bench_events.py --events 100000 --repeat 3
@@ -20,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dealroom._util.redact import SECRETS
 from dealroom.runs import RunFolder, RunRecorder, _events, _recorder
 
 USAGE = {"input_tokens": 1800, "cached_input_tokens": 0, "output_tokens": 40, "cost_usd": 0.0,
@@ -73,9 +76,15 @@ def main() -> None:
     events = events[:args.events]
     n = len(events)
     check = _recorder.check_written
-    checked, unchecked = [], []
-    for _ in range(args.repeat):  # interleaved: a busy machine slows both alike
+    checked, unchecked, redacted = [], [], []
+    for _ in range(args.repeat):  # interleaved: a busy machine slows all alike
         checked.append(write(events))
+        SECRETS.add("sk-proj-0123456789abcdefghijklmnop")
+        SECRETS.add("org-token-9876543210")
+        try:
+            redacted.append(write(events))
+        finally:
+            SECRETS.clear()
         _recorder.check_written = lambda record: None  # type: ignore[assignment]
         try:
             unchecked.append(write(events))
@@ -97,6 +106,8 @@ def main() -> None:
     print(f"  written, unchecked: {1e6 * base / n:7.2f} us/event")
     print(f"  written, checked:   {1e6 * best / n:7.2f} us/event "
           f"({100 * (best - base) / base:+.0f}%)")
+    print(f"  checked, 2 secrets known: {1e6 * min(redacted) / n:7.2f} us/event "
+          f"({100 * (min(redacted) - best) / best:+.0f}% on checked)")
     print(f"  the check alone:    {1e6 * alone / n:7.2f} us/event")
     print(f"  building the checks of the {len(_events._WRITERS)} types, once a process: "
           f"{1e3 * built:.1f} ms")

@@ -27,6 +27,16 @@ def _no_proxy_from_the_shell(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _no_secrets_from_other_tests():
+    """Each test starts knowing no secret to redact (the set is the process's)."""
+    from dealroom._util.redact import SECRETS
+
+    SECRETS.clear()
+    yield
+    SECRETS.clear()
+
+
 def make_run(run_dir: Path, memo: str | None, room: Path = JUDGE_ROOM) -> Path:
     """A run folder with ``config.json`` and (unless ``memo`` is None) ``output/memo.md``."""
     run_dir.mkdir(parents=True)

@@ -64,6 +64,24 @@ def test_a_model_url_that_does_not_parse_is_refused(monkeypatch, capsys, generat
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize("content,message", [
+    (None, "models file"),  # the file does not exist
+    ("[models.x\n", "is not valid TOML"),
+    ("[models.corp]\nbase_url = 3\n", "[models.corp]"),
+    ("[other]\n", "unknown top-level key"),
+])
+def test_a_models_file_no_model_uses_is_still_read_and_checked(monkeypatch, capsys,
+                                                               generated_room, tmp_path,
+                                                               content, message):
+    models = tmp_path / "models.toml"
+    if content is not None:
+        models.write_text(content)
+    code, text = cli(monkeypatch, capsys, "run", generated_room, "--out", tmp_path / "r",
+                     "--root", "scripted", "--sub", "oracle", "--models", models)
+    assert code == 2 and f"models file {models}" in text and message in text
+    assert not (tmp_path / "r").exists()
+
+
 @pytest.mark.parametrize("flags,message", [
     (["--max-seconds", "nan"], "max_seconds must be a positive finite number, got nan"),
     (["--max-seconds", "inf"], "max_seconds must be a positive finite number, got inf"),

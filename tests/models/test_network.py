@@ -60,7 +60,8 @@ def test_calls_go_through_the_proxy_the_environment_names(variable, pki, forward
     assert forward_proxy.forwarded_to(port) >= 2  # the check's and the chat's connections
 
 
-def test_no_proxy_bypasses_the_proxy(pki, forward_proxy, monkeypatch):
+@pytest.mark.parametrize("no_proxy", ["example.com,127.0.0.1", "10.0.0.0/8, 127.0.0.0/8"])
+def test_no_proxy_bypasses_the_proxy(pki, forward_proxy, monkeypatch, no_proxy):
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(pki.ca))
     monkeypatch.setenv("HTTPS_PROXY", forward_proxy.url)
 
@@ -68,12 +69,67 @@ def test_no_proxy_bypasses_the_proxy(pki, forward_proxy, monkeypatch):
         async with tls_server(pki) as srv:
             await chat_and_check(f"mock@{srv.base_url}")
             through = forward_proxy.forwarded_to(srv.port)
-            monkeypatch.setenv("NO_PROXY", "example.com,127.0.0.1")
+            monkeypatch.setenv("NO_PROXY", no_proxy)
             await chat_and_check(f"mock@{srv.base_url}")
             return through, forward_proxy.forwarded_to(srv.port), srv.calls
 
     through, after, calls = asyncio.run(go())
     assert through >= 1 and after == through and calls == 2
+
+
+NO_PROXY_FORMS = [  # (NO_PROXY, URL): the usual forms, each read as requests reads it
+    ("localhost", "http://localhost:8000/v1"),
+    ("example.com", "https://example.com/v1"),
+    ("example.com", "https://api.example.com/v1"),
+    (".example.com", "https://api.example.com/v1"),
+    (".example.com", "https://example.com/v1"),
+    ("example.com", "https://notexample.com/v1"),  # a domain, not any suffix
+    ("example.com", "https://example.org/v1"),
+    ("EXAMPLE.com", "https://api.example.com/v1"),
+    ("*", "https://api.openai.com/v1"),
+    ("localhost,*", "https://api.openai.com/v1"),  # `*` counts alone only
+    ("example.com:8443", "https://example.com:8443/v1"),
+    ("example.com:8443", "https://example.com/v1"),
+    ("example.com:8443", "https://example.com:9443/v1"),
+    ("127.0.0.1", "http://127.0.0.1:8000/v1"),
+    ("127.0.0.1", "http://127.0.0.2:8000/v1"),
+    ("127.0.0.1:8000", "http://127.0.0.1:8000/v1"),
+    ("127.0.0.0/8", "http://127.0.0.1:8000/v1"),
+    ("10.0.0.0/8", "http://10.20.30.40/v1"),
+    ("10.0.0.0/8", "http://11.0.0.1/v1"),
+    ("192.168.1.0/24", "http://192.168.2.1/v1"),
+    ("10.1.2.3/8", "http://10.200.0.1/v1"),  # host bits set: still the /8
+    ("10.0.0.0/0", "http://10.0.0.1/v1"),  # a /0 is no network to requests
+    ("10.0.0.0/8", "http://internal.corp/v1"),
+    (" localhost , 10.0.0.0/8 ", "http://10.0.0.9/v1"),
+    ("::1", "http://[::1]:8000/v1"),
+    ("[::1]", "http://[::1]:8000/v1"),
+    ("", "http://127.0.0.1/v1"),
+    (",,", "http://127.0.0.1/v1"),
+]
+
+
+@pytest.mark.parametrize("no_proxy,url", NO_PROXY_FORMS)
+def test_no_proxy_is_read_as_requests_reads_it(no_proxy, url, monkeypatch):
+    requests_utils = pytest.importorskip("requests.utils")
+    from dealroom.models import _net
+
+    scheme = url.partition(":")[0]
+    monkeypatch.setenv(f"{scheme.upper()}_PROXY", "http://proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", no_proxy)
+    direct = not requests_utils.get_environ_proxies(url).get(scheme)
+    assert (_net.env_route(url).proxy is None) == direct
+    assert _net.bypasses_proxy(url, no_proxy) == requests_utils.should_bypass_proxies(url,
+                                                                                      no_proxy)
+
+
+def test_no_proxy_takes_ipv6_networks_as_curl_does():
+    from dealroom.models._net import bypasses_proxy
+
+    assert bypasses_proxy("http://[fd12::1]:8000/v1", "fd00::/8")
+    assert bypasses_proxy("http://[::1]:8000/v1", "localhost,::1/128")
+    assert not bypasses_proxy("http://[fe80::1]:8000/v1", "fd00::/8")
+    assert not bypasses_proxy("http://10.0.0.1/v1", "::/0")  # an IPv6 network: not for IPv4
 
 
 def test_a_models_file_proxy_is_used_and_an_empty_one_bypasses_the_environment(

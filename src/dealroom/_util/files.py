@@ -1,4 +1,7 @@
-"""Atomic file writes, JSON and TOML reads, and guarded output folders."""
+"""Atomic file writes, JSON and TOML reads, and guarded output folders.
+
+Every write here leaves out the secrets the process knows (:mod:`dealroom._util.redact`).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ import tempfile
 import tomllib
 from pathlib import Path
 from typing import Any, TypeVar, cast
+
+from dealroom._util.redact import dumps_redacted, redact, redact_bytes
 
 T = TypeVar("T")
 
@@ -34,17 +39,25 @@ def read_toml(path: Path, what: str, missing: str = "") -> dict[str, Any]:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write ``data`` as pretty JSON to ``path`` via a temp file and rename."""
-    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    """Write ``data`` as pretty JSON to ``path`` via a temp file and rename (known secrets
+    redacted from its strings)."""
+    text = dumps_redacted(data, indent=2, ensure_ascii=False)[1] + "\n"
+    _write_atomic(path, text.encode("utf-8"))
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temp file (``.NAME.*.tmp`` beside it) and rename."""
-    write_bytes_atomic(path, text.encode("utf-8"))
+    """Write ``text`` to ``path`` via a temp file (``.NAME.*.tmp`` beside it) and rename
+    (known secrets redacted)."""
+    _write_atomic(path, redact(text).encode("utf-8"))
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temp file (``.NAME.*.tmp`` beside it) and rename."""
+    """Write ``data`` to ``path`` via a temp file (``.NAME.*.tmp`` beside it) and rename
+    (known secrets, UTF-8, redacted)."""
+    _write_atomic(path, redact_bytes(data))
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -49,6 +50,22 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def read_models_file(path: Path | None) -> Path | None:
+    """The ``--models`` callback: a file given is read and checked whether or not a model of
+    it is used, so a bad one is an InputError (exit 2), never accepted unread."""
+    if path is not None:
+        from dealroom.errors import ConfigError
+        from dealroom.models import load_models_file
+
+        try:
+            load_models_file(path)
+        except InputError:
+            raise
+        except ConfigError as exc:  # its message names the file
+            raise InputError(str(exc)) from None
+    return path
 
 
 def _show_version(value: bool) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from dealroom.cli import app
+from dealroom.cli import app, read_models_file
 from dealroom.cli.display import render_json
 from dealroom.cli.display_scores import (
     render_by_turn,
@@ -31,7 +31,8 @@ def judge(
     room: Path = typer.Option(None, "--room", help="Judge --memo against this room's rubric."),
     memo: Path = typer.Option(None, "--memo", help="Any memo file (with --room)."),
     out: Path = typer.Option(None, "--out", help="Where to write scores.json."),
-    models: Path = typer.Option(None, "--models", help=MODELS_HELP),
+    models: Path = typer.Option(None, "--models", help=MODELS_HELP,
+                                callback=read_models_file),
     as_json: bool = typer.Option(False, "--json", help="Print scores.json instead of tables."),
     by_turn: bool = typer.Option(
         False, "--by-turn", help="Judge the memo as of each turn: RUN/scores_by_turn.json."),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from dealroom.cli import eval_app
+from dealroom.cli import eval_app, read_models_file
 from dealroom.cli.display import render_json
 from dealroom.cli.display_prefixes import render_pool
 
@@ -51,7 +51,8 @@ def recover(
     workers: int = typer.Option(1, "--workers", help="Continuations at once."),
     backend: str = typer.Option("process", "--backend", help="process (a local pool) or ray."),
     address: str = typer.Option(None, "--address", help="A running Ray cluster (--backend ray)."),
-    models: Path = typer.Option(None, "--models", help="Models file naming the policies."),
+    models: Path = typer.Option(None, "--models", help="Models file naming the policies.",
+                                callback=read_models_file),
     tau: float = typer.Option(
         0.5, "--tau", help="Success: a continuation's pass rate of at least X (default 0.5)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),

@@ -9,7 +9,7 @@ from typing import Any
 import typer
 
 from dealroom import DEMO_DOCS
-from dealroom.cli import app
+from dealroom.cli import app, read_models_file
 from dealroom.cli.display import render_demo, render_run_result
 from dealroom.cli.display_live import RunDisplay
 
@@ -69,7 +69,8 @@ def run(
     memo_limit: int = typer.Option(
         None, "--memo-limit",
         help="Characters the root's memo may hold; a write past it fails (default 10 MiB)."),
-    models: Path = typer.Option(None, "--models", help=MODELS_HELP),
+    models: Path = typer.Option(None, "--models", help=MODELS_HELP,
+                                callback=read_models_file),
     budgetmix: str = typer.Option(
         None, "--budgetmix",
         help="PLAN:STEP:GROUP: follow that BudgetMix plan entry (its T, recorded in config)."),
@@ -123,7 +124,8 @@ def resume(
     max_seconds: float = typer.Option(None, "--max-seconds", help="The fork's wall clock."),
     temperature: float = typer.Option(None, "--temperature", help="The fork's temperature."),
     concurrency: int = typer.Option(None, help="Parallel calls per endpoint (default: the run's)."),
-    models: Path = typer.Option(None, "--models", help=MODELS_HELP),
+    models: Path = typer.Option(None, "--models", help=MODELS_HELP,
+                                callback=read_models_file),
 ) -> None:
     """Finish an interrupted run; completed model calls are replayed, not repeated.
 
@@ -165,7 +167,8 @@ def repl(
     code: str = typer.Option(None, "-c", help="Run one cell, print its output and exit."),
     depth: int = typer.Option(1, help="2 or more makes rlm() available."),
     cell_timeout: float = typer.Option(120.0, "--cell-timeout", help="Seconds per cell."),
-    models: Path = typer.Option(None, "--models", help=MODELS_HELP),
+    models: Path = typer.Option(None, "--models", help=MODELS_HELP,
+                                callback=read_models_file),
 ) -> None:
     """The root's sandboxed REPL, for a person: interactive, or one cell with -c."""
     from dealroom.cli._repl import interact, one_cell

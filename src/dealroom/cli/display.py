@@ -35,18 +35,25 @@ def render_interrupted() -> None:
 
 def render_error(exc: BaseException) -> None:
     """One red line: ``error: <message>``, the message escaped so that ``[local]`` in
-    ``pip install "dealroom[local]"`` or ``[models.NAME]`` is printed, not taken for markup."""
+    ``pip install "dealroom[local]"`` or ``[models.NAME]`` is printed, not taken for markup,
+    and the secrets the process knows redacted (an endpoint's error may echo the key)."""
     from rich.markup import escape
 
-    err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+    from dealroom.runs import redact
+
+    err_console.print(f"[bold red]error:[/] {escape(redact(str(exc)))}", highlight=False,
+                      soft_wrap=True)
 
 
 def render_warning(message: object) -> None:
-    """One yellow line: ``warning: <message>``, escaped as :func:`render_error` does."""
+    """One yellow line: ``warning: <message>``, escaped and redacted as :func:`render_error`
+    does."""
     from rich.markup import escape
 
-    err_console.print(f"[bold yellow]warning:[/] {escape(str(message))}", highlight=False,
-                      soft_wrap=True)
+    from dealroom.runs import redact
+
+    err_console.print(f"[bold yellow]warning:[/] {escape(redact(str(message)))}",
+                      highlight=False, soft_wrap=True)
 
 
 def render_run_result(result) -> None:  # type: ignore[no-untyped-def]

@@ -23,6 +23,7 @@ is run, and the other budgets are read from its memo history (truncated Pass@(K,
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import itertools
 import os
@@ -383,6 +384,7 @@ def check_policies(spec: SweepSpec, rooms: list[SweepRoom], harness: Harness,
                     raise ConfigError(f"subs: the oracle cannot run on room {room.name}: "
                                       f"{exc}") from None
     _check_judge(spec.judge, rooms)
+    _learn_judge_secrets(spec.judge, models_file)
     known = set(harness.settings.__dataclass_fields__)
     unknown = sorted(set(spec.settings) - known)
     if unknown:
@@ -397,6 +399,18 @@ def check_policies(spec: SweepSpec, rooms: list[SweepRoom], harness: Harness,
             raise ConfigError(f"depth and budget_visible do not apply to the {harness.name} "
                               "harness")
         harness.settings(**options)
+
+
+def _learn_judge_secrets(judge: str, models_file: Path | None) -> None:
+    """Resolve a judge model's spec here, in the process that writes ``sweep.json``, so that
+    its secrets are redacted from the errors its episodes report (a judge that does not
+    resolve fails in its episodes, as it did)."""
+    from dealroom.judge import judge_names
+    from dealroom.models import resolve_model_spec
+
+    if judge not in judge_names():
+        with contextlib.suppress(DealroomError):
+            resolve_model_spec(judge, models_file=models_file, role="judge")
 
 
 def _check_judge(judge: str, rooms: list[SweepRoom]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from dealroom._util.redact import redact
 from dealroom.errors import ConfigError, InputError
 from dealroom.runs import RunFolder, deliverable_key, primary_deliverable
 
@@ -85,11 +86,12 @@ class Deliverables:
 
     def write(self, name: str | None, markdown: str) -> bool:
         """Write ``markdown`` to the deliverable ``name`` in its format; False when it already
-        holds exactly that."""
+        holds exactly that. Known secrets are redacted before it is rendered (a ``.docx``
+        compresses its text, so the file's writer could not find them)."""
         key = self.name(name)
         if self._texts.get(key) == markdown:
             return False
-        data = self._writers[deliverable_format(self.files[key])](markdown)
+        data = self._writers[deliverable_format(self.files[key])](redact(markdown))
         self.folder.write_deliverable(key, data)
         self._texts[key] = markdown
         return True

@@ -56,7 +56,7 @@ from dealroom.models._hedge import (
     current_wave,
     race,
 )
-from dealroom.models._net import Route, expand_headers
+from dealroom.models._net import Route, add_spec_secrets, expand_headers
 from dealroom.models._result import ChatResult
 from dealroom.models._rules import (
     Deadline,
@@ -179,6 +179,7 @@ class OpenAICompatibleClient:
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._headers.update(expand_headers(spec))
+        add_spec_secrets(spec, api_key)
         self._tls = tls_for(spec, base)
         self._timeouts = {streaming: aiohttp.ClientTimeout(
             total=spec.timeout, sock_connect=spec.connect_timeout,

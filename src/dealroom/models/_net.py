@@ -13,11 +13,14 @@ Paths in a models file are relative to its folder. ``${NAME}`` in a header value
 environment variable NAME, read when the client opens, so secrets stay out of files; headers
 are left out of :meth:`ModelSpec.to_dict <dealroom.models.ModelSpec.to_dict>` and every
 record. The transport (``_endpoint``) asks this module for the proxy, the TLS context and the
-headers of each endpoint.
+headers of each endpoint. :func:`add_spec_secrets` hands the secrets a spec uses (its key,
+header values, proxy and URL passwords) to :mod:`dealroom._util.redact`, so every file the
+process writes leaves them out, whatever an endpoint echoes.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import ssl
@@ -26,8 +29,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
+from dealroom._util.redact import add_secret
 from dealroom.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -39,6 +43,9 @@ _PATHS = ("ca_bundle", "client_cert", "client_key")
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 """An HTTP header name (RFC 9110 token)."""
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+                    "ALL_PROXY")
+"""The environment's proxy URLs, whose passwords are secrets."""
 _OWNED = {"host", "content-length", "transfer-encoding", "connection", "content-type"}
 """Headers the transport writes itself; a models file cannot replace them."""
 _warned: set[str] = set()
@@ -126,8 +133,8 @@ def route(spec: ModelSpec, url: str) -> Route:
 
 def env_route(url: str) -> Route:
     """The proxy the environment sets for ``url`` as curl and requests read it: ``https_proxy``
-    or ``HTTPS_PROXY`` (``http_...`` for http URLs; lower case first), unless ``no_proxy`` or
-    ``NO_PROXY`` names the host (a suffix, ``*`` for all)."""
+    or ``HTTPS_PROXY`` (``http_...`` for http URLs; lower case first), unless ``no_proxy`` (else
+    ``NO_PROXY``) names the host (see :func:`bypasses_proxy`)."""
     parts = urlsplit(url)
     for name in (f"{parts.scheme}_proxy", f"{parts.scheme.upper()}_PROXY"):
         if name in os.environ:
@@ -135,12 +142,68 @@ def env_route(url: str) -> Route:
             break
     else:
         return Route(None)
-    no_proxy = os.environ.get("no_proxy", os.environ.get("NO_PROXY", ""))
-    host = parts.hostname or ""
-    if not proxy or (no_proxy and urllib.request.proxy_bypass_environment(  # type: ignore[attr-defined]
-            host, {"no": no_proxy})):
+    no_proxy = os.environ.get("no_proxy") or os.environ.get("NO_PROXY") or ""
+    if not proxy or bypasses_proxy(url, no_proxy):
         return Route(None)
     return Route(proxy if "://" in proxy else f"http://{proxy}", name)
+
+
+def bypasses_proxy(url: str, no_proxy: str) -> bool:
+    """True when ``no_proxy`` (comma-separated) names ``url``'s host, as requests
+    (``should_bypass_proxies``) reads it: ``*`` alone for every host; a name for itself and
+    the hosts under it (``.corp.com`` or ``corp.com``: ``api.corp.com``, not ``mycorp.com``;
+    ``host:port`` for that port only); an IPv4 address for itself, and an IPv4 network in
+    CIDR form (``10.0.0.0/8``) for the addresses in it. Beyond requests, as curl: an IPv6
+    network (``fd00::/8``) for the IPv6 addresses in it.
+
+    >>> bypasses_proxy("http://10.1.2.3:8000/v1", "localhost,10.0.0.0/8")
+    True
+    >>> bypasses_proxy("https://api.example.com/v1", ".corp.com")
+    False
+    """
+    parts = urlsplit(url)
+    host = parts.hostname
+    if host is None:
+        return True
+    entries = [entry for entry in no_proxy.replace(" ", "").split(",") if entry]
+    address = _address(host)
+    if isinstance(address, ipaddress.IPv4Address):
+        if any(entry == host or address in _network(entry, 4) for entry in entries):
+            return True
+    else:
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
+        named = (host, f"{host}:{port}" if port else host)
+        for entry in (e.lstrip(".") for e in entries):
+            if any(n == entry or n.endswith(f".{entry}") for n in named):
+                return True
+        if address is not None and any(address in _network(e, 6) for e in entries):
+            return True
+    return bool(no_proxy) and urllib.request.proxy_bypass_environment(  # type: ignore[attr-defined]
+        host, {"no": no_proxy})
+
+
+def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+def _network(entry: str, version: int) -> ipaddress.IPv4Network | ipaddress.IPv6Network | tuple[()]:
+    """The network a CIDR entry names (``()`` when it names none): IPv4 masks 1 to 32, as
+    requests takes them."""
+    if entry.count("/") != 1:
+        return ()
+    try:
+        network = ipaddress.ip_network(entry, strict=False)
+    except ValueError:
+        return ()
+    if network.version != version or (version == 4 and network.prefixlen == 0):
+        return ()
+    return network
 
 
 def ssl_context(spec: ModelSpec) -> ssl.SSLContext:
@@ -199,3 +262,40 @@ def expand_headers(spec: ModelSpec) -> dict[str, str]:
         return text
 
     return {name: value(name, template) for name, template in spec.headers.items()}
+
+
+# -- the secrets a spec uses ---------------------------------------------------------------------
+
+
+def add_spec_secrets(spec: ModelSpec, api_key: str | None = None) -> None:
+    """Have everything this process writes leave out the secrets ``spec`` uses: ``api_key``
+    (else the value of ``api_key_env``), each header value with its ``${NAME}`` expanded (and
+    the variables' values), and the passwords of its proxy, its base URL and the
+    environment's proxies. Missing variables are skipped: this never fails."""
+    if api_key is None and spec.api_key_env:
+        api_key = os.environ.get(spec.api_key_env)
+    add_secret(api_key)
+    for template in spec.headers.values():
+        add_secret(_VARIABLE.sub(lambda m: os.environ.get(m[1], m[0]), template))
+        for variable in _VARIABLE.findall(template):
+            add_secret(os.environ.get(variable))
+    for url in (spec.proxy, spec.base_url, *map(os.environ.get, _PROXY_VARIABLES)):
+        password = url_password(url)
+        if password:
+            add_secret(password)
+            add_secret(unquote(password))
+
+
+def url_password(url: str | None) -> str | None:
+    """The password in ``url``'s user part as written (a proxy variable may leave out the
+    scheme), or None.
+
+    >>> url_password("me:s3cret@proxy:3128")
+    's3cret'
+    """
+    if not url:
+        return None
+    try:
+        return urlsplit(url if "://" in url else f"http://{url}").password
+    except ValueError:
+        return None

@@ -13,8 +13,9 @@ A spec string is one of
 * ``hf:PATH[,key=value...]`` — a transformers model run in-process (``hf:local`` is the embedded
   SmolLM2 GGUF; PATH is a model folder, a ``.gguf`` file or a LoRA checkpoint), see ``_hf``.
 
-Resolving reads files only; no environment variable is read here. The API key is looked up by
-the provider when a client for a real endpoint is opened (see ``_client.open_openai``).
+Resolving reads files, and environment variables only to learn the secrets a spec uses, so
+that they are redacted from records; a missing key is no error here. The API key is looked up
+by the provider when a client for a real endpoint is opened (see ``_client.open_openai``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pydantic import (
 
 from dealroom._util.schema import Schema, explain, field_reader
 from dealroom.errors import ConfigError, InputError
-from dealroom.models._net import NET_KEYS, check_settings, redact
+from dealroom.models._net import NET_KEYS, add_spec_secrets, check_settings, redact
 from dealroom.types import ROLES
 
 DEFAULT_CONCURRENCY = 64
@@ -269,8 +270,16 @@ def resolve_model_spec(
     """Turn a spec string into a :class:`ModelSpec`, or raise a ConfigError that says the fix.
 
     ``models_file`` defaults to ``./models.toml``, else ``~/.config/dealroom/models.toml``; it
-    is read only when ``spec`` is a name.
+    is read only when ``spec`` is a name. The secrets the spec uses are redacted from every
+    file this process writes from now on (:func:`~dealroom.models._net.add_spec_secrets`), so
+    a process that only collects results (a sweep's) leaves them out too.
     """
+    resolved = _resolve(spec, models_file, role)
+    add_spec_secrets(resolved)
+    return resolved
+
+
+def _resolve(spec: str, models_file: Path | None, role: str) -> ModelSpec:
     if role not in ROLES:
         raise ConfigError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
     text = spec.strip() if isinstance(spec, str) else ""

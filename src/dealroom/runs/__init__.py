@@ -9,11 +9,14 @@ trajectory event (:data:`EVENT_TYPES`, validated on read as :data:`TrajectoryEve
 write by :func:`check_scores_written`), each versioned with its migration table, and of the
 token-exact side file (:class:`TokenRecord` in ``tokens.jsonl``), an agent's conversation
 rebuilt from its events (:func:`agent_conversation`), forks of a run at a root turn
-(:func:`fork_run_folder`), and :func:`find_runs`. This package imports nothing of dealroom
+(:func:`fork_run_folder`), and :func:`find_runs`. Every record is written without the
+secrets the process knows (:func:`add_secret` adds one; :func:`redact` applies them to any
+text). This package imports nothing of dealroom
 but ``_util`` and ``errors``, so harnesses, measurement, judges, evaluation and training all
 stand on it. See docs/architecture.md, "Run folder".
 """
 
+from dealroom._util.redact import add_secret, redact
 from dealroom.runs._config import (
     RUN_VERSION,
     BudgetMixLabel,
@@ -127,6 +130,7 @@ __all__ = [
     "UsageRecord",
     "UsageSummary",
     "Wave",
+    "add_secret",
     "agent_conversation",
     "agent_segments",
     "append_jsonl",
@@ -144,6 +148,7 @@ __all__ = [
     "read_all_tokens",
     "read_jsonl",
     "read_tokens",
+    "redact",
     "root_replies",
     "whole_reply",
     "write_tokens",

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from dealroom._util.redact import dumps_redacted
 from dealroom.errors import InputError
 
 
@@ -47,7 +48,9 @@ def drop_torn_tail(path: Path) -> None:
 
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    """Append one record as a JSON line, flushed, so a kill loses at most that line."""
+    """Append one record as a JSON line, flushed, so a kill loses at most that line (known
+    secrets redacted from its strings)."""
+    line = dumps_redacted(record, ensure_ascii=False)[1] + "\n"
     with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        fh.write(line)
         fh.flush()

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dealroom._util.redact import dumps_redacted, redact
 from dealroom.runs._events import check_written
 from dealroom.runs._folder import TRAJECTORY, RunFolder
 from dealroom.runs._jsonl import drop_torn_tail
@@ -19,8 +20,10 @@ class RunRecorder:
     """Appends events to a run folder's ``trajectory.jsonl``; thread-safe, one per run.
 
     Each event is flushed to the kernel as it is written: it survives a SIGKILL of this
-    process. ``RunRecorder(folder)`` starts a new trajectory; :meth:`reopen` continues one.
-    :attr:`written` holds the events this recorder wrote, in ``seq`` order.
+    process. The secrets the process knows are redacted from events and memos before they
+    are kept or written (:mod:`dealroom._util.redact`). ``RunRecorder(folder)`` starts a new
+    trajectory; :meth:`reopen` continues one. :attr:`written` holds the events this recorder
+    wrote, in ``seq`` order.
     """
 
     def __init__(self, folder: RunFolder, *, next_seq: int = 0, t_offset: float = 0.0,
@@ -52,8 +55,9 @@ class RunRecorder:
 
     def event(self, type: str, agent: str = "root", depth: int = 0,
               **fields: Any) -> dict[str, Any]:
-        """Append one event (its type's fields as keywords) and return it; a ValueError, and
-        nothing written, for an event its type's record refuses (:func:`check_written`)."""
+        """Append one event (its type's fields as keywords) and return it, known secrets
+        redacted; a ValueError, and nothing written, for an event its type's record refuses
+        (:func:`check_written`)."""
         with self._lock:
             record = {
                 "seq": self._seq,
@@ -64,7 +68,8 @@ class RunRecorder:
                 **fields,
             }
             check_written(record)
-            self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            record, line = dumps_redacted(record, ensure_ascii=False)
+            self._fh.write(line + "\n")
             self._fh.flush()
             self.written.append(record)
             self._seq += 1
@@ -78,6 +83,7 @@ class RunRecorder:
     def memo_turn(self, turn: int, markdown: str) -> None:
         """Record the memo as it stands at the end of root turn ``turn`` in the memo history;
         a turn already recorded (a resumed run replaying it) or an unchanged memo adds nothing."""
+        markdown = redact(markdown)
         with self._lock:
             if turn <= self._memo_turn or markdown == self._memo:
                 return

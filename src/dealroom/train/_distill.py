@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dealroom._util.files import read_json, write_json_atomic
+from dealroom._util.files import read_json, write_json_atomic, write_text_atomic
 from dealroom.errors import ConfigError
 from dealroom.train._distill_spec import DistillSpec, load_distill_spec, to_toml
 
@@ -152,7 +152,7 @@ def _sweep(spec: DistillSpec, folder: Path, root: str, n: int, workers: int | No
     text = (f"# round {n} of dealroom train self-distill: {root}\n"
             + to_toml({**spec.sweep, "roots": [root]}))
     if not toml.is_file() or toml.read_text(encoding="utf-8") != text:
-        toml.write_text(text, encoding="utf-8")
+        write_text_atomic(toml, text)
     report = (lambda s: progress(f"round {n} sweep", s.done + s.failed, s.total)) \
         if progress else None
     run_sweep(toml, folder / "sweep", workers=workers, retry_failed=True, progress=report)

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dealroom._util.files import write_json_atomic
+from dealroom._util.redact import dumps_redacted
 from dealroom.errors import ConfigError, DealroomError
 from dealroom.runs import RunFolder, agent_segments, find_runs, read_tokens, whole_reply
 from dealroom.train._mask import TrainingRow, conversation_rows
@@ -156,8 +157,8 @@ def _write(folder: Path, selection: Selection, tokenizer: PreTrainedTokenizerBas
                 selection.left_out.append({**entry, **info})
             else:
                 for messages in segments:  # one chat per context the model saw
-                    chats.write(json.dumps({"messages": messages, "run": entry["run"]},
-                                           ensure_ascii=False) + "\n")
+                    chats.write(dumps_redacted({"messages": messages, "run": entry["run"]},
+                                               ensure_ascii=False)[1] + "\n")
                 for row in episode_rows:
                     assert rows is not None
                     rows.write(json.dumps({"input_ids": row.input_ids,

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dealroom._util.files import write_json_atomic
+from dealroom._util.files import write_json_atomic, write_text_atomic
 from dealroom._util.secrets import redact_secrets
 from dealroom.errors import ConfigError, DealroomError
 from dealroom.runs import append_jsonl, read_jsonl
@@ -377,7 +377,7 @@ def last_checkpoint(out: Path) -> int:
 def _cut(path: Path, keep: Callable[[dict[str, Any]], bool]) -> None:
     if path.is_file():
         rows = [row for row in read_jsonl(path) if keep(row)]
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        write_text_atomic(path, "".join(json.dumps(r) + "\n" for r in rows))
 
 
 def _done(out: Path, step: int) -> dict[tuple[int, int, int, int], Rollout]:
@@ -492,11 +492,11 @@ def _evaluate(spec: GRPOSpec, base: Path, out: Path, step: int) -> float | None:
             "roots": [f"hf:{out / f'checkpoint-{step}'},max_tokens={spec.grpo.max_new_tokens}"],
             "subs": [spec.sub], "max_turns": [turns], "judge": spec.judge,
             "settings": spec.settings}
-    (folder / "SPEC.toml").write_text(_toml(body), encoding="utf-8")
+    write_text_atomic(folder / "SPEC.toml", _toml(body))
     done = subprocess.run([sys.executable, "-m", "dealroom", "eval", "sweep",
                            str(folder / "SPEC.toml"), "--out", str(folder / "sweep"),
                            "--workers", "1"], capture_output=True, text=True)
-    (folder / "sweep.log").write_text(done.stdout + done.stderr, encoding="utf-8")
+    write_text_atomic(folder / "sweep.log", done.stdout + done.stderr)
     if done.returncode != 0:
         return None
     return summarize_runs(find_runs([folder / "sweep"]))["totals"].get("pass_rate_mean")

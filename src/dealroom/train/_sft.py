@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dealroom._util.files import write_json_atomic
+from dealroom._util.files import write_json_atomic, write_text_atomic
 from dealroom.errors import ConfigError, MissingDependency
 from dealroom.train._settings import SFTSettings, lora_config
 
@@ -129,7 +129,7 @@ def _cut_log(out: Path, step: int) -> None:
     if path.is_file():
         lines = path.read_text(encoding="utf-8").splitlines()
         keep = [line for line in lines if line.strip() and json.loads(line)["step"] <= step]
-        path.write_text("".join(f"{line}\n" for line in keep), encoding="utf-8")
+        write_text_atomic(path, "".join(f"{line}\n" for line in keep))
 
 
 def train_sft(dataset: Path, model: str, out: Path, settings: SFTSettings | None = None, *,

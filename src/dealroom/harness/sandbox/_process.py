@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import itertools
 import json
-import logging
 import os
 import signal
 import sys
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import dealroom
+from dealroom._util.redact import logger
 from dealroom.errors import ConfigError, SandboxError
 from dealroom.harness.sandbox import _cgroup
 from dealroom.harness.sandbox._base import (
@@ -37,7 +37,7 @@ from dealroom.harness.sandbox._base import (
 )
 from dealroom.harness.sandbox._clock import CellClock, tree_cpu
 
-log = logging.getLogger("dealroom.sandbox")
+log = logger("dealroom.sandbox")
 
 DEFAULT_BOOTSTRAP = "dealroom.harness.sandbox._host:room_bootstrap"
 MAX_LINE = 256 * 2**20

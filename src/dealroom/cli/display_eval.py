@@ -8,6 +8,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -17,6 +18,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from dealroom.cli._exit import nonzero_counts
 from dealroom.cli.display import console as default_console
 
 if TYPE_CHECKING:
@@ -59,10 +61,16 @@ def render_sweep_result(result: SweepResult) -> None:
     console.print(f"{result.done}/{result.episodes} episodes done ({result.skipped} already "
                   f"done, {result.resumed} resumed), {result.failed} failed, in "
                   f"{result.seconds:.1f} s on {result.workers} {result.backend} workers")
+    if result.statuses:
+        console.print("ended: " + ", ".join(f"{n} {s}" for s, n in result.statuses.items()))
+    bad = nonzero_counts(result.statuses)
+    if bad:
+        console.print(f"[red]{sum(bad.values())} episode(s) ended with a status that exits "
+                      f"non-zero: {', '.join(f'{n} {s}' for s, n in bad.items())}[/]")
     if result.failed:
-        console.print(f"[yellow]failed episodes and their errors are in "
-                      f"{result.path / 'sweep.json'}[/]")
-    console.print(f"[dim]→ {result.path}[/]")
+        console.print("[yellow]failed episodes and their errors are in[/]")
+        console.print(str(result.path / "sweep.json"), soft_wrap=True, markup=False)
+    console.print(f"[dim]→ {escape(str(result.path))}[/]", soft_wrap=True)
 
 
 def _pct(value: float | None) -> str:

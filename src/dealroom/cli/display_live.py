@@ -77,7 +77,8 @@ class RunDisplay:
         elif self._ticker is not None:
             self._stop.set()
             self._ticker.join()
-            self.print_plain()
+            if kind is None:  # the state at the end (an error says its own line)
+                self.print_plain()
 
     def refresh(self) -> None:
         """Redraw the line now (on a terminal it also redraws itself 4 times a second)."""

@@ -87,14 +87,16 @@ def test_the_demo_says_where_it_wrote_and_the_next_commands_unbroken_at_80_colum
         "it ends with the next commands"
 
 
-def test_view_writes_beside_the_run_and_says_where_and_nothing_for_a_non_run(generated_room,
-                                                                             tmp_path,
-                                                                             monkeypatch):
+def test_judge_and_view_print_paths_whole_and_view_writes_beside_the_run(
+        generated_room, tmp_path, monkeypatch):
     from dealroom.harness import run_agent
 
     monkeypatch.setenv("COLUMNS", "80")
     run = tmp_path / LONG / "run"
     run_agent(generated_room, run, root="scripted", sub="oracle", max_turns=3)
+    judged = dealroom("judge", run)
+    assert judged.returncode == 0, judged.stderr
+    whole_lines(judged.stdout, str(run / "scores.json"))
     done = dealroom("view", run)
     assert done.returncode == 0, done.stdout + done.stderr
     index = run / "view" / "index.html"
@@ -130,3 +132,19 @@ def test_summary_at_80_columns_and_through_a_pipe_cuts_nothing(summary_runs, mon
     render_summary(result, Console(file=wide, width=200, force_terminal=True,
                                    color_system=None))
     assert "┃ run" in wide.getvalue()  # a table where it fits
+
+
+def test_a_sweep_off_a_terminal_prints_a_line_per_episode_ended():
+    from dealroom.cli.display_eval import SweepDisplay
+    from dealroom.eval import SweepProgress
+
+    log = io.StringIO()
+    with SweepDisplay(Console(file=log, width=80)) as display:
+        for done in range(3):
+            display(SweepProgress(total=4, done=done, failed=0, running=1,
+                                  pass_rates=(0.5,) * done))
+    lines = log.getvalue().splitlines()
+    assert [line.split(",")[0] for line in lines] == [
+        "progress: episodes 0/4 (0 failed)", "progress: episodes 1/4 (0 failed)",
+        "progress: episodes 2/4 (0 failed)"]
+    assert "pass rate 50.0%" in lines[-1] and "\x1b" not in log.getvalue()

@@ -206,9 +206,10 @@ def render_problems(problems: list[Problem], path: Path | str) -> None:
     errors = sum(p.level == "error" for p in problems)
     warnings = len(problems) - errors
     if errors:
-        console.print(f"[bold red]invalid[/] {path}: {errors} error(s), {warnings} warning(s)")
+        console.print(f"[bold red]invalid[/] {path}: {errors} error(s), {warnings} warning(s)",
+                      soft_wrap=True)
     else:
-        console.print(f"[bold green]valid[/] {path}: {warnings} warning(s)")
+        console.print(f"[bold green]valid[/] {path}: {warnings} warning(s)", soft_wrap=True)
 
 
 def render_confinement(confinement: dict[str, str], degraded: list[str]) -> None:

@@ -52,7 +52,7 @@ def render_scores(data: ScoresRecord, written: Path | None) -> None:
             f"Cohen's kappa {_num(a['kappa'])}"
         )
     if written is not None:
-        console.print(f"[dim]→ {written}[/]")
+        console.print(f"[dim]→ {written}[/]", soft_wrap=True)
 
 
 def render_by_turn(result: dict[str, Any]) -> None:
@@ -70,7 +70,7 @@ def render_by_turn(result: dict[str, Any]) -> None:
                       f"{row['memo_chars']:,}", style=style)
     console.print(table)
     console.print(f"[dim]judge: {result['judge'].get('name')} · {result['turns']} turns · "
-                  f"{result['run']}[/]")
+                  f"{result['run']}[/]", soft_wrap=True)
 
 
 SUMMARY_COLUMNS = ("status", "pass rate", "positive", "coverage", "cost", "tokens in/out",

@@ -5,9 +5,11 @@ Each check gives a :class:`Check` with a status:
     ok      present and working
     absent  optional and not installed (the fix installs it)
     warn    present but weaker or not working: drift from the pins, a weaker sandbox, the
-            embedded model that does not start, a model of the models file not reachable
+            embedded model that does not start, a model of the models file found by default
+            not reachable; ``dealroom doctor --strict`` exits 1
     fail    needed and missing: a core package, a sandbox that does not start, a models file
-            given that cannot be read, under 1 GiB of free disk; ``dealroom doctor`` exits 1
+            given (``models_file``) that cannot be read or one of its models not reachable,
+            under 1 GiB of free disk; ``dealroom doctor`` exits 1
 
 Checks: Python and dealroom's packages (core and each extra, drift from constraints.txt),
 the sandbox's confinement, the embedded ``local`` model (its GGUF and llama.cpp, started for a
@@ -26,7 +28,7 @@ import sys
 import tempfile
 import time
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +81,11 @@ async def adiagnose(*, isolation: str = "auto", models_file: Path | None = None,
     checks = [python_check(), *package_checks(core, extras), drift_check()]
     checks.append(await sandbox_check(isolation))
     checks.append(await asyncio.to_thread(local_model_check, start_local))
-    checks += await model_checks(models_file)
+    models = await model_checks(models_file)
+    if models_file:  # a models file named by the caller: a model of it not reachable fails
+        models = [replace(c, status="fail") if c.name.startswith("model ") and c.status == "warn"
+                  else c for c in models]
+    checks += models
     checks += [ocr_check(), ray_check(extras), torch_check(extras), disk_check()]
     return Diagnosis(checks)
 

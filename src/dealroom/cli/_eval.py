@@ -20,13 +20,22 @@ def sweep(
     retry_failed: bool = typer.Option(
         False, "--retry-failed", help="Run again the episodes recorded as failed."),
 ) -> None:
-    """Run every episode of SPEC (judged as each ends); run it again to continue after a kill."""
+    """Run every episode of SPEC (judged as each ends); run it again to continue after a kill.
+
+    Exits 0 when every episode of the sweep ended as a run exiting 0 does (submitted, finished,
+    max_turns, budget_exhausted); else the largest code among its episodes (1 error or an
+    episode that failed to run, 3 degraded, 4 errors), and says how many ended so.
+    """
+    from dealroom.cli._exit import sweep_exit_code
     from dealroom.eval import run_sweep
 
     with SweepDisplay() as display:
         result = run_sweep(spec, out, workers=workers, backend=backend, address=address,
                            retry_failed=retry_failed, progress=display)
     render_sweep_result(result)
+    code = sweep_exit_code(result.statuses, result.failed)
+    if code:
+        raise typer.Exit(code)
 
 
 TAU_HELP = "Success: a criteria pass rate of at least X (default 0.5)."

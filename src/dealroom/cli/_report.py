@@ -9,6 +9,9 @@ import typer
 
 from dealroom.cli import app
 
+VIEW_FOLDER = "view"
+"""``dealroom view RUN``'s folder in RUN when --out is not given."""
+
 
 @app.command()
 def report(
@@ -37,22 +40,21 @@ def report(
 @app.command()
 def view(
     run: Path = typer.Argument(..., help="A run folder."),
-    out: Path = typer.Option(None, "--out", help="The viewer's folder (default: a new folder "
-                                                 "in the system's temp folder)."),
+    out: Path = typer.Option(None, "--out", help="The viewer's folder (default: RUN/view, "
+                                                 "rewritten each time)."),
     serve: bool = typer.Option(False, "--serve", help="Serve it on 127.0.0.1 until Ctrl-C."),
     port: int = typer.Option(8765, "--port", min=0, max=65535,
                              help="The port of --serve (0: any free port)."),
 ) -> None:
     """Write the trace viewer of RUN (timeline, sub-calls, memo history, scores, coverage,
-    usage); it opens from disk, or from the local server with --serve."""
-    import tempfile
-
+    usage) into RUN/view or --out, and print where; it opens from disk, or from the local
+    server with --serve. Nothing is written when RUN is not a run folder."""
     from dealroom.cli.display_report import render_serving, render_written
     from dealroom.report import make_server, write_trace
 
     if out is None:
-        out = Path(tempfile.mkdtemp(prefix=f"dealroom-view-{run.resolve().name}-"))
-    index = write_trace(run, out)
+        out = run / VIEW_FOLDER
+    index = write_trace(run, out)  # opens RUN (a ConfigError if it is none) before writing
     render_written(index)
     if serve:
         server = make_server(out, port)

@@ -10,18 +10,20 @@ import typer
 
 from dealroom import DEMO_DOCS
 from dealroom.cli import app, read_models_file
+from dealroom.cli._exit import exit_code
 from dealroom.cli.display import render_demo, render_run_result
 from dealroom.cli.display_live import RunDisplay
 
 MODELS_HELP = "Models file (TOML) naming models; default ./models.toml or ~/.config/dealroom."
 SETTING_OF_FLAG = {"max_cost": "max_cost_usd"}
 """``dealroom run`` flags whose settings field has another name (``--max-cost``)."""
-EXIT_CODES = {"error": 1, "degraded": 3}
-"""Exit status of ``run``/``resume``/``demo`` by the run's status; any other status exits 0."""
+PROGRESS_HELP = ("Off a terminal (a pipe, a log file): seconds between plain progress lines "
+                 "(default 15; 0: none). On a terminal the status line is redrawn in place.")
 
 
 def _exit_for(result) -> None:  # type: ignore[no-untyped-def]
-    code = EXIT_CODES.get(result.status, 0)
+    """Exit with the code of the run's end status (:data:`dealroom.cli._exit.END_STATUS_CODES`)."""
+    code = exit_code(result.status)
     if code:
         raise typer.Exit(code)
 
@@ -74,12 +76,15 @@ def run(
     budgetmix: str = typer.Option(
         None, "--budgetmix",
         help="PLAN:STEP:GROUP: follow that BudgetMix plan entry (its T, recorded in config)."),
+    progress_every: float = typer.Option(None, "--progress-every", min=0, help=PROGRESS_HELP),
 ) -> None:
     """Run an agent on a data room; records go to the run folder as it works.
 
-    Exits 0 when the run ended (submitted, out of turns or budget), 1 on an error, and 3 when
-    it is degraded: more than 10% of its sub-calls failed at the provider or were cut off in
-    flight (every request sent is recorded).
+    Exits 0 when the run ended by itself or ran out of turns or budget (submitted, finished,
+    max_turns, budget_exhausted); 1 on status error (the root model failed); 3 when it is
+    degraded (more than 10% of its sub-calls failed at the provider or were cut off in
+    flight; every request sent is recorded); 4 on status errors (--max-errors root turns in a
+    row ran no code or raised); 2 on bad input, 130 on Ctrl-C.
     """
     from dealroom.errors import ConfigError
     from dealroom.harness import run_agent_async
@@ -101,7 +106,7 @@ def run(
 
         options.update(budgetmix_run_options(budgetmix, room, max_turns=max_turns,
                                              budget_visible=budget_visible))
-    with RunDisplay(max_turns=options["max_turns"]) as display:
+    with RunDisplay(max_turns=options["max_turns"], every=progress_every) as display:
         result = asyncio.run(run_agent_async(
             room, out, harness=harness, root=root, sub=sub, models_file=models,
             concurrency=concurrency, listeners=(display,), **options,
@@ -126,13 +131,14 @@ def resume(
     concurrency: int = typer.Option(None, help="Parallel calls per endpoint (default: the run's)."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP,
                                 callback=read_models_file),
+    progress_every: float = typer.Option(None, "--progress-every", min=0, help=PROGRESS_HELP),
 ) -> None:
     """Finish an interrupted run; completed model calls are replayed, not repeated.
 
     With --from-turn J --out NEW: fork the run after root turn J. NEW gets its records up to
     there, the REPL state is rebuilt by replaying cells 1..J against the recorded sub-call
     results, and --root plays turn J+1 on with what the run had left of its budget.
-    Exits as run does: 0 ended, 1 error, 3 degraded.
+    Exits as run does: 0 ended, 1 error, 3 degraded, 4 errors.
     """
     from dealroom.errors import ConfigError
     from dealroom.harness import fork_run_async, resume_run_async
@@ -144,7 +150,7 @@ def resume(
                           "a plain resume uses the run's own models and settings")
     if from_turn is not None and out is None:
         raise ConfigError("--from-turn needs --out NEW: a fork is written to a new run folder")
-    with RunDisplay(max_turns=max_turns) as display:
+    with RunDisplay(max_turns=max_turns, every=progress_every) as display:
         if from_turn is None:
             work = resume_run_async(run_dir, models_file=models, concurrency=concurrency,
                                     listeners=(display,))
@@ -184,14 +190,22 @@ def repl(
 
 @app.command()
 def demo(
-    out: Path = typer.Option(Path("dealroom-demo"), "--out", help="Folder for room and run."),
+    out: Path = typer.Option(
+        Path("dealroom-demo"), "--out",
+        help="Folder for the room, run and scores (taken as OUT-2, OUT-3, ... when OUT holds "
+             "files)."),
     sub: str = typer.Option("local", help="Sub-agent model (default: the embedded one)."),
     docs: int = typer.Option(DEMO_DOCS, help="Documents in the generated room."),
+    progress_every: float = typer.Option(None, "--progress-every", min=0, help=PROGRESS_HELP),
 ) -> None:
-    """The main job end to end, offline: generate a room, review it, judge the memo."""
+    """The main job end to end, offline: generate a room, review it, judge the memo; then
+    print where it wrote them and the commands to look at the result.
+
+    Exits as run does: 0 ended, 1 error, 3 degraded, 4 errors.
+    """
     from dealroom import run_demo_async
 
-    with RunDisplay(max_turns=12) as display:
+    with RunDisplay(max_turns=12, every=progress_every) as display:
         result = asyncio.run(run_demo_async(out, sub=sub, docs=docs, listeners=(display,)))
     render_demo(result)
     _exit_for(result.run)

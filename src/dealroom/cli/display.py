@@ -58,48 +58,79 @@ def render_warning(message: object) -> None:
 
 def render_run_result(result) -> None:  # type: ignore[no-untyped-def]
     """The end-of-run summary: status, turns, sub-calls, tokens, cost, coverage, paths."""
-    from rich.table import Table
-
     m = result.metrics
     usage = m.get("usage", {}).get("total", {})
     beh = m.get("behaviour", {})
     cov = (m.get("coverage") or {}).get("coverage")
-    table = Table(show_header=False, box=None, padding=(0, 2))
-    style = {"degraded": "yellow", "error": "red"}.get(result.status, "")
+    style = {"degraded": "yellow", "error": "red", "errors": "red"}.get(result.status, "")
     status = f"[{style}]{result.status}[/]" if style else result.status
-    table.add_row("status", f"{status} ({escape(result.reason)})")
-    table.add_row("turns", str(result.turns))
+    rows = [("status", f"{status} ({escape(result.reason)})"), ("turns", str(result.turns))]
     failed = beh.get("sub_calls_failed", 0)
-    table.add_row("sub-calls", f"{beh.get('sub_calls', 0)}"
-                  + (f" ([red]{failed} failed at the provider[/])" if failed else ""))
-    table.add_row("tokens", f"{usage.get('input_tokens', 0):,} in / "
-                  f"{usage.get('output_tokens', 0):,} out")
-    table.add_row("cost", f"${usage.get('cost_usd', 0.0):.4f}")
-    table.add_row("coverage", "n/a" if cov is None else f"{cov:.1%}")
+    rows.append(("sub-calls", f"{beh.get('sub_calls', 0)}"
+                 + (f" ([red]{failed} failed at the provider[/])" if failed else "")))
+    rows.append(("tokens", f"{usage.get('input_tokens', 0):,} in / "
+                 f"{usage.get('output_tokens', 0):,} out"))
+    rows.append(("cost", f"${usage.get('cost_usd', 0.0):.4f}"))
+    rows.append(("coverage", "n/a" if cov is None else f"{cov:.1%}"))
     if m.get("simulators"):
-        table.add_row("simulated", f"{', '.join(m['simulators'])}: a simulator answering from "
-                      "the answer key, not a model")
+        rows.append(("simulated", f"{', '.join(m['simulators'])}: a simulator answering from "
+                     "the answer key, not a model"))
     if beh.get("docs_read") is not None:
-        table.add_row("docs read", f"{beh['docs_read']}/{beh.get('room_docs') or '?'}")
+        rows.append(("docs read", f"{beh['docs_read']}/{beh.get('room_docs') or '?'}"))
     paths = list(result.deliverables.values()) or [result.memo_path]
-    table.add_row("deliverables" if len(paths) > 1 else "memo", "\n".join(map(str, paths)))
-    table.add_row("records", str(result.run_dir))
-    console.print(table)
+    label = "deliverables" if len(paths) > 1 else "memo"
+    render_facts(rows, [(label if i == 0 else "", p) for i, p in enumerate(paths)]
+                 + [("records", result.run_dir)])
+
+
+def render_facts(rows: list[tuple[str, str]], paths: list[tuple[str, object]],
+                 where: Console | None = None) -> None:
+    """Label-value ``rows`` (values in markup) as a table, then ``paths`` in the same columns,
+    each on a line of its own that is never wrapped or cut (a path stays whole at 80
+    columns and can be copied)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    where = where or console
+    width = max(len(label) for label, _ in [*rows, *paths])
+    table = Table(show_header=False, box=None, padding=(0, 2))
+    table.add_column(min_width=width, no_wrap=True)
+    table.add_column()
+    for label, value in rows:
+        table.add_row(label, value)
+    if rows:
+        where.print(table)
+    for label, path in paths:
+        where.print(Text(f"  {label:<{width}}    {path}"), soft_wrap=True)
+
+
+def render_commands(commands: list[str], where: Console | None = None) -> None:
+    """Shell commands, one to a line, indented; never wrapped, so each can be copied whole."""
+    from rich.text import Text
+
+    for command in commands:
+        (where or console).print(Text(f"  {command}"), soft_wrap=True)
 
 
 def render_demo(result) -> None:  # type: ignore[no-untyped-def]
-    """What the demo did and where everything is."""
+    """What the demo did, where it wrote everything, and the commands to look at it."""
+    from shlex import quote
+
     render_run_result(result.run)
     s = result.scores
-    console.print(
-        f"\n[bold]reference judge:[/] {s.n_passed} of {s.n_criteria} criteria passed "
-        f"({s.pass_rate:.1%})  →  {result.run.run_dir / 'scores.json'}"
-    )
-    console.print(f"room: {result.room}   (inspect it with `dealroom inspect {result.room}`)")
+    console.print(f"\n[bold]reference judge:[/] {s.n_passed} of {s.n_criteria} criteria passed "
+                  f"({s.pass_rate:.1%})")
+    render_facts([], [("scores", result.run.run_dir / "scores.json"), ("room", result.room)])
     console.print(
         "[dim]The embedded 135M model proves the plumbing, not the diligence: point --sub "
         "at a real endpoint (MODEL@http://host:port/v1) for real findings.[/]"
     )
+    console.print("\n[bold]wrote the room, the run and its scores to[/]")
+    render_commands([str(result.folder)])
+    console.print("[bold]next[/] (the trace in a browser, the room, a model as judge):")
+    run, room = quote(str(result.run.run_dir)), quote(str(result.room))
+    render_commands([f"dealroom view {run}", f"dealroom inspect {room}",
+                     f"dealroom judge {run} --judge MODEL@http://host:port/v1"])
 
 
 # --- the REPL --------------------------------------------------------------------------------
@@ -182,9 +213,10 @@ def render_problems(problems: list[Problem], path: Path | str) -> None:
     errors = sum(p.level == "error" for p in problems)
     warnings = len(problems) - errors
     if errors:
-        console.print(f"[bold red]invalid[/] {path}: {errors} error(s), {warnings} warning(s)")
+        console.print(f"[bold red]invalid[/] {path}: {errors} error(s), {warnings} warning(s)",
+                      soft_wrap=True)
     else:
-        console.print(f"[bold green]valid[/] {path}: {warnings} warning(s)")
+        console.print(f"[bold green]valid[/] {path}: {warnings} warning(s)", soft_wrap=True)
 
 
 def render_confinement(confinement: dict[str, str], degraded: list[str]) -> None:

@@ -9,8 +9,9 @@ from dealroom.cli.display import console, render_confinement
 _STYLE = {"ok": "green", "absent": "dim", "warn": "yellow", "fail": "bold red"}
 
 
-def render_diagnosis(diagnosis: dict[str, Any]) -> None:
-    """A line per check, the sandbox's confinement part by part, then each problem's fix."""
+def render_diagnosis(diagnosis: dict[str, Any], strict: bool = False) -> None:
+    """A line per check, the sandbox's confinement part by part, then each problem's fix;
+    under ``strict`` a warn line fails the verdict too."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -29,6 +30,11 @@ def render_diagnosis(diagnosis: dict[str, Any]) -> None:
     for check in fixes:
         style = _STYLE.get(check["status"], "")
         console.print(f"  [{style}]{check['name']}[/]: {escape(check['fix'])}", soft_wrap=True)
-    verdict = ("[bold green]nothing needed is missing[/]" if diagnosis["ok"] else
-               "[bold red]something needed is missing[/] (the fail lines above)")
+    warned = any(c["status"] == "warn" for c in diagnosis["checks"])
+    if not diagnosis["ok"]:
+        verdict = "[bold red]something needed is missing[/] (the fail lines above)"
+    elif strict and warned:
+        verdict = "[bold red]--strict: a check warned[/] (the warn lines above)"
+    else:
+        verdict = "[bold green]nothing needed is missing[/]"
     console.print("\n" + verdict)

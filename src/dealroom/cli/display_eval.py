@@ -4,10 +4,12 @@ comparisons and analyses. No logic lives here."""
 from __future__ import annotations
 
 import math
+import time
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -17,6 +19,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from dealroom.cli._exit import nonzero_counts
 from dealroom.cli.display import console as default_console
 
 if TYPE_CHECKING:
@@ -28,27 +31,42 @@ SIMULATED_NOTE = ("[yellow]*[/] simulated sub-agent: the oracle answers from the
 
 
 class SweepDisplay:
-    """A progress bar ``(SweepProgress) -> None``: episodes done, running, failed, pass rate."""
+    """A progress bar ``(SweepProgress) -> None``: episodes done, running, failed, pass rate;
+    off a terminal (a pipe, a log file) a plain line each time an episode ends instead."""
 
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or default_console
-        self._bar = Progress(
-            TextColumn("episodes"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[status]}"), TimeElapsedColumn(),
-            console=self.console, transient=False)
+        self._bar: Progress | None = None
+        if self.console.is_terminal or self.console.is_jupyter:
+            self._bar = Progress(
+                TextColumn("episodes"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[status]}"), TimeElapsedColumn(),
+                console=self.console, transient=False)
         self._task: TaskID | None = None
+        self._started = time.monotonic()
 
     def __enter__(self) -> SweepDisplay:
-        self._bar.__enter__()
+        self._started = time.monotonic()
+        if self._bar is not None:
+            self._bar.__enter__()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self._bar.__exit__(kind, exc, tb)
+        if self._bar is not None:
+            self._bar.__exit__(kind, exc, tb)
 
     def __call__(self, state: SweepProgress) -> None:
         status = (f"running {state.running}  failed {state.failed}  "
                   f"pass rate {_pct(state.pass_rate)}")
+        if self._bar is None:
+            elapsed = int(time.monotonic() - self._started)
+            self.console.print(
+                f"progress: episodes {state.done + state.failed}/{state.total} "
+                f"({state.failed} failed), running {state.running}, pass rate "
+                f"{_pct(state.pass_rate)}, elapsed {elapsed // 60}m{elapsed % 60:02d}s",
+                markup=False, highlight=False, soft_wrap=True)
+            return
         if self._task is None:
             self._task = self._bar.add_task("sweep", total=state.total, status=status)
         self._bar.update(self._task, completed=state.done + state.failed, status=status)
@@ -59,10 +77,16 @@ def render_sweep_result(result: SweepResult) -> None:
     console.print(f"{result.done}/{result.episodes} episodes done ({result.skipped} already "
                   f"done, {result.resumed} resumed), {result.failed} failed, in "
                   f"{result.seconds:.1f} s on {result.workers} {result.backend} workers")
+    if result.statuses:
+        console.print("ended: " + ", ".join(f"{n} {s}" for s, n in result.statuses.items()))
+    bad = nonzero_counts(result.statuses)
+    if bad:
+        console.print(f"[red]{sum(bad.values())} episode(s) ended with a status that exits "
+                      f"non-zero: {', '.join(f'{n} {s}' for s, n in bad.items())}[/]")
     if result.failed:
-        console.print(f"[yellow]failed episodes and their errors are in "
-                      f"{result.path / 'sweep.json'}[/]")
-    console.print(f"[dim]→ {result.path}[/]")
+        console.print("[yellow]failed episodes and their errors are in[/]")
+        console.print(str(result.path / "sweep.json"), soft_wrap=True, markup=False)
+    console.print(f"[dim]→ {escape(str(result.path))}[/]", soft_wrap=True)
 
 
 def _pct(value: float | None) -> str:
@@ -136,7 +160,8 @@ def render_compare(result: dict[str, Any]) -> None:
 
     console = default_console
     console.print(f"A: {result['a']['source']} ({result['a']['episodes']} episodes)\n"
-                  f"B: {result['b']['source']} ({result['b']['episodes']} episodes)")
+                  f"B: {result['b']['source']} ({result['b']['episodes']} episodes)",
+                  soft_wrap=True)
     console.print(f"[bold]A - B: {_points(result['mean_diff'])}[/] pass rate, 95% CI "
                   f"{_span(result['ci_low'], result['ci_high'], _points)}, sign test "
                   f"p = {_num(result['p_value'], 3)} · {result['pairs']} pairs on "

@@ -52,13 +52,13 @@ def render_ingest(report: IngestReport) -> None:
         f"{totals['pages']:,} pages, {totals['tokens']:,} tokens, "
         f"{totals['categories']} categories in {report.seconds:.1f} s"
     )
-    console.print(f"index: {report.index}")
+    console.print(f"index: {report.index}", soft_wrap=True)
     if not report.entries:
         return
     reasons = ", ".join(f"{reason} {n}" for reason, n in counts["by_reason"].items())
     console.print(
         f"{counts['skipped']} skipped, {counts['warnings']} with warnings ({reasons}); "
-        f"full list in {report.room / INGEST_REPORT}"
+        f"full list in {report.room / INGEST_REPORT}", soft_wrap=True
     )
     table = Table("file", "reason", "action", "detail")
     for e in report.entries[:SHOWN_ENTRIES]:
@@ -70,4 +70,5 @@ def render_ingest(report: IngestReport) -> None:
 
 def render_lab_export(task_json: Path) -> None:
     """Where ``dealroom lab export`` wrote the task."""
-    console.print(f"[bold green]LAB task[/] {task_json.parent}: {task_json.name} and documents/")
+    console.print(f"[bold green]LAB task[/] {task_json.parent}: {task_json.name} and documents/",
+                  soft_wrap=True)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dealroom.cli.display import console
+from dealroom.cli.display import console, render_facts
 
 
 def render_written(index: Path) -> None:
-    console.print(f"wrote {index} (open it in a browser: {index.resolve().as_uri()})")
+    """Where the page is, and its address for a browser, each path on a line of its own."""
+    render_facts([], [("wrote", index), ("open", index.resolve().as_uri())])
 
 
 def render_serving(address: tuple) -> None:

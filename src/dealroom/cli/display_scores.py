@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
 from dealroom.cli.display import console
 from dealroom.cli.display_live import si
 from dealroom.runs import ScoresRecord
@@ -50,7 +52,7 @@ def render_scores(data: ScoresRecord, written: Path | None) -> None:
             f"Cohen's kappa {_num(a['kappa'])}"
         )
     if written is not None:
-        console.print(f"[dim]→ {written}[/]")
+        console.print(f"[dim]→ {written}[/]", soft_wrap=True)
 
 
 def render_by_turn(result: dict[str, Any]) -> None:
@@ -68,62 +70,71 @@ def render_by_turn(result: dict[str, Any]) -> None:
                       f"{row['memo_chars']:,}", style=style)
     console.print(table)
     console.print(f"[dim]judge: {result['judge'].get('name')} · {result['turns']} turns · "
-                  f"{result['run']}[/]")
+                  f"{result['run']}[/]", soft_wrap=True)
 
 
-def render_summary(result: dict[str, Any]) -> None:
-    """The runs table with a totals row, and the delegation/room-size correlation."""
+SUMMARY_COLUMNS = ("status", "pass rate", "positive", "coverage", "cost", "tokens in/out",
+                   "root share in/out", "sub-calls", "turns")
+"""``dealroom summary``'s figures per run, in the order of its table's columns."""
+
+
+def render_summary(result: dict[str, Any], where: Console | None = None) -> None:
+    """The runs table with a totals row, and the delegation/room-size correlation. Where the
+    table does not fit the width (80 columns, a pipe), a block per run instead: nothing is
+    cut or abbreviated."""
     from rich.table import Table
 
-    table = Table(
-        "run",
-        "status",
-        "pass rate",
-        "positive",
-        "coverage",
-        "cost",
-        "tokens in/out",
-        "root share in/out",
-        "sub-calls",
-        "turns",
-        show_footer=False,
-    )
-    for r in result["runs"]:
-        table.add_row(
-            _run_name(r) + (" [yellow](simulated sub)[/]" if r.get("simulated") else ""),
-            r["status"],
-            _pct(r["pass_rate"]),
-            _pct(r.get("pass_rate_positive")),
-            _pct(r["coverage"]),
-            f"${r['cost_usd']:.2f}",
-            _tokens(r),
-            _shares(r),
-            str(r["sub_calls"]),
-            str(r["turns"]),
-        )
+    where = where or console
     t = result["totals"]
+    rows = [(_run_name(r) + (" [yellow](simulated sub)[/]" if r.get("simulated") else ""),
+             _run_cells(r)) for r in result["runs"]]
+    totals = (f"{t['runs']} runs", ["", f"{_pct(t['pass_rate_mean'])} mean",
+                                    f"{_pct(t.get('pass_rate_positive_mean'))} mean",
+                                    f"{_pct(t['coverage_mean'])} mean", f"${t['cost_usd']:.2f}",
+                                    _tokens(t), _shares(t), str(t["sub_calls"]),
+                                    str(t["turns"])])
+    table = Table("run", *SUMMARY_COLUMNS, show_footer=False)
+    for name, cells in rows:
+        table.add_row(name, *cells)
     table.add_section()
-    table.add_row(
-        f"{t['runs']} runs",
-        "",
-        f"{_pct(t['pass_rate_mean'])} mean",
-        f"{_pct(t.get('pass_rate_positive_mean'))} mean",
-        f"{_pct(t['coverage_mean'])} mean",
-        f"${t['cost_usd']:.2f}",
-        _tokens(t),
-        _shares(t),
-        str(t["sub_calls"]),
-        str(t["turns"]),
-    )
-    console.print(table)
+    table.add_row(*[totals[0], *totals[1]])
+    natural = where.measure(table, options=where.options.update_width(10_000)).maximum
+    if natural <= where.width:
+        where.print(table)
+    else:
+        _render_blocks([*rows, (f"totals of {totals[0]}", totals[1])], where)
     if any(r.get("simulated") for r in result["runs"]):
-        console.print("[yellow]simulated sub: answered from the room's answer key (the oracle "
-                      "simulator), an upper bound on reading, not a model[/]")
-    console.print(
+        where.print("[yellow]simulated sub: answered from the room's answer key (the oracle "
+                    "simulator), an upper bound on reading, not a model[/]")
+    where.print(
         f"sub-calls vs room size: Pearson r = {_num(t['corr_sub_calls_room_tokens'])}"
         + (f"; judge cost ${t['judge_cost_usd']:.2f}" if t["judge_cost_usd"] else "")
         + (f"; {t['unpriced_calls']} unpriced calls" if t["unpriced_calls"] else "")
     )
+
+
+def _run_cells(r: dict[str, Any]) -> list[str]:
+    return [r["status"], _pct(r["pass_rate"]), _pct(r.get("pass_rate_positive")),
+            _pct(r["coverage"]), f"${r['cost_usd']:.2f}", _tokens(r), _shares(r),
+            str(r["sub_calls"]), str(r["turns"])]
+
+
+def _render_blocks(rows: list[tuple[str, list[str]]], where: Console) -> None:
+    """Each run's name on a line of its own (never wrapped), then its figures as label-value
+    pairs, two pairs to a line (about 70 columns)."""
+    from rich.table import Table
+
+    for name, cells in rows:
+        where.print(name, soft_wrap=True)
+        pairs = [(label, value) for label, value in zip(SUMMARY_COLUMNS, cells, strict=True)
+                 if value]
+        grid = Table(show_header=False, box=None, padding=(0, 1), pad_edge=False)
+        for _ in range(4):
+            grid.add_column()
+        for i in range(0, len(pairs), 2):
+            (a, x), (b, y) = pairs[i], (pairs[i + 1] if i + 1 < len(pairs) else ("", ""))
+            grid.add_row(f"  {a}", x, f"  {b}", y)
+        where.print(grid)
 
 
 def _run_name(row: dict[str, Any]) -> str:

@@ -171,4 +171,5 @@ def render_distill_result(result: DistillResult) -> None:
     console.print(table)
     if result.stopped:
         console.print(f"[yellow]stopped:[/] {result.stopped}")
-    console.print(f"rounds: {result.out / 'rounds.json'}   ({result.seconds:,.1f} s)")
+    console.print(f"rounds: {result.out / 'rounds.json'}   ({result.seconds:,.1f} s)",
+                  soft_wrap=True)

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -81,6 +82,9 @@ class SweepResult:
     """Wall time of the whole call: preparing (generating rooms, building indexes) and running."""
     workers: int
     backend: str
+    statuses: dict[str, int] = field(default_factory=dict)
+    """Episodes done, by their run's end status (``submitted``, ``errors``, ...): all of the
+    sweep's, those done before this call included."""
 
 
 Progress = Callable[[SweepProgress], None]
@@ -136,8 +140,11 @@ def run_sweep(spec_path: Path, out: Path, *, workers: int | None = None,
         execute(run_episode, jobs, finished, workers=workers, backend=backend, address=address)
     finally:
         writer.write(force=True)
+    statuses = Counter(str(e["run_status"]) for e in index.values()
+                       if e["status"] == "done" and e.get("run_status"))
     return SweepResult(Path(out), len(plan.episodes), state.done, state.failed, skipped,
-                       counts["resumed"], round(time.monotonic() - started, 3), workers, backend)
+                       counts["resumed"], round(time.monotonic() - started, 3), workers, backend,
+                       dict(sorted(statuses.items())))
 
 
 # -- preparing: the spec, the rooms, the index -----------------------------------------------------

@@ -45,14 +45,21 @@ def view(
 ) -> None:
     """Write the trace viewer of RUN (timeline, sub-calls, memo history, scores, coverage,
     usage); it opens from disk, or from the local server with --serve."""
+    import shutil
     import tempfile
 
     from dealroom.cli.display_report import render_serving, render_written
     from dealroom.report import make_server, write_trace
 
+    temporary = out is None
     if out is None:
         out = Path(tempfile.mkdtemp(prefix=f"dealroom-view-{run.resolve().name}-"))
-    index = write_trace(run, out)
+    try:
+        index = write_trace(run, out)
+    except BaseException:
+        if temporary:  # a run that cannot be viewed leaves no empty folder behind
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     render_written(index)
     if serve:
         server = make_server(out, port)

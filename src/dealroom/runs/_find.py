@@ -18,10 +18,10 @@ def find_runs(paths: Iterable[Path]) -> list[Path]:
 
     A path is a run folder (it holds ``config.json``), a sweep (it holds ``episodes/``: every
     run folder below it), or a folder holding run folders or sweeps at any depth (hidden folders
-    are not searched). Links are followed, but no folder is searched twice, so a link to a
-    folder above it ends nothing; a folder that cannot be listed is skipped with a
-    :class:`~dealroom.errors.DealroomWarning`. A ConfigError names a path that is none of
-    these, or says that nothing was found.
+    are not searched). Links are followed, but no folder is searched twice: a link to a folder
+    above it makes no loop and finds no run again. A folder that cannot be listed is skipped
+    with a :class:`~dealroom.errors.DealroomWarning`. A ConfigError names a path that is none
+    of these, or says that nothing was found.
     """
     found: dict[Path, None] = {}
     seen: set[tuple[int, int]] = set()

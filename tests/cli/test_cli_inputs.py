@@ -260,3 +260,41 @@ def test_max_mb_that_is_no_positive_number_is_refused(monkeypatch, capsys, tmp_p
                      "--max-mb", mb)
     assert code == 2 and "--max-mb must be a positive number of MB" in text
     assert not (tmp_path / "room").exists()
+
+
+# -- records nested deep, forks inside their source, viewers of no run ----------------------------
+
+def test_a_config_nested_900_deep_is_refused_by_every_command(monkeypatch, capsys, run_copy,
+                                                              tmp_path):
+    """900 levels parse (under Python's recursion limit) but crashed view and report in
+    ``__instancecheck__``; every reader now refuses past one depth limit, the same way."""
+    config = json.loads((run_copy / "config.json").read_text())
+    config["settings"]["x"] = json.loads("[" * 900 + "]" * 900)
+    (run_copy / "config.json").write_text(json.dumps(config))
+    for command in (["view", run_copy, "--out", tmp_path / "v"],
+                    ["report", run_copy, "--out", tmp_path / "rep"],
+                    ["summary", run_copy], ["judge", run_copy]):
+        code, text = cli(monkeypatch, capsys, *command)
+        assert code == 2 and "config.json is nested too deep to read" in text, command
+    assert not (tmp_path / "v").exists()
+
+
+def test_a_fork_inside_the_run_it_forks_is_refused(monkeypatch, capsys, run_copy):
+    for out in (run_copy / "fork", run_copy / "output" / "fork"):
+        code, text = cli(monkeypatch, capsys, "resume", run_copy, "--from-turn", "1",
+                         "--out", out)
+        assert code == 2 and "is inside the run it forks" in text, out
+        assert not out.exists()
+
+
+def test_view_of_a_folder_that_is_no_run_leaves_no_temporary_folder(monkeypatch, capsys,
+                                                                   tmp_path):
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("not a run")
+    code, text = cli(monkeypatch, capsys, "view", tmp_path / "notes")
+    assert code == 1 and "is not a run folder" in text
+    assert list(temp.iterdir()) == []
+    assert not (tmp_path / "notes" / "view").exists()

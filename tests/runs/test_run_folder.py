@@ -153,6 +153,35 @@ def test_find_runs_expands_folders_of_runs_and_sweeps(tmp_path):
         find_runs([tmp_path / "runs" / "not-a-run"])
 
 
+def test_find_runs_searches_each_folder_once_and_skips_one_it_cannot_list(tmp_path,
+                                                                          monkeypatch):
+    import os
+    from pathlib import Path
+
+    from dealroom.errors import DealroomWarning
+
+    runs = tmp_path / "runs"
+    a = runs / "a"
+    RunRecorder(RunFolder.create(a, {})).close()
+    os.symlink(runs, runs / "up")  # runs/up/a, runs/up/up/a, ...: the same run each time
+    os.symlink(a, runs / "z_alias")
+    os.symlink("loop", runs / "loop")
+    assert find_runs([runs]) == [a]
+    closed = runs / "closed"
+    closed.mkdir()
+    listing = Path.iterdir
+
+    def iterdir(self):
+        if self == closed:
+            raise PermissionError(13, "Permission denied", str(self))
+        return listing(self)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    with pytest.warns(DealroomWarning, match="cannot search .*closed .Permission denied.: "
+                                             "the runs in it are left out"):
+        assert find_runs([runs]) == [a]
+
+
 def test_importing_runs_imports_no_other_part_of_dealroom():
     code = ("import sys, dealroom.runs; print(sorted({m.split('.')[1] for m in sys.modules "
             "if m.startswith('dealroom.')}))")

@@ -318,3 +318,44 @@ def test_a_damaged_run_is_left_out_of_a_multi_run_export_with_its_reason(scripte
     done = CliRunner().invoke(app, ["export", "sft", str(runs / "c_list"), str(runs / "d_deep"),
                                     "--out", str(tmp_path / "DS2")])
     assert done.exit_code == 0 and "unreadable" in done.output, done.output
+
+
+def test_a_link_to_a_folder_above_is_searched_once_and_sinks_no_export(scripted_run,
+                                                                       tmp_path):
+    """A link to a folder above it exported each run again through it, and sank the export
+    with an OSError once the path grew too long; a link to itself is no folder."""
+    import os
+
+    run, _ = scripted_run
+    runs = tmp_path / "runs"
+    judged(run, runs / "a_good")
+    links = runs / ("d_links" + "_" * 200)  # its paths outgrow PATH_MAX before 40 links
+    links.mkdir()
+    os.symlink(runs, links / "up")  # d_links/up/d_links/up/... without end
+    os.symlink("self", links / "self")
+    judged(run, runs / "e_good")
+    result = export_sft([runs], tmp_path / "DS")
+    assert result.kept == 2 and result.left_out == {}
+    lines = (tmp_path / "DS" / "train.jsonl").read_text().splitlines()
+    assert sorted(Path(json.loads(x)["run"]).name for x in lines) == ["a_good", "e_good"]
+
+
+def test_a_pass_rate_out_of_range_or_nan_leaves_its_run_out_saying_why(scripted_run,
+                                                                      tmp_path):
+    run, _ = scripted_run
+    runs = tmp_path / "runs"
+    judged(run, runs / "a_good")
+    judged(run, runs / "b_five", pass_rate=5.0)
+    (judged(run, runs / "c_nan") / "scores.json").write_text(
+        '{"pass_rate": NaN, "n_errors": 0, "n_criteria": 10}')
+    judged(run, runs / "d_minus", coverage=-0.5)
+    judged(run, runs / "e_cover", coverage=float("nan"))  # an empty room: none measured
+    result = export_sft([runs], tmp_path / "DS", min_pass_rate=0.1)
+    assert result.kept == 2 and result.left_out == {"unreadable": 3}
+    manifest = json.loads((tmp_path / "DS" / "manifest.json").read_text())
+    why = {Path(r["run"]).name: r["why"] for r in manifest["left_out"]}
+    assert "scores.json pass_rate is 5.0, not a share between 0 and 1" in why["b_five"]
+    assert "scores.json pass_rate is nan, not a share between 0 and 1" in why["c_nan"]
+    assert "metrics.json coverage is -0.5, not a share between 0 and 1" in why["d_minus"]
+    assert {Path(r["run"]).name for r in manifest["kept"]} == {"a_good", "e_cover"}
+    assert next(r for r in manifest["kept"] if r["run"].endswith("e_cover"))["coverage"] is None

@@ -82,18 +82,57 @@ def read_json(path: Path, error: type[Exception], missing: str) -> Any:
 
 
 def parse_json(text: str, where: str, error: type[Exception]) -> Any:
-    """``json.loads(text)``; ``error`` says that ``where`` is not valid JSON, or is nested too
-    deep to read (an InputError when ``error`` is ConfigError, as it is a subclass)."""
-    from dealroom.errors import InputError
-
+    """``json.loads(text)``; ``error`` says that ``where`` is not valid JSON, or is nested
+    deeper than :data:`MAX_JSON_DEPTH` (an InputError when ``error`` is ConfigError, as it
+    is a subclass)."""
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise error(f"{where} is not valid JSON: {exc}") from None
     except RecursionError:
-        deep = InputError if issubclass(InputError, error) else error
-        raise deep(f"{where} is nested too deep to read (JSON deeper than Python's "
-                   "recursion limit)") from None
+        raise too_deep(where, error) from None
+    if nested_too_deep(data, text):
+        raise too_deep(where, error)
+    return data
+
+
+MAX_JSON_DEPTH = 100
+"""The deepest nesting of lists and objects a record read from disk may have (``config.json``,
+``metrics.json``, ``scores.json``, a trajectory line, ``room.json``, ``task.json``,
+``sweep.json``): deeper ones are refused on read, before any reader walks them recursively."""
+
+
+def nested_too_deep(data: Any, text: str = "") -> bool:
+    """Whether lists and objects nest in ``data`` more than :data:`MAX_JSON_DEPTH` deep,
+    walked without recursion; ``text``, the JSON ``data`` was parsed from, spares the walk
+    when it holds too few brackets to nest that deep.
+
+    >>> nested_too_deep({"a": [1, {"b": []}]}), nested_too_deep(json.loads("[" * 101 + "]" * 101))
+    (False, True)
+    """
+    if text and text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return False
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            value = value.values()
+        elif not isinstance(value, list):
+            continue
+        if depth > MAX_JSON_DEPTH:
+            return True
+        stack.extend((v, depth + 1) for v in value if isinstance(v, dict | list))
+    return False
+
+
+def too_deep(where: str, error: type[Exception]) -> Exception:
+    """The error saying that ``where`` nests deeper than :data:`MAX_JSON_DEPTH`: an InputError
+    when ``error`` is one of its bases (ConfigError), else ``error``."""
+    from dealroom.errors import InputError
+
+    deep = InputError if issubclass(InputError, error) else error
+    return deep(f"{where} is nested too deep to read (lists and objects more than "
+                f"{MAX_JSON_DEPTH} deep)")
 
 
 def json_safe(value: T) -> T:

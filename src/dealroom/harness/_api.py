@@ -214,6 +214,9 @@ async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *,
         raise ConfigError(f"max_turns {settings.max_turns} leaves no turn after turn "
                           f"{from_turn}: give --max-turns above {from_turn}")
     RunFolder.check_new(Path(out))
+    if Path(out).resolve().is_relative_to(source.path.resolve()):
+        raise InputError(f"--out {out} is inside the run it forks ({run_dir}): give a folder "
+                         "outside it")
     root = root or config.get("root")
     sub = sub or config.get("sub")
     if not root:

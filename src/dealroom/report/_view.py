@@ -13,6 +13,7 @@ A report writes the documents of each room once, in a folder its traces share (`
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,7 +38,18 @@ def write_trace(run: Path, out: Path, *, docs_dir: Path | None = None,
     """
     folder = RunFolder.open(Path(run))
     out = Path(out)
+    made = not out.exists()
     _check_out(out)
+    try:
+        return _write_viewer(folder, out, docs_dir, title)
+    except BaseException:
+        if made:  # a run that cannot be shown leaves no half-written folder
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _write_viewer(folder: RunFolder, out: Path, docs_dir: Path | None,
+                  title: str | None) -> Path:
     events = folder.events()
     settings = folder.config.get("settings") or {}
     items = trace_items(events, settings.get("max_turns"))

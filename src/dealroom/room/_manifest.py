@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dealroom._util.files import read_json
+from dealroom._util.files import nested_too_deep, read_json, too_deep
 from dealroom.errors import RoomError
 
 if TYPE_CHECKING:
@@ -52,9 +52,13 @@ def load_manifest(room: Path) -> RoomManifest:
 
     path = Path(room) / MANIFEST
     try:
-        return RoomManifest.model_validate_json(path.read_bytes())
+        manifest = RoomManifest.model_validate_json(path.read_bytes())
     except (OSError, ValidationError):
         pass
+    else:  # meta is free-form: the one part of a valid file that may nest deep
+        if nested_too_deep({"meta": manifest.meta}):
+            raise too_deep(str(path), RoomError)
+        return manifest
     missing = f"{room} is not a data room: {MANIFEST} is missing"
     return RoomManifest.from_dict(read_json(path, RoomError, missing), str(path))
 

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dealroom._util.files import nested_too_deep, too_deep
 from dealroom.errors import RoomError
 from dealroom.room._manifest import TASK
 from dealroom.room._task_schema import migrate_task, task_errors
@@ -42,9 +43,12 @@ def load_instructions(room: Path) -> Instructions:
     if not path.exists():
         return Instructions(DEFAULT_INSTRUCTIONS)
     try:
-        task = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        task = json.loads(text)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise RoomError(f"{path} cannot be read: {exc or 'nested too deep'}") from None
+    if nested_too_deep(task, text):
+        raise too_deep(str(path), RoomError)
     if not isinstance(task, dict):
         raise RoomError(f"{path} must hold a JSON object (a LAB task)")
     task = migrate_task(task, str(path))

@@ -7,29 +7,41 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from dealroom._util.files import nested_too_deep, too_deep
 from dealroom._util.redact import dumps_redacted
 from dealroom.errors import InputError
+
+MAX_LINE = 256 * 2**20
+"""The longest record line read, in characters: a longer one is refused as too large rather
+than read whole into memory (no record dealroom writes comes near it)."""
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     """Yield the records of a JSONL file; stop at a torn last line (a kill mid-write leaves
-    one). A line that is not a JSON object with records after it, or one nested too deep to
-    read, is an :class:`InputError`: the file was damaged, not cut by a kill."""
+    one). A line that is not a JSON object with records after it, one nested deeper than
+    :data:`~dealroom._util.files.MAX_JSON_DEPTH` or one longer than :data:`MAX_LINE` is an
+    :class:`InputError`: the file was damaged, not cut by a kill."""
     with open(path, encoding="utf-8", errors="replace") as fh:
-        for n, line in enumerate(fh, 1):
+        lines = iter(lambda: fh.readline(MAX_LINE + 1), "")  # "\n" is the one character over
+        for n, line in enumerate(lines, 1):
+            if len(line) > MAX_LINE and not line.endswith("\n"):
+                raise InputError(f"{path}: line {n} is too large to read (over {MAX_LINE:,} "
+                                 "characters): the file is damaged or was edited")
             line = line.strip()
             if not line:
                 continue
             try:
                 record = json.loads(line)
             except RecursionError:
-                raise InputError(f"{path}: line {n} is nested too deep to read") from None
+                raise too_deep(f"{path}: line {n}", InputError) from None
             except json.JSONDecodeError as exc:
-                if any(rest.strip() for rest in fh):
+                if any(rest.strip() for rest in lines):
                     raise InputError(f"{path}: line {n} is not JSON ({exc}) and records follow "
                                      "it: the file is damaged (only a kill's torn last line "
                                      "is left out)") from None
                 return
+            if nested_too_deep(record, line):
+                raise too_deep(f"{path}: line {n}", InputError)
             if not isinstance(record, dict):
                 raise InputError(f"{path}: line {n} is {type(record).__name__}, not a JSON "
                                  "object")

@@ -39,7 +39,7 @@ from dealroom._util.redact import dumps_redacted
 from dealroom.errors import ConfigError, DealroomError
 from dealroom.runs import RunFolder, agent_segments, find_runs, read_tokens, whole_reply
 from dealroom.train._mask import TrainingRow, conversation_rows
-from dealroom.train._select import Selection, check_bars, select_runs
+from dealroom.train._select import Selection, check_bars, select_runs, unreadable
 from dealroom.train._settings import SFTSettings
 from dealroom.train._sft import TOKENIZED
 
@@ -148,9 +148,10 @@ def _write(folder: Path, selection: Selection, tokenizer: PreTrainedTokenizerBas
             try:
                 segments, episode_rows, info = _episode(Path(entry["run"]), tokenizer,
                                                         max_length)
-            except (DealroomError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            except (DealroomError, OSError, KeyError, TypeError, ValueError,
+                    AttributeError) as exc:
                 # one damaged run never sinks the export: it is left out, saying why
-                why = str(exc) if isinstance(exc, DealroomError) else \
+                why = unreadable(exc) if isinstance(exc, DealroomError | OSError) else \
                     f"its records are malformed ({type(exc).__name__}: {exc})"
                 segments, episode_rows, info = None, [], {"reason": "unreadable", "why": why}
             if segments is None:

@@ -3,8 +3,8 @@
 Every run is either kept or left out with a reason, checked in this order:
 
 =================  ===================================================================
-``unreadable``     a file of the run is damaged or has fields of the wrong type (``why``
-                   says which)
+``unreadable``     a file of the run cannot be read, is damaged, has fields of the wrong
+                   type or a pass rate or coverage outside [0, 1] (``why`` says which)
 ``no_root``        the folder holds no agent run (a REPL session)
 ``unfinished``     the root's episode did not end (resume it, then judge it)
 ``not_judged``     no ``scores.json`` (run ``dealroom judge RUN``)
@@ -21,12 +21,13 @@ coverage, then folder path; the first ``top_k`` are kept.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dealroom.errors import ConfigError, DealroomError
+from dealroom.errors import ConfigError, DealroomError, InputError
 from dealroom.runs import RunFolder
 
 
@@ -85,17 +86,34 @@ def _row(run: Path) -> dict[str, Any]:
         folder = RunFolder.open(run)
         config = folder.config
         scores = folder.scores() or {}  # both typed: their kinds are checked on read
-        coverage = (folder.metrics() or {}).get("coverage") or {}
+        coverage = ((folder.metrics() or {}).get("coverage") or {}).get("coverage")
+        if coverage is not None and math.isnan(coverage):
+            coverage = None  # a room without tokens: no coverage measured
+        _check_share(scores.get("pass_rate"), f"{folder.scores_path()} pass_rate")
+        _check_share(coverage, f"{folder.path / 'metrics.json'} coverage")
         ended = RunFolder.ended(folder.events())
-    except DealroomError as exc:
+    except (DealroomError, OSError) as exc:
         return {"run": str(run), "room": "", "room_name": "?", "pass_rate": None,
-                "coverage": None, "unreadable": str(exc)}
+                "coverage": None, "unreadable": unreadable(exc)}
     room = str(config.get("room", ""))
     return {"run": str(run), "room": room, "room_name": Path(room).name or "?",
             "harness": config.get("harness"), "ended": ended,
             "judged": bool(scores), "n_errors": scores.get("n_errors") or 0,
-            "pass_rate": scores.get("pass_rate"), "coverage": coverage.get("coverage"),
-            "unreadable": ""}
+            "pass_rate": scores.get("pass_rate"), "coverage": coverage, "unreadable": ""}
+
+
+def unreadable(exc: DealroomError | OSError) -> str:
+    """Why a run cannot be used, in words: the error's, or the file and the system's."""
+    if isinstance(exc, OSError):
+        return f"cannot read {exc.filename or 'a file of the run'}: {exc.strerror or exc}"
+    return str(exc)
+
+
+def _check_share(value: float | None, where: str) -> None:
+    """Raise InputError unless ``value`` is None or a share in [0, 1] (NaN is not)."""
+    if value is not None and not 0 <= value <= 1:
+        raise InputError(f"{where} is {value!r}, not a share between 0 and 1: the run folder "
+                         "is damaged or was edited")
 
 
 def _rejected(row: dict[str, Any], min_pass_rate: float | None,

@@ -3,6 +3,8 @@
 import json
 import re
 
+import pytest
+
 from dealroom.harness import run_agent
 from dealroom.harness.toolloop import ToolBox, parse_tool_calls
 from dealroom.models import ScriptedModel
@@ -29,6 +31,18 @@ def test_malformed_tool_blocks_become_errors_not_crashes():
     calls = parse_tool_calls("```tool\n{not json}\n```\n```tool\n{\"name\": \"list\"}\n```")
     assert isinstance(calls[0], str) and calls[0].startswith("error: malformed")
     assert calls[1] == ("list", {})
+
+
+@pytest.mark.parametrize("depth", [100, 5000])
+def test_tool_arguments_nested_too_deep_are_an_error_not_a_record_no_reader_takes(depth):
+    """Arguments are recorded as given: deeper than the records' limit, the run could not be
+    read back; far deeper, the parser itself gave up with a RecursionError."""
+    deep = "[" * depth + "]" * depth
+    calls = parse_tool_calls('```tool\n{"name": "list", "arguments": {"x": ' + deep + "}}\n```")
+    assert isinstance(calls[0], str) and calls[0].startswith("error: malformed tool block")
+    fits = "[" * 98 + "]" * 98  # 100 deep with the block's object and the arguments'
+    block = '```tool\n{"name": "l", "arguments": {"x": ' + fits + "}}\n```"
+    assert parse_tool_calls(block) == [("l", {"x": json.loads(fits)})]
 
 
 def test_scripted_toolloop_run_writes_the_same_records_as_the_rlm_harness(small_room, tmp_path):

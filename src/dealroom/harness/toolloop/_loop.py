@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from dealroom._util.checks import Limit, Temperature, TokenLimit
+from dealroom._util.files import MAX_JSON_DEPTH, nested_too_deep
 from dealroom._util.schema import schema_dataclass
 from dealroom.errors import ConfigError
 from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
@@ -75,8 +76,10 @@ def parse_tool_calls(reply: str) -> list[tuple[str, dict[str, Any]] | str]:
             name, args = data["name"], data.get("arguments") or {}
             if not isinstance(name, str) or not isinstance(args, dict):
                 raise TypeError("name must be a string and arguments an object")
+            if nested_too_deep(data, block):  # recorded as-is: a run's records stay readable
+                raise TypeError(f"lists and objects nest more than {MAX_JSON_DEPTH} deep")
             calls.append((name, args))
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        except (json.JSONDecodeError, KeyError, TypeError, RecursionError) as exc:
             calls.append(f"error: malformed tool block ({exc}); send JSON with name, arguments")
     return calls
 

@@ -191,20 +191,31 @@ def _new_root(level: str, cfg: dict[str, Any], scratch: str) -> str:
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     paths = allowed(cfg)
+    room = _room_files(cfg.get("room_dir"))
     plan = _view.plan(paths, scratch)
     owner = f",uid={cfg['uid']},gid={cfg['gid']}" if level == "namespaces+uid" else ""
     data = (f"size={cfg['limits']['scratch_bytes']},nr_inodes={SCRATCH_INODES},"
             f"mode=700{owner}")
     try:
         _mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=4m")
-        _view.build(scratch, plan, _mount, scratch, data)
+        _view.build(scratch, plan, _mount, scratch, data, room)
     finally:
         plan.close()
     how = _view.enter(scratch)
     _hide(cfg.get("hide", []))
-    what = "system, Python, dealroom" + (", the room" if cfg.get("room_dir") else "")
-    return (f"allow-list: {len(plan.binds)} paths read-only ({what}), the scratch dir "
-            f"writable ({how})")
+    shown = (f", the room's {len(room[1]):,} agent files (room.json, its listed documents, "
+             "its index)") if room is not None else ""
+    return (f"allow-list: {len(plan.binds)} paths read-only (system, Python, dealroom){shown}, "
+            f"the scratch dir writable ({how})")
+
+
+def _room_files(room_dir: str | None) -> tuple[str, list[Any]] | None:
+    """The room's real path and the files of it the worker may read, checked now."""
+    if not room_dir:
+        return None
+    from dealroom.room import agent_files  # the room's own rules: room.json and what it lists
+
+    return os.path.realpath(room_dir), agent_files(room_dir)
 
 
 def _user_tasks(uid: int) -> int:

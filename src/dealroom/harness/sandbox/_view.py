@@ -8,12 +8,17 @@ In the worker's private mount namespace, before any user code runs::
     each symlink on the way       the same symlink (/lib64 -> usr/lib64, a venv's python)
     /proc (this pid namespace)    bound at /proc
     null zero full random urandom bound in a tmpfs /dev (plus fd, stdin, stdout, stderr)
+    the room's agent files        a tmpfs at the room's path; in it, each file the agent may
+      (dealroom.room.agent_files)   read (room.json, the listed documents, the index's files)
+                                    bound from the very inode that was checked
     the scratch dir               a tmpfs of scratch_bytes, the one writable place
     pivot_root into it, the old root detached; every mount but the scratch made read-only
 
 No parent of an allowed path is shown beyond the folder names leading to it, and nothing else
 of the host exists in the new root: a room's siblings, its run folders and sweep files, other
-users' homes, /etc, /srv, /run and /tmp are simply absent. Where ``pivot_root`` is refused (a
+users' homes, /etc, /srv, /run and /tmp are simply absent. Of the room itself only its agent
+files exist: its rubric, answer key, notes, an unlisted file in ``documents/`` or ``.index/``
+are absent, whatever they are linked to. Where ``pivot_root`` is refused (a
 root on initramfs) the worker ``chroot``s into the same new root instead, and says so.
 """
 
@@ -22,8 +27,15 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
-from collections.abc import Callable, Iterable
+import stat
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from dealroom.errors import RoomError
+
+if TYPE_CHECKING:
+    from dealroom.room import AgentFile
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 """The operating system's programs and shared libraries (Python's runtime needs them)."""
@@ -101,10 +113,14 @@ def _links(path: str, out: Plan, depth: int) -> None:
             return
 
 
-def build(new: str, the_plan: Plan,
-          mount: Callable[[str | None, str, str | None, int, str | None], None], scratch: str,
-          scratch_data: str) -> None:
-    """Fill the tmpfs at ``new`` per ``the_plan``; ``mount(src, target, fstype, flags, data)``."""
+Mount = Callable[[str | None, str, str | None, int, str | None], None]
+"""``mount(src, target, fstype, flags, data)``."""
+
+
+def build(new: str, the_plan: Plan, mount: Mount, scratch: str, scratch_data: str,
+          room: tuple[str, Sequence[AgentFile]] | None = None) -> None:
+    """Fill the tmpfs at ``new`` per ``the_plan``, then the ``room`` (its real path, its
+    agent files)."""
     m = mount
     for path, is_dir in sorted(the_plan.binds.items()):
         target = new + path
@@ -115,6 +131,8 @@ def build(new: str, the_plan: Plan,
         os.makedirs(os.path.dirname(inner), exist_ok=True)
         if not os.path.lexists(inner):
             os.symlink(target, inner)
+    if room is not None:
+        show_room(new, *room, mount)
     _make(new + "/proc", True)
     m("/proc", new + "/proc", None, MS_BIND | MS_REC, None)
     _make(new + "/dev", True)
@@ -127,6 +145,28 @@ def build(new: str, the_plan: Plan,
         os.symlink(target, f"{new}/dev/{name}")
     _make(new + scratch, True)
     m("tmpfs", new + scratch, "tmpfs", MS_NOSUID | MS_NODEV, scratch_data)
+
+
+def show_room(new: str, room: str, files: Sequence[AgentFile], mount: Mount) -> None:
+    """A tmpfs at the room's path holding only ``files``, each bound from the inode checked.
+
+    A file swapped since the check (renamed over, relinked) is refused, not shown."""
+    top = new + room
+    os.makedirs(top, exist_ok=True)
+    mount("tmpfs", top, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+          f"mode=755,size=1m,nr_inodes={2 * len(files) + 64}")
+    for file in files:
+        target = f"{top}/{file.path}"
+        _make(target, False)
+        fd = os.open(file.real, O_PATH | os.O_CLOEXEC)
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != file.inode or not stat.S_ISREG(st.st_mode):
+                raise RoomError(f"{room}/{file.path} changed while the sandbox started (it is "
+                                "not the file that was checked): it is not shown; start again")
+            mount(f"/proc/self/fd/{fd}", target, None, MS_BIND, None)
+        finally:
+            os.close(fd)
 
 
 def _make(target: str, is_dir: bool) -> None:

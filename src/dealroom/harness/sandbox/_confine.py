@@ -110,7 +110,7 @@ def as_child() -> None:
 
 # -- the filesystem view --------------------------------------------------------------------
 def _hide(paths: Iterable[str]) -> None:
-    """Make files read as empty and directories look empty (the answer key, the rubric)."""
+    """Make files read as empty and directories look empty (``ProcessSandbox(hide=...)``)."""
     for path in paths:
         if os.path.isdir(path):
             _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=555,size=4k")

@@ -336,7 +336,10 @@ class ProcessSandbox(Sandbox):
         if (msg.get("cell") == cell.number and msg.get("pid") == self._worker_pid
                 and secrets.compare_digest(str(msg.get("nonce", "")), cell.nonce)):
             return True
-        log.warning("sandbox: a done message that is not the worker's own was ignored")
+        if not cell.forged:
+            log.warning("sandbox: cell %d: a done message that is not the worker's own was "
+                        "ignored", cell.number)
+        cell.forged += 1
         return False
 
     def _start_answer(self, cell: _Cell, msg: dict[str, Any],
@@ -473,6 +476,8 @@ class _Cell:
         self.number, self.own, self.wall = number, own, wall
         self.nonce = secrets.token_hex(16)
         """Sent with ``exec``; only a ``done`` that carries it ends the cell."""
+        self.forged = 0
+        """``done`` messages ignored: not the worker's own."""
         self.t0 = time.monotonic()
         self.clock = CellClock(own, wall, cpu)
         self.tasks: dict[asyncio.Task[None], Any] = {}

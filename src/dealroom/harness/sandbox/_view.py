@@ -153,12 +153,18 @@ def show_room(new: str, room: str, files: Sequence[AgentFile], mount: Mount) -> 
     A file swapped since the check (renamed over, relinked) is refused, not shown."""
     top = new + room
     os.makedirs(top, exist_ok=True)
+    folders = {"/".join(f.path.split("/")[:i]) for f in files
+               for i in range(1, f.path.count("/") + 1)}
     mount("tmpfs", top, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-          f"mode=755,size=1m,nr_inodes={2 * len(files) + 64}")
+          f"mode=755,size=1m,nr_inodes={len(files) + len(folders) + 16}")
     for file in files:
         target = f"{top}/{file.path}"
         _make(target, False)
-        fd = os.open(file.real, O_PATH | os.O_CLOEXEC)
+        try:
+            fd = os.open(file.real, O_PATH | os.O_CLOEXEC)
+        except OSError as exc:  # the room's problem, not the machine's: no weaker sandbox
+            raise RoomError(f"{room}/{file.path} cannot be shown ({exc.strerror}): it changed "
+                            "while the sandbox started; start again") from None
         try:
             st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != file.inode or not stat.S_ISREG(st.st_mode):

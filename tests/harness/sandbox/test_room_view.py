@@ -18,7 +18,7 @@ from sandbox_kit import FAST, machine, run
 
 from dealroom.errors import RoomError
 from dealroom.harness.sandbox import ProcessSandbox
-from dealroom.room import AgentFile, agent_files, ensure_index
+from dealroom.room import agent_files, ensure_index
 
 RUBRIC = "dealroom-room-view-rubric"
 ANSWER = "dealroom-room-view-answer"
@@ -124,24 +124,48 @@ def test_an_index_file_that_is_a_symlink_is_refused(room: Path) -> None:
         agent_files(room)
 
 
+SHOW = """
+import json, os, sys
+from dealroom.errors import RoomError
+from dealroom.harness.sandbox import _confine
+from dealroom.harness.sandbox._view import ViewFile, show_room
+room, new, files = sys.argv[1], sys.argv[2], [ViewFile(p, r, tuple(i)) for p, r, i in
+                                              json.loads(sys.argv[3])]
+_confine._unshare(_confine.CLONE_NEWNS)
+_confine._mount(None, '/', None, _confine.MS_REC | _confine.MS_PRIVATE)
+try:
+    show_room(new, room, files, _confine._mount)
+except RoomError as exc:
+    print('refused:', exc)
+else:
+    print('shown:', sorted(os.listdir(new + room + '/documents')),
+          open(new + room + '/' + files[0].path).read()[:40])
+"""
+
+
+def _show(room: Path, new: Path, files: list) -> str:
+    import subprocess
+    import sys
+
+    new.mkdir()
+    listed = json.dumps([[f.path, f.real, list(f.inode)] for f in files])
+    done = subprocess.run([sys.executable, "-c", SHOW, str(room), str(new), listed],
+                          capture_output=True, text=True, check=True)
+    return done.stdout
+
+
 def test_a_file_swapped_after_its_check_is_not_shown(room: Path, tmp_path: Path) -> None:
-    """The view binds the very inode that was checked: a file renamed over since is refused."""
-    from dealroom.harness.sandbox._view import show_room
-
-    files = agent_files(room)
-    doc = next(f for f in files if f.path.startswith("documents/"))
-    os.replace(doc.real, tmp_path / "old")
-    os.link(room / "task.json", doc.real)  # the listed name now holds the rubric
-    mounted: list[str] = []
-
-    def mount(src: str | None, target: str, fstype: str | None, flags: int,
-              data: str | None) -> None:
-        mounted.append(target)
-
-    with pytest.raises(RoomError, match="changed while the sandbox started"):
-        show_room(str(tmp_path / "new"), str(room), [doc], mount)
-    assert mounted == [str(tmp_path / "new") + str(room)]  # the empty tmpfs, no file
-    assert isinstance(doc, AgentFile)
+    """The view binds a file where the room lists it and checks what got bound: a file renamed
+    over since the host's check (or replaced by a link to the rubric) is refused."""
+    machine().needs("namespaces")
+    docs = [f for f in agent_files(room) if f.path.startswith("documents/")]
+    assert _show(room, tmp_path / "a", docs[:1]).startswith("shown: ")
+    os.replace(docs[0].real, tmp_path / "old")
+    os.link(room / "task.json", docs[0].real)  # the listed name now holds the rubric
+    assert "changed while the sandbox started" in _show(room, tmp_path / "b", docs[:1])
+    os.unlink(docs[0].real)
+    os.symlink(room / "task.json", docs[0].real)
+    assert "changed while the sandbox started" in _show(room, tmp_path / "c", docs[:1])
 
 
 def test_a_room_that_cannot_be_shown_is_a_clear_error_not_a_weaker_sandbox(room: Path) -> None:

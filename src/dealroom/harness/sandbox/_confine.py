@@ -191,7 +191,7 @@ def _new_root(level: str, cfg: dict[str, Any], scratch: str) -> str:
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     paths = allowed(cfg)
-    room = _room_files(cfg.get("room_dir"))
+    room = _room_files(cfg)
     plan = _view.plan(paths, scratch)
     owner = f",uid={cfg['uid']},gid={cfg['gid']}" if level == "namespaces+uid" else ""
     data = (f"size={cfg['limits']['scratch_bytes']},nr_inodes={SCRATCH_INODES},"
@@ -209,13 +209,14 @@ def _new_root(level: str, cfg: dict[str, Any], scratch: str) -> str:
             f"the scratch dir writable ({how})")
 
 
-def _room_files(room_dir: str | None) -> tuple[str, list[Any]] | None:
-    """The room's real path and the files of it the worker may read, checked now."""
-    if not room_dir:
+def _room_files(cfg: dict[str, Any]) -> tuple[str, list[_view.ViewFile]] | None:
+    """The room's real path and the files of it the worker may read, as the host checked them
+    (``dealroom.room.agent_files``, sent as ``room_files``)."""
+    if not cfg.get("room_dir"):
         return None
-    from dealroom.room import agent_files  # the room's own rules: room.json and what it lists
-
-    return os.path.realpath(room_dir), agent_files(room_dir)
+    files = [_view.ViewFile(str(rel), str(real), (int(dev), int(ino)))
+             for rel, real, dev, ino in cfg["room_files"]]
+    return os.path.realpath(cfg["room_dir"]), files
 
 
 def _user_tasks(uid: int) -> int:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import dealroom
-from dealroom.errors import ConfigError, SandboxError
+from dealroom.errors import ConfigError, RoomError, SandboxError
 from dealroom.harness.sandbox import _cgroup
 from dealroom.harness.sandbox._base import (
     ISOLATION_LEVELS,
@@ -203,7 +203,7 @@ class ProcessSandbox(Sandbox):
         )
         self._stderr_task = asyncio.create_task(self._drain_stderr(self._proc))
         try:
-            msg = await asyncio.wait_for(self._read_ready(), self.limits.start_timeout)
+            msg = await asyncio.wait_for(self._start_up(), self.limits.start_timeout)
         except TimeoutError:
             await self._kill()
             raise SandboxError(f"the sandbox worker did not start within "
@@ -219,6 +219,24 @@ class ProcessSandbox(Sandbox):
         self._take_stock(msg, memory)
         self._worker_pid = int(msg["pid"])
         self.names = list(msg.get("names") or [])
+
+    async def _start_up(self) -> dict[str, Any]:
+        await self._show_room()  # checked while the worker's interpreter starts
+        return await self._read_ready()
+
+    async def _show_room(self) -> None:
+        """Send the worker the room's agent files, checked here (the first message; the worker
+        binds each one into its view, :mod:`._view`)."""
+        if self.room_dir is None:
+            return
+        from dealroom.room import agent_files
+
+        try:
+            files = await asyncio.to_thread(agent_files, self.room_dir)
+        except RoomError as exc:
+            await self._kill()
+            raise SandboxError(f"the sandbox cannot show the room to its worker: {exc}") from None
+        await self._send({"op": "room", "files": [[f.path, f.real, *f.inode] for f in files]})
 
     async def _read_ready(self) -> dict[str, Any]:
         while True:

@@ -30,12 +30,9 @@ import platform
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
 from dealroom.errors import RoomError
-
-if TYPE_CHECKING:
-    from dealroom.room import AgentFile
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 """The operating system's programs and shared libraries (Python's runtime needs them)."""
@@ -48,7 +45,20 @@ DEV_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc
 O_PATH = getattr(os, "O_PATH", 0o10000000)
 MNT_DETACH = 2
 PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(platform.machine())
+MOUNT_SETATTR = {"x86_64": 442, "aarch64": 442}.get(platform.machine())
+MOUNT_ATTR_RDONLY, AT_RECURSIVE, AT_FDCWD = 0x1, 0x8000, -100
 MAX_LINKS = 40
+
+
+class ViewFile(NamedTuple):
+    """A file of the room to show (``dealroom.room.AgentFile``, as the host sent it)."""
+
+    path: str
+    """Relative to the room."""
+    real: str
+    """On the host, every link resolved."""
+    inode: tuple[int, int]
+    """``(st_dev, st_ino)`` when the host checked it."""
 
 
 @dataclass
@@ -118,7 +128,7 @@ Mount = Callable[[str | None, str, str | None, int, str | None], None]
 
 
 def build(new: str, the_plan: Plan, mount: Mount, scratch: str, scratch_data: str,
-          room: tuple[str, Sequence[AgentFile]] | None = None) -> None:
+          room: tuple[str, Sequence[ViewFile]] | None = None) -> None:
     """Fill the tmpfs at ``new`` per ``the_plan``, then the ``room`` (its real path, its
     agent files)."""
     m = mount
@@ -147,32 +157,48 @@ def build(new: str, the_plan: Plan, mount: Mount, scratch: str, scratch_data: st
     m("tmpfs", new + scratch, "tmpfs", MS_NOSUID | MS_NODEV, scratch_data)
 
 
-def show_room(new: str, room: str, files: Sequence[AgentFile], mount: Mount) -> None:
-    """A tmpfs at the room's path holding only ``files``, each bound from the inode checked.
-
-    A file swapped since the check (renamed over, relinked) is refused, not shown."""
+def show_room(new: str, room: str, files: Sequence[ViewFile], mount: Mount) -> None:
+    """A tmpfs at the room's path holding only ``files``, each bound where the room lists it
+    and checked once bound: a file swapped since the host's check (renamed over, relinked,
+    replaced by a link) is refused, not shown. The whole tree is then made read-only in one
+    call where the kernel has ``mount_setattr`` (else each mount is, later)."""
     top = new + room
     os.makedirs(top, exist_ok=True)
-    folders = {"/".join(f.path.split("/")[:i]) for f in files
-               for i in range(1, f.path.count("/") + 1)}
+    folders = sorted({"/".join(f.path.split("/")[:i]) for f in files
+                      for i in range(1, f.path.count("/") + 1)})
     mount("tmpfs", top, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
           f"mode=755,size=1m,nr_inodes={len(files) + len(folders) + 16}")
+    for folder in folders:
+        os.mkdir(f"{top}/{folder}", 0o755)
     for file in files:
         target = f"{top}/{file.path}"
-        _make(target, False)
+        os.close(os.open(target, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o444))
         try:
-            fd = os.open(file.real, O_PATH | os.O_CLOEXEC)
+            mount(file.real, target, None, MS_BIND, None)
+            st = os.stat(target)
         except OSError as exc:  # the room's problem, not the machine's: no weaker sandbox
             raise RoomError(f"{room}/{file.path} cannot be shown ({exc.strerror}): it changed "
                             "while the sandbox started; start again") from None
-        try:
-            st = os.fstat(fd)
-            if (st.st_dev, st.st_ino) != file.inode or not stat.S_ISREG(st.st_mode):
-                raise RoomError(f"{room}/{file.path} changed while the sandbox started (it is "
-                                "not the file that was checked): it is not shown; start again")
-            mount(f"/proc/self/fd/{fd}", target, None, MS_BIND, None)
-        finally:
-            os.close(fd)
+        if (st.st_dev, st.st_ino) != file.inode or not stat.S_ISREG(st.st_mode):
+            raise RoomError(f"{room}/{file.path} changed while the sandbox started (it is not "
+                            "the file that was checked): it is not shown; start again")
+    _read_only_tree(top)
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+def _read_only_tree(top: str) -> bool:
+    """Make every mount at and under ``top`` read-only in one ``mount_setattr`` call (Linux
+    5.12+); False where the kernel cannot (the per-mount remount does it then)."""
+    if MOUNT_SETATTR is None:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = _MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
+    return libc.syscall(MOUNT_SETATTR, AT_FDCWD, os.fsencode(top), AT_RECURSIVE,
+                        ctypes.byref(attr), ctypes.sizeof(attr)) == 0
 
 
 def _make(target: str, is_dir: bool) -> None:

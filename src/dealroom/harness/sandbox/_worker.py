@@ -206,6 +206,20 @@ def _drain(fd: int, limit: int) -> str:
     return data.decode("utf-8", "replace") + more
 
 
+def _first_message(fd: int, op: str) -> dict[str, Any]:
+    """The host's first message, read before the reader thread starts (nothing follows it
+    until the worker says ``ready``)."""
+    chunks: list[bytes] = []
+    while not chunks or not chunks[-1].endswith(b"\n"):
+        chunks.append(os.read(fd, 1 << 20))
+        if not chunks[-1]:
+            raise EOFError("the host closed the channel during start-up")
+    msg = json.loads(b"".join(chunks))
+    if msg.get("op") != op:
+        raise ValueError(f"the host's first message is {msg.get('op')!r}, not {op!r}")
+    return dict(msg)
+
+
 def _load_bootstrap(spec: str) -> Callable[[Host], dict[str, Any]]:
     module, _, name = spec.partition(":")
     if not name:
@@ -223,6 +237,8 @@ def main(argv: list[str]) -> None:
     channel = _Channel(proto_in, proto_out)
     stage, level = "confine", cfg["isolation"]
     try:
+        if cfg.get("room_dir"):  # the host's first message: the room's files to show
+            cfg["room_files"] = _first_message(proto_in, "room")["files"]
         _join_cgroup(cfg.get("cgroup") or [])
         base = _confine.user_tasks()
         level = _confine.enter(cfg["isolation"])

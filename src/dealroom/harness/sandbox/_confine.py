@@ -123,7 +123,9 @@ def _mounts() -> list[tuple[str, set[str]]]:
     out = []
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         fields = line.split()
-        point = fields[4].encode().decode("unicode_escape").encode("latin-1").decode()
+        point = fields[4]
+        if "\\" in point:  # octal escapes (a space is \040)
+            point = point.encode().decode("unicode_escape").encode("latin-1").decode()
         out.append((point, set(fields[5].split(","))))
     return out
 

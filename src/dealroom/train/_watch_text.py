@@ -24,6 +24,13 @@ from collections.abc import Iterable, Iterator, Mapping
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})|\\x([0-9a-fA-F]{2})"
                      r"|%([0-9a-fA-F]{2})")
 _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
+_FORMAT = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+                     "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+                     "\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+                     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+                     "\U000e0020-\U000e007f]")
+"""Unicode's format characters (category Cf): zero-width spaces and joiners, bidi marks, soft
+hyphens, tags."""
 _BASE64 = re.compile(r"(?:[A-Za-z0-9+/_-]|\n|\\n){16,}={0,2}")
 """Base64 (standard or URL-safe), wrapped at line ends or not."""
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2}(?:[\s,:]|\\x|0x)*){8,}")
@@ -38,9 +45,8 @@ def skeleton(text: str) -> str:
     """``text`` unescaped, folded, lower-cased, with only its letters and digits left."""
     text = html.unescape(_ESCAPE.sub(_unescape, text)) if ("\\" in text or "%" in text
                                                           or "&" in text) else text
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf") if not text.isascii() \
-        else text
+    if not text.isascii():
+        text = _FORMAT.sub("", unicodedata.normalize("NFKC", text))
     return _NOT_ALNUM.sub("", text.casefold())
 
 

@@ -9,8 +9,8 @@ In the worker's private mount namespace, before any user code runs::
     /proc (this pid namespace)    bound at /proc
     null zero full random urandom bound in a tmpfs /dev (plus fd, stdin, stdout, stderr)
     the room's agent files        a tmpfs at the room's path; in it, each file the agent may
-      (dealroom.room.agent_files)   read (room.json, the listed documents, the index's files)
-                                    bound from the very inode that was checked
+      (dealroom.room.agent_files,   read (room.json, the listed documents, the index's files),
+       checked by the host)         bound, then refused unless it is the inode checked
     the scratch dir               a tmpfs of scratch_bytes, the one writable place
     pivot_root into it, the old root detached; every mount but the scratch made read-only
 

@@ -14,8 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dealroom.cli import app
-from dealroom.harness.sandbox._process import HIDDEN
-from dealroom.room import generate_room
+from dealroom.room import agent_files, ensure_index, generate_room
 from dealroom.room._generate import PROFILES
 
 ARGS = {"docs": 6, "seed": 1, "profile": "bank", "tokens": 6000, "workers": 1}
@@ -38,8 +37,12 @@ def room(tmp_path_factory) -> Path:
 
 
 def sandbox_view(room: Path, dest: Path) -> Path:
-    """What the sandboxed REPL can read: the room less what the sandbox hides."""
-    shutil.copytree(room, dest, ignore=shutil.ignore_patterns(*HIDDEN, ".index*"))
+    """What the sandboxed REPL can read: the room's agent files (its index left out)."""
+    ensure_index(room)
+    for file in agent_files(room):
+        if not file.path.startswith(".index/"):
+            (dest / file.path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(file.real, dest / file.path)
     return dest
 
 

@@ -5,6 +5,8 @@ from typing import TYPE_CHECKING
 from dealroom._util.lazy import lazy_exports
 
 _EXPORTS = {
+    "AgentFile": "dealroom.room._agent_files",
+    "agent_files": "dealroom.room._agent_files",
     "CuadSettings": "dealroom.room._cuad",
     "import_cuad": "dealroom.room._cuad",
     "load_cuad": "dealroom.room._cuad",
@@ -79,6 +81,7 @@ _EXPORTS = {
 """Public name → the module that defines it (``module:name`` where renamed)."""
 
 if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXPORTS)
+    from dealroom.room._agent_files import AgentFile, agent_files
     from dealroom.room._cuad import CuadSettings, import_cuad, load_cuad
     from dealroom.room._cuad_sample import write_cuad_sample
     from dealroom.room._deliverable import deliverable_text

@@ -49,6 +49,9 @@ if TYPE_CHECKING:
     from dealroom.room._room_schema import DocumentRecord
 
 INDEX_DIR = ".index"
+INDEX_FILES = ("meta.json", "docs.json", "layout.bin", "text.bin", "lower.bin", "search.db",
+               "tokens.bin", "lines.bin")
+"""Every file a build writes in ``.index/`` (and all a reader opens)."""
 INDEX_VERSION = 4
 """2: pages normalized (:mod:`dealroom.room._normalize`); 3: token and line tables; 4: quotes
 folded, plain text paginated, page labels and OCR marks in docs.json."""

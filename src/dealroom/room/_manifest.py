@@ -124,7 +124,7 @@ def check_documents(room: Path, docs: Iterable[DocumentRecord]) -> None:
     :class:`RoomError` naming what is wrong (the first three problems and a count).
     """
     top = os.path.join(os.path.realpath(room), DOCUMENTS)
-    plain = _plain_files(top) if not os.path.islink(top) else set()
+    plain = plain_files(top) if not os.path.islink(top) else set()
     hidden = hidden_inodes(room)
     problems = []
     for doc in docs:
@@ -171,7 +171,7 @@ def _not_hidden(room: Path, rel: str, hidden: dict[tuple[int, int], str]) -> Non
                         "never read: remove it from documents/ and room.json")
 
 
-def _plain_files(top: str) -> set[str]:
+def plain_files(top: str) -> set[str]:
     """Paths (relative to ``top``) of the regular files under it reached without any link."""
     found: set[str] = set()
     stack = [("", top)]

@@ -268,7 +268,7 @@ def _watch(ctx: StepContext, step: int, row: dict[str, Any], heldout: float | No
            on_sign: Callable[[Sign], None] | None) -> list[Sign]:
     """Look for the step's signs, write them to CKPT/watch.jsonl and count them in ``row``."""
     signs = step_signs(step + 1, _audited(ctx, step), row.get("reward_mean"), heldout,
-                       ctx.spec.grpo.watch_gap)
+                       ctx.spec.grpo.watch_gap, decode=_decoder(ctx))
     row["hidden_touches"] = sum(s.kind == "hidden_touch" for s in signs)
     row["reward_gap"] = None if heldout is None or row.get("reward_mean") is None \
         else round(row["reward_mean"] - heldout, 4)
@@ -277,6 +277,12 @@ def _watch(ctx: StepContext, step: int, row: dict[str, Any], heldout: float | No
         if on_sign is not None:
             on_sign(sign)
     return signs
+
+
+def _decoder(ctx: StepContext) -> Callable[[list[int]], str]:
+    """The policy's tokenizer as the watch reads ``tokens.jsonl`` with it."""
+    tokenizer = ctx.loaded.tokenizer
+    return lambda ids: str(tokenizer.decode(ids))
 
 
 def _last_heldout(out: Path) -> float | None:

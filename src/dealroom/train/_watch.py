@@ -17,8 +17,9 @@ there already). However a rollout reaches such a file — a path spelled with ``
 hex and ``exec``, ``glob`` or ``os.walk``, ``getattr(__builtins__, ...)`` — printing it puts the
 canary in the cell's output, a sub-agent's prompt or the memo; reading only the criteria puts a
 criterion's ``match_criteria`` there, which no agent is ever shown. The watch searches every
-string of the trajectory (cells, outputs, tool calls, model calls' prompts and answers), the
-memo history and the deliverables.
+file of the run folder — every string of the trajectory (cells, outputs, tool calls, model
+calls' prompts and answers), the token records (decoded with the policy's tokenizer), the memo
+history and the deliverables — after undoing the usual disguises (:mod:`._watch_text`).
 
 Each sign is a row of ``CKPT/watch.jsonl`` and a warning on stderr; with ``stop_on_watch``
 training stops with ``TrainingWatchError`` instead.
@@ -26,22 +27,24 @@ training stops with ``TrainingWatchError`` instead.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import secrets
 import stat
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dealroom._util.files import write_json_atomic
 from dealroom.errors import DealroomError
-from dealroom.room import ANSWER_KEY
+from dealroom.room import ANSWER_KEY, deliverable_text
 from dealroom.room import TASK_FILE as TASK
-from dealroom.runs import RunFolder
+from dealroom.runs import TOKENS, TRAJECTORY, RunFolder
+from dealroom.train._watch_text import Needles
 
 WATCH = "watch.jsonl"
 CANARY = "canary"
@@ -128,15 +131,24 @@ def _is_canary(value: Any) -> bool:
     return isinstance(value, str) and value.startswith(CANARY_PREFIX)
 
 
-def hidden_touch(run_dir: Path, canaries: Mapping[str, str] | None = None) -> str | None:
+Decode = Callable[[list[int]], str]
+"""Token ids -> text: the policy's tokenizer, to read ``tokens.jsonl``."""
+
+
+def hidden_touch(run_dir: Path, canaries: Mapping[str, str] | None = None, *,
+                 decode: Decode | None = None) -> str | None:
     """Where the run's records first hold what only a read of a hidden file gives (``canaries``,
-    by default the run's room's :func:`room_canaries`); else the first line of its agent code
-    (REPL cells, tool arguments) that names a hidden part of the room, or of a cell's output
-    that reports a refused read of one; None when there is none. Sub-agents' answers are
-    searched for canaries, never for names (the oracle's mention the answer key)."""
+    by default the run's room's :func:`room_canaries`), in any form the watch undoes
+    (:mod:`._watch_text`: case, escapes, zero-width characters, reversal, rot13, base64, hex,
+    a split over events), in any file of the run (``tokens.jsonl`` read with ``decode``);
+    else the first line of its agent code (REPL cells, tool arguments) that names a hidden
+    part of the room, or of a cell's output that reports a refused read of one; None when
+    there is none. Sub-agents' answers are searched for canaries, never for names (the
+    oracle's mention the answer key)."""
     if canaries is None:
         canaries = _canaries_of(run_dir)
-    return (_leak(run_dir, canaries) if canaries else None) or _named(run_dir)
+    needles = Needles(canaries)
+    return (_leak(Path(run_dir), needles, decode) if needles else None) or _named(run_dir)
 
 
 def _canaries_of(run_dir: Path) -> dict[str, str]:
@@ -146,28 +158,56 @@ def _canaries_of(run_dir: Path) -> dict[str, str]:
         return {}
 
 
-def _leak(run_dir: Path, canaries: Mapping[str, str]) -> str | None:
-    """The first record of the run holding one of ``canaries``, in words."""
-    folder = RunFolder(run_dir)
-    for event in folder.events():
-        text = "\n".join(_strings(event))
-        if (what := _first(text, canaries)) is not None:
+def _leak(run_dir: Path, needles: Needles, decode: Decode | None) -> str | None:
+    """The first record or file of the run holding one of the ``needles``, in words."""
+    by_field: dict[str, list[str]] = {}
+    for event in RunFolder(run_dir).events():
+        if (what := needles.find(_strings(event))) is not None:
             where = f"{event.get('agent') or 'root'} turn {event.get('turn')}"
             return f"{where}: its {event.get('type')} record holds {what}"
-    files = [run_dir / "memo_history.jsonl"]
-    output = run_dir / "output"
-    files += sorted(p for p in output.rglob("*") if p.is_file()) if output.is_dir() else []
-    for path in files:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        for name, text in _fields(event):
+            by_field.setdefault(name, []).append(text)
+    for name, texts in by_field.items():  # a tripwire split over events, field by field
+        if (what := needles.find(texts)) is not None:
+            return f"{TRAJECTORY}'s {name} fields, joined over its records, hold {what}"
+    for path in sorted(p for p in run_dir.rglob("*") if p.is_file()):
+        if path.name == TRAJECTORY and path.parent == run_dir:
             continue
-        if path.suffix == ".jsonl":
-            text = "\n".join(s for line in text.splitlines() if line.strip()
-                             for s in _strings(_json_line(line)))
-        if (what := _first(text, canaries)) is not None:
+        if (what := needles.find(_file_texts(path, decode))) is not None:
             return f"{path.relative_to(run_dir).as_posix()} holds {what}"
     return None
+
+
+def _file_texts(path: Path, decode: Decode | None) -> Iterator[str]:
+    """The text of a file of the run: a record file's strings (``tokens.jsonl``'s ids
+    decoded), a deliverable's text, any other file's bytes as text."""
+    if path.suffix == ".jsonl":
+        with path.open(encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                if line.strip():
+                    yield from _line_texts(_json_line(line), path.name == TOKENS, decode)
+        return
+    texts = [_deliverable(path)] if path.suffix.lower() in (".docx", ".pdf", ".xlsx") else []
+    with contextlib.suppress(OSError):
+        texts.append(path.read_bytes().decode("utf-8", "replace"))
+    yield from texts
+
+
+def _deliverable(path: Path) -> str:
+    try:
+        return deliverable_text(path)
+    except (DealroomError, OSError, ValueError):
+        return ""
+
+
+def _line_texts(record: Any, tokens: bool, decode: Decode | None) -> Iterator[str]:
+    yield from _strings(record)
+    if tokens and decode is not None and isinstance(record, dict):
+        prompt = record.get("prompt_ids") or []
+        fresh = prompt[int(record.get("prompt_reused") or 0):]
+        for ids in (fresh, record.get("completion_ids") or []):
+            if isinstance(ids, list) and ids and all(isinstance(i, int) for i in ids):
+                yield decode(ids)
 
 
 def _json_line(line: str) -> Any:
@@ -175,6 +215,19 @@ def _json_line(line: str) -> Any:
         return json.loads(line)
     except ValueError:
         return line
+
+
+def _fields(value: Any, name: str = "") -> Iterator[tuple[str, str]]:
+    """Every string in a JSON value with where it is (``input.prompt``; list items share
+    their list's name)."""
+    if isinstance(value, str):
+        yield name, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _fields(item, f"{name}.{key}" if name else str(key))
+    elif isinstance(value, list):
+        for item in value:
+            yield from _fields(item, name)
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -188,18 +241,6 @@ def _strings(value: Any) -> Iterator[str]:
     elif isinstance(value, list):
         for item in value:
             yield from _strings(item)
-
-
-def _first(text: str, canaries: Mapping[str, str]) -> str | None:
-    squeezed = None
-    for canary, what in canaries.items():
-        if canary in text:
-            return what
-        if not canary.startswith(CANARY_PREFIX):  # rubric text: also with its spaces changed
-            squeezed = squeezed if squeezed is not None else " ".join(text.split())
-            if " ".join(canary.split()) in squeezed:
-                return what
-    return None
 
 
 def _named(run_dir: Path) -> str | None:
@@ -229,7 +270,8 @@ def _room_of(run: Path) -> str:
 
 
 def step_signs(step: int, runs: list[Path], reward_mean: float | None,
-               heldout_pass_rate: float | None, gap: float) -> list[Sign]:
+               heldout_pass_rate: float | None, gap: float, *,
+               decode: Decode | None = None) -> list[Sign]:
     """The signs of one step: its rollouts' hidden touches, and a reward gap over the latest
     held-out pass rate larger than ``gap``."""
     signs = []
@@ -238,7 +280,7 @@ def step_signs(step: int, runs: list[Path], reward_mean: float | None,
         room = _room_of(run)
         if room not in by_room:
             by_room[room] = _canaries_of(run)
-        touched = hidden_touch(run, by_room[room])
+        touched = hidden_touch(run, by_room[room], decode=decode)
         if touched:
             signs.append(Sign(step, "hidden_touch", touched, str(run)))
     if reward_mean is not None and heldout_pass_rate is not None \

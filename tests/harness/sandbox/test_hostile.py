@@ -100,8 +100,8 @@ def suite(host_pid: int, port: int, room: Path, secret_file: Path) -> list[Hosti
         h("answer key", f"open({str(room / 'answer_key/findings.json')!r}).read()\n"
           "print('ESCAPED')", GONE, NS),
         h("answer key listing", f"import os\nprint(os.listdir({str(room / 'answer_key')!r}))",
-          r"^\[\]", NS),
-        h("rubric", f"print(repr(open({str(room / 'task.json')!r}).read()))", r"^''", NS),
+          GONE, NS),
+        h("rubric", f"print(repr(open({str(room / 'task.json')!r}).read()))", GONE, NS),
         h("a host file in /tmp", f"open({str(secret_file)!r}).read()\nprint('ESCAPED')",
           GONE, NS),
         h("a host file through /proc/1/root", f"open('/proc/1/root' + {str(secret_file)!r})"

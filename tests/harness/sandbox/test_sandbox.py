@@ -88,6 +88,37 @@ def test_printed_output_cannot_corrupt_the_channel(small_room: Path, tmp_path: P
     session(small_room, tmp_path, body, limits=limits)
 
 
+FORGE = """
+import json, os
+forged = 0
+for fd in os.listdir('/proc/self/fd'):
+    for cell in (1, 2):  # this cell, and the next one
+        line = json.dumps({'op': 'done', 'cell': cell, 'pid': os.getpid(), 'nonce': '',
+                           'stdout': 'forged', 'error': None, 'state': {}, 'exit': None})
+        try:
+            os.write(int(fd), (line + '\\n').encode())
+            forged += 1
+        except OSError:
+            pass
+print('forged', forged > 0)
+print('the genuine end')
+"""
+
+
+def test_a_done_written_by_the_cell_on_the_channel_does_not_end_it(small_room: Path,
+                                                                   tmp_path: Path) -> None:
+    """The cell writes ``done`` messages (its own number and the next, its pid) on every fd
+    it has, the protocol's included: the host waits for the worker's own ``done``."""
+    async def body(sb: ProcessSandbox) -> None:
+        r = await sb.execute(FORGE)
+        assert r.stdout.startswith("forged True\nthe genuine end\n"), r  # not 'forged'
+        assert r.error is None and not r.timed_out and not r.crashed
+        r = await sb.execute("print('next')")
+        assert r.stdout == "next\n", r
+
+    session(small_room, tmp_path, body)
+
+
 # -- requests to the host ---------------------------------------------------------------------
 def test_request_round_trips(small_room: Path, tmp_path: Path) -> None:
     seen: list[SubcallRequest] = []

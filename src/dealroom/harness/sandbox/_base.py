@@ -10,20 +10,22 @@ to a per-cell buffer, C-level writes to fd 1 to a memfd, fd 2 to the host's diag
                                                    ◀─ ready    {isolation, pid, names,
                                                                 confinement, weak}
                                                       (or fatal {error}: bootstrap failed)
-    execute(code) ─ exec     {cell, code} ────────▶
+    execute(code) ─ exec     {cell, code, nonce} ─▶
                                                       the cell runs; REPL code may call
                                                       host.request(kind, payload)
                                                    ◀─ request  {id, kind, payload, depth, budget}
     on_request(SubcallRequest) -> SubcallResult
                   ─ response {id, ok, payload | error, budget} ─▶ returned (or RemoteError)
                      (any number of requests, also concurrent from threads, per cell)
-                                                   ◀─ done     {cell, pid, stdout, error,
-                                                                 state, exit}
+                                                   ◀─ done     {cell, nonce, pid, stdout,
+                                                                 error, state, exit}
     timeout: SIGINT, then after a grace period SIGKILL to the whole process group
     close() ─ exit ─────────────────────────────────▶ worker exits (EOF on stdin does too)
 
 ``state`` is what the bootstrap's state hook returns (JSON); ``exit`` is set when the cell
 called ``exit()``/``sys.exit()`` (the worker then stops). Every message carries ``op``.
+``nonce`` is fresh and random for every cell: the host takes a ``done`` only with the cell's
+own, so a cell that writes a ``done`` on the protocol fd does not end itself early.
 """
 
 from __future__ import annotations

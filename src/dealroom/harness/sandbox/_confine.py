@@ -110,7 +110,7 @@ def as_child() -> None:
 
 # -- the filesystem view --------------------------------------------------------------------
 def _hide(paths: Iterable[str]) -> None:
-    """Make files read as empty and directories look empty (the answer key, the rubric)."""
+    """Make files read as empty and directories look empty (``ProcessSandbox(hide=...)``)."""
     for path in paths:
         if os.path.isdir(path):
             _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=555,size=4k")
@@ -123,7 +123,9 @@ def _mounts() -> list[tuple[str, set[str]]]:
     out = []
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         fields = line.split()
-        point = fields[4].encode().decode("unicode_escape").encode("latin-1").decode()
+        point = fields[4]
+        if "\\" in point:  # octal escapes (a space is \040)
+            point = point.encode().decode("unicode_escape").encode("latin-1").decode()
         out.append((point, set(fields[5].split(","))))
     return out
 
@@ -191,20 +193,32 @@ def _new_root(level: str, cfg: dict[str, Any], scratch: str) -> str:
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     paths = allowed(cfg)
+    room = _room_files(cfg)
     plan = _view.plan(paths, scratch)
     owner = f",uid={cfg['uid']},gid={cfg['gid']}" if level == "namespaces+uid" else ""
     data = (f"size={cfg['limits']['scratch_bytes']},nr_inodes={SCRATCH_INODES},"
             f"mode=700{owner}")
     try:
         _mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=4m")
-        _view.build(scratch, plan, _mount, scratch, data)
+        _view.build(scratch, plan, _mount, scratch, data, room)
     finally:
         plan.close()
     how = _view.enter(scratch)
     _hide(cfg.get("hide", []))
-    what = "system, Python, dealroom" + (", the room" if cfg.get("room_dir") else "")
-    return (f"allow-list: {len(plan.binds)} paths read-only ({what}), the scratch dir "
-            f"writable ({how})")
+    shown = (f", the room's {len(room[1]):,} agent files (room.json, its listed documents, "
+             "its index)") if room is not None else ""
+    return (f"allow-list: {len(plan.binds)} paths read-only (system, Python, dealroom){shown}, "
+            f"the scratch dir writable ({how})")
+
+
+def _room_files(cfg: dict[str, Any]) -> tuple[str, list[_view.ViewFile]] | None:
+    """The room's real path and the files of it the worker may read, as the host checked them
+    (``dealroom.room.agent_files``, sent as ``room_files``)."""
+    if not cfg.get("room_dir"):
+        return None
+    files = [_view.ViewFile(str(rel), str(real), (int(dev), int(ino)))
+             for rel, real, dev, ino in cfg["room_files"]]
+    return os.path.realpath(cfg["room_dir"]), files
 
 
 def _user_tasks(uid: int) -> int:

@@ -13,6 +13,7 @@ import contextlib
 import itertools
 import json
 import os
+import secrets
 import signal
 import sys
 import time
@@ -23,7 +24,7 @@ from typing import Any
 
 import dealroom
 from dealroom._util.redact import logger
-from dealroom.errors import ConfigError, SandboxError
+from dealroom.errors import ConfigError, RoomError, SandboxError
 from dealroom.harness.sandbox import _cgroup
 from dealroom.harness.sandbox._base import (
     ISOLATION_LEVELS,
@@ -49,8 +50,6 @@ EXTRA_TASKS = 8
 """Tasks the cgroup allows beyond ``max_processes``: the keeper and the worker's own threads."""
 WEAKER = {"userns": "no fresh uid per sandbox", "rlimits": "no network, filesystem or process "
           "isolation"}
-HIDDEN = ("answer_key", "task.json")
-"""Room parts the agent must not read: the planted findings and the rubric."""
 _uids = itertools.count()
 
 
@@ -74,10 +73,11 @@ class ProcessSandbox(Sandbox):
     receives a :class:`~dealroom.harness.sandbox.Host` and returns the REPL's globals;
     ``options`` reaches it as ``host.options``. ``isolation``: ``auto`` (the strongest
     available; warns when it is only ``rlimits``) or one of :data:`ISOLATION_LEVELS`, which
-    then must be available. ``hide`` lists files and folders the REPL must not read (default:
-    the room's ``answer_key/`` and ``task.json``). With a mount namespace the worker sees only
-    an allow-list of paths (:mod:`._view`): the system's runtime, Python, dealroom, ``pythonpath``,
-    the room (read-only) and the scratch dir.
+    then must be available. With a mount namespace the worker sees only an allow-list of paths
+    (:mod:`._view`): the system's runtime, Python, dealroom, ``pythonpath``, the room's agent
+    files (:func:`dealroom.room.agent_files`: ``room.json``, the documents it lists, the
+    index; never ``task.json``, ``answer_key/`` or any other file of the room) read-only, and
+    the scratch dir. ``hide`` lists more files and folders of those the REPL must not read.
     """
 
     def __init__(self, room_dir: str | Path | None, scratch_dir: str | Path,
@@ -99,9 +99,7 @@ class ProcessSandbox(Sandbox):
         self.isolation = isolation
         self.uid = uid if uid is not None else fresh_uid()
         self.pythonpath = [str(Path(p).resolve()) for p in pythonpath]
-        if hide is None:
-            hide = [self.room_dir / n for n in HIDDEN] if self.room_dir else []
-        self.hide = [str(Path(p).resolve()) for p in hide]
+        self.hide = [str(Path(p).resolve()) for p in hide or ()]
         self.names: list[str] = []
         """The REPL's globals after the bootstrap (from the ``ready`` message)."""
         self._proc: asyncio.subprocess.Process | None = None
@@ -176,8 +174,6 @@ class ProcessSandbox(Sandbox):
         package_root = str(Path(dealroom.__file__).resolve().parent.parent)
         expose = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
                   package_root, sys.executable, *self.pythonpath}
-        if self.room_dir is not None:
-            expose.add(str(self.room_dir))
         return {
             "room_dir": str(self.room_dir) if self.room_dir else None,
             "scratch_dir": str(self.scratch_dir), "bootstrap": self.bootstrap,
@@ -207,7 +203,7 @@ class ProcessSandbox(Sandbox):
         )
         self._stderr_task = asyncio.create_task(self._drain_stderr(self._proc))
         try:
-            msg = await asyncio.wait_for(self._read_ready(), self.limits.start_timeout)
+            msg = await asyncio.wait_for(self._start_up(), self.limits.start_timeout)
         except TimeoutError:
             await self._kill()
             raise SandboxError(f"the sandbox worker did not start within "
@@ -216,10 +212,31 @@ class ProcessSandbox(Sandbox):
             await self._kill()
             if msg.get("stage") == "confine":
                 raise _ConfineFailed(msg.get("level") or level, msg.get("error", ""))
+            if msg.get("stage") == "room":  # no weaker level would show less: stop here
+                last = (msg.get("error") or "").strip().splitlines()[-1:] or [""]
+                raise SandboxError(f"the sandbox cannot show the room to its worker: {last[0]}")
             raise SandboxError(f"the sandbox bootstrap {self.bootstrap} failed:\n{msg['error']}")
         self._take_stock(msg, memory)
         self._worker_pid = int(msg["pid"])
         self.names = list(msg.get("names") or [])
+
+    async def _start_up(self) -> dict[str, Any]:
+        await self._show_room()  # checked while the worker's interpreter starts
+        return await self._read_ready()
+
+    async def _show_room(self) -> None:
+        """Send the worker the room's agent files, checked here (the first message; the worker
+        binds each one into its view, :mod:`._view`)."""
+        if self.room_dir is None:
+            return
+        from dealroom.room import agent_files
+
+        try:
+            files = await asyncio.to_thread(agent_files, self.room_dir)
+        except RoomError as exc:
+            await self._kill()
+            raise SandboxError(f"the sandbox cannot show the room to its worker: {exc}") from None
+        await self._send({"op": "room", "files": [[f.path, f.real, *f.inode] for f in files]})
 
     async def _read_ready(self) -> dict[str, Any]:
         while True:
@@ -291,8 +308,9 @@ class ProcessSandbox(Sandbox):
         reader: asyncio.Task[dict[str, Any] | None] | None = None
         try:
             try:
-                await asyncio.wait_for(
-                    self._send({"op": "exec", "cell": cell.number, "code": code}), cell.own)
+                await asyncio.wait_for(self._send(
+                    {"op": "exec", "cell": cell.number, "code": code, "nonce": cell.nonce}),
+                    cell.own)
             except TimeoutError:  # the worker does not even read its input
                 cell.limit = "own"
                 return await self._died(cell)
@@ -318,8 +336,7 @@ class ProcessSandbox(Sandbox):
                     return await self._died(cell)
                 if msg.get("op") == "request":
                     self._start_answer(cell, msg, on_request)
-                elif (msg.get("op") == "done" and msg.get("cell") == cell.number
-                      and msg.get("pid") == self._worker_pid):
+                elif msg.get("op") == "done" and self._genuine(msg, cell):
                     return await self._finish(msg, cell)
         except _ProtocolError as exc:
             await self._kill()
@@ -330,6 +347,18 @@ class ProcessSandbox(Sandbox):
                 reader.cancel()
             for task in cell.tasks:
                 task.cancel()
+
+    def _genuine(self, msg: dict[str, Any], cell: _Cell) -> bool:
+        """A ``done`` the worker's own loop sent for this cell: its number, the REPL's pid and
+        the cell's nonce (a forged one, written by the cell's code, lacks the nonce)."""
+        if (msg.get("cell") == cell.number and msg.get("pid") == self._worker_pid
+                and secrets.compare_digest(str(msg.get("nonce", "")), cell.nonce)):
+            return True
+        if not cell.forged:
+            log.warning("sandbox: cell %d: a done message that is not the worker's own was "
+                        "ignored", cell.number)
+        cell.forged += 1
+        return False
 
     def _start_answer(self, cell: _Cell, msg: dict[str, Any],
                       on_request: RequestHandler | None) -> None:
@@ -463,6 +492,10 @@ class _Cell:
     def __init__(self, number: int, own: float, wall: float,
                  cpu: Callable[[], float | None]) -> None:
         self.number, self.own, self.wall = number, own, wall
+        self.nonce = secrets.token_hex(16)
+        """Sent with ``exec``; only a ``done`` that carries it ends the cell."""
+        self.forged = 0
+        """``done`` messages ignored: not the worker's own."""
         self.t0 = time.monotonic()
         self.clock = CellClock(own, wall, cpu)
         self.tasks: dict[asyncio.Task[None], Any] = {}

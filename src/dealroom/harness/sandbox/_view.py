@@ -8,12 +8,17 @@ In the worker's private mount namespace, before any user code runs::
     each symlink on the way       the same symlink (/lib64 -> usr/lib64, a venv's python)
     /proc (this pid namespace)    bound at /proc
     null zero full random urandom bound in a tmpfs /dev (plus fd, stdin, stdout, stderr)
+    the room's agent files        a tmpfs at the room's path; in it, each file the agent may
+      (dealroom.room.agent_files,   read (room.json, the listed documents, the index's files),
+       checked by the host)         bound, then refused unless it is the inode checked
     the scratch dir               a tmpfs of scratch_bytes, the one writable place
     pivot_root into it, the old root detached; every mount but the scratch made read-only
 
 No parent of an allowed path is shown beyond the folder names leading to it, and nothing else
 of the host exists in the new root: a room's siblings, its run folders and sweep files, other
-users' homes, /etc, /srv, /run and /tmp are simply absent. Where ``pivot_root`` is refused (a
+users' homes, /etc, /srv, /run and /tmp are simply absent. Of the room itself only its agent
+files exist: its rubric, answer key, notes, an unlisted file in ``documents/`` or ``.index/``
+are absent, whatever they are linked to. Where ``pivot_root`` is refused (a
 root on initramfs) the worker ``chroot``s into the same new root instead, and says so.
 """
 
@@ -22,8 +27,12 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
-from collections.abc import Callable, Iterable
+import stat
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from dealroom.errors import RoomError
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 """The operating system's programs and shared libraries (Python's runtime needs them)."""
@@ -36,7 +45,20 @@ DEV_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc
 O_PATH = getattr(os, "O_PATH", 0o10000000)
 MNT_DETACH = 2
 PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(platform.machine())
+MOUNT_SETATTR = {"x86_64": 442, "aarch64": 442}.get(platform.machine())
+MOUNT_ATTR_RDONLY, AT_RECURSIVE, AT_FDCWD = 0x1, 0x8000, -100
 MAX_LINKS = 40
+
+
+class ViewFile(NamedTuple):
+    """A file of the room to show (``dealroom.room.AgentFile``, as the host sent it)."""
+
+    path: str
+    """Relative to the room."""
+    real: str
+    """On the host, every link resolved."""
+    inode: tuple[int, int]
+    """``(st_dev, st_ino)`` when the host checked it."""
 
 
 @dataclass
@@ -101,10 +123,14 @@ def _links(path: str, out: Plan, depth: int) -> None:
             return
 
 
-def build(new: str, the_plan: Plan,
-          mount: Callable[[str | None, str, str | None, int, str | None], None], scratch: str,
-          scratch_data: str) -> None:
-    """Fill the tmpfs at ``new`` per ``the_plan``; ``mount(src, target, fstype, flags, data)``."""
+Mount = Callable[[str | None, str, str | None, int, str | None], None]
+"""``mount(src, target, fstype, flags, data)``."""
+
+
+def build(new: str, the_plan: Plan, mount: Mount, scratch: str, scratch_data: str,
+          room: tuple[str, Sequence[ViewFile]] | None = None) -> None:
+    """Fill the tmpfs at ``new`` per ``the_plan``, then the ``room`` (its real path, its
+    agent files)."""
     m = mount
     for path, is_dir in sorted(the_plan.binds.items()):
         target = new + path
@@ -115,6 +141,8 @@ def build(new: str, the_plan: Plan,
         os.makedirs(os.path.dirname(inner), exist_ok=True)
         if not os.path.lexists(inner):
             os.symlink(target, inner)
+    if room is not None:
+        show_room(new, *room, mount)
     _make(new + "/proc", True)
     m("/proc", new + "/proc", None, MS_BIND | MS_REC, None)
     _make(new + "/dev", True)
@@ -127,6 +155,50 @@ def build(new: str, the_plan: Plan,
         os.symlink(target, f"{new}/dev/{name}")
     _make(new + scratch, True)
     m("tmpfs", new + scratch, "tmpfs", MS_NOSUID | MS_NODEV, scratch_data)
+
+
+def show_room(new: str, room: str, files: Sequence[ViewFile], mount: Mount) -> None:
+    """A tmpfs at the room's path holding only ``files``, each bound where the room lists it
+    and checked once bound: a file swapped since the host's check (renamed over, relinked,
+    replaced by a link) is refused, not shown. The whole tree is then made read-only in one
+    call where the kernel has ``mount_setattr`` (else each mount is, later)."""
+    top = new + room
+    os.makedirs(top, exist_ok=True)
+    folders = sorted({"/".join(f.path.split("/")[:i]) for f in files
+                      for i in range(1, f.path.count("/") + 1)})
+    mount("tmpfs", top, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+          f"mode=755,size=1m,nr_inodes={len(files) + len(folders) + 16}")
+    for folder in folders:
+        os.mkdir(f"{top}/{folder}", 0o755)
+    for file in files:
+        target = f"{top}/{file.path}"
+        os.close(os.open(target, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o444))
+        try:
+            mount(file.real, target, None, MS_BIND, None)
+            st = os.stat(target)
+        except OSError as exc:  # the room's problem, not the machine's: no weaker sandbox
+            raise RoomError(f"{room}/{file.path} cannot be shown ({exc.strerror}): it changed "
+                            "while the sandbox started; start again") from None
+        if (st.st_dev, st.st_ino) != file.inode or not stat.S_ISREG(st.st_mode):
+            raise RoomError(f"{room}/{file.path} changed while the sandbox started (it is not "
+                            "the file that was checked): it is not shown; start again")
+    _read_only_tree(top)
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+def _read_only_tree(top: str) -> bool:
+    """Make every mount at and under ``top`` read-only in one ``mount_setattr`` call (Linux
+    5.12+); False where the kernel cannot (the per-mount remount does it then)."""
+    if MOUNT_SETATTR is None:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = _MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
+    return libc.syscall(MOUNT_SETATTR, AT_FDCWD, os.fsencode(top), AT_RECURSIVE,
+                        ctypes.byref(attr), ctypes.sizeof(attr)) == 0
 
 
 def _make(target: str, is_dir: bool) -> None:

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+from dealroom.errors import RoomError
 from dealroom.harness.sandbox import _confine, _host
 from dealroom.harness.sandbox._host import Host, _Channel
 
@@ -84,8 +85,8 @@ class Repl:
         self.isolation = isolation
         self.fd_out = fd_out
 
-    def run(self, code: str, cell: int) -> dict[str, Any]:
-        """Run one cell; the ``done`` message's fields."""
+    def run(self, code: str, cell: int, nonce: str) -> dict[str, Any]:
+        """Run one cell; the ``done`` message's fields (``nonce``: the host's, for this cell)."""
         out = _Output(self.limits["max_output_chars"])
         saved = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = out
@@ -105,8 +106,8 @@ class Repl:
         if os.getpid() != _host.MAIN_PID:  # the cell forked and this is the copy: vanish quietly
             os._exit(0)
         stdout = out.text() + _drain(self.fd_out, self.limits["max_output_chars"])
-        return {"op": "done", "cell": cell, "pid": _host.MAIN_PID, "stdout": stdout, "error": error,
-                "state": self._state(), "exit": exit_code}
+        return {"op": "done", "cell": cell, "nonce": nonce, "pid": _host.MAIN_PID,
+                "stdout": stdout, "error": error, "state": self._state(), "exit": exit_code}
 
     def _exec(self, code: str, name: str) -> None:
         linecache.cache[name] = (len(code), None, code.splitlines(True), name)
@@ -205,6 +206,20 @@ def _drain(fd: int, limit: int) -> str:
     return data.decode("utf-8", "replace") + more
 
 
+def _first_message(fd: int, op: str) -> dict[str, Any]:
+    """The host's first message, read before the reader thread starts (nothing follows it
+    until the worker says ``ready``)."""
+    chunks: list[bytes] = []
+    while not chunks or not chunks[-1].endswith(b"\n"):
+        chunks.append(os.read(fd, 1 << 20))
+        if not chunks[-1]:
+            raise EOFError("the host closed the channel during start-up")
+    msg = json.loads(b"".join(chunks))
+    if msg.get("op") != op:
+        raise ValueError(f"the host's first message is {msg.get('op')!r}, not {op!r}")
+    return dict(msg)
+
+
 def _load_bootstrap(spec: str) -> Callable[[Host], dict[str, Any]]:
     module, _, name = spec.partition(":")
     if not name:
@@ -222,6 +237,8 @@ def main(argv: list[str]) -> None:
     channel = _Channel(proto_in, proto_out)
     stage, level = "confine", cfg["isolation"]
     try:
+        if cfg.get("room_dir"):  # the host's first message: the room's files to show
+            cfg["room_files"] = _first_message(proto_in, "room")["files"]
         _join_cgroup(cfg.get("cgroup") or [])
         base = _confine.user_tasks()
         level = _confine.enter(cfg["isolation"])
@@ -247,6 +264,8 @@ def main(argv: list[str]) -> None:
         names.update({"__name__": "__main__", "__builtins__": builtins})
         repl = Repl(names, host, cfg["limits"], level, fd_out)
     except BaseException as exc:  # noqa: BLE001 - reported to the host, then exit
+        if stage == "confine" and isinstance(exc, RoomError):
+            stage = "room"  # the room, not the machine: a weaker level is no answer
         channel.send({"op": "fatal", "stage": stage, "level": level,
                       "error": "".join(traceback.format_exception(exc)).rstrip()})
         os._exit(1)
@@ -271,12 +290,12 @@ def serve(channel: _Channel, repl: Repl) -> None:
         msg = channel.commands.get()
         if msg.get("op") != "exec":
             os._exit(0)
-        cell = int(msg.get("cell", 0))
+        cell, nonce = int(msg.get("cell", 0)), str(msg.pop("nonce", ""))
         try:
-            done = repl.run(str(msg.get("code", "")), cell)
+            done = repl.run(str(msg.pop("code", "")), cell, nonce)
         except KeyboardInterrupt:  # the timeout's signal landed just after the cell's code
-            done = {"op": "done", "cell": cell, "pid": _host.MAIN_PID, "stdout": "",
-                    "error": "KeyboardInterrupt", "state": {}, "exit": None}
+            done = {"op": "done", "cell": cell, "nonce": nonce, "pid": _host.MAIN_PID,
+                    "stdout": "", "error": "KeyboardInterrupt", "state": {}, "exit": None}
         channel.send(done)
         if done["exit"] is not None:
             os._exit(done["exit"] if 0 <= done["exit"] < 256 else 1)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dealroom.errors import ModelError
-from dealroom.models import PromptCounter, ProviderError
+from dealroom.models import PromptCounter, ProviderError, reply_cap
 
 if TYPE_CHECKING:
     from dealroom.harness.rlm._root import RootReply
@@ -52,11 +52,10 @@ KEEP_TURNS = 2
 
 
 def reply_reserve(model: ModelClient) -> int:
-    """Tokens held back in the window for the root's reply: the spec's ``max_output_tokens``,
-    else a quarter of the window, at most 4,096."""
+    """Tokens held back in the window for the root's reply, and the cap its calls are sent
+    with: the spec's ``max_output_tokens``, else a quarter of the window, at most 4,096."""
     spec = getattr(model, "spec", None)
-    given = getattr(spec, "max_output_tokens", None)
-    return int(given or min(4096, model.context_window // 4))
+    return reply_cap(model.context_window, getattr(spec, "max_output_tokens", None))
 
 
 @dataclass

@@ -1,0 +1,114 @@
+"""Both harnesses against replies as served models send them (issue 36): a reply cut inside a
+block the chat template opened never runs code and is a turn that tells the model why (RLM
+and tool loop, against llama-cpp-python's real server and stand-ins); every call carries a
+reply cap, recorded with it."""
+
+from __future__ import annotations
+
+import pytest
+from support.llama import DRAFT, draft_grammar
+
+from dealroom.harness import run_agent
+from dealroom.models import ScriptedModel, open_model, reply_cap
+from dealroom.runs import RunFolder
+from dealroom.testing import Completion, ServedModelServer
+
+SUB = ScriptedModel(["x"], cycle=True)
+
+
+def _roots(run):
+    return [e for e in RunFolder.open(run).events()
+            if e["type"] == "model_call" and e["role"] == "root"]
+
+
+def _cells(run):
+    return [e for e in RunFolder.open(run).events() if e["type"] == "cell"]
+
+
+def test_a_real_reply_cut_inside_the_template_opened_block_never_runs_its_draft(
+        small_room, tmp_path, llama_think_server) -> None:
+    spec = llama_think_server.spec(draft_grammar(), options="reasoning=open",
+                                   max_output_tokens=60)
+    result = run_agent(small_room, tmp_path / "run", root=open_model(spec), sub=SUB,
+                       max_turns=2)
+    assert result.status == "max_turns" and result.turns == 2
+    assert not any("DRAFT_IN_THINK_RAN" in (c.get("output") or "") for c in _cells(tmp_path /
+                                                                                  "run"))
+    calls = _roots(tmp_path / "run")
+    for call in calls:
+        assert call["output"] == "" and DRAFT in call["reasoning"]
+        assert call["provider"]["reasoning"] == "unclosed"
+        assert call["provider"]["finish_reason"] == "length"
+        assert call["provider"]["max_tokens"] == 60
+    told = calls[1]["input"]["messages"][-1]["content"]
+    assert "ended inside its reasoning" in told
+
+
+def test_every_root_call_carries_the_reply_cap_the_window_reserves(small_room,
+                                                                   tmp_path) -> None:
+    replies = iter(["```python\nprint(1)\n```", "```python\nsubmit()\n```"])
+    with ServedModelServer(lambda req: next(replies), context_window=8192,
+                           record=True) as server:
+        spec = server.spec.replace(context_window=8192)
+        result = run_agent(small_room, tmp_path / "run", root=open_model(spec), sub=SUB)
+        sent = [r.get("max_tokens") for r in server.requests]
+    assert result.status == "submitted"
+    assert sent == [reply_cap(8192)] * 2 == [2048] * 2
+    assert [c["provider"]["max_tokens"] for c in _roots(tmp_path / "run")] == [2048] * 2
+
+
+def test_the_spec_changes_the_reply_cap(small_room, tmp_path) -> None:
+    with ServedModelServer(lambda req: "```python\nsubmit()\n```", record=True) as server:
+        run_agent(small_room, tmp_path / "run", root=open_model(
+            server.spec.replace(max_output_tokens=300)), sub=SUB)
+        assert [r["max_tokens"] for r in server.requests] == [300]
+
+
+def test_a_real_call_without_a_cap_is_cut_at_the_default_one(llama_server) -> None:
+    import asyncio
+
+    spec = llama_server.spec(draft_grammar(), context_window=256, stream=False)
+
+    async def go():
+        client = open_model(spec)
+        try:
+            return await client.chat([{"role": "user", "content": "hi"}], temperature=0.0)
+        finally:
+            await client.aclose()
+
+    result = asyncio.run(go())
+    assert result.finish_reason == "length" and not result.usage_estimated
+    assert result.usage.output_tokens == reply_cap(256) == 64
+    assert result.record()["max_tokens"] == 64
+
+
+# -- the tool loop --------------------------------------------------------------------------
+
+TOOL = '```tool\n{"name": "list", "arguments": {}}\n```'
+
+
+@pytest.mark.parametrize("shape", ["field", "closing"])
+def test_the_tool_loop_goes_on_after_a_reply_cut_inside_its_reasoning(small_room, tmp_path,
+                                                                      shape) -> None:
+    replies = iter([Completion("", reasoning=f"maybe\n{TOOL}\nthen", finish_reason="length"),
+                    Completion("Done: no tool needed.", reasoning="short")])
+    with ServedModelServer(lambda req: next(replies), reasoning=shape, record=True) as server:
+        spec = server.spec.replace(reasoning="open") if shape == "closing" else server.spec
+        result = run_agent(small_room, tmp_path / "run", harness="toolloop",
+                           root=open_model(spec), sub=None, max_turns=5)
+        told = server.requests[1]["messages"][-1]["content"]
+    assert result.status == "finished" and result.turns == 2
+    assert "ended inside its reasoning" in told
+    events = RunFolder.open(tmp_path / "run").events()
+    assert not [e for e in events if e["type"] == "tool"]  # the drafted call never ran
+
+
+def test_the_tool_loop_on_the_real_re_templated_server_is_not_ended_by_a_cut(
+        small_room, tmp_path, llama_think_server) -> None:
+    spec = llama_think_server.spec(draft_grammar(), options="reasoning=open",
+                                   max_output_tokens=60)
+    result = run_agent(small_room, tmp_path / "run", harness="toolloop",
+                       root=open_model(spec), sub=None, max_turns=2)
+    assert result.status == "max_turns" and result.turns == 2
+    calls = _roots(tmp_path / "run")
+    assert [c["provider"]["reasoning"] for c in calls] == ["unclosed"] * 2

@@ -5,15 +5,29 @@ reply cap, recorded with it."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from support.llama import DRAFT, draft_grammar
 
-from dealroom.harness import run_agent
+from dealroom.harness import run_agent_async
 from dealroom.models import ScriptedModel, open_model, reply_cap
 from dealroom.runs import RunFolder
 from dealroom.testing import Completion, ServedModelServer
 
 SUB = ScriptedModel(["x"], cycle=True)
+
+
+def _run(room, out, spec, **options):
+    """run_agent with a client of ``spec`` opened (and closed) on the run's event loop."""
+    async def go():
+        client = open_model(spec)
+        try:
+            return await run_agent_async(room, out, root=client, **options)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(go())
 
 
 def _roots(run):
@@ -25,12 +39,12 @@ def _cells(run):
     return [e for e in RunFolder.open(run).events() if e["type"] == "cell"]
 
 
+@pytest.mark.slow  # two root calls of ~800 prompt tokens: 30 s to minutes on a busy CPU
 def test_a_real_reply_cut_inside_the_template_opened_block_never_runs_its_draft(
         small_room, tmp_path, llama_think_server) -> None:
     spec = llama_think_server.spec(draft_grammar(), options="reasoning=open",
                                    max_output_tokens=60)
-    result = run_agent(small_room, tmp_path / "run", root=open_model(spec), sub=SUB,
-                       max_turns=2)
+    result = _run(small_room, tmp_path / "run", spec, sub=SUB, max_turns=2)
     assert result.status == "max_turns" and result.turns == 2
     assert not any("DRAFT_IN_THINK_RAN" in (c.get("output") or "") for c in _cells(tmp_path /
                                                                                   "run"))
@@ -50,7 +64,7 @@ def test_every_root_call_carries_the_reply_cap_the_window_reserves(small_room,
     with ServedModelServer(lambda req: next(replies), context_window=8192,
                            record=True) as server:
         spec = server.spec.replace(context_window=8192)
-        result = run_agent(small_room, tmp_path / "run", root=open_model(spec), sub=SUB)
+        result = _run(small_room, tmp_path / "run", spec, sub=SUB)
         sent = [r.get("max_tokens") for r in server.requests]
     assert result.status == "submitted"
     assert sent == [reply_cap(8192)] * 2 == [2048] * 2
@@ -59,8 +73,7 @@ def test_every_root_call_carries_the_reply_cap_the_window_reserves(small_room,
 
 def test_the_spec_changes_the_reply_cap(small_room, tmp_path) -> None:
     with ServedModelServer(lambda req: "```python\nsubmit()\n```", record=True) as server:
-        run_agent(small_room, tmp_path / "run", root=open_model(
-            server.spec.replace(max_output_tokens=300)), sub=SUB)
+        _run(small_room, tmp_path / "run", server.spec.replace(max_output_tokens=300), sub=SUB)
         assert [r["max_tokens"] for r in server.requests] == [300]
 
 
@@ -94,8 +107,8 @@ def test_the_tool_loop_goes_on_after_a_reply_cut_inside_its_reasoning(small_room
                     Completion("Done: no tool needed.", reasoning="short")])
     with ServedModelServer(lambda req: next(replies), reasoning=shape, record=True) as server:
         spec = server.spec.replace(reasoning="open") if shape == "closing" else server.spec
-        result = run_agent(small_room, tmp_path / "run", harness="toolloop",
-                           root=open_model(spec), sub=None, max_turns=5)
+        result = _run(small_room, tmp_path / "run", spec, harness="toolloop", sub=None,
+                      max_turns=5)
         told = server.requests[1]["messages"][-1]["content"]
     assert result.status == "finished" and result.turns == 2
     assert "ended inside its reasoning" in told
@@ -103,12 +116,52 @@ def test_the_tool_loop_goes_on_after_a_reply_cut_inside_its_reasoning(small_room
     assert not [e for e in events if e["type"] == "tool"]  # the drafted call never ran
 
 
+@pytest.mark.slow  # two calls of a few hundred prompt tokens
 def test_the_tool_loop_on_the_real_re_templated_server_is_not_ended_by_a_cut(
         small_room, tmp_path, llama_think_server) -> None:
     spec = llama_think_server.spec(draft_grammar(), options="reasoning=open",
                                    max_output_tokens=60)
-    result = run_agent(small_room, tmp_path / "run", harness="toolloop",
-                       root=open_model(spec), sub=None, max_turns=2)
+    result = _run(small_room, tmp_path / "run", spec, harness="toolloop", sub=None,
+                  max_turns=2)
     assert result.status == "max_turns" and result.turns == 2
     calls = _roots(tmp_path / "run")
     assert [c["provider"]["reasoning"] for c in calls] == ["unclosed"] * 2
+
+
+# -- an over-long prompt, as llama-cpp-python's server answers it -------------------------------
+
+class EmptyStreamWhenTooLong(ServedModelServer):
+    """Answers a streamed request whose prompt passes the window with HTTP 200 and a stream
+    that breaks off empty, and the same request unstreamed with HTTP 400
+    ``context_length_exceeded``, as llama-cpp-python's server does (a reply cap that does not
+    fit beside the prompt is lowered, silently)."""
+
+    def _refusal(self, body):
+        refused = super()._refusal({**body, "max_tokens": 0})  # a cap is lowered to fit
+        if refused is not None and refused.status == 400 and body.get("stream"):
+            from aiohttp import web
+
+            return web.Response(status=200, body=b"", content_type="text/event-stream")
+        return refused
+
+
+def test_an_over_long_root_prompt_in_an_empty_stream_compacts_and_is_not_resent(
+        small_room, tmp_path) -> None:
+    turns = iter(["```python\nprint('word ' * 1000)\n```"] * 2  # turn 3 passes the window
+                 + ["```python\nsubmit()\n```"])
+
+    def reply(body):
+        if body["messages"][0]["content"].startswith("You condense"):
+            return "Turn 1 printed many words."
+        return next(turns)
+
+    with EmptyStreamWhenTooLong(reply, context_window=2600, reasoning="field",
+                                record=True) as server:
+        result = _run(small_room, tmp_path / "run", server.spec, sub=SUB, output_limit=20_000)
+        streamed = [bool(r.get("stream")) for r in server.requests]
+    assert result.status == "submitted"
+    events = RunFolder.open(tmp_path / "run").events()
+    compactions = [e for e in events if e["type"] == "compaction"]
+    assert compactions and compactions[0]["reason"].startswith("refused")
+    assert streamed.count(False) <= 3  # each empty stream asked again once, unstreamed
+    assert len(server.requests) <= 8  # never the same prompt five times over

@@ -31,7 +31,8 @@ def draft_grammar(closing: str = "") -> str:
     return f'root ::= {gbnf_literal(DRAFT)} ( " and" | " then" | " more" | " so" )+'
 
 
-def _need_llama() -> None:
+def need_llama() -> None:
+    """Skip the test when llama-cpp-python is not installed."""
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("llama-cpp-python (the `local` extra) is not installed: no real server")
 
@@ -52,14 +53,14 @@ def _start(**options) -> Iterator:
 @pytest.fixture(scope="session")
 def llama_server() -> Iterator:
     """llama-cpp-python's OpenAI server with the embedded SmolLM2 GGUF (n_ctx 2048)."""
-    _need_llama()
+    need_llama()
     yield from _start()
 
 
 @pytest.fixture(scope="session")
 def llama_think_server(tmp_path_factory) -> Iterator:
     """The same with a copy of the GGUF whose chat template opens ``<think>``."""
-    _need_llama()
+    need_llama()
     if importlib.util.find_spec("gguf") is None:
         pytest.skip("the gguf package (the `train` extra) is not installed: no re-templated "
                     "GGUF")

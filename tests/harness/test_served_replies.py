@@ -165,3 +165,24 @@ def test_an_over_long_root_prompt_in_an_empty_stream_compacts_and_is_not_resent(
     assert compactions and compactions[0]["reason"].startswith("refused")
     assert streamed.count(False) <= 3  # each empty stream asked again once, unstreamed
     assert len(server.requests) <= 8  # never the same prompt five times over
+
+
+def test_a_resumed_tool_loop_replays_a_cut_reply_as_a_turn(small_room, tmp_path) -> None:
+    from dealroom.harness import resume_run
+
+    replies = iter([Completion("", reasoning=f"maybe\n{TOOL}", finish_reason="length"),
+                    Completion(TOOL), Completion("Done.")])
+    with ServedModelServer(lambda req: next(replies), reasoning="field") as server:
+        whole = _run(small_room, tmp_path / "whole", server.spec, harness="toolloop",
+                     sub=None, max_turns=5)
+    assert whole.status == "finished" and whole.turns == 3
+    lines = (tmp_path / "whole" / "trajectory.jsonl").read_text().splitlines()
+    first = next(i for i, x in enumerate(lines) if '"model_call"' in x)
+    run = tmp_path / "cut"
+    run.mkdir()
+    (run / "config.json").write_text((tmp_path / "whole" / "config.json").read_text())
+    (run / "trajectory.jsonl").write_text("\n".join(lines[:first + 1]) + "\n")
+    rest = ScriptedModel([TOOL, "Done."])
+    result = resume_run(run, root=rest)
+    assert result.status == "finished" and result.turns == 3 and len(rest.calls) == 2
+    assert "ended inside its reasoning" in rest.calls[0].messages[-1]["content"]

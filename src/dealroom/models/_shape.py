@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from dealroom.models._result import ChatResult
     from dealroom.models._spec import ModelSpec
 
+SLACK = 16
+"""Completion tokens a server may count off by (an end token) before a reply at ``length``
+counts as cut short of its cap."""
 PROPS_BYTES = 4 * 2**20
 """The most of a ``/props`` answer read (a chat template is a few KB)."""
 
@@ -72,6 +75,6 @@ def served_window(result: ChatResult, limit: int, window: int) -> int:
     ``length`` short of ``limit`` by the server's own count (see the module docstring)."""
     usage = result.usage
     if (result.finish_reason != "length" or result.usage_estimated
-            or usage.output_tokens >= limit or usage.input_tokens <= 0):
+            or usage.output_tokens >= limit - SLACK or usage.input_tokens <= 0):
         return window
     return min(window, usage.input_tokens + usage.output_tokens)

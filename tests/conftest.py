@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.llama import llama_server, llama_think_server  # noqa: F401  (fixtures)
 
 from dealroom.room import ingest
 

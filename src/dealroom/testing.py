@@ -4,6 +4,8 @@ a tiny model built in code. Install the ``dev`` extra (the tiny model needs ``tr
     MockOpenAIServer   an OpenAI-compatible server on loopback that behaves as served models do
                        (reasoning, length refusals, prose around code, cut-off replies, faults)
     ServedModelServer  the same shaped like vLLM (token ids, logprobs, its errors); Completion
+    LlamaCppServer     llama-cpp-python's real OpenAI server with the embedded SmolLM2 GGUF, or
+                       a copy whose chat template opens <think>; gbnf_literal for its grammars
     Fault, MALFORMED, random_faults, echo, chat_completion_body   what a reply or fault is
     ScriptedModel      an in-process client replaying a script of replies
     LoopbackServer     the base of the loopback servers (start, stop, base_url, spec)
@@ -34,6 +36,8 @@ _EXPORTS = {
     "random_faults": "dealroom.models._mock",
     "serve": "dealroom.models._mock:main",
     "LoopbackServer": "dealroom.models._loopback",
+    "LlamaCppServer": "dealroom.models._llamacpp",
+    "gbnf_literal": "dealroom.models._llamacpp",
     "ScriptedModel": "dealroom.models._scripted",
     "CHAT_TEMPLATE": "dealroom.train._tiny",
     "LoraServer": "dealroom.train._tiny",
@@ -44,6 +48,7 @@ _EXPORTS = {
 """Public name → the module that defines it."""
 
 if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXPORTS)
+    from dealroom.models._llamacpp import LlamaCppServer, gbnf_literal
     from dealroom.models._loopback import LoopbackServer
     from dealroom.models._mock import (
         MALFORMED,

@@ -10,8 +10,8 @@ Open a client with :func:`open_model` (spec strings: a models-file name, ``local
 are re-sent); :func:`lazy_model` opens its model on the first call. A call that fails for
 good raises :class:`ProviderError`.
 Replies are split into reasoning and answer (:func:`split_reasoning`; ``ChatResult.text`` is
-the answer). ``hf:`` replies carry a :class:`TokenRecord` (the run folder's record, from
-``dealroom.runs``).
+the answer); every call carries a reply cap (:func:`reply_cap`). ``hf:`` replies carry a
+:class:`TokenRecord` (the run folder's record, from ``dealroom.runs``).
 ``dealroom.testing`` holds ``MockOpenAIServer`` and the other test helpers.
 """
 
@@ -21,6 +21,7 @@ from dealroom._util.reasoning import (
     history_content,
     join_reasoning,
     split_reasoning,
+    template_opens,
 )
 from dealroom._util.text import strip_controls, visible_controls
 from dealroom.models._chat import (
@@ -50,6 +51,7 @@ from dealroom.models._spec import (
     HFOptions,
     ModelSpec,
     Prices,
+    reply_cap,
     require_prices,
     resolve_model_spec,
     split_spec,
@@ -103,11 +105,13 @@ __all__ = [
     "local_server",
     "open_model",
     "provider_names",
+    "reply_cap",
     "require_prices",
     "resolve_model_spec",
     "split_reasoning",
     "split_spec",
     "strip_controls",
+    "template_opens",
     "visible_controls",
     "words_estimate",
 ]

@@ -69,7 +69,8 @@ from dealroom.models._rules import (
     retry_after,
     timeout_message,
 )
-from dealroom.models._spec import DEFAULT_CONTEXT_WINDOW, ModelSpec, Prices
+from dealroom.models._shape import empty_stream, learn_opened, served_window, template_opened
+from dealroom.models._spec import DEFAULT_CONTEXT_WINDOW, ModelSpec, Prices, reply_cap
 from dealroom.models._wire import (
     BadReply,
     ProviderError,
@@ -190,6 +191,9 @@ class OpenAICompatibleClient:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tokenize: bool | None = None
         """Whether the server answers ``POST /tokenize`` (None: not asked yet)."""
+        self.opened = spec.reasoning == "open"
+        """The chat template opens ``<think>`` in the prompt (the spec says so, the server's
+        template does, or a reply came as ``R</think>A``): see ``_shape``."""
 
     def _get_endpoint(self) -> Endpoint:
         loop = asyncio.get_running_loop()
@@ -230,8 +234,9 @@ class OpenAICompatibleClient:
         response_format: dict[str, Any] | None = None,
     ) -> ChatResult:
         """POST one chat completion, retrying transient failures; see the module docstring."""
-        limit = max_tokens if max_tokens is not None else self.spec.max_output_tokens
-        cap = text_cap(limit or self.context_window)
+        limit = max_tokens if max_tokens is not None else reply_cap(
+            self.context_window, self.spec.max_output_tokens)
+        cap = text_cap(limit)
         endpoint = self._get_endpoint()
         wave = current_wave() if self.spec.hedge else None
         if wave is not None:
@@ -252,15 +257,19 @@ class OpenAICompatibleClient:
             exc.attempts = clock.sent[0]  # type: ignore[attr-defined]  # for the run's records
             raise
 
-    async def _call(self, messages: list[dict[str, Any]], limit: int | None,
+    async def _call(self, messages: list[dict[str, Any]], limit: int,
                     temperature: float | None, stop: list[str] | None,
                     response_format: dict[str, Any] | None, cap: int, endpoint: Endpoint,
                     wave: HedgeWave | None, clock: Deadline) -> ChatResult:
         """The retry loop of :meth:`chat`."""
         attempt = 0
         sent = clock.sent  # HTTP requests made, hedges included
+        unstreamed = False  # an empty stream: ask once without streaming (see _shape)
         while True:
             payload = self._payload(messages, limit, temperature, stop, response_format)
+            if unstreamed:
+                for key in ("stream", "stream_options"):
+                    payload.pop(key, None)
             data = request_body(payload)
             attempt += 1
             try:
@@ -272,6 +281,9 @@ class OpenAICompatibleClient:
                 continue
             except Retryable as exc:
                 clock.last = str(exc)
+                if not unstreamed and empty_stream(exc.kind, payload, str(exc)):
+                    unstreamed = True
+                    continue
                 if attempt > self.spec.max_retries:
                     raise ProviderError(
                         f"{exc} (gave up after {attempt} attempts)",
@@ -286,7 +298,7 @@ class OpenAICompatibleClient:
                                 hedge)
 
     def _result(self, reply: Reply, messages: list[dict[str, Any]], payload: dict[str, Any],
-                request_bytes: int, limit: int | None, latency: float, attempts: int,
+                request_bytes: int, limit: int, latency: float, attempts: int,
                 hedge: HedgeRecord | None) -> ChatResult:
         problem = usage_problem(reply.usage, request_bytes=request_bytes, max_tokens=limit)
         if problem is not None:
@@ -314,13 +326,16 @@ class OpenAICompatibleClient:
                                     "OpenAI server, 0.10.2 or newer)", model=self.name,
                                     status=200, kind=exc.kind, attempts=attempts,
                                     served=True) from None
-        return ChatResult(
+        result = ChatResult(
             text=text, usage=usage, model=reply.model or self.model,
             finish_reason=reply.finish_reason, latency_s=latency, usage_estimated=estimated,
             attempts=attempts, streamed=reply.streamed,
             structured=str(form["type"]) if form else None, cut_bytes=reply.cut_bytes,
             stripped=stripped, hedge=hedge, raw=reply.body, tokens=tokens, reasoning=reasoning,
-        )
+            max_tokens=limit, opened=self.opened)
+        self.opened = self.opened or learn_opened(self.spec, result)
+        self.context_window = served_window(result, limit, self.context_window)
+        return result
 
     def _backoff(self, attempt: int) -> float:
         ceiling = min(MAX_BACKOFF_S, self.spec.backoff_s * 2 ** (attempt - 1))
@@ -367,7 +382,7 @@ class OpenAICompatibleClient:
                         wait = retry_after(resp.headers.get("Retry-After"))
                         moved = resp.headers.get("Location")
                     else:
-                        reply = await self._read_reply(resp, cap, progress)
+                        reply = await self._read_reply(resp, cap, progress, streaming)
             except TimeoutError as exc:
                 raise Retryable(timeout_message(exc, self.spec, streaming),
                                  kind="timeout") from None
@@ -412,7 +427,7 @@ class OpenAICompatibleClient:
         raise ProviderError(message, model=self.name, status=status, kind="http")
 
     async def _read_reply(self, resp: aiohttp.ClientResponse, cap: int,
-                          progress: Progress) -> Reply:
+                          progress: Progress, streaming: bool = True) -> Reply:
         """The 200's reply, buffered under a lease of the loop's byte budget (``_budget``)
         until it is parsed."""
         content_type = resp.headers.get("Content-Type", "")
@@ -425,7 +440,7 @@ class OpenAICompatibleClient:
             reply = parse_body(raw, content_type, cap)
         finally:
             lease.release()
-        if "stream" not in self.refused:
+        if streaming and "stream" not in self.refused:
             self.refused.add("stream")  # asked to stream, it answered in one body: it does not
         return reply
 
@@ -450,6 +465,7 @@ class OpenAICompatibleClient:
                     )
                 if status == 200 and self.model in listed_models(raw):
                     self._window_from(raw)
+                    self.opened = self.opened or await template_opened(self)
                     return
                 probe = json.dumps({"model": self.model, "max_tokens": 1,
                                     "messages": [{"role": "user", "content": "ping"}]})
@@ -461,6 +477,7 @@ class OpenAICompatibleClient:
         finally:
             await session.close()
         if chat_status == 200:
+            self.opened = self.opened or await template_opened(self)
             return
         if chat_status in (401, 403):
             raise ConfigError(

@@ -82,7 +82,12 @@ class ModelEntry(Schema):
     tokens: bool = False
     """Record prompt and completion token ids and logprobs (vLLM's ``return_token_ids``)."""
     max_output_tokens: Annotated[int, Field(ge=1)] | None = None
-    """Default ``max_tokens`` when a call gives none."""
+    """The reply cap (``max_tokens``) of a call that gives none; unset: a quarter of the
+    window, at most 4,096."""
+    reasoning: Literal["auto", "open"] = "auto"
+    """``open``: the chat template opens ``<think>`` in the prompt (DeepSeek-R1, Qwen3
+    thinking models served without a reasoning parser), so a reply without ``</think>`` is
+    reasoning only; ``auto``: learned from the server and the model's replies."""
     max_retries: Annotated[int, Field(ge=0, le=100)] = 4
     """Retries after a 429, 5xx, connection error, time-out or malformed body."""
     backoff_s: Seconds = 0.5
@@ -145,7 +150,8 @@ class ModelEntry(Schema):
             concurrency=self.concurrency, timeout=self.timeout,
             connect_timeout=self.connect_timeout, read_timeout=self.read_timeout,
             deadline=self.deadline, stream=self.stream, hedge=self.hedge, tokens=self.tokens,
-            max_output_tokens=self.max_output_tokens, max_retries=self.max_retries,
+            max_output_tokens=self.max_output_tokens, reasoning=self.reasoning,
+            max_retries=self.max_retries,
             backoff_s=self.backoff_s, options=options,
             source=None if source is None else str(source),
             **file_settings(net, source.parent if source is not None else Path()),

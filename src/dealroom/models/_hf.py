@@ -156,7 +156,8 @@ class HFModelClient:
             self._history.popitem(last=False)
         usage = Usage(input_tokens=len(prompt), output_tokens=len(ids), calls=1)
         return ChatResult(text=text, usage=usage, model=self.model, finish_reason=finish,
-                          latency_s=time.perf_counter() - start, tokens=record)
+                          latency_s=time.perf_counter() - start, tokens=record,
+                          max_tokens=sampling.max_tokens)
 
     def _prompt(self, tokenizer: PreTrainedTokenizerBase,
                 messages: list[dict[str, Any]]) -> tuple[list[int], int]:

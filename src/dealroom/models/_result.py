@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dealroom._util.reasoning import join_reasoning, split_reasoning
@@ -50,14 +50,19 @@ class ChatResult:
     reasoning: str | None = None
     """The model's reasoning, apart from ``text`` (the answer); None when it had none."""
     reasoning_shape: str | None = None
-    """How the reasoning came (``field``, ``inline``, ``closing``, ``open``; see
+    """How the reasoning came (``field``, ``inline``, ``closing``, ``open``, ``unclosed``; see
     ``dealroom._util.reasoning``); None without reasoning."""
+    max_tokens: int | None = None
+    """The reply cap the call was sent with (``max_tokens``); None when it carried none."""
+    opened: InitVar[bool] = False
+    """The model's chat template opens ``<think>`` in the prompt: a reply that never closes
+    it is reasoning only (shape ``unclosed``)."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, opened: bool = False) -> None:
         """A reply whose reasoning is inline (``<think>…</think>``) is taken apart, whatever
         provider made it: ``text`` is then the answer alone."""
         if self.reasoning is None:
-            split = split_reasoning(self.text)
+            split = split_reasoning(self.text, opened)
             self.text, self.reasoning, self.reasoning_shape = (split.answer, split.reasoning,
                                                                split.shape)
         elif self.reasoning_shape is None:
@@ -74,4 +79,4 @@ class ChatResult:
                 "usage_estimated": self.usage_estimated, "streamed": self.streamed,
                 "structured": self.structured, "cut_bytes": self.cut_bytes,
                 "stripped": self.stripped, "hedge": self.hedge,
-                "reasoning": self.reasoning_shape}
+                "reasoning": self.reasoning_shape, "max_tokens": self.max_tokens}

@@ -96,7 +96,7 @@ class ScriptedModel:
         usage = estimate_usage(snapshot, text, self.prices)
         return ChatResult(
             text=text, usage=usage, model=self.model, finish_reason="stop", latency_s=self.delay,
-            stripped=stripped,
+            stripped=stripped, max_tokens=max_tokens,
         )
 
     async def aclose(self) -> None:

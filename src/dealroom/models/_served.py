@@ -14,6 +14,7 @@ On top of :class:`~dealroom.testing.MockOpenAIServer` it has:
   completion)...``), counted in :attr:`ServedModelServer.refusals`;
 * ``POST /tokenize`` (``{"model", "messages"}`` or ``{"prompt"}`` → ``{"count",
   "max_model_len", "tokens"}``) and ``max_model_len`` in ``GET /v1/models``;
+* with ``chat_template``, llama.cpp's ``GET /props`` (``{"chat_template", ...}``);
 * replies as :class:`Completion` (answer, reasoning, ``finish_reason``), so a script can
   send prose around several code blocks, a reply cut inside a code block or inside its
   reasoning (``finish_reason`` ``length``).
@@ -66,15 +67,17 @@ class ServedModelServer(MockOpenAIServer):
     (the answer) or a :class:`Completion`; ``reasoning`` is the shape reasoning is sent in;
     ``context_window`` (None: unbounded) is counted with ``count``; ``tokenize=False`` serves
     no ``/tokenize`` (as llama.cpp's server and hosted APIs); ``report_usage=False`` sends no
-    ``usage``."""
+    ``usage``; ``chat_template`` is served at ``GET /props`` as llama.cpp's server does."""
 
     thread_name = "served-model-server"
 
     def __init__(self, reply: Reply | str, *, reasoning: str = "field",
                  context_window: int | None = None,
                  count: Callable[[str], int] = words_count, tokenize: bool = True,
-                 report_usage: bool = True, **options: Any) -> None:
+                 report_usage: bool = True, chat_template: str | None = None,
+                 **options: Any) -> None:
         super().__init__(reply, **options)
+        self.chat_template = chat_template
         self.tokenize = tokenize
         self.report_usage = report_usage
         if reasoning not in ("field", "reasoning", "inline", "closing"):
@@ -183,7 +186,13 @@ class ServedModelServer(MockOpenAIServer):
         return web.json_response({"count": count, "max_model_len": self.context_window,
                                   "tokens": list(range(count))})
 
+    async def _props(self, request: web.Request) -> web.Response:
+        return web.json_response({"chat_template": self.chat_template,
+                                  "default_generation_settings": {"n_ctx": self.context_window}})
+
     def routes(self, app: web.Application) -> None:
         super().routes(app)
         if self.tokenize:
             app.router.add_post("/tokenize", self._tokenize)
+        if self.chat_template is not None:
+            app.router.add_get("/props", self._props)

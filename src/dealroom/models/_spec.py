@@ -144,7 +144,12 @@ class ModelSpec(Schema):
     as ``hf:`` models do; the reply is then not streamed, and its text is kept as the tokens
     decode to (control characters are not stripped)."""
     max_output_tokens: Tokens | None = None
-    """Default ``max_tokens`` when a call gives none."""
+    """The reply cap (``max_tokens``) of a call that gives none; None: :func:`reply_cap` of
+    the window (a quarter, at most 4,096), so no call goes out without a cap."""
+    reasoning: Literal["auto", "open"] = "auto"
+    """``open``: the model's chat template opens ``<think>`` in the prompt, so a reply without
+    ``</think>`` is reasoning only; ``auto``: learned from the server (llama.cpp's ``GET
+    /props`` template) and from the model's replies (one in the shape ``R</think>A``)."""
     max_retries: Retries = 4
     """Retries after a 429, 5xx, connection error, time-out or malformed body."""
     backoff_s: Seconds = 0.5
@@ -224,6 +229,20 @@ class ModelSpec(Schema):
     def with_concurrency(self, concurrency: int | None) -> ModelSpec:
         """This spec with another ``concurrency`` (None: this one), validated."""
         return self if concurrency is None else self.replace(concurrency=concurrency)
+
+
+REPLY_CAP = 4096
+"""The most tokens :func:`reply_cap` gives a reply by default."""
+
+
+def reply_cap(window: int, given: int | None = None) -> int:
+    """The reply cap of a call: ``given`` (the spec's ``max_output_tokens``), else a quarter
+    of the window, at most :data:`REPLY_CAP`; the window counting reserves the same.
+
+    >>> reply_cap(32_768), reply_cap(4096), reply_cap(4096, given=300)
+    (4096, 1024, 300)
+    """
+    return int(given or max(1, min(REPLY_CAP, window // 4)))
 
 
 def _where(name: Any, source: Any) -> str:
@@ -349,9 +368,11 @@ def split_spec(text: str) -> tuple[str, dict[str, str]]:
 
 SPEC_OPTIONS = ("price_input", "price_cached_input", "price_output", "context_window",
                 "concurrency", "max_output_tokens", "timeout", "connect_timeout", "read_timeout",
-                "deadline", "stream", "hedge", "tokens", "proxy", "max_retries", "backoff_s")
+                "deadline", "stream", "hedge", "tokens", "proxy", "max_retries", "backoff_s",
+                "reasoning")
 """Options a ``MODEL@BASE_URL#key=value,...`` spec may carry after ``#``: models-file keys,
-typed and bounded as :class:`~dealroom.models.ModelEntry` says (``stream=off``, ``hedge=4``)."""
+typed and bounded as :class:`~dealroom.models.ModelEntry` says (``stream=off``, ``hedge=4``,
+``reasoning=open``)."""
 
 
 def _endpoint_spec(text: str) -> ModelSpec:

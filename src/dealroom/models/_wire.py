@@ -302,7 +302,8 @@ async def read_stream(chunks: AsyncIterator[bytes], cap: int,
     if not stream.done and stream.finish == "unknown":
         over = size > limit
         how = (f"was cut at {limit:,} bytes" if over else "ended")
-        raise BadReply("truncated_stream", f"the stream {how} before its last chunk (no "
+        last = "any chunk" if not stream.chunks else "its last chunk"
+        raise BadReply("truncated_stream", f"the stream {how} before {last} (no "
                        "[DONE], no finish_reason): the reply never finished", retry=not over,
                        served=over)
     text, cut = _cap("".join(stream.parts), cap)
@@ -325,9 +326,12 @@ class _Stream:
         self.usage: Any = None
         self.seen_content = False
         self.done = False
+        self.chunks = 0
+        """Chunks received (0: the stream broke off before its first; see ``_shape``)."""
 
     def decode(self, raw: bytes) -> None:
         datas = [line[5:].strip() for line in raw.split(b"\n") if line.startswith(b"data:")]
+        self.chunks = len(datas)
         if b"[DONE]" in datas:
             self.done = True
             datas = datas[: datas.index(b"[DONE]")]

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dealroom.errors import ModelError
-from dealroom.models import PromptCounter, ProviderError
+from dealroom.models import PromptCounter, ProviderError, reply_cap
 
 if TYPE_CHECKING:
     from dealroom.harness.rlm._root import RootReply
@@ -49,14 +49,15 @@ history[i].turn, .code, .output, .reasoning.]"""
 
 KEEP_TURNS = 2
 """Turns kept verbatim after a compaction (fewer when they do not fit)."""
+MIN_REPLY = 256
+"""The smallest reply cap a root call is lowered to when its prompt leaves less room."""
 
 
 def reply_reserve(model: ModelClient) -> int:
-    """Tokens held back in the window for the root's reply: the spec's ``max_output_tokens``,
-    else a quarter of the window, at most 4,096."""
+    """Tokens held back in the window for the root's reply, and the cap its calls are sent
+    with: the spec's ``max_output_tokens``, else a quarter of the window, at most 4,096."""
     spec = getattr(model, "spec", None)
-    given = getattr(spec, "max_output_tokens", None)
-    return int(given or min(4096, model.context_window // 4))
+    return reply_cap(model.context_window, getattr(spec, "max_output_tokens", None))
 
 
 @dataclass
@@ -77,6 +78,8 @@ class RootContext:
     sent: int = 0
     replace: bool = False
     """The next call records its whole prompt (the history was compacted)."""
+    counted: int | None = None
+    """The prompt's tokens when last counted (before a call, after a compaction)."""
 
     def __post_init__(self) -> None:
         self.counter = PromptCounter(self.model)
@@ -102,8 +105,18 @@ class RootContext:
         """The prompt's tokens when it is past the compaction point; None when it fits."""
         if not self.compact_at:
             return None
-        tokens = await self.counter.count(self.messages)
+        tokens = self.counted = await self.counter.count(self.messages)
         return tokens if tokens > self.compact_at * self.limit else None
+
+    def reply_cap(self) -> int:
+        """The next call's reply cap: the reserve, lowered to what the counted prompt leaves
+        of the window (at least :data:`MIN_REPLY`), so a prompt past the compaction point that
+        could not be compacted is not refused for the cap alone."""
+        reserve = reply_reserve(self.model)
+        if self.counted is None:
+            return reserve
+        room = self.model.context_window - self.counted
+        return max(min(reserve, room), min(reserve, MIN_REPLY))
 
     def learn(self, usage: dict[str, Any], estimated: bool) -> None:
         """Correct the count from the prompt tokens a reply reports."""

@@ -74,6 +74,17 @@ REASONING_CUT = (
     "answer, so nothing ran. Think more briefly, then reply with exactly one ```python block."
 )
 
+REASONING_ONLY = (
+    "Your reply was all reasoning: it never closed its </think> block, so it had no answer "
+    "and nothing ran. Close your reasoning with </think>, then reply with exactly one "
+    "```python block."
+)
+
+ANSWER_CUT = (
+    "Your reply was cut off at the output limit before it held a complete ```python block, "
+    "so nothing ran. Reply more briefly, with exactly one complete ```python block."
+)
+
 _CODE = re.compile(r"```(?:python|py|repl)?[ \t]*\n(.*?)```", re.S)
 
 

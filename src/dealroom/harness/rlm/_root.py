@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from dealroom.harness._common._calls import error_text, failed_call_usage, provider_record
 from dealroom.harness.rlm._context import refused_count, refused_for_length
-from dealroom.harness.rlm._prompt import NO_CODE, REASONING_CUT
+from dealroom.harness.rlm._prompt import ANSWER_CUT, NO_CODE, REASONING_CUT, REASONING_ONLY
 from dealroom.harness.rlm._slices import prompt_tokens
 from dealroom.models import ChatResult, answer_text
 from dealroom.types import Usage
@@ -46,10 +46,12 @@ class RootReply:
 
 
 def no_code_note(reply: RootReply) -> str:
-    """What the root is told when its reply had no code to run."""
+    """What the root is told when its reply had no code to run: why, when it was cut at its
+    cap (inside its reasoning or its answer) or never left its reasoning."""
+    cut = reply.finish_reason == "length"
     if reply.reasoning is not None and not reply.answer.strip():
-        return REASONING_CUT
-    return NO_CODE
+        return REASONING_CUT if cut else REASONING_ONLY
+    return ANSWER_CUT if cut else NO_CODE
 
 
 _NO_BUDGET = "\x00no budget"
@@ -94,7 +96,8 @@ class RootCalls:
                                   "call_id": f"{self.agent}/t{turn}", "wave": None,
                                   "input": context.new_input(), "tokens": None}
         try:
-            result = await self.model.chat(messages, temperature=self.ctx.settings.temperature)
+            result = await self.model.chat(messages, max_tokens=context.reply_cap(),
+                                           temperature=self.ctx.settings.temperature)
         except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
             charged = failed_call_usage(exc, reservation, prompt)
             self.tracker.settle(reservation, charged)
@@ -160,9 +163,15 @@ class RootCalls:
         self.ctx.emit("compaction", self.agent, self.depth, role=self.role,
                       model=self.model.name, call_id=f"{self.agent}/t{turn}/compact", turn=turn,
                       turns=[first, last], kept=kept, reason=reason, tokens_before=before,
-                      tokens_after=await context.counter.count(context.messages),
+                      tokens_after=await self._recount(),
                       summary=context.summary, reasoning=result.reasoning if result else None,
                       usage=usage.to_dict(), error=error,
                       latency_s=result.latency_s if result else None,
                       provider=provider_record(result if result else failure))
         return True
+
+    async def _recount(self) -> int:
+        """The prompt's tokens after a compaction (the next call's reply cap starts there)."""
+        context = self._context
+        context.counted = await context.counter.count(context.messages)
+        return context.counted

@@ -4,7 +4,9 @@ The model calls tools by replying with one or more ```tool blocks, each a JSON o
 ``{"name": "grep", "arguments": {"pattern": "change of control"}}``; results come back in the
 next user message. As in LAB there is no finish tool: the episode ends when a reply calls no
 tool, at the turn cap, when a budget runs out, or when the model fails (for example because the
-context overflowed, which this baseline does nothing to prevent).
+context overflowed, which this baseline does nothing to prevent). A reply cut at its cap
+(``finish_reason`` ``length``) or that never left its reasoning calls no tool but does not end
+the episode: the next message tells the model why nothing ran.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -45,6 +48,33 @@ Results come back in the next message. Cite documents as [D00042 p.3]. Write eac
 in Markdown with the write tool. When you reply without a tool block, the review ends."""
 
 _BLOCK = re.compile(r"```tool[ \t]*\n(.*?)```", re.S)
+
+REASONING_CUT = ("Your reply ended inside its reasoning (it was cut off at the output limit) "
+                 "before any answer, so no tool ran. Think more briefly, then call a tool.")
+REASONING_ONLY = ("Your reply was all reasoning: it never closed its </think> block, so it had "
+                  "no answer and no tool ran. Close your reasoning with </think>, then call a "
+                  "tool.")
+ANSWER_CUT = ("Your reply was cut off at the output limit before it held a complete ```tool "
+              "block, so no tool ran. Reply more briefly.")
+
+
+@dataclass(frozen=True)
+class Said:
+    """One reply of the model as the loop uses it."""
+
+    text: str
+    """The answer (tool blocks are read from it only)."""
+    finish_reason: str = "stop"
+    reasoning: bool = False
+    """The reply had reasoning apart from its answer."""
+
+    def unfinished(self) -> str | None:
+        """Why a reply without tool calls did not end the review (it was cut, or never left
+        its reasoning): what the model is told; None when it simply called no tool."""
+        cut = self.finish_reason == "length"
+        if self.reasoning and not self.text.strip():
+            return REASONING_CUT if cut else REASONING_ONLY
+        return ANSWER_CUT if cut else None
 
 
 @schema_dataclass
@@ -105,15 +135,16 @@ async def resume_toolloop(run_dir: Path, *, model: ModelClient,
     return await _episode(run, model, settings, _replies(run.previous))
 
 
-def _replies(events: list[dict[str, Any]]) -> dict[int, tuple[str, int]]:
+def _replies(events: list[dict[str, Any]]) -> dict[int, tuple[Said, int]]:
     """Turn → (the model's recorded reply, how many tool and memo events of that turn were
     recorded after it)."""
-    replies: dict[int, tuple[str, int]] = {}
+    replies: dict[int, tuple[Said, int]] = {}
     turn = None
     for e in events:
         if e["type"] == "model_call" and e.get("error") is None:
             turn = e["turn"]
-            replies[turn] = (e["output"], 0)
+            finish = (e.get("provider") or {}).get("finish_reason") or "stop"
+            replies[turn] = (Said(e["output"], finish, e.get("reasoning") is not None), 0)
         elif e["type"] in ("tool", "memo") and turn is not None:
             reply, n = replies[turn]
             replies[turn] = (reply, n + 1)
@@ -121,7 +152,7 @@ def _replies(events: list[dict[str, Any]]) -> dict[int, tuple[str, int]]:
 
 
 async def _episode(run: OpenRun, model: ModelClient, settings: ToolLoopSettings,
-                   replies: dict[int, tuple[str, int]]) -> RunResult:
+                   replies: dict[int, tuple[Said, int]]) -> RunResult:
     tracker = BudgetTracker(Budget(settings.max_turns, settings.max_tokens,
                                    settings.max_cost_usd, settings.max_seconds))
     tracker.carry(*run.spent())
@@ -137,7 +168,7 @@ class _Loop:
 
     def __init__(self, model: ModelClient, box: ToolBox, tracker: BudgetTracker,
                  settings: ToolLoopSettings, run: OpenRun,
-                 replies: dict[int, tuple[str, int]]) -> None:
+                 replies: dict[int, tuple[Said, int]]) -> None:
         self.model, self.box, self.tracker, self.settings = model, box, tracker, settings
         self.run = run
         self.replies = replies
@@ -168,9 +199,14 @@ class _Loop:
             sent = len(messages)
             if reply is None:
                 return "error", self.failure
-            calls = parse_tool_calls(reply)
+            calls = parse_tool_calls(reply.text)
             if not calls:
-                return "finished", "the model stopped calling tools"
+                if (why := reply.unfinished()) is None:
+                    return "finished", "the model stopped calling tools"
+                messages.append({"role": "assistant", "content": reply.text})
+                messages.append({"role": "user",
+                                 "content": f"Turn {turn + 1} of {settings.max_turns}.\n{why}"})
+                continue
             self.recorded = self.replies.get(turn, ("", 0))[1]
             outputs = [_run_tool(self.box, call, turn, self.emit) for call in calls]
             self.recorded = 0
@@ -179,7 +215,7 @@ class _Loop:
             primary = primary_deliverable(self.box.deliverables)
             if primary in self.box.outputs:
                 self.run.events.recorder.memo_turn(turn, self.box.outputs[primary])
-            messages.append({"role": "assistant", "content": reply})
+            messages.append({"role": "assistant", "content": reply.text})
             body = "\n\n".join(outputs)
             messages.append({"role": "user",
                              "content": f"Turn {turn + 1} of {settings.max_turns}.\n{body}"})
@@ -187,7 +223,7 @@ class _Loop:
         return status, f"{spent} budget used up"
 
     async def _reply(self, new: list[dict[str, Any]], messages: list[dict[str, Any]],
-                     turn: int) -> str | None:
+                     turn: int) -> Said | None:
         if turn in self.replies:
             return self.replies[turn][0]
         call_id = f"root/t{turn}"
@@ -206,7 +242,7 @@ class _Loop:
         self.emit("model_call", **fields, output=result.text, reasoning=result.reasoning,
                   usage=result.usage.to_dict(), error=None, latency_s=result.latency_s,
                   provider=provider_record(result))
-        return result.text
+        return Said(result.text, result.finish_reason, result.reasoning is not None)
 
 
 def _run_tool(box: ToolBox, call: tuple[str, dict[str, Any]] | str, turn: int,

@@ -95,7 +95,9 @@ def ocr_outcomes(jobs: list[_Job], outcomes: list[_Outcome], out: Path, mode: st
 def _capped(wanted: list[tuple[int, int]], max_pages: int
             ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """Split (document, page) pairs into the first ``max_pages`` of each document and the rest."""
-    keep, over, seen = [], [], Counter[int]()
+    keep: list[tuple[int, int]] = []
+    over: list[tuple[int, int]] = []
+    seen = Counter[int]()
     for pair in wanted:
         seen[pair[0]] += 1
         (keep if not max_pages or seen[pair[0]] <= max_pages else over).append(pair)

@@ -15,6 +15,7 @@ even with one worker: that is what bounds their memory and lets the deadline sto
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing
 import os
@@ -62,10 +63,8 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:  # already gone, or not yet its own group
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
     pool.shutdown(wait=True, cancel_futures=True)
 
 

@@ -51,7 +51,7 @@ INSTALL = ("apt-get install tesseract-ocr (Debian/Ubuntu; brew install tesseract
 class OcrLimits:
     """How much OCR one page, one document and one ingest may cost."""
 
-    max_pages: int = 200
+    max_pages: int = 100
     """Pages OCR'd per document (the first ones that need it); the rest are ``ocr_page_limit``.
     0: no limit."""
     page_timeout: float = 60.0
@@ -202,7 +202,7 @@ def _page_image(task: OcrTask, limits: OcrLimits) -> tuple[Image.Image, int]:
                        "to hold a word")
     darkest = image.getextrema()[0]
     if isinstance(darkest, (int, float)) and darkest >= INK:
-        raise _NotRead("ocr_blank", "no ink on the page")
+        raise _NotRead("ocr_blank", "")
     return image, dpi
 
 

@@ -20,6 +20,7 @@ installed); and the report's ``pages_by_reason``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -68,10 +69,8 @@ def _tree_rss(pid: int) -> int:
         return 0
     total = 0
     for proc in procs:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             total += proc.memory_info().rss
-        except psutil.NoSuchProcess:
-            pass
     return total
 
 
@@ -118,7 +117,7 @@ def main() -> None:
             print(f"{label:17s} {path.stat().st_size:>11,} bytes: {f['wall']:6.1f} s wall "
                   f"(ingest {f['seconds']:.1f} s); peak RSS: ingest {f['self_mb']:.0f} MB, "
                   f"largest child {f['child_mb']:.0f} MB, whole tree {tree}; "
-                  f"pages {f['pages_by_reason']}")
+                  f"pages {f['pages_by_reason']}", flush=True)
 
 
 if __name__ == "__main__":

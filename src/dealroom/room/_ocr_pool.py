@@ -39,6 +39,8 @@ def _init_worker(memory_mb: int) -> None:
     """One Tesseract thread; the worker's address space bounded (Tesseract inherits it); a
     process group of its own, so that stopping the pool also ends a running Tesseract."""
     os.environ["OMP_THREAD_LIMIT"] = "1"
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[name] = "1"  # numpy (pytesseract imports it) would reserve memory a core
     os.setpgrp()
     if memory_mb:
         import resource

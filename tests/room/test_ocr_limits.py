@@ -3,8 +3,8 @@ ingest's time, a worker that dies; blank pages never reach the engine.
 
 Most tests run a stand-in ``tesseract`` put first on ``PATH`` (the workers inherit it): it
 answers ``--version`` and ``--list-langs`` as Tesseract does, logs every page it is given, and
-then reads one word, hangs (so only a time-out or the budget can end it), or kills its worker
-on pages wider than 4,000 pixels. What it does never depends on the machine's speed.
+then reads one word, reads none, hangs (so only a time-out or the budget can end it), or kills
+its worker on pages wider than 4,000 pixels. What it does never depends on the machine's speed.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ if mode == "crash" and width > 4000:
     time.sleep(3600)
 head = "level page_num block_num par_num line_num word_num left top width height conf text"
 row = "5 1 1 1 1 1 0 0 10 10 95 READ"
+if mode == "empty":  # ink, but no word: the page's row only, as Tesseract writes it
+    row = "1 1 0 0 0 0 0 0 10 10 -1 "
 with open(sys.argv[2] + ".tsv", "w") as fh:
     fh.write(head.replace(" ", "\\t") + "\\n" + row.replace(" ", "\\t") + "\\n")
 """
@@ -139,6 +141,20 @@ def test_pages_past_the_document_limit_are_marked(tmp_path: Path, monkeypatch) -
     assert saved["counts"]["pages_by_reason"]["ocr_page_limit"] == 62
 
 
+def test_a_document_whose_first_pages_read_nothing_is_given_up(tmp_path: Path,
+                                                              monkeypatch) -> None:
+    log = _fake(tmp_path, monkeypatch, "empty")
+    many_pages_pdf(tmp_path / "src" / "noise.pdf", pages=12)
+    many_pages_pdf(tmp_path / "src" / "short.pdf", pages=2)
+    report = ingest(tmp_path / "src", tmp_path / "room", _settings(give_up_after=3))
+    assert _reasons(report) == {("noise.pdf", "ocr_empty"): (1, 2, 3),
+                                ("noise.pdf", "ocr_gave_up"): tuple(range(4, 13)),
+                                ("short.pdf", "ocr_empty"): (1, 2)}
+    assert len(_given(log)) == 5
+    report = ingest(tmp_path / "src", tmp_path / "never", _settings(give_up_after=0))
+    assert _reasons(report)[("noise.pdf", "ocr_empty")] == tuple(range(1, 13))
+
+
 def test_tesseract_that_hangs_is_stopped_by_its_page_timeout(tmp_path: Path,
                                                              monkeypatch) -> None:
     log = _fake(tmp_path, monkeypatch, "hang")
@@ -202,7 +218,7 @@ def test_blank_pages_are_not_sent_to_ocr(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_the_limits_are_checked() -> None:
-    for bad in ({"max_pages": -1}, {"budget": -5}, {"page_timeout": -1},
+    for bad in ({"max_pages": -1}, {"give_up_after": -1}, {"budget": -5}, {"page_timeout": -1},
                 {"worker_memory_mb": 100}, {"page_pixels": 10}):
         with pytest.raises(ConfigError, match="ocr "):
             OcrLimits(**bad)

@@ -63,6 +63,10 @@ def ingest(
     ocr_max_pages: Annotated[int, typer.Option(
         min=0, help="Pages OCR'd per document; the rest are marked ocr_page_limit (0: no limit).")
     ] = OcrLimits.max_pages,
+    ocr_give_up_after: Annotated[int, typer.Option(
+        min=0, help="Stop OCR'ing a document whose first this many pages read no text; the "
+        "rest are marked ocr_gave_up (0: never).")
+    ] = OcrLimits.give_up_after,
     ocr_page_timeout: Annotated[float, typer.Option(
         min=0, help="Seconds Tesseract may spend on one page (0: no limit).")
     ] = OcrLimits.page_timeout,
@@ -89,8 +93,8 @@ def ingest(
         build_index=not no_index,
         overwrite=force,
         ocr=ocr.value,
-        ocr_limits=OcrLimits(max_pages=ocr_max_pages, page_timeout=ocr_page_timeout,
-                             budget=ocr_budget),
+        ocr_limits=OcrLimits(max_pages=ocr_max_pages, give_up_after=ocr_give_up_after,
+                             page_timeout=ocr_page_timeout, budget=ocr_budget),
     )
     rubric = to_room_task(load_lab_task_file(task))[0] if task else None
     with progress_bar("extracting") as progress:

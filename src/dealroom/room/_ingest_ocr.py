@@ -12,6 +12,7 @@ index rebuild keeps it. A page left without text gets a report entry with its re
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
@@ -38,6 +39,8 @@ OCR_REASONS: dict[str, str] = {
     "ocr_timeout": "Tesseract took longer than its per-page time-out (--ocr-page-timeout)",
     "ocr_failed": "OCR failed on these pages (an engine error, or its worker died)",
     "ocr_page_limit": "pages past the per-document OCR limit (--ocr-max-pages): not OCR'd",
+    "ocr_gave_up": "the document's first pages sent to OCR read no text, so its other pages "
+                   "were not OCR'd (--ocr-give-up-after)",
     "ocr_budget": "pages not reached before the ingest's OCR time budget ran out (--ocr-budget)",
 }
 """Why OCR left a page without text (besides ``ocr_empty``: it ran and read nothing)."""
@@ -72,31 +75,64 @@ def ocr_outcomes(jobs: list[_Job], outcomes: list[_Outcome], out: Path, mode: st
                 (r, f"{d}; not OCR'd: {engine}" if r == SCANNED else d, pages)
                 for r, d, pages in outcomes[i].warnings]
         return ""
-    limits = limits or OcrLimits()
-    wanted, over = _capped(wanted, limits.max_pages)
-    tasks = [OcrTask(jobs[i].dest, jobs[i].fmt, p) for i, p in wanted]
-    rels = [jobs[i].rel for i, _ in wanted]
-
-    def report(done: int, total: int) -> None:
-        if progress is not None:
-            progress(done, total, rels[done - 1])
-
-    results = ocr_pages(tasks, workers, limits, report) if tasks else []
-    capped = OcrResult("", 0.0, f"only the first {limits.max_pages} pages of a document are "
-                       "OCR'd (--ocr-max-pages)", "ocr_page_limit")
+    read = _read(jobs, wanted, workers, limits or OcrLimits(), progress)
     by_doc: dict[int, dict[int, OcrResult]] = {}
-    for (i, p), result in [*zip(wanted, results, strict=True), *((w, capped) for w in over)]:
+    for (i, p), result in read.items():
         by_doc.setdefault(i, {})[p] = result
     for i, pages in by_doc.items():
         _apply(jobs[i], outcomes[i], pages, out, engine)
     return engine
 
 
-def _capped(wanted: list[tuple[int, int]], max_pages: int
-            ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """Split (document, page) pairs into the first ``max_pages`` of each document and the rest."""
-    keep: list[tuple[int, int]] = []
-    over: list[tuple[int, int]] = []
+_Page = tuple[int, int]
+"""(outcome index, 0-based page)."""
+
+
+def _read(jobs: list[_Job], wanted: list[_Page], workers: int, limits: OcrLimits,
+          progress: Callable[[int, int, str], None] | None) -> dict[_Page, OcrResult]:
+    """Every wanted page's result: the first ``give_up_after`` pages of each document, then
+    the rest (to ``max_pages``) of the documents where they found text, in the one budget."""
+    wanted, over = _capped(wanted, limits.max_pages)
+    first, rest = _capped(wanted, limits.give_up_after)
+    results = {w: OcrResult("", 0.0, f"only the first {limits.max_pages} pages of a document "
+                            "are OCR'd (--ocr-max-pages)", "ocr_page_limit") for w in over}
+    started, total = time.monotonic(), len(wanted)
+    results.update(_pool(jobs, first, workers, limits, progress, 0, total))
+    readable = {i for (i, _), r in results.items() if r.text.strip() or r.reason == "ocr_budget"}
+    quit_ = OcrResult("", 0.0, f"its first {limits.give_up_after} pages sent to OCR read no "
+                      "text (--ocr-give-up-after)", "ocr_gave_up")
+    results.update({w: quit_ for w in rest if w[0] not in readable})
+    rest = [w for w in rest if w[0] in readable]
+    left = limits.budget - (time.monotonic() - started)
+    if limits.budget and left <= 0:
+        spent = OcrResult("", 0.0, f"the OCR time budget ({limits.budget:g} s) ran out",
+                          "ocr_budget")
+        return {**results, **{w: spent for w in rest}}
+    later = replace(limits, budget=max(left, 1e-3)) if limits.budget else limits
+    return {**results, **_pool(jobs, rest, workers, later, progress, len(first), total)}
+
+
+def _pool(jobs: list[_Job], pages: list[_Page], workers: int, limits: OcrLimits,
+          progress: Callable[[int, int, str], None] | None, offset: int,
+          total: int) -> dict[_Page, OcrResult]:
+    """Read ``pages`` in one OCR pool; progress counts from ``offset`` of ``total``."""
+    if not pages:
+        return {}
+    rels = [jobs[i].rel for i, _ in pages]
+
+    def report(done: int, _: int) -> None:
+        if progress is not None:
+            progress(offset + done, total, rels[done - 1])
+
+    tasks = [OcrTask(jobs[i].dest, jobs[i].fmt, p) for i, p in pages]
+    return dict(zip(pages, ocr_pages(tasks, workers, limits, report), strict=True))
+
+
+def _capped(wanted: list[_Page], max_pages: int) -> tuple[list[_Page], list[_Page]]:
+    """Split (document, page) pairs into the first ``max_pages`` of each document and the rest
+    (0: no limit)."""
+    keep: list[_Page] = []
+    over: list[_Page] = []
     seen = Counter[int]()
     for pair in wanted:
         seen[pair[0]] += 1

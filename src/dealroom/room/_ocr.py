@@ -54,6 +54,9 @@ class OcrLimits:
     max_pages: int = 100
     """Pages OCR'd per document (the first ones that need it); the rest are ``ocr_page_limit``.
     0: no limit."""
+    give_up_after: int = 20
+    """A document whose first this many pages sent to OCR read no text (noise, photographs)
+    is not OCR'd further; its other pages are ``ocr_gave_up``. 0: never give up."""
     page_timeout: float = 60.0
     """Seconds Tesseract may spend on one page (its own time-out); else ``ocr_timeout``.
     0: none."""
@@ -67,7 +70,8 @@ class OcrLimits:
     """Address space of each OCR worker process and its Tesseract (``RLIMIT_AS``); 0: none."""
 
     def __post_init__(self) -> None:
-        for name in ("max_pages", "page_timeout", "budget", "worker_memory_mb"):
+        for name in ("max_pages", "give_up_after", "page_timeout", "budget",
+                     "worker_memory_mb"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"ocr {name} must be 0 (no limit) or positive, "
                                   f"got {getattr(self, name)}")
@@ -99,7 +103,8 @@ class OcrResult:
     """Why the page was not read, in words (``reason`` in one word)."""
     reason: str = ""
     """``""`` when Tesseract ran, else why not: ``ocr_blank``, ``ocr_too_large``,
-    ``ocr_too_small``, ``ocr_timeout``, ``ocr_failed``, ``ocr_page_limit``, ``ocr_budget``."""
+    ``ocr_too_small``, ``ocr_timeout``, ``ocr_failed``, ``ocr_page_limit``, ``ocr_gave_up``,
+    ``ocr_budget``."""
     dpi: int = 0
     """Resolution a PDF page was rendered at (0 for an image file)."""
 

@@ -104,7 +104,8 @@ def main() -> None:
 
     limits = OcrLimits()
     max_pages = limits.max_pages if args.max_pages is None else args.max_pages
-    print(f"limits: {max_pages} pages a document, {limits.page_pixels:,} pixels a page, "
+    print(f"limits: {max_pages} pages a document (given up after {limits.give_up_after} "
+          f"without text), {limits.page_pixels:,} pixels a page, "
           f"{limits.page_timeout:g} s a page, {limits.budget:g} s budget, "
           f"{limits.worker_memory_mb} MB address space a worker; 2 workers")
     with tempfile.TemporaryDirectory() as name:

@@ -28,7 +28,7 @@ OCR, ENGINE = ocr_status()
 needs_ocr = pytest.mark.skipif(not OCR, reason=f"no OCR engine here: {ENGINE}")
 
 FAKE = """#!{python}
-import os, struct, sys, time
+import os, resource, struct, sys, time
 if sys.argv[1] == "--version":
     print("tesseract 5.3.0")
     sys.exit(0)
@@ -38,7 +38,7 @@ if sys.argv[1] == "--list-langs":
 with open(sys.argv[1], "rb") as fh:
     width = struct.unpack(">I", fh.read(24)[16:20])[0]
 with open({log!r}, "a") as fh:
-    fh.write(f"{{os.getpid()}} {{width}}\\n")
+    fh.write(f"{{os.getpid()}} {{width}} {{resource.getrlimit(resource.RLIMIT_AS)[0]}}\\n")
 mode = {mode!r}
 if mode == "hang":
     time.sleep(3600)
@@ -68,6 +68,11 @@ def _fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str = "read") -
 
 def _given(log: Path) -> list[tuple[int, int]]:
     """(pid, image width) of every page the stand-in was given."""
+    return [(pid, width) for pid, width, _ in _lines(log)]
+
+
+def _lines(log: Path) -> list[tuple[int, ...]]:
+    """(pid, image width, its address-space limit) of every page the stand-in was given."""
     return [tuple(map(int, line.split())) for line in log.read_text().splitlines()]
 
 
@@ -117,6 +122,11 @@ def test_a_huge_page_is_marked_not_rendered(tmp_path: Path, monkeypatch) -> None
     assert reasons[("huge.pdf", "ocr_too_large")] == (1,)
     assert reasons[("poster.pdf", "ocr")] == (1,)
     assert [w for _, w in _given(log)] == [5000]  # the poster at 125 dpi; the huge page never
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    bound = 2048 * 2**20 if hard == resource.RLIM_INFINITY else min(2048 * 2**20, hard)
+    assert [limit for _, _, limit in _lines(log)] == [bound]  # the worker's RLIMIT_AS
     assert report.counts()["pages_by_reason"] == {"ocr": 1, "ocr_too_large": 1}
     (entry,) = [e for e in report.entries if e.reason == "ocr"]
     assert "rendered at 125 dpi" in entry.detail

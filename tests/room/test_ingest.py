@@ -159,7 +159,7 @@ def test_report_lists_every_problem_with_its_reason(source, tmp_path):
         (f"{bad}/zero.txt", "empty", "skipped"),
         (f"{bad}/binary.txt", "binary", "skipped"),
         (f"{bad}/latin.txt", "undecodable", "skipped"),
-        (f"{bad}/scan.pdf", "ocr_empty" if OCR else "scanned_no_text_layer", "ingested"),
+        (f"{bad}/scan.pdf", "ocr_blank" if OCR else "scanned_no_text_layer", "ingested"),
         (f"{bad}/huge.txt", "too_large", "skipped"),
         (f"{bad}/photo.heic", "unsupported_format", "skipped"),
         (f"{bad}/.DS_Store", "hidden", "skipped"),

@@ -82,10 +82,14 @@ def test_a_mixed_pdf_is_ocrd_only_where_it_has_no_text(tmp_path: Path) -> None:
 
 @needs_ocr
 def test_a_blank_page_is_reported(tmp_path: Path) -> None:
+    from hostile_scans import many_pages_pdf
+
     scanned_pdf(tmp_path / "src" / "blank.pdf", [PAGES[0], ""])
+    many_pages_pdf(tmp_path / "src" / "noise.pdf", pages=1)  # ink, but no word
     report = ingest(tmp_path / "src", tmp_path / "room", _settings())
-    reasons = {e.reason: e.pages for e in report.entries}
-    assert reasons == {"ocr": (1,), "ocr_empty": (2,)}
+    reasons = {(e.path, e.reason): e.pages for e in report.entries}
+    assert reasons == {("blank.pdf", "ocr"): (1,), ("blank.pdf", "ocr_blank"): (2,),
+                       ("noise.pdf", "ocr_empty"): (1,)}
     kept = json.loads((tmp_path / "room" / "ocr" / "blank.pdf.json").read_text())
     assert list(kept["pages"]) == ["1"] and kept["engine"] == ENGINE
 

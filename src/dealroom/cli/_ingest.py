@@ -12,7 +12,7 @@ import typer
 from dealroom.cli import app
 from dealroom.cli.display_ingest import progress_bar, render_ingest, render_lab_export
 from dealroom.errors import InputError
-from dealroom.room import OCR_MODES, IngestSettings
+from dealroom.room import OCR_MODES, IngestSettings, OcrLimits
 
 OcrMode = Enum("OcrMode", {mode: mode for mode in OCR_MODES}, type=str)  # type: ignore[misc]
 
@@ -66,6 +66,20 @@ def ingest(
         OcrMode, typer.Option(help="OCR: auto (pages without a text layer, image files), "
                               "always (every PDF and image page), never.")
     ] = OcrMode.auto,  # type: ignore[attr-defined]  # made by Enum() above
+    ocr_max_pages: Annotated[int, typer.Option(
+        min=0, help="Pages OCR'd per document; the rest are marked ocr_page_limit (0: no limit).")
+    ] = OcrLimits.max_pages,
+    ocr_give_up_after: Annotated[int, typer.Option(
+        min=0, help="Stop OCR'ing a document whose first this many pages read no text; the "
+        "rest are marked ocr_gave_up (0: never).")
+    ] = OcrLimits.give_up_after,
+    ocr_page_timeout: Annotated[float, typer.Option(
+        min=0, help="Seconds Tesseract may spend on one page (0: no limit).")
+    ] = OcrLimits.page_timeout,
+    ocr_budget: Annotated[float, typer.Option(
+        min=0, help="Seconds all OCR of this ingest may take; pages not reached are marked "
+        "ocr_budget (0: no limit).")
+    ] = OcrLimits.budget,
 ) -> None:
     """Turn a folder of documents into a room; list every file left out and why.
 
@@ -85,6 +99,8 @@ def ingest(
         build_index=not no_index,
         overwrite=force,
         ocr=ocr.value,
+        ocr_limits=OcrLimits(max_pages=ocr_max_pages, give_up_after=ocr_give_up_after,
+                             page_timeout=ocr_page_timeout, budget=ocr_budget),
     )
     rubric = to_room_task(load_lab_task_file(task))[0] if task else None
     with progress_bar("extracting") as progress:

@@ -60,6 +60,9 @@ def render_ingest(report: IngestReport) -> None:
         f"{counts['skipped']} skipped, {counts['warnings']} with warnings ({reasons}); "
         f"full list in {report.room / INGEST_REPORT}", soft_wrap=True
     )
+    if counts["pages_by_reason"]:
+        pages = ", ".join(f"{reason} {n:,}" for reason, n in counts["pages_by_reason"].items())
+        console.print(f"pages by reason: {pages}")
     table = Table("file", "reason", "action", "detail")
     for e in report.entries[:SHOWN_ENTRIES]:
         table.add_row(_printable(e.path), e.reason, e.action, e.detail)

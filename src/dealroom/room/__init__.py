@@ -54,6 +54,7 @@ _EXPORTS = {
     "fold_quotes": "dealroom.room._normalize",
     "normalize_text": "dealroom.room._normalize",
     "OCR_MODES": "dealroom.room._ocr",
+    "OcrLimits": "dealroom.room._ocr",
     "ocr_status": "dealroom.room._ocr",
     "build_index": "dealroom.room._store",
     "Doc": "dealroom.room._store",
@@ -123,7 +124,7 @@ if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXP
     from dealroom.room._manifest import TASK as TASK_FILE
     from dealroom.room._names import file_name_problem
     from dealroom.room._normalize import fold_quotes, normalize_text
-    from dealroom.room._ocr import OCR_MODES, ocr_status
+    from dealroom.room._ocr import OCR_MODES, OcrLimits, ocr_status
     from dealroom.room._room_schema import DocumentRecord, RoomManifest
     from dealroom.room._store import Doc, Hit, HitList, Room, RoomKeyError, build_index
     from dealroom.room._tables import (

@@ -41,9 +41,9 @@ from dealroom.room._extract import (
     extract_document,
     format_of,
 )
-from dealroom.room._ingest_ocr import ocr_outcomes
+from dealroom.room._ingest_ocr import OCR_REASONS, ocr_outcomes
 from dealroom.room._manifest import COPIED, DOCUMENTS, MANIFEST, TASK
-from dealroom.room._ocr import OCR_MODES
+from dealroom.room._ocr import OCR_MODES, OcrLimits
 from dealroom.room._room_schema import DocumentRecord, RoomManifest
 from dealroom.room._safecopy import CopyRefused, resolve_inside, safe_copy
 from dealroom.room._tokens import count_tokens
@@ -71,6 +71,7 @@ INGEST_REASONS: dict[str, str] = {
     "renamed": "a name with control characters or invalid bytes, ingested under a safe name",
     "timeout": "extraction took longer than the per-file time limit (pathological file)",
     "ocr": "pages read by OCR from their images (the detail gives the engine's confidence)",
+    **OCR_REASONS,
 }
 """Reasons the walk adds to :data:`dealroom.room.REASONS` in the ingestion report."""
 
@@ -107,6 +108,9 @@ class IngestSettings:
     ocr: str = "auto"
     """OCR: ``auto`` (pages without a text layer, image files), ``always`` (every page of PDFs
     and images), ``never``."""
+    ocr_limits: OcrLimits = OcrLimits()
+    """Pages OCR'd per document, Tesseract's time-out per page, the OCR time budget of the
+    whole ingest, pixels per page, memory per worker."""
 
     def __post_init__(self) -> None:
         if self.ocr not in OCR_MODES:
@@ -168,12 +172,16 @@ class IngestReport:
     def counts(self) -> dict[str, Any]:
         skipped = {e.path for e in self.entries if e.action in ("skipped", "copied")}
         warned = {e.path for e in self.entries if e.action == "ingested"}
+        pages = Counter[str]()  # pages per reason, where entries list them
+        for e in self.entries:
+            pages[e.reason] += len(e.pages)
         return {
             "files": self.files,
             "ingested": len(self.manifest.documents),
             "skipped": len(skipped),
             "warnings": len(warned),
             "by_reason": dict(sorted(Counter(e.reason for e in self.entries).items())),
+            "pages_by_reason": {r: n for r, n in sorted(pages.items()) if n},
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -484,7 +492,8 @@ def _ocr(jobs: list[_Job], outcomes: list[_Outcome], out: Path, settings: Ingest
         if progress is not None:
             progress(IngestProgress(done, total, rel, stage="ocr"))
 
-    ocr_outcomes(jobs, outcomes, out, settings.ocr, settings.workers, forward)
+    ocr_outcomes(jobs, outcomes, out, settings.ocr, settings.workers, forward,
+                 settings.ocr_limits)
 
 
 def _assemble(

@@ -2,7 +2,10 @@
 
     ROOM/ocr/<path under documents/>.json
       {"version": 1, "engine": "tesseract 5.3.0", "sha256": "<the document's>",
-       "pages": {"3": {"text": "...", "confidence": 91.4}}}
+       "pages": {"3": {"text": "...", "confidence": 91.4, "dpi": 300}}}
+
+``dpi`` is the resolution a PDF page was rendered at (lower than 300 for a large page; absent
+for an image file).
 
 Written by ingest for each document it OCR'd; read by the index builder, which lays the pages
 over the document's own extraction when the file's SHA-256 still matches (a replaced document
@@ -39,13 +42,15 @@ def _sha256(path: Path) -> str:
 
 
 def write_ocr(room_dir: Path, rel: str, sha256: str, engine: str,
-              pages: dict[int, tuple[str, float]]) -> None:
-    """Keep the OCR'd ``pages`` (1-based page → text, confidence) of the document ``rel``."""
+              pages: dict[int, tuple[str, float, int]]) -> None:
+    """Keep the OCR'd ``pages`` (1-based page → text, confidence, dpi) of the document
+    ``rel``."""
     path = ocr_file(room_dir, rel)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomic(path, {
         "version": 1, "engine": engine, "sha256": sha256,
-        "pages": {str(p): {"text": t, "confidence": c} for p, (t, c) in sorted(pages.items())},
+        "pages": {str(p): {"text": t, "confidence": c, **({"dpi": d} if d else {})}
+                  for p, (t, c, d) in sorted(pages.items())},
     })
 
 

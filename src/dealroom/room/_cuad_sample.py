@@ -5,7 +5,8 @@ here, so tests, benchmarks and a first try of ``dealroom cuad import`` use a loo
 same files and shapes (``CUAD_v1.json`` in SQuAD format, ``master_clauses.csv`` with the
 same labels, ``full_contract_txt/``, ``full_contract_pdf/Part_I/<type>/``), contracts built
 from boilerplate that uses the common words of real contracts (*change*, *control*,
-*termination*, *assign*) in other senses, and the labelled clauses of :data:`CLAUSES`. None of its text comes from CUAD.
+*termination*, *assign*) in other senses, and the labelled clauses of :data:`CLAUSES`. None
+of its text comes from CUAD.
 
     write_cuad_sample("cuad-sample", contracts=40, seed=0)
 """

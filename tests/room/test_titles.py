@@ -43,6 +43,11 @@ SHAPES = {
                          "MASTER SUPPLY AGREEMENT"),
     "an abbreviation is no sentence": ("Acme Corp. Supply Agreement",
                                        "Acme Corp. Supply Agreement"),
+    "a company's abbreviation ends no sentence": (
+        "AMENDED AND RESTATED BYLAWS OF HARBOR LOGISTICS HOLDINGS, INC.\n\nSection 2.1 Annual "
+        "Meetings. The annual meeting of stockholders shall be held on such date and at such "
+        "time as the Board of Directors shall designate.",
+        "AMENDED AND RESTATED BYLAWS OF HARBOR LOGISTICS HOLDINGS, INC."),
     "a confidentiality agreement is a title": ("MUTUAL CONFIDENTIALITY AGREEMENT",
                                                "MUTUAL CONFIDENTIALITY AGREEMENT"),
 }

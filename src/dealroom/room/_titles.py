@@ -60,6 +60,12 @@ _STOP = re.compile(r"(\w+)\. [A-Z]")
 _ABBREVIATIONS = {"inc", "corp", "ltd", "llc", "bros", "assn", "dept", "nos", "mrs", "etc"}
 
 
+def _abbreviated(line: str) -> bool:
+    """The line ends with a company's abbreviation (``HOLDINGS, INC.``), not a sentence."""
+    last = line.rsplit(None, 1)[-1].rstrip(".").replace(".", "").lower()
+    return last in _ABBREVIATIONS | {"co", "lp", "na", "sa", "nv", "bv", "ag", "plc"}
+
+
 def _sentence_inside(line: str) -> bool:
     """``Miscellaneous. The parties ...``: a word in lower case ends a sentence mid-line."""
     return any(len(w) >= 3 and w[-1].islower() and w.lower() not in _ABBREVIATIONS
@@ -70,7 +76,8 @@ def _heading_like(line: str) -> bool:
     """A title-like line (tested whole, before any cut): short, two words or more, no
     sentence, not a label, stamp, legend, signature line or fragment."""
     words = re.findall(r"[A-Za-z][A-Za-z'&-]*", line)
-    return (2 <= len(words) <= 16 and len(line) <= MAX_TITLE and line[-1] not in ".,;:"
+    final_stop = line[-1] in ".,;:" and not (line[-1] == "." and _abbreviated(line))
+    return (2 <= len(words) <= 16 and len(line) <= MAX_TITLE and not final_stop
             and (line[0].isupper() or line[0].isdigit() or line[0] in "\"'\u201c")
             and not (_LABEL.match(line) or _STAMP.match(line) or _LEGEND.search(line)
                      or _SIGNATURE.search(line) or _CONNECTIVE.search(line)

@@ -7,6 +7,7 @@ categories labelled by lawyers, distributed as a folder::
       CUAD_v1.json           SQuAD format: data[] = {title, paragraphs[0] = {context, qas[]}};
                              a qa's id is "<title>__<Category>", its answers are the labelled
                              spans ({text, answer_start} in context), is_impossible when none
+      master_clauses.csv     the same labels, a row per contract: span texts, no offsets
       full_contract_txt/     <title>.txt, the context as text
       full_contract_pdf/     Part_I/.../<title>.pdf, the filed contracts (used where present,
                              so real PDF extraction is what the agent reads)

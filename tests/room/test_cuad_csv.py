@@ -221,3 +221,15 @@ def test_span_list_reads_python_literals_only():
     assert span_list("[]") == [] and span_list("") == []
     assert span_list("['a \\'quoted\\' b', \"it's\"]") == ["a 'quoted' b", "it's"]
     assert span_list("['  ', 'kept']") == ["kept"]
+
+
+def test_a_contract_file_linked_out_of_the_folder_is_never_read(tmp_path):
+    secret = tmp_path / "shadow"
+    secret.write_text("CANARY host secret " + LAW)
+    folder = _csv_folder(tmp_path, [["Shadow.pdf", "[]", "", repr([LAW]), "Yes", "[]", "No"]],
+                         {})
+    (folder / "full_contract_txt" / "Shadow.txt").symlink_to(secret)
+    with pytest.raises(InputError, match="never follows a link out of its source; put the file "
+                                         "itself there, or remove the link$"):
+        import_cuad(folder, tmp_path / "room", SETTINGS)
+    assert not (tmp_path / "room").exists()

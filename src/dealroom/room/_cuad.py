@@ -326,9 +326,9 @@ def _sources(folder: Path, contracts: list[Contract], src: Path,
     for c in contracts:
         outside = pdf_out.get(c.title) or txt_out.get(c.title)
         if outside:
+            instead = f" to use the text in {CUAD_JSON}" if c.label_file == CUAD_JSON else ""
             raise InputError(f"{outside}: cuad import never follows a link out of its source; "
-                             "put the file itself there, or remove the link to use the text "
-                             f"in {CUAD_JSON}")
+                             f"put the file itself there, or remove the link{instead}")
         found = pdfs.get(c.title) or txts.get(c.title)
         if found is None and c.label_file == CUAD_CSV:  # CSV names may differ in case, spaces
             found = loose_pdfs.get(_loose_key(c.title)) or loose_txts.get(_loose_key(c.title))

@@ -77,6 +77,7 @@ def test_behaviour_counts() -> None:
         "memo_chars": 3000,
         "docs_read": None,
         "room_docs": None,
+        "non_findings": None,
     }
 
 

@@ -10,7 +10,12 @@ from typing import Annotated
 import typer
 
 from dealroom.cli import app
-from dealroom.cli.display_ingest import progress_bar, render_ingest, render_lab_export
+from dealroom.cli.display_ingest import (
+    progress_bar,
+    render_cuad_labels,
+    render_ingest,
+    render_lab_export,
+)
 from dealroom.errors import InputError
 from dealroom.room import OCR_MODES, IngestSettings, OcrLimits
 
@@ -149,7 +154,8 @@ def _listed(values: list[str] | None) -> tuple[str, ...]:
 @cuad_app.command("import")
 def cuad_import(
     cuad_dir: Annotated[Path, typer.Argument(
-        help="Your copy of CUAD v1: CUAD_v1.json, full_contract_txt/, full_contract_pdf/.")],
+        help="Your copy of CUAD v1: CUAD_v1.json and/or master_clauses.csv, "
+        "full_contract_txt/, full_contract_pdf/.")],
     out: RoomOut,
     contracts: Annotated[int | None, typer.Option(
         help="Import this many contracts, picked at random with --seed (default: all).")] = None,
@@ -162,6 +168,9 @@ def cuad_import(
     max_mb: Annotated[float, typer.Option("--max-mb", help=(
         "Refuse a contract larger than this (MB): its text in CUAD_v1.json, its PDF or text "
         "file."))] = 20.0,
+    labels: Annotated[str, typer.Option(
+        "--labels", help="Labels from CUAD_v1.json (json), master_clauses.csv (csv), or auto: "
+        "the JSON where both exist.")] = "auto",
     workers: Workers = 2,
     force: Force = False,
 ) -> None:
@@ -170,7 +179,8 @@ def cuad_import(
 
     settings = CuadSettings(contracts=contracts, ids=_listed(ids),
                             categories=_listed(categories), seed=seed, workers=workers,
-                            overwrite=force, max_bytes=_bytes(max_mb))
+                            overwrite=force, max_bytes=_bytes(max_mb), labels=labels)
     with progress_bar("importing") as progress:
         report = import_cuad(cuad_dir, out, settings, progress=progress)
     render_ingest(report)
+    render_cuad_labels(report.manifest.meta.get("cuad") or {})

@@ -68,6 +68,9 @@ def render_run_result(result) -> None:  # type: ignore[no-untyped-def]
     failed = beh.get("sub_calls_failed", 0)
     rows.append(("sub-calls", f"{beh.get('sub_calls', 0)}"
                  + (f" ([red]{failed} failed at the provider[/])" if failed else "")))
+    if beh.get("non_findings"):
+        rows.append(("non-findings", f"{beh['non_findings']} sub-agent replies held no finding "
+                     "in the asked format (nothing of them written)"))
     rows.append(("tokens", f"{usage.get('input_tokens', 0):,} in / "
                  f"{usage.get('output_tokens', 0):,} out"))
     rows.append(("cost", f"${usage.get('cost_usd', 0.0):.4f}"))

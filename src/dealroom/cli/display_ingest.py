@@ -71,6 +71,18 @@ def render_ingest(report: IngestReport) -> None:
         console.print(f"... and {len(report.entries) - SHOWN_ENTRIES} more in {INGEST_REPORT}")
 
 
+def render_cuad_labels(cuad: dict) -> None:
+    """Which of CUAD's label files ``cuad import`` used (``meta.cuad``)."""
+    used, also = cuad.get("labels"), cuad.get("labels_also") or []
+    if not used:
+        return
+    line = f"labels: {used}"
+    if also:
+        flag = "csv" if also[0].endswith(".csv") else "json"
+        line += f" ({also[0]} is there too: --labels {flag} uses it)"
+    console.print(line)
+
+
 def render_lab_export(task_json: Path) -> None:
     """Where ``dealroom lab export`` wrote the task."""
     console.print(f"[bold green]LAB task[/] {task_json.parent}: {task_json.name} and documents/",

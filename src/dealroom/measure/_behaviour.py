@@ -9,6 +9,7 @@ while sub-agents are still reading. These functions measure exactly those behavi
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,7 +29,8 @@ def behaviour(events: Sequence[dict[str, Any]]) -> Behaviour:
     ``memo_sections`` and ``memo_chars``: the memo's final size; ``docs_read``: distinct
     documents opened with a tool-loop ``read`` (None when the run called no tool);
     ``room_docs``: documents in the room (``run_start``), so ``docs_read``/``room_docs`` is
-    LAB's "Docs read: 31/60".
+    LAB's "Docs read: 31/60"; ``non_findings``: sub-agent replies not in the finding format
+    a prompt asked for (:func:`non_findings`).
     """
     calls = [e for e in events if e.get("type") == "model_call"]
     subs = [e for e in calls if e.get("role") == "sub"]
@@ -52,7 +54,32 @@ def behaviour(events: Sequence[dict[str, Any]]) -> Behaviour:
         "memo_chars": int(last.get("chars", 0)),
         "docs_read": len({e.get("doc") for e in tools} - {None}) if tools else None,
         "room_docs": start.get("docs"),
+        "non_findings": non_findings(subs),
     }
+
+
+FINDING_LINE = re.compile(
+    r"^[\s\-*\d.]*\**ISSUE\**\s*:\s*\**\s*(?!none\b)[^|\s]+(?:[ \t]+[^|\s]+){2}", re.I | re.M)
+"""A line in the finding format: ``ISSUE: <three words or more> | ...`` (bullets, numbers and
+bold aside); the scripted root's parser uses the same pattern."""
+
+
+def non_findings(subs: Sequence[dict[str, Any]]) -> int | None:
+    """Of the sub-calls whose prompt asks for ``ISSUE:`` lines, those answered without one
+    (and not ``NONE``); None when no prompt asked.
+
+    >>> asked = {"prompt": "One line per issue: ISSUE: <what> | PAGE: <page>"}
+    >>> non_findings([{"input": asked, "output": "ISSUE: Lease in default | PAGE: 2"},
+    ...               {"input": asked, "output": "NONE"},
+    ...               {"input": asked, "output": "The above excerpt contains a description."}])
+    1
+    """
+    asked = [e for e in subs if not e.get("error")
+             and "ISSUE:" in str((e.get("input") or {}).get("prompt") or "")]
+    if not asked:
+        return None
+    return sum(1 for e in asked if not FINDING_LINE.search(e.get("output") or "")
+               and not re.match(r"\W*NONE\b", (e.get("output") or "").strip(), re.I))
 
 
 def memo_incremental(events: Sequence[dict[str, Any]]) -> bool | None:

@@ -4,7 +4,8 @@ Per contract and category: labelled → a criterion that one finding of the memo
 clause (a synonym of :data:`TERMS`) and cites the contract at a page a labelled span is on;
 labelled absent → a negative criterion that the memo, having reviewed the contract (cited it
 somewhere), does not claim the clause. Without the review condition an empty memo would pass
-every negative criterion.
+every negative criterion. A category missing from a contract's labels (its spans, from the
+CSV, were not found in the text) gets no criterion.
 """
 
 from __future__ import annotations
@@ -67,7 +68,9 @@ def build_rubric(located: list[dict[str, Any]], categories: list[str],
     for contract in located:
         doc = contract["doc"]
         for category in categories:
-            spans = contract["labels"].get(category, [])
+            if category not in contract["labels"]:  # its spans were not found: no criterion
+                continue
+            spans = contract["labels"][category]
             cid = f"C-{len(criteria) + 1:03d}"
             if spans:
                 fid = f"F-{len(findings) + 1:03d}"

@@ -2,16 +2,18 @@
 
 CUAD (the Contract Understanding Atticus Dataset, CC BY 4.0) cannot be shipped or downloaded
 here, so tests, benchmarks and a first try of ``dealroom cuad import`` use a look-alike: the
-same files and JSON shape (``CUAD_v1.json`` in SQuAD format, ``full_contract_txt/``,
-``full_contract_pdf/Part_I/<type>/``), contracts built from boilerplate that uses the common
-words of real contracts (*change*, *control*, *termination*, *assign*) in other senses, and
-the labelled clauses of :data:`CLAUSES`. None of its text comes from CUAD.
+same files and shapes (``CUAD_v1.json`` in SQuAD format, ``master_clauses.csv`` with the
+same labels, ``full_contract_txt/``, ``full_contract_pdf/Part_I/<type>/``), contracts built
+from boilerplate that uses the common words of real contracts (*change*, *control*,
+*termination*, *assign*) in other senses, and the labelled clauses of :data:`CLAUSES`. None
+of its text comes from CUAD.
 
     write_cuad_sample("cuad-sample", contracts=40, seed=0)
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import random
 from pathlib import Path
@@ -185,7 +187,8 @@ def _contract(rng: random.Random, n: int) -> tuple[str, str, list[tuple[str, str
 
 
 def write_cuad_sample(folder: Path | str, contracts: int = 8, seed: int = 0) -> Path:
-    """Write a CUAD-format folder of ``contracts`` contracts; return its path."""
+    """Write a CUAD-format folder of ``contracts`` contracts, its labels both as
+    ``CUAD_v1.json`` and as ``master_clauses.csv``; return its path."""
     folder, rng = Path(folder), random.Random(seed)
     (folder / "full_contract_txt").mkdir(parents=True, exist_ok=True)
     data = []
@@ -202,6 +205,7 @@ def write_cuad_sample(folder: Path | str, contracts: int = 8, seed: int = 0) -> 
                                                                                   labels)}]})
     cuad = {"version": "aok_v1.0", "data": data}
     (folder / "CUAD_v1.json").write_text(json.dumps(cuad, indent=1), encoding="utf-8")
+    write_master_clauses(folder / "master_clauses.csv", data)
     (folder / "README.txt").write_text(
         "A CUAD-format sample written by dealroom (dealroom.room._cuad_sample): contract text "
         "and labels are dealroom's own, not CUAD's. CUAD itself is CC BY 4.0, The Atticus "
@@ -222,3 +226,23 @@ def _qas(title: str, text: str, labels: list[tuple[str, str]]) -> list[dict[str,
         qas.append({"question": QUESTION.format(category=category), "id": f"{title}__{category}",
                     "answers": answers, "is_impossible": not answers})
     return qas
+
+
+def write_master_clauses(path: Path, data: list[dict]) -> None:
+    """``master_clauses.csv`` of the contracts ``data`` (CUAD_v1.json's entries), as CUAD
+    ships it: ``Filename`` (the PDF's name), then per category its spans as a Python list
+    literal and a ``<Category>-Answer`` column."""
+    categories = ("Document Name", *CLAUSES)
+    header = ["Filename"] + [c for category in categories for c in (category,
+                                                                      f"{category}-Answer")]
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(header)
+        for item in data:
+            qas = {qa["id"].rsplit("__", 1)[1]: qa for qa in item["paragraphs"][0]["qas"]}
+            row = [f"{item['title']}.pdf"]
+            for category in categories:
+                spans = [a["text"] for a in qas[category]["answers"]]
+                answer = spans[0] if category == "Document Name" else "Yes" if spans else "No"
+                row += [repr(spans), answer]
+            out.writerow(row)

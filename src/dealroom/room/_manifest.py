@@ -17,6 +17,7 @@ A room is a folder::
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -82,7 +83,51 @@ def load_task(room: Path) -> dict[str, Any]:
     from dealroom.room._task_schema import check_room_task
 
     path = Path(room) / TASK
-    return check_room_task(read_json(path, RoomError, f"{room} has no {TASK}"), str(path))
+    task = check_room_task(read_json(path, RoomError, f"{room} has no {TASK}"), str(path))
+    if not any(not _ID.match(name) for name in _named(task)):
+        return task
+    try:
+        documents = load_manifest(room).documents
+    except RoomError:
+        return task  # no room.json: the names stay as written (validate says why)
+    return cite_ids(task, documents)
+
+
+_ID = re.compile(r"^D\d+$")
+
+
+def _named(task: dict[str, Any]) -> Iterable[str]:
+    for criterion in task.get("criteria") or []:
+        expect = criterion.get("expect") or {}  # checked by check_room_task
+        yield from expect.get("cite") or []
+        yield from expect.get("pages") or {}
+        yield from expect.get("reviewed") or []
+
+
+def cite_ids(task: dict[str, Any], documents: Iterable[DocumentRecord]) -> dict[str, Any]:
+    """``task`` with the documents its ``expect`` blocks name (``cite``, ``pages``,
+    ``reviewed``) by path given as ids: a rubric may name a document by its id (``D00042``),
+    its path in the room (``documents/03 Contracts/msa.pdf``) or its path under
+    ``documents/`` (``03 Contracts/msa.pdf``). Names that match nothing stay as written."""
+    ids: dict[str, str] = {}
+    for d in documents:
+        ids[d.path] = ids[d.path.removeprefix(f"{DOCUMENTS}/")] = d.id
+    if not isinstance(task.get("criteria"), list):
+        return task
+    return {**task, "criteria": [_cite_ids(c, ids) for c in task["criteria"]]}
+
+
+def _cite_ids(criterion: Any, ids: dict[str, str]) -> Any:
+    expect = criterion.get("expect") if isinstance(criterion, dict) else None
+    if not isinstance(expect, dict):
+        return criterion
+    expect = dict(expect)
+    for key in ("cite", "reviewed"):
+        if isinstance(expect.get(key), list):
+            expect[key] = [ids.get(n, n) if isinstance(n, str) else n for n in expect[key]]
+    if isinstance(expect.get("pages"), dict):
+        expect["pages"] = {ids.get(n, n): p for n, p in expect["pages"].items()}
+    return {**criterion, "expect": expect}
 
 
 def document_path(room: Path, rel: str) -> Path:

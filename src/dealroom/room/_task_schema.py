@@ -57,9 +57,11 @@ class Expect(JsonRecord):
     together; see docs/judging.md."""
 
     cite: list[str] = []
-    """Ids of documents the deliverable must cite (``D00042``)."""
+    """Documents the deliverable must cite: ids (``D00042``) or paths in the room
+    (``documents/03 Contracts/msa.pdf``, or ``03 Contracts/msa.pdf``), read as the ids they
+    name."""
     pages: dict[str, list[int]] = {}
-    """Document id → the pages (1-based) a citation of it must name."""
+    """Document (id or path) → the pages (1-based) a citation of it must name."""
     amounts: list[Amount] = []
     """Amounts the deliverable must state, each ``{value, tolerance}`` in USD (the tolerance
     absolute, at least 0)."""
@@ -76,8 +78,8 @@ class Expect(JsonRecord):
     sections: list[str] = []
     """Headings the deliverable must have."""
     reviewed: list[str] = []
-    """For a negative criterion: documents the deliverable must cite somewhere (the claim
-    left out counts only where the document was reviewed)."""
+    """For a negative criterion: documents (ids or paths) the deliverable must cite somewhere
+    (the claim left out counts only where the document was reviewed)."""
     contrary: list[str] = []
     """Phrases stating the opposite polarity: a context stating one does not pass."""
     llm_only: bool = False

@@ -30,6 +30,7 @@ from dealroom.room._manifest import (
     FORMATS,
     MANIFEST,
     TASK,
+    cite_ids,
     document_path,
 )
 from dealroom.room._names import file_name_problem
@@ -310,6 +311,8 @@ def _check_task(task: Any, docs: dict[str, DocumentRecord] | None, findings: set
         report.warn(TASK, "has no criteria: agents can review the room, but there is nothing "
                     "to judge a memo against (add a rubric, e.g. dealroom ingest --task)")
         return
+    if docs:  # a document may be named by its path: checked as the id it names
+        task = cite_ids(task, docs.values())
     rubric = _Rubric(set(), docs, set(deliverables) | set(deliverables.values()), findings)
     for n, criterion in enumerate(task["criteria"]):
         bad = _clean(errors, "criteria", n)

@@ -103,6 +103,10 @@ class Behaviour(TypedDict, total=False):
     room_docs: int | None
     """Documents in the room (``run_start``'s ``docs``): ``docs_read``/``room_docs`` is LAB's
     "Docs read: 31/60"."""
+    non_findings: int | None
+    """Sub-agent replies to a prompt asking for ``ISSUE:`` lines (the scripted root's finding
+    format) that hold no such line and are not ``NONE``: answers that are not findings (the
+    scripted root writes nothing of them); null when no sub-call asked for the format."""
 
 
 @with_config(RECORD_CONFIG)

@@ -7,6 +7,11 @@ an LLM root uses. It needs no model of its own, so it is the offline default roo
 baseline. Its replies depend only on how many turns it has had and on whether the last output
 said the waves are done, so a run with it is deterministic when the sub-agent is.
 
+A sub-agent's reply becomes findings only through its lines in the finding format (``ISSUE:
+<what> | SEVERITY: ... | DOC: ... | PAGE: ...``); a reply with none (prose, boilerplate) is
+counted in ``non_findings`` and written nowhere. A finding without a page in the slice cites
+the page holding the text it quotes, else the document alone.
+
 Variants (``scripted:KEY=VALUE,...``, see :class:`ScriptedVariant`) are other real policies
 over the same cells: ``coverage=0.3,seed=S`` delegates a seeded random share of each category's
 documents, ``waves=1`` sends one call per turn, ``memo=end`` writes the memo only after the last
@@ -82,7 +87,8 @@ if wave_no < len(waves):
             new += 1
     wave_no += 1
     print(f"wave {wave_no}/{len(waves)}: {len(wave)} calls, {new} findings, "
-          f"{sum(isinstance(r, SubcallError) for r in results)} failed")
+          f"{sum(isinstance(r, SubcallError) for r in results)} failed, "
+          f"{non_findings} replies without findings so far")
 if wave_no >= len(waves):
     print("WAVES_DONE")
 ```'''
@@ -91,27 +97,35 @@ PARSER = '''\
 ```python
 import re
 ECHO = re.compile(r"^(===|---|\\||#)|^D\\d{5}( page \\d+)?\\W*$")
+FINDING = re.compile(r"^[\\s\\-*\\d.]*\\**ISSUE\\**\\s*:\\s*\\**\\s*"
+                     r"(?!none\\b)[^|\\s]+(?:[ \\t]+[^|\\s]+){2}", re.I)  # as measure's
+non_findings = 0  # replies holding no line in the finding format (and not NONE)
 
 def parse_findings(reply, refs):
-    \"\"\"Turn a sub-agent's reply into memo findings citing the document and page read.\"\"\"
+    \"\"\"Turn a sub-agent's reply into memo findings citing the document and page read. Only
+    lines in the finding format (ISSUE: <what> | ...) are findings: a reply with none that is
+    not NONE is counted in non_findings, and nothing of it is written.\"\"\"
+    global non_findings
     ranges = {doc: (first, last) for doc, first, last in refs}
     items = []
     for line in reply.splitlines():
-        line = line.strip().lstrip("-*0123456789. ")
-        if len(line.split()) < 4 or line.upper().startswith("NONE") or ECHO.match(line):
-            continue  # page markers and headers echoed back are not findings
+        line = line.strip()
+        if not FINDING.match(line) or ECHO.match(line):
+            continue  # prose, boilerplate, page markers and headers echoed back
+        line = line.lstrip("-*0123456789. ")
         fields = dict(
-            (k.strip().upper(), v.strip())
-            for k, _, v in (part.partition(":") for part in line.split("|")) if v.strip()
+            (k.strip(" *").upper(), v.strip(" *"))
+            for k, _, v in (part.partition(":") for part in line.split("|")) if v.strip(" *")
         )
-        what = fields.get("ISSUE") or line
+        what = fields.get("ISSUE", "")
         doc = named_doc(fields.get("DOC", "") + " " + what, ranges)
         cites = []
         if doc is not None:  # a finding the answer does not place is left unattributed
             first, last = ranges[doc]
             page = re.search(r"\\d+", fields.get("PAGE", ""))
-            page = int(page.group()) if page and first <= int(page.group()) <= last else first
-            cites = [(doc, page)]
+            page = int(page.group()) if page and first <= int(page.group()) <= last \\
+                else quoted_page(doc, first, last, what)
+            cites = [(doc, page) if page else doc]  # the document alone: no page it is on
         amount = fields.get("AMOUNT", "")
         items.append(dict(
             title=" ".join(what.split()[:8]).rstrip(",.;:"),
@@ -120,7 +134,27 @@ def parse_findings(reply, refs):
             severity=(fields.get("SEVERITY", "").lower().split() or [None])[0],
             amount=None if amount.lower() in ("", "none", "n/a") else amount[:80],
         ))
+    if not items and not re.match(r"\\W*NONE\\b", reply.strip(), re.I):
+        non_findings += 1
     return items[:4 * len(refs)]
+
+def words_of(text):
+    return re.findall(r"\\w+", text.lower())
+
+def quoted_page(doc, first, last, what):
+    \"\"\"The page of pages first..last of doc that holds the text the answer quotes (a
+    quotation in it, else eight of its words in a row), or None.\"\"\"
+    quotes = re.findall(r"[\\"\\u201c]([^\\"\\u201d]{12,})[\\"\\u201d]", what)
+    probes = [" ".join(words_of(q)) for q in sorted(quotes, key=len, reverse=True)]
+    said = words_of(what)
+    probes += [" ".join(said[i:i + 8]) for i in range(len(said) - 7)] or [" ".join(said)]
+    pages = {n: " " + " ".join(words_of(room.text(doc, n))) + " "
+             for n in range(first, last + 1)}
+    for probe in probes:
+        for n, text in pages.items():
+            if len(probe.split()) >= 3 and f" {probe} " in text:
+                return n
+    return None
 
 TITLES = {d.id: d.title for d in room.docs}
 

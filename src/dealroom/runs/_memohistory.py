@@ -21,28 +21,61 @@ from dealroom.runs._jsonl import read_jsonl
 MEMO_HISTORY = "memo_history.jsonl"
 
 
+DIFF_LINES = 1_000
+"""Most lines, old and new together, of the changed middle that :func:`memo_delta` diffs line
+by line; a larger middle is recorded as one replacement (its cost stays linear in the memo)."""
+
+
 def memo_delta(old: str, new: str) -> list[list[Any]]:
-    """The line edits that turn ``old`` into ``new``.
+    """The line edits that turn ``old`` into ``new``, in time linear in their size.
+
+    The lines both share at the start and at the end are left alone; the middle between them is
+    diffed line by line (:class:`difflib.SequenceMatcher`) when it holds at most
+    :data:`DIFF_LINES` lines, and replaced whole otherwise.
 
     >>> memo_delta("a\\nb\\n", "a\\nx\\nb\\n")
     [[1, 1, ['x\\n']]]
     """
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    return [[i1, i2, b[j1:j2]] for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-            if tag != "equal"]
+    head, tail = _common_ends(a, b)
+    a_mid, b_mid = a[head:len(a) - tail], b[head:len(b) - tail]
+    if not a_mid and not b_mid:
+        return []
+    if not a_mid or not b_mid or len(a_mid) + len(b_mid) > DIFF_LINES:
+        return [[head, head + len(a_mid), b_mid]]
+    matcher = difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=False)
+    return [[head + i1, head + i2, b_mid[j1:j2]]
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def _common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
+    """How many lines ``a`` and ``b`` share at their start, and then at their end."""
+    n = min(len(a), len(b))
+    head = next((i for i in range(n) if a[i] != b[i]), n)
+    tail = next((i for i in range(n - head) if a[-1 - i] != b[-1 - i]), n - head)
+    return head, tail
 
 
 def apply_delta(old: str, ops: list[list[Any]]) -> str:
-    """``old`` with :func:`memo_delta`'s edits applied.
+    """``old`` with :func:`memo_delta`'s edits applied, in one pass; a ValueError for edits that
+    overlap or reach past ``old``.
 
     >>> apply_delta("a\\nb\\n", [[1, 1, ["x\\n"]]])
     'a\\nx\\nb\\n'
     """
     lines = old.splitlines(keepends=True)
-    for first, last, new in sorted(ops, key=lambda op: op[0], reverse=True):
-        lines[first:last] = new
-    return "".join(lines)
+    out: list[str] = []
+    done = 0
+    for first, last, new in sorted(ops, key=lambda op: op[0]):
+        if not (isinstance(first, int) and isinstance(last, int)
+                and done <= first <= last <= len(lines)):
+            raise ValueError(f"the edit of lines {first!r}:{last!r} overlaps another or "
+                             f"reaches past the memo's {len(lines)} lines")
+        out += lines[done:first]
+        out += new
+        done = last
+    out += lines[done:]
+    return "".join(out)
 
 
 def read_memo_history(path: Path) -> list[tuple[int, str]]:

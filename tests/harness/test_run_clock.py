@@ -33,22 +33,23 @@ def ended_with_its_records(run, result, status="budget_exhausted"):
 def host_work_that_never_ends(monkeypatch):
     """The memo history's delta blocks until the test lets it go (or for ten minutes, past
     the test's time-out): only the run's clock can end the run meanwhile."""
-    entered, release = threading.Event(), threading.Event()
+    entered, release, left = threading.Event(), threading.Event(), threading.Event()
 
     def delta(old, new):
         entered.set()
         release.wait(600)
+        left.set()
         return [[0, len(old.splitlines()), new.splitlines(keepends=True)]]
 
     monkeypatch.setattr(recorder_module, "memo_delta", delta)
-    yield entered, release
+    yield entered, release, left
     release.set()
 
 
 @pytest.mark.parametrize("harness", ["toolloop", "rlm"])
 def test_the_clock_ends_a_run_whose_host_work_on_the_memo_does_not(
         harness, small_room, tmp_path, host_work_that_never_ends):
-    entered, release = host_work_that_never_ends
+    entered, release, left = host_work_that_never_ends
     if harness == "toolloop":
         root = ScriptedModel(['```tool\n{"name": "write", "arguments": {"text": "# Memo\\n"}}\n'
                               '```'], cycle=True)
@@ -58,11 +59,13 @@ def test_the_clock_ends_a_run_whose_host_work_on_the_memo_does_not(
         options = {"max_seconds": 8, "sub": ScriptedModel(["x"])}
     run = tmp_path / "run"
     result = run_agent(small_room, run, harness=harness, root=root, max_turns=50, **options)
-    assert entered.is_set() and not release.is_set(), "the delta was still being worked out"
+    assert entered.is_set() and not left.is_set(), "the delta was still being worked out"
     assert "stopped 5 s past it" in result.reason
     ended_with_its_records(run, result)
     assert (run / "output" / "memo.md").read_text() == "# Memo\n"
     release.set()
+    assert left.wait(60)
+    assert not (run / "memo_history.jsonl").exists(), "what ends after the run is dropped"
 
 
 def test_large_random_memos_are_recorded_and_rebuilt_exactly(small_room, tmp_path):

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from dealroom._util.heap import settle
 from dealroom.errors import DealroomError
 from dealroom.harness._common._budget import BudgetTracker
-from dealroom.harness._common._clock import off_loop
 from dealroom.harness._common._calls import (
     InOrder,
     cut_note,
@@ -35,6 +34,7 @@ from dealroom.harness._common._calls import (
     provider_record,
     sent_usage,
 )
+from dealroom.harness._common._clock import off_loop
 from dealroom.harness.rlm._boot import StartingSandbox
 from dealroom.harness.rlm._context import RootContext, refused_count, refused_for_length
 from dealroom.harness.rlm._memo import checked_memo

@@ -94,14 +94,27 @@ def test_large_random_memos_round_trip_exactly():
         assert apply_delta(base, memo_delta(base, new)) == new
 
 
+def test_deltas_rebuild_texts_with_every_kind_of_line_break(monkeypatch):
+    rng = random.Random(11)
+    pieces = ["a", "b", "\n", "\n", "\r", "\r\n", "\u2028", "\x85", "\x0c", "x\n", "é"]
+    for n in range(3000):
+        monkeypatch.setattr(_memohistory, "DIFF_LINES", rng.choice([0, 2, 1000]))
+        old = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        edited = list(old)
+        for _ in range(rng.randint(0, 3)):
+            at = rng.randint(0, len(edited))
+            edited[at:at + rng.randint(0, 3)] = rng.choices(pieces, k=rng.randint(0, 3))
+        new = "".join(edited) if n % 2 else "".join(rng.choices(pieces, k=rng.randint(0, 30)))
+        assert apply_delta(old, memo_delta(old, new)) == new, (old, new)
+
+
 def test_a_large_change_is_one_replacement_between_the_shared_head_and_tail():
     rng = random.Random(5)
     head, tail = random_memo(rng, 50_000), random_memo(rng, 50_000)
     old_mid, new_mid = random_memo(rng, 100_000), random_memo(rng, 100_000)
     first = len(head.splitlines())
     ops = memo_delta(head + old_mid + tail, head + new_mid + tail)
-    assert ops == [[first, first + len(old_mid.splitlines()),
-                    new_mid.splitlines(keepends=True)]]
+    assert ops == [[first, first + len(old_mid.splitlines()), [new_mid]]], "one string"
     assert memo_delta(head + tail, head + "one finding\n" + tail) == [
         [first, first, ["one finding\n"]]], "a small change is still the lines it changed"
 

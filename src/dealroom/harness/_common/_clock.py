@@ -25,6 +25,9 @@ T = TypeVar("T")
 STOP_GRACE_S = 5.0
 """Seconds past ``max_seconds`` after which a run still busy is stopped (its records are
 written after it)."""
+STOPPED = (f"seconds budget used up: the run was stopped {STOP_GRACE_S:g} s past it, "
+           "still busy")
+"""The reason of a run :func:`run_within` stopped (its status: ``budget_exhausted``)."""
 
 
 async def run_within(tracker: BudgetTracker, work: Coroutine[Any, Any, T]) -> T | None:

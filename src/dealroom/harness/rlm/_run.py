@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from dealroom._util.heap import quiet_collector
 from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
 from dealroom.harness._common._budget import BudgetTracker
-from dealroom.harness._common._clock import STOP_GRACE_S, run_within
+from dealroom.harness._common._clock import STOPPED, run_within
 from dealroom.harness._protocol import Listener
 from dealroom.harness.rlm._engine import Episode, EpisodeResult, RunContext
 from dealroom.harness.rlm._prompt import with_deliverables
@@ -79,9 +79,7 @@ async def _episode(run: OpenRun, root: ModelClient, sub: ModelClient | None, set
 
 def _stopped(ctx: RunContext, episode: Episode) -> EpisodeResult:
     """The result of a root episode the run's clock stopped (:func:`run_within`)."""
-    status, reason = ctx.final_status(
-        "budget_exhausted", f"seconds budget used up: the run was stopped {STOP_GRACE_S:g} s "
-        "past it, still busy")
+    status, reason = ctx.final_status("budget_exhausted", STOPPED)
     return EpisodeResult(status, reason, episode.memo, None, episode.tracker.turns,
                          "budget_exhausted")
 

@@ -23,7 +23,7 @@ from dealroom.errors import ConfigError
 from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
 from dealroom.harness._common._budget import BudgetTracker
 from dealroom.harness._common._calls import error_text, provider_record
-from dealroom.harness._common._clock import STOP_GRACE_S, off_loop, run_within
+from dealroom.harness._common._clock import STOPPED, off_loop, run_within
 from dealroom.harness._protocol import Listener
 from dealroom.harness.toolloop._tools import ToolBox, tools_prompt
 from dealroom.runs import primary_deliverable
@@ -125,9 +125,7 @@ async def _episode(run: OpenRun, model: ModelClient, settings: ToolLoopSettings,
     tracker.carry(*run.spent())
     loop = _Loop(model, ToolBox(run.room, run.deliverables.files), tracker, settings, run,
                  replies)
-    status, reason = await run_within(tracker, loop.play()) or (
-        "budget_exhausted", f"seconds budget used up: the run was stopped {STOP_GRACE_S:g} s "
-        "past it, still busy")
+    status, reason = await run_within(tracker, loop.play()) or ("budget_exhausted", STOPPED)
     run.events.emit("run_end", status=status, reason=reason, turns=tracker.turns, ended=status)
     return run.finish(status, reason, tracker.turns)
 
@@ -174,7 +172,8 @@ class _Loop:
             self.recorded = self.replies.get(turn, ("", 0))[1]
             outputs = [_run_tool(self.box, call, turn, self.emit) for call in calls]
             self.recorded = 0
-            await off_loop(self._save, turn, dict(self.box.outputs))
+            if self.box.outputs:  # rendering and the history's delta: off the loop
+                await off_loop(self._save, turn, dict(self.box.outputs))
             messages.append({"role": "assistant", "content": reply})
             body = "\n\n".join(outputs)
             messages.append({"role": "user",

@@ -71,7 +71,7 @@ def test_the_clock_ends_a_run_whose_host_work_on_the_memo_does_not(
 def test_large_random_memos_are_recorded_and_rebuilt_exactly(small_room, tmp_path):
     write = ("import random\nrng = random.Random({seed})\n"
              "memo.write(''.join(''.join(rng.choice('ab ') for _ in range(rng.randint(0, 12)))"
-             " + '\\n' for _ in range(300_000)))")
+             " + '\\n' for _ in range(200_000)))")
     root = ScriptedModel([f"```python\n{write.format(seed=seed)}\n```" for seed in (1, 2)]
                          + ["```python\nsubmit()\n```"])
     run = tmp_path / "run"

@@ -82,3 +82,26 @@ def test_the_budget_hands_out_in_order_and_a_cancelled_wait_takes_nothing():
 
     budget = asyncio.run(go())
     assert budget.free == 0 and budget.peak == 10
+
+
+def test_waiters_cancelled_before_they_run_again_leave_quietly_and_hold_nothing():
+    async def go():
+        budget = ByteBudget(10)
+        assert await budget.take(10) == 10
+        cancelled = [asyncio.ensure_future(budget.take(4)) for _ in range(30)]
+        kept = asyncio.ensure_future(budget.take(4))
+        big = asyncio.ensure_future(budget.take(9))
+        behind = asyncio.ensure_future(budget.take(1))
+        await asyncio.sleep(0)
+        for task in cancelled:
+            task.cancel()  # each waiter's future is cancelled now; its task runs later
+        big.cancel()
+        budget.give(10)  # the wake-up meets the cancelled waiters before their tasks run
+        outcomes = await asyncio.gather(*cancelled, big, kept, behind, return_exceptions=True)
+        return outcomes, budget
+
+    outcomes, budget = asyncio.run(go())
+    assert all(isinstance(o, asyncio.CancelledError) for o in outcomes[:31]), {
+        type(o).__name__ for o in outcomes[:31]}
+    assert outcomes[31:] == [4, 1], "a cancelled waiter holds up nobody behind it"
+    assert budget.free == 5 and not budget._waiters

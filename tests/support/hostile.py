@@ -157,6 +157,13 @@ async def _huge_json(writer: asyncio.StreamWriter, size: int) -> None:
     await writer.wait_closed()
 
 
+async def _huge_stalled(writer: asyncio.StreamWriter, size: int) -> None:
+    """A chat completion that declares ``size`` bytes, sends its first 2 MiB and no more."""
+    data = _huge_body(size)
+    await _send(writer, HEAD + b"Content-Length: %d\r\n\r\n" % len(data) + data[:2 * 2**20])
+    await writer.wait_closed()
+
+
 async def _huge_undeclared(writer: asyncio.StreamWriter, size: int) -> None:
     await _send(writer, HEAD + b"Connection: close\r\n\r\n" + b'{"choices": [')
     await _forever(writer, b" " * 65536)
@@ -182,6 +189,7 @@ SCENARIOS: dict[str, Scenario] = {
     "endless_stream": _endless_stream,
     "huge_declared": _huge_declared,
     "huge_json": _huge_json,
+    "huge_stalled": _huge_stalled,
     "huge_undeclared": _huge_undeclared,
 }
 """Every way the server can answer, by name."""

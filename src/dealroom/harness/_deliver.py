@@ -9,6 +9,7 @@ file is rewritten atomically when its text changes, so a killed run leaves the l
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -67,6 +68,8 @@ class Deliverables:
         self.main = primary_deliverable(self.files)
         self._texts: dict[str, str] = {}
         self._writers = _writers()
+        self._lock = threading.Lock()
+        self._finished = False
 
     def name(self, name: str | None) -> str:
         """The deliverable ``name`` refers to (a name, a file name, ``output/FILE``; None is
@@ -86,14 +89,19 @@ class Deliverables:
 
     def write(self, name: str | None, markdown: str) -> bool:
         """Write ``markdown`` to the deliverable ``name`` in its format; False when it already
-        holds exactly that. Known secrets are redacted before it is rendered (a ``.docx``
-        compresses its text, so the file's writer could not find them)."""
+        holds exactly that, or the run has finished. Known secrets are redacted before it is
+        rendered (a ``.docx`` compresses its text, so the file's writer could not find them).
+        Thread-safe: it is rendered outside the lock, so :meth:`finish` never waits for a
+        rendering (a late one is dropped)."""
         key = self.name(name)
         if self._texts.get(key) == markdown:
             return False
         data = self._writers[deliverable_format(self.files[key])](redact(markdown))
-        self.folder.write_deliverable(key, data)
-        self._texts[key] = markdown
+        with self._lock:
+            if self._finished:
+                return False
+            self.folder.write_deliverable(key, data)
+            self._texts[key] = markdown
         return True
 
     def write_memo(self, markdown: str, own: Mapping[str, str] | None = None) -> None:
@@ -109,6 +117,8 @@ class Deliverables:
         for key in self.files:
             if key not in self._texts and not self.folder.deliverable(key).exists():
                 self.write(key, "")
+        with self._lock:
+            self._finished = True
 
     @property
     def paths(self) -> dict[str, Path]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import weakref
 
 FREE_BYTES = 2**20
@@ -53,7 +54,8 @@ class ByteBudget:
             if future.done() and not future.cancelled():
                 self.give(n)  # granted as the wait was cancelled
             else:
-                self._waiters.remove(entry)
+                with contextlib.suppress(ValueError):  # _wake may have dropped it already
+                    self._waiters.remove(entry)
                 self._wake()
             raise
         return n
@@ -68,11 +70,18 @@ class ByteBudget:
         self.peak = max(self.peak, self.total - self.free)
 
     def _wake(self) -> None:
-        while self._waiters and self.free >= self._waiters[0][0]:
-            n, future = self._waiters.popleft()
-            if not future.done():
+        """Grant the waiters at the head that now fit, in order; a cancelled one is dropped
+        (its task, when it runs, finds itself gone) and never holds up those behind it."""
+        while self._waiters:
+            n, future = self._waiters[0]
+            if future.done():
+                self._waiters.popleft()
+            elif self.free >= n:
+                self._waiters.popleft()
                 self._grant(n)
                 future.set_result(None)
+            else:
+                break
 
 
 class Lease:

@@ -40,6 +40,7 @@ async def gather_bounded(
     items = list(jobs)
     results: list[T | Exception | None] = [None] * len(items)
     next_index = 0
+    stopped = False
 
     async def run_one(job: Job[T]) -> T:
         awaitable = job() if callable(job) and not inspect.isawaitable(job) else job
@@ -49,7 +50,7 @@ async def gather_bounded(
 
     async def worker() -> None:
         nonlocal next_index
-        while next_index < len(items):
+        while not stopped and next_index < len(items):
             index = next_index
             next_index += 1
             try:
@@ -68,6 +69,7 @@ async def gather_bounded(
             await asyncio.sleep(0)  # it runs to its first wait before the next one starts
         await asyncio.gather(*workers)
     except BaseException:
+        stopped = True  # a worker whose job swallowed the cancel starts nothing more
         for task in workers:
             task.cancel()
         for job in items[next_index:]:

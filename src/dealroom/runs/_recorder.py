@@ -36,6 +36,7 @@ class RunRecorder:
         self._fh = open(folder.path / TRAJECTORY, "a", encoding="utf-8")  # noqa: SIM115
         self._memo_turn, self._memo = memo
         self._history: Any = None
+        self._closed = False
 
     @classmethod
     def reopen(cls, folder: RunFolder, events: list[dict[str, Any]]) -> RunRecorder:
@@ -82,20 +83,29 @@ class RunRecorder:
 
     def memo_turn(self, turn: int, markdown: str) -> None:
         """Record the memo as it stands at the end of root turn ``turn`` in the memo history;
-        a turn already recorded (a resumed run replaying it) or an unchanged memo adds nothing."""
+        a turn already recorded (a resumed run replaying it), an unchanged memo, or a closed
+        recorder adds nothing. Thread-safe: the delta is computed outside the lock, so
+        :meth:`close` never waits for it."""
         markdown = redact(markdown)
         with self._lock:
-            if turn <= self._memo_turn or markdown == self._memo:
+            if self._closed or turn <= self._memo_turn or markdown == self._memo:
                 return
+            previous = self._memo
+        line = json.dumps({"turn": turn, "ops": memo_delta(previous, markdown),
+                           "chars": len(markdown)}, ensure_ascii=False) + "\n"
+        with self._lock:
+            if self._closed or self._memo is not previous or turn <= self._memo_turn:
+                return  # closed (the run's clock stopped it), or another turn came first
             if self._history is None:
                 self._history = open(self.path / MEMO_HISTORY, "a", encoding="utf-8")  # noqa: SIM115
-            record = {"turn": turn, "ops": memo_delta(self._memo, markdown),
-                      "chars": len(markdown)}
-            self._history.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self._history.write(line)
             self._history.flush()
             self._memo_turn, self._memo = turn, markdown
 
     def close(self) -> None:
-        self._fh.close()
-        if self._history is not None:
-            self._history.close()
+        """Close the files; a memo turn still being worked out is dropped."""
+        with self._lock:
+            self._closed = True
+            self._fh.close()
+            if self._history is not None:
+                self._history.close()

@@ -34,6 +34,7 @@ from dealroom.harness._common._calls import (
     provider_record,
     sent_usage,
 )
+from dealroom.harness._common._clock import off_loop
 from dealroom.harness.rlm._boot import StartingSandbox
 from dealroom.harness.rlm._context import RootContext, refused_count, refused_for_length
 from dealroom.harness.rlm._memo import checked_memo
@@ -193,6 +194,11 @@ class Episode(RootCalls):
         self.context: RootContext | None = None
         self._cell_failed = False
 
+    @property
+    def memo(self) -> str:
+        """The memo as the agent last wrote it."""
+        return self._memo
+
     # -- the loop ---------------------------------------------------------------------------
     async def run(self) -> EpisodeResult:
         sandbox = StartingSandbox(self)  # the root's first call goes out while it starts
@@ -308,12 +314,12 @@ class Episode(RootCalls):
         shown = truncate(output.strip() or "(no output)", self.ctx.settings.output_limit)
         recorded = self.ctx.replay.cell_output(self.agent, turn)
         if recorded is not None:  # replayed: the agent sees what it saw then
-            self._memo_changed(state, turn, record=False)
+            await self._memo_changed(state, turn, record=False)
             return recorded, state
         self.ctx.emit("cell", self.agent, self.depth, turn=turn, code=code, output=shown,
                       error=result.error, timed_out=result.timed_out, crashed=result.crashed,
                       seconds=round(result.seconds, 3))
-        self._memo_changed(state, turn)
+        await self._memo_changed(state, turn)
         return shown, state
 
     async def execute_cell(self, sandbox: Sandbox, turn: int, code: str) -> tuple[CellResult, str]:
@@ -366,17 +372,21 @@ class Episode(RootCalls):
             self._replaying = False
         return failed
 
-    def _memo_changed(self, state: dict[str, Any], turn: int, record: bool = True) -> None:
+    async def _memo_changed(self, state: dict[str, Any], turn: int,
+                            record: bool = True) -> None:
         markdown, own = state.get("markdown"), state.get("documents") or {}
         if markdown is None or (markdown, own) == (self._memo, self._own):
             return
         self._memo, self._own = markdown, own
-        if self.depth == 0:
-            self.ctx.deliverables.write_memo(markdown, own)
-            self.ctx.events.recorder.memo_turn(turn, markdown)
+        if self.depth == 0:  # rendering and the history's delta: off the loop, within the clock
+            await off_loop(self._save_memo, turn, markdown, own)
         if record:
             self.ctx.emit("memo", self.agent, self.depth,
                           sections=len(state.get("sections", [])), chars=len(markdown))
+
+    def _save_memo(self, turn: int, markdown: str, own: dict[str, str]) -> None:
+        self.ctx.deliverables.write_memo(markdown, own)
+        self.ctx.events.recorder.memo_turn(turn, markdown)
 
     # -- requests from the REPL -------------------------------------------------------------
     def request_handler(self, turn: int) -> RequestHandler:

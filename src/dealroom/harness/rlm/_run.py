@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from dealroom._util.heap import quiet_collector
 from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
 from dealroom.harness._common._budget import BudgetTracker
+from dealroom.harness._common._clock import STOPPED, run_within
 from dealroom.harness._protocol import Listener
 from dealroom.harness.rlm._engine import Episode, EpisodeResult, RunContext
 from dealroom.harness.rlm._prompt import with_deliverables
@@ -65,15 +66,22 @@ async def _episode(run: OpenRun, root: ModelClient, sub: ModelClient | None, set
     tracker = BudgetTracker(settings.budget())
     tracker.carry(*run.spent())
     try:
+        episode = Episode(ctx, agent="root", depth=0, tracker=tracker)
         with quiet_collector():
-            result: EpisodeResult = await Episode(ctx, agent="root", depth=0,
-                                                  tracker=tracker).run()
+            result = await run_within(tracker, episode.run()) or _stopped(ctx, episode)
         ctx.emit("run_end", "root", 0, status=result.status, reason=result.reason,
                  turns=result.turns, ended=result.ended)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         await loading
     return run.finish(result.status, result.reason, result.turns)
+
+
+def _stopped(ctx: RunContext, episode: Episode) -> EpisodeResult:
+    """The result of a root episode the run's clock stopped (:func:`run_within`)."""
+    status, reason = ctx.final_status("budget_exhausted", STOPPED)
+    return EpisodeResult(status, reason, episode.memo, None, episode.tracker.turns,
+                         "budget_exhausted")
 
 
 async def _load(probe: CoverageProbe) -> None:

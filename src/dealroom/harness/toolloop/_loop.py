@@ -27,6 +27,7 @@ from dealroom.errors import ConfigError
 from dealroom.harness._common import OpenRun, RunResult, open_run, reopen_run
 from dealroom.harness._common._budget import BudgetTracker
 from dealroom.harness._common._calls import error_text, provider_record
+from dealroom.harness._common._clock import STOPPED, off_loop, run_within
 from dealroom.harness._protocol import Listener
 from dealroom.harness.toolloop._tools import ToolBox, tools_prompt
 from dealroom.runs import primary_deliverable
@@ -158,7 +159,7 @@ async def _episode(run: OpenRun, model: ModelClient, settings: ToolLoopSettings,
     tracker.carry(*run.spent())
     loop = _Loop(model, ToolBox(run.room, run.deliverables.files), tracker, settings, run,
                  replies)
-    status, reason = await loop.play()
+    status, reason = await run_within(tracker, loop.play()) or ("budget_exhausted", STOPPED)
     run.events.emit("run_end", status=status, reason=reason, turns=tracker.turns, ended=status)
     return run.finish(status, reason, tracker.turns)
 
@@ -210,17 +211,22 @@ class _Loop:
             self.recorded = self.replies.get(turn, ("", 0))[1]
             outputs = [_run_tool(self.box, call, turn, self.emit) for call in calls]
             self.recorded = 0
-            for key, text in self.box.outputs.items():
-                self.run.deliverables.write(key, text)
-            primary = primary_deliverable(self.box.deliverables)
-            if primary in self.box.outputs:
-                self.run.events.recorder.memo_turn(turn, self.box.outputs[primary])
+            if self.box.outputs:  # rendering and the history's delta: off the loop
+                await off_loop(self._save, turn, dict(self.box.outputs))
             messages.append({"role": "assistant", "content": reply.text})
             body = "\n\n".join(outputs)
             messages.append({"role": "user",
                              "content": f"Turn {turn + 1} of {settings.max_turns}.\n{body}"})
         status = "max_turns" if spent == "turns" else "budget_exhausted"
         return status, f"{spent} budget used up"
+
+    def _save(self, turn: int, outputs: dict[str, str]) -> None:
+        """Write the deliverables and the memo history (in a thread: :func:`off_loop`)."""
+        for key, text in outputs.items():
+            self.run.deliverables.write(key, text)
+        primary = primary_deliverable(self.box.deliverables)
+        if primary in outputs:
+            self.run.events.recorder.memo_turn(turn, outputs[primary])
 
     async def _reply(self, new: list[dict[str, Any]], messages: list[dict[str, Any]],
                      turn: int) -> Said | None:

@@ -9,6 +9,7 @@ import pytest
 
 from dealroom.errors import ConfigError
 from dealroom.models import ModelSpec, ProviderError, check, open_model, resolve_model_spec
+from dealroom.runs import RunFolder
 from dealroom.testing import MockOpenAIServer
 
 HELLO = [{"role": "user", "content": "Is consent required?"}]
@@ -303,7 +304,9 @@ def test_extra_headers_reach_the_server_and_no_record(small_room, tmp_path, monk
     assert "headers" not in spec.to_dict() and "tok-5f3a9c" not in repr(spec)
     for file in (p for p in run.rglob("*") if p.is_file()):
         text = file.read_bytes()
-        assert b"tok-5f3a9c" not in text and b"X-Org-Token" not in text, file
+        assert b"tok-5f3a9c" not in text and b"Bearer" not in text and b"deals" not in text, file
+    # the headers' names are recorded, never their values
+    assert RunFolder.open(run).config["models"]["sub"]["headers"] == ["X-Org-Token", "X-Team"]
 
 
 def test_a_header_naming_an_unset_variable_is_a_config_error(tmp_path, monkeypatch):

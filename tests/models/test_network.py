@@ -249,6 +249,25 @@ def test_a_models_file_ca_bundle_wins_over_the_environment(pki, tmp_path, monkey
     assert asyncio.run(go()).text.startswith("echo: ")
 
 
+def test_an_untrusted_certificate_names_the_bundle_in_use(pki, tmp_path, monkeypatch):
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(pki.other_ca))  # set, but the wrong CA
+
+    async def go():
+        async with tls_server(pki) as srv:
+            with pytest.raises(ConfigError) as by_env:
+                await chat_and_check(srv.spec.replace(max_retries=0))
+            path = models_file(tmp_path, srv.base_url, ca_bundle=f'"{pki.other_ca}"')
+            with pytest.raises(ConfigError) as by_file:
+                await chat_and_check("corp", models_file=path)
+            return str(by_env.value), str(by_file.value)
+
+    by_env, by_file = asyncio.run(go())
+    assert f"not trusted by the CA certificates in {pki.other_ca} (from REQUESTS_CA_BUNDLE)" \
+        in by_env
+    assert "or REQUESTS_CA_BUNDLE" not in by_env and "add the CA that signed it" in by_env
+    assert f"not trusted by the CA bundle {pki.other_ca} (ca_bundle of [models.corp]" in by_file
+
+
 def test_a_server_that_requires_a_client_certificate(pki, tmp_path, monkeypatch):
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(pki.ca))
 

@@ -605,10 +605,10 @@ def create(spec: ModelSpec) -> OpenAICompatibleClient:
         if key is None and not spec.api_key_optional:
             where = f" (api_key_env of [models.{spec.name}] in {spec.source})"
             where = where if spec.source else ""
-            raise ConfigError(
-                f"model '{spec.name}' needs an API key: set the environment "
-                f"variable {spec.api_key_env}{where}"
-            )
+            error = ConfigError(f"model '{spec.name}' needs an API key: set the environment "
+                                f"variable {spec.api_key_env}{where}")
+            error.variable = spec.api_key_env  # type: ignore[attr-defined]  # for doctor
+            raise error
     if not spec.base_url:
         raise ConfigError(f"model '{spec.name}' has no base_url: set base_url in the models file")
     return OpenAICompatibleClient(spec, api_key=key)

@@ -269,8 +269,10 @@ def expand_headers(spec: ModelSpec) -> dict[str, str]:
             variable = match[1]
             if variable not in os.environ:
                 where = f" in {spec.source}" if spec.source else ""
-                raise ConfigError(f"model '{spec.name}': header {name} needs the environment "
-                                  f"variable {variable}{where}: set it")
+                error = ConfigError(f"model '{spec.name}': header {name} needs the environment "
+                                    f"variable {variable}{where}: set it")
+                error.variable = variable  # type: ignore[attr-defined]  # what doctor says to set
+                raise error
             return os.environ[variable]
 
         text = _VARIABLE.sub(lookup, template)

@@ -57,6 +57,13 @@ def test_a_run_from_a_models_file_name_is_traced_to_its_endpoint(small_room, tmp
     assert calls and all(c["provider"]["model"] == "qwen3-35b" for c in calls)
     for file in (p for p in run.rglob("*") if p.is_file()):
         assert SECRET.encode() not in file.read_bytes(), file
+    summary = dealroom("summary", run)
+    assert f"sub: plain = qwen3-35b @ {srv.base_url}" in summary.stdout.replace("\n", "")
+    from dealroom.report import write_trace
+
+    meta = (write_trace(run, tmp_path / "view").parent / "data" / "meta.js").read_text()
+    assert json.dumps({"model": "qwen3-35b", "base_url": srv.base_url},
+                      separators=(",", ":")) in meta  # what the header shows
 
 
 def test_a_reply_keeps_its_system_fingerprint(small_room, tmp_path):

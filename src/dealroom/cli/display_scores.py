@@ -116,6 +116,7 @@ def render_summary(result: dict[str, Any]) -> None:
         str(t["turns"]),
     )
     console.print(table)
+    _print_endpoints(result["runs"])
     if any(r.get("simulated") for r in result["runs"]):
         console.print("[yellow]simulated sub: answered from the room's answer key (the oracle "
                       "simulator), an upper bound on reading, not a model[/]")
@@ -124,6 +125,22 @@ def render_summary(result: dict[str, Any]) -> None:
         + (f"; judge cost ${t['judge_cost_usd']:.2f}" if t["judge_cost_usd"] else "")
         + (f"; {t['unpriced_calls']} unpriced calls" if t["unpriced_calls"] else "")
     )
+
+
+def _print_endpoints(rows: list[dict[str, Any]]) -> None:
+    """Each distinct model of the runs, by role: its spec name, the model id sent, where."""
+    from rich.markup import escape
+
+    seen: dict[str, None] = {}
+    for row in rows:
+        for role, e in (row.get("endpoints") or {}).items():
+            where = f" @ {e['base_url']}" if e.get("base_url") else ""
+            served = (f" (served: {e['served']})" if e.get("served")
+                      and e["served"] != e.get("model") else "")
+            model = f" = {e['model']}" if e.get("model") and e["model"] != e["name"] else ""
+            seen[f"{role}: {e['name']}{model}{where}{served}"] = None
+    for line in seen:
+        console.print(escape(line), soft_wrap=True)
 
 
 def _run_name(row: dict[str, Any]) -> str:

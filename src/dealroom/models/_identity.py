@@ -45,7 +45,8 @@ def model_record(client: Any) -> dict[str, Any]:
     spec = getattr(client, "spec", None)
     prices = getattr(client, "prices", None)
     record: dict[str, Any] = {
-        "name": str(getattr(client, "name", "")), "kind": "scripted",
+        "name": str(getattr(client, "name", "")),
+        "kind": "scripted" if "Scripted" in type(client).__name__ else type(client).__name__,
         "model": str(getattr(client, "model", "")), "base_url": None,
         "context_window": int(getattr(client, "context_window", 0) or 0),
         "context_window_from": "provider",

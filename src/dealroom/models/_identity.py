@@ -40,9 +40,10 @@ def without_credentials(url: str) -> str:
 
 
 def model_record(client: Any) -> dict[str, Any]:
-    """The record of an open client (see the module docstring); clients without a spec (a
+    """The record of an open client (see the module docstring), or of a resolved
+    :class:`ModelSpec` (then ``server`` is None: nothing was asked); clients without a spec (a
     ``ScriptedModel``) give their name, model, window and prices."""
-    spec = getattr(client, "spec", None)
+    spec = client if isinstance(client, ModelSpec) else getattr(client, "spec", None)
     prices = getattr(client, "prices", None)
     record: dict[str, Any] = {
         "name": str(getattr(client, "name", "")),

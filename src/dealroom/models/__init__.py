@@ -38,8 +38,8 @@ from dealroom.models._fanout import gather_bounded
 from dealroom.models._file import ModelEntry, default_models_file, load_models_file
 from dealroom.models._hedge import HedgeWave, hedging
 from dealroom.models._hf import HFModelClient
-from dealroom.models._identity import model_change, model_record
 from dealroom.models._hfload import TRAIN_RECORD, LoadedModel, load_hf_model, load_hf_tokenizer
+from dealroom.models._identity import model_change, model_record
 from dealroom.models._lazy import LazyModel, lazy_model
 from dealroom.models._local import LocalServer, local_server
 from dealroom.models._local import model_path as local_model_path

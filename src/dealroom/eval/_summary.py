@@ -8,7 +8,7 @@ run has none yet). Nothing is estimated: a figure a run does not have is None.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +75,7 @@ def run_row(run_dir: Path) -> dict[str, Any]:
     }
 
 
-def endpoints(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def endpoints(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Role → ``{name, model, base_url, served}`` of each model ``config.json`` records
     (``served``: the id the server gave; older runs record the name only)."""
     out = {}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -81,10 +82,10 @@ def model_record(client: Any) -> dict[str, Any]:
     return record
 
 
-def model_change(recorded: dict[str, Any] | None, now: dict[str, Any]) -> str | None:
+def model_change(recorded: Mapping[str, Any] | None, now: Mapping[str, Any]) -> str | None:
     """How ``now`` differs from the ``recorded`` model in what names the model (its base URL
     and model id), in words; None when they agree or nothing was recorded."""
-    if not isinstance(recorded, dict) or "model" not in recorded:
+    if not isinstance(recorded, Mapping) or "model" not in recorded:
         return None
     keys = ("model",) if now.get("kind") == "local" else ("base_url", "model")  # a free port
     changes = [f"{key} {recorded.get(key)!r} → {now.get(key)!r}" for key in keys

@@ -177,6 +177,8 @@ def test_a_proxy_that_asks_for_credentials_gets_them_from_its_url(tmp_path,
 
     refused, result, forwarded = asyncio.run(go())
     assert refused.status == 407 and "asks for credentials" in str(refused)
+    assert refused.kind == "proxy" and f"the proxy {proxy_with_password.url} (from proxy)" in \
+        str(refused), "pproxy's own 407 on plain HTTP is named as the proxy's"
     assert result.text.startswith("echo: ") and forwarded >= 1
 
 

@@ -122,6 +122,18 @@ def test_a_model_behind_a_dead_proxy_is_said_to_be_so(tmp_path, monkeypatch):
     assert "fix the proxy" in check.fix and "[models.up]" in check.fix
 
 
+def test_a_model_whose_header_variable_is_unset_is_told_to_set_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("ORG_TOKEN", raising=False)
+    path = tmp_path / "models.toml"
+    path.write_text('[models.corp]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+                    'context_window = 8192\nheaders = { X-Org = "${ORG_TOKEN}" }\n')
+    _, check = asyncio.run(doctor.model_checks(path))
+    assert check.status == "warn" and "header X-Org needs the environment variable ORG_TOKEN" \
+        in check.detail
+    assert check.fix.startswith("set the environment variable ORG_TOKEN")
+    assert "start its server" not in check.fix
+
+
 def dealroom(*args: str):
     """``dealroom doctor ARGS`` in this process."""
     from typer.testing import CliRunner

@@ -239,6 +239,11 @@ async def _model_check(name: str, path: Path) -> Check:
         finally:
             await client.aclose()
     except (DealroomError, OSError, TimeoutError) as exc:
+        variable = getattr(exc, "variable", None)
+        if variable:  # the client could not open: nothing was asked of the server
+            return Check(f"model {name}", "warn", f"not opened: {exc}",
+                         f"set the environment variable {variable} ([models.{name}] in "
+                         f"{path} reads it)")
         fix = f"start its server or fix [models.{name}] in {path}"
         if "the proxy" in str(exc):
             fix = (f"fix the proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, or proxy in "

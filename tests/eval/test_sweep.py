@@ -113,6 +113,8 @@ def test_every_episode_is_a_judged_run_folder(small_sweep):
         assert folder.config["settings"]["max_turns"] == entry["max_turns"]
         assert folder.scores()["pass_rate"] == entry["pass_rate"]
         assert (folder.scores_by_turn() is not None) == (entry["max_turns"] == 8)
+        assert entry["models"] == folder.config["models"]  # which model ran, in the index too
+        assert entry["models"]["sub"]["kind"] == "oracle"
     assert index["g20/scripted_coverage=0.3__oracle/d1-T8-s1"]["root_spec"] == \
         "scripted:coverage=0.3,seed=1"
     assert seen[-1] == (8, 0, 0) and seen[0][0] == 0

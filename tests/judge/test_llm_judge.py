@@ -312,6 +312,8 @@ def test_verdicts_are_asked_for_with_a_schema_keyed_by_criterion(task: dict) -> 
         item = schema["properties"][_ids(request)[0]]
         assert item["properties"]["verdict"]["enum"] == ["pass", "fail"]
     assert scores.to_dict()["judge"]["structured_output"] == {"json_schema": srv.calls}
+    judged_by = scores.to_dict()["judge"]["models"]["judge"]  # which endpoint and model judged
+    assert (judged_by["base_url"], judged_by["model"]) == (srv.base_url, srv.model)
 
 
 @pytest.mark.parametrize(

@@ -123,7 +123,7 @@ def test_missing_models_file(tmp_path):
     ("table", "expected"),
     [
         ('base-url = "http://x/v1"\nmodel = "m"\ncontext_window = 1', "unknown key 'base-url'"),
-        ('base_url = "http://x/v1"\nmodel = "m"', "missing required key `context_window`"),
+        ('base_url = "http://x/v1"\ncontext_window = 8', "missing required key `model`"),
         ('model = "m"\ncontext_window = 8', "missing required key `base_url`"),
         ('base_url = "x/v1"\nmodel = "m"\ncontext_window = 8',
          "base_url must be an http:// or https:// URL such as http://127.0.0.1:8000/v1, got "

@@ -9,6 +9,7 @@ import pytest
 
 from dealroom.errors import ConfigError
 from dealroom.models import ModelSpec, ProviderError, check, open_model, resolve_model_spec
+from dealroom.runs import RunFolder
 from dealroom.testing import MockOpenAIServer
 
 HELLO = [{"role": "user", "content": "Is consent required?"}]
@@ -176,6 +177,8 @@ def test_a_proxy_that_asks_for_credentials_gets_them_from_its_url(tmp_path,
 
     refused, result, forwarded = asyncio.run(go())
     assert refused.status == 407 and "asks for credentials" in str(refused)
+    assert refused.kind == "proxy" and f"the proxy {proxy_with_password.url} (from proxy)" in \
+        str(refused), "pproxy's own 407 on plain HTTP is named as the proxy's"
     assert result.text.startswith("echo: ") and forwarded >= 1
 
 
@@ -248,6 +251,25 @@ def test_a_models_file_ca_bundle_wins_over_the_environment(pki, tmp_path, monkey
     assert asyncio.run(go()).text.startswith("echo: ")
 
 
+def test_an_untrusted_certificate_names_the_bundle_in_use(pki, tmp_path, monkeypatch):
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(pki.other_ca))  # set, but the wrong CA
+
+    async def go():
+        async with tls_server(pki) as srv:
+            with pytest.raises(ConfigError) as by_env:
+                await chat_and_check(srv.spec.replace(max_retries=0))
+            path = models_file(tmp_path, srv.base_url, ca_bundle=f'"{pki.other_ca}"')
+            with pytest.raises(ConfigError) as by_file:
+                await chat_and_check("corp", models_file=path)
+            return str(by_env.value), str(by_file.value)
+
+    by_env, by_file = asyncio.run(go())
+    assert f"not trusted by the CA certificates in {pki.other_ca} (from REQUESTS_CA_BUNDLE)" \
+        in by_env
+    assert "or REQUESTS_CA_BUNDLE" not in by_env and "add the CA that signed it" in by_env
+    assert f"not trusted by the CA bundle {pki.other_ca} (ca_bundle of [models.corp]" in by_file
+
+
 def test_a_server_that_requires_a_client_certificate(pki, tmp_path, monkeypatch):
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(pki.ca))
 
@@ -303,7 +325,9 @@ def test_extra_headers_reach_the_server_and_no_record(small_room, tmp_path, monk
     assert "headers" not in spec.to_dict() and "tok-5f3a9c" not in repr(spec)
     for file in (p for p in run.rglob("*") if p.is_file()):
         text = file.read_bytes()
-        assert b"tok-5f3a9c" not in text and b"X-Org-Token" not in text, file
+        assert b"tok-5f3a9c" not in text and b"Bearer" not in text and b"deals" not in text, file
+    # the headers' names are recorded, never their values
+    assert RunFolder.open(run).config["models"]["sub"]["headers"] == ["X-Org-Token", "X-Team"]
 
 
 def test_a_header_naming_an_unset_variable_is_a_config_error(tmp_path, monkeypatch):

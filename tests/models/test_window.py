@@ -110,3 +110,50 @@ def test_an_hf_models_overflow_is_a_length_refusal_the_harness_knows(tiny_model_
 
     error = asyncio.run(go())
     assert refused_for_length(error) and refused_count(error) > 1000
+
+
+class LlamaCppServer(MockOpenAIServer):
+    """llama.cpp's server as far as the window goes: ``/v1/models`` without
+    ``max_model_len``, the context size at ``GET /props``."""
+
+    def routes(self, app) -> None:
+        from aiohttp import web
+
+        async def props(request):
+            return web.json_response({"default_generation_settings": {"n_ctx": 6144},
+                                      "total_slots": 1})
+
+        super().routes(app)
+        app.router.add_get("/props", props)
+
+
+def _file_window(tmp_path, server, capsys):
+    from dealroom.models import model_record
+
+    path = tmp_path / "models.toml"
+
+    async def go():
+        async with server:
+            path.write_text(f'[models.plain]\nbase_url = "{server.base_url}"\nmodel = "mock"\n')
+            async with open_model("plain", models_file=path) as client:
+                await check(client)
+                return model_record(client)
+
+    capsys.readouterr()
+    record = asyncio.run(go())
+    return record["context_window"], record["context_window_from"], capsys.readouterr().err
+
+
+def test_a_models_file_entry_may_leave_the_window_to_the_server(tmp_path, capsys) -> None:
+    window, source, err = _file_window(tmp_path, ServedModelServer("ok", context_window=12_288),
+                                       capsys)
+    assert (window, source, err) == (12_288, "server", "")
+    window, source, err = _file_window(tmp_path, LlamaCppServer(), capsys)
+    assert (window, source, err) == (6144, "server", "")
+
+
+def test_a_window_nobody_gives_is_the_default_with_a_warning(tmp_path, capsys) -> None:
+    window, source, err = _file_window(tmp_path, MockOpenAIServer(), capsys)
+    assert (window, source) == (32_768, "default")
+    assert "neither the spec nor the server gives the context window" in err
+    assert "set context_window in [models.plain]" in err

@@ -7,7 +7,7 @@ import pytest
 from support.events import fields
 
 from dealroom.errors import ConfigError
-from dealroom.runs import RunFolder, RunRecorder
+from dealroom.runs import RUN_VERSION, RunFolder, RunRecorder
 
 
 def test_events_are_appended_and_read_back(tmp_path):
@@ -19,7 +19,7 @@ def test_events_are_appended_and_read_back(tmp_path):
     events = folder.events()
     assert [e["seq"] for e in events] == [0, 1]
     assert events[1]["code"] == "print(1)"
-    assert folder.config["room"] == "r" and folder.config["version"] == 1
+    assert folder.config["room"] == "r" and folder.config["version"] == RUN_VERSION
     assert not RunFolder.ended(events)
     assert rec.written == events
 

@@ -104,4 +104,4 @@ def test_a_config_with_null_models_and_keys_of_its_own_opens(tmp_path):
     run.mkdir()
     config = {"harness": "toolloop", "root": None, "sub": None, "concurrency": None, "x": [1]}
     (run / "config.json").write_text(json.dumps(config))
-    assert RunFolder.open(run).config == {**config, "version": 1}
+    assert RunFolder.open(run).config == {**config, "version": RUN_VERSION}

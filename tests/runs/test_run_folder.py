@@ -88,7 +88,7 @@ def test_open_says_what_is_wrong(tmp_path):
 
 def test_a_version_1_folder_without_a_version_key_opens(tmp_path):
     write(tmp_path / "old" / "config.json", json.dumps({"room": "r", "harness": "rlm"}))
-    assert RunFolder.open(tmp_path / "old").version == 1
+    assert RunFolder.open(tmp_path / "old").version == RUN_VERSION  # read as the current one
 
 
 def test_events_come_back_in_seq_order_and_the_end_is_the_roots(tmp_path):

@@ -27,7 +27,10 @@ def v1_run(tmp_path) -> Path:
 
 def test_the_committed_version_1_run_opens_as_it_is():
     folder = RunFolder.open(FIXTURES / "v1-run")
-    assert folder.version == 1 and folder.config["root"] == "scripted"
+    assert folder.version == 2 and folder.config["root"] == "scripted"  # migrated on read
+    free = {"input": 0.0, "cached_input": 0.0, "output": 0.0}
+    assert folder.config["models"] == {"root": {"name": "scripted", "prices": free},
+                                       "sub": {"name": "oracle", "prices": free}}
     assert folder.config["settings"]["max_turns"] == 6
     assert folder.deliverables == {"memo": "memo.md"}
     events = folder.events()

@@ -170,6 +170,7 @@ def test_selection_honours_every_threshold_and_says_why(scripted_run, tmp_path):
     manifest = json.loads((tmp_path / "DS" / "manifest.json").read_text())
     assert manifest["selection"] == {"min_pass_rate": 0.5, "min_coverage": 0.2, "top_k": 2}
     assert {Path(r["run"]).name: r["reason"] for r in manifest["left_out"]} == reasons
+    assert set(manifest["models"]) == {r["run"] for r in manifest["kept"]}  # which models ran
     assert not (tmp_path / "DS" / "tokenized.jsonl").exists(), "no tokenizer, no rows"
     lines = (tmp_path / "DS" / "train.jsonl").read_text().splitlines()
     assert sorted(Path(json.loads(x)["run"]).name for x in lines) == sorted(kept)

@@ -424,6 +424,8 @@ def test_train_json_keeps_a_digest_of_the_generator_secret_and_old_records_resum
     assert _prepare_out(out, spec, resume=False) == 0
     raw = (out / "train.json").read_text()
     assert secret not in raw and hashlib.sha256(secret.encode()).hexdigest() in raw
+    sub = json.loads(raw)["models"]["sub"]  # which model the frozen sub-agents are
+    assert (sub["name"], sub["kind"], sub["model"]) == ("oracle", "oracle", "oracle-simulator")
     old = json.loads(raw)  # a train.json written before digests: the secret in plain
     generated = old["spec"]["generate"][0]
     generated["secret"] = secret

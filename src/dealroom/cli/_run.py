@@ -132,6 +132,9 @@ def resume(
     models: Path = typer.Option(None, "--models", help=MODELS_HELP,
                                 callback=read_models_file),
     progress_every: float = typer.Option(None, "--progress-every", min=0, help=PROGRESS_HELP),
+    allow_model_change: bool = typer.Option(
+        False, "--allow-model-change",
+        help="Continue although a model is now another endpoint or model id than recorded."),
 ) -> None:
     """Finish an interrupted run; completed model calls are replayed, not repeated.
 
@@ -153,11 +156,13 @@ def resume(
     with RunDisplay(max_turns=max_turns, every=progress_every) as display:
         if from_turn is None:
             work = resume_run_async(run_dir, models_file=models, concurrency=concurrency,
-                                    listeners=(display,))
+                                    listeners=(display,),
+                                    allow_model_change=allow_model_change)
         else:
             work = fork_run_async(run_dir, from_turn, out, root=root, sub=sub,
                                   models_file=models, concurrency=concurrency,
-                                  listeners=(display,), max_turns=max_turns,
+                                  listeners=(display,), allow_model_change=allow_model_change,
+                                  max_turns=max_turns,
                                   max_cost_usd=max_cost, max_tokens=max_tokens,
                                   max_seconds=max_seconds, temperature=temperature)
         result = asyncio.run(work)

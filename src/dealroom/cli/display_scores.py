@@ -103,6 +103,7 @@ def render_summary(result: dict[str, Any], where: Console | None = None) -> None
         where.print(table)
     else:
         _render_blocks([*rows, (f"totals of {totals[0]}", totals[1])], where)
+    _print_endpoints(result["runs"], where)
     if any(r.get("simulated") for r in result["runs"]):
         where.print("[yellow]simulated sub: answered from the room's answer key (the oracle "
                     "simulator), an upper bound on reading, not a model[/]")
@@ -135,6 +136,22 @@ def _render_blocks(rows: list[tuple[str, list[str]]], where: Console) -> None:
             (a, x), (b, y) = pairs[i], (pairs[i + 1] if i + 1 < len(pairs) else ("", ""))
             grid.add_row(f"  {a}", x, f"  {b}", y)
         where.print(grid)
+
+
+def _print_endpoints(rows: list[dict[str, Any]], where: Console) -> None:
+    """Each distinct model of the runs, by role: its spec name, the model id sent, where."""
+    from rich.markup import escape
+
+    seen: dict[str, None] = {}
+    for row in rows:
+        for role, e in (row.get("endpoints") or {}).items():
+            url = f" @ {e['base_url']}" if e.get("base_url") else ""
+            served = (f" (served: {e['served']})" if e.get("served")
+                      and e["served"] != e.get("model") else "")
+            model = f" = {e['model']}" if e.get("model") and e["model"] != e["name"] else ""
+            seen[f"{role}: {e['name']}{model}{url}{served}"] = None
+    for line in seen:
+        where.print(escape(line), soft_wrap=True)
 
 
 def _run_name(row: dict[str, Any]) -> str:

@@ -42,7 +42,7 @@ def outcome(run_dir: Path) -> EpisodeEntry:
     metrics = folder.metrics() or {}
     return {"status": "done", "run_status": metrics.get("status"),
             "pass_rate": scores.get("pass_rate"), "all_pass": scores.get("all_pass"),
-            "error": None}
+            "error": None, "models": dict(folder.config.get("models") or {})}
 
 
 def run_episode(episode: dict[str, Any], sweep: str, judge: str, models: str | None,

@@ -8,7 +8,7 @@ run has none yet). Nothing is estimated: a figure a run does not have is None.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,20 @@ def run_row(run_dir: Path) -> dict[str, Any]:
         "unpriced_calls": usage.get("unpriced_calls", 0),
         "room_tokens": coverage.get("tokens_total") or _room_tokens(metrics.get("room")),
         "wall_s": metrics.get("wall_s", 0.0),
+        "endpoints": endpoints(config),
     }
+
+
+def endpoints(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Role → ``{name, model, base_url, served}`` of each model ``config.json`` records
+    (``served``: the id the server gave; older runs record the name only)."""
+    out = {}
+    for role, record in (config.get("models") or {}).items():
+        if isinstance(record, dict) and "name" in record:
+            server = record.get("server") or {}
+            out[role] = {"name": record["name"], "model": record.get("model"),
+                         "base_url": record.get("base_url"), "served": server.get("id")}
+    return out
 
 
 def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -118,6 +118,8 @@ def run_sweep(spec_path: Path, out: Path, *, workers: int | None = None,
         state.failed -= entry["status"] == "failed"
         entry.update(cast(EpisodeEntry, {k: result.get(k) for k in (
             "status", "run_status", "pass_rate", "all_pass", "error", "seconds", "timing")}))
+        if result.get("models"):
+            entry["models"] = result["models"]
         entry["attempts"] = entry.get("attempts", 0) + 1
         entry["resumed"] = entry.get("resumed", 0) + (result.get("did") == "resume")
         counts["left"] -= 1

@@ -16,6 +16,7 @@ from typing_extensions import TypedDict
 from dealroom._util.files import read_json
 from dealroom._util.records import Migration, Record, migrate
 from dealroom.errors import ConfigError
+from dealroom.runs import ModelRecord
 
 SWEEP_JSON = "sweep.json"
 SWEEP_VERSION = 1
@@ -97,6 +98,9 @@ class EpisodeEntry(TypedDict, total=False):
     """Seconds the last attempt took."""
     timing: EpisodeTiming | None
     """``run_s``, ``judge_s`` of the last attempt."""
+    models: dict[str, ModelRecord] | None
+    """Role → which endpoint and model played it: its run's ``config.json`` ``models``
+    (docs/architecture.md), once it ran; absent in older sweeps."""
 
 
 @with_config(_CONFIG)

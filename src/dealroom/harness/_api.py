@@ -129,9 +129,11 @@ def run_agent(room: Path, out: Path, *, harness: str = "rlm",
 async def resume_run_async(run_dir: Path, *, root: str | ModelClient | None = None,
                            sub: str | ModelClient | None = None,
                            models_file: Path | None = None, concurrency: int | None = None,
-                           listeners: tuple[Listener, ...] = ()) -> RunResult:
+                           listeners: tuple[Listener, ...] = (),
+                           allow_model_change: bool = False) -> RunResult:
     """Finish an interrupted run with the models (and concurrency) it was started with, or
-    the ones given."""
+    the ones given; a model that is now another endpoint or model id than the run recorded
+    is refused unless ``allow_model_change`` (see :func:`check_same_models`)."""
     folder = RunFolder.open(run_dir)
     check_deliverables(folder.deliverables)  # before any model is opened
     check_same_room(folder, folder.events())
@@ -145,7 +147,28 @@ async def resume_run_async(run_dir: Path, *, root: str | ModelClient | None = No
         concurrency = config.get("concurrency")
     async with open_models(impl, root, sub, models_file=models_file, concurrency=concurrency,
                            room=folder.room) as (root_c, sub_c):
+        if not allow_model_change:
+            check_same_models(folder, {"root": root_c, "sub": sub_c})
         return await impl.resume(Path(run_dir), root=root_c, sub=sub_c, listeners=listeners)
+
+
+def check_same_models(folder: RunFolder, clients: dict[str, ModelClient | None]) -> None:
+    """Raise ConfigError when a model opened to continue ``folder`` is another endpoint or
+    model id than the one its ``config.json`` records for that role (the models file may have
+    changed since): continuing would mix two models' work in one run."""
+    from dealroom.models import model_change, model_record
+
+    recorded = folder.config.get("models") or {}
+    for role, client in clients.items():
+        if client is None:
+            continue
+        change = model_change(recorded.get(role), dict(model_record(client)))
+        if change is not None:
+            raise ConfigError(
+                f"{folder.path} was run with another {role} model than {client.name!r} is now "
+                f"({change}): continuing would mix two models in one run. Point the spec back "
+                "at the recorded endpoint, or pass --allow-model-change (allow_model_change="
+                "True) to continue anyway")
 
 
 def check_same_room(folder: RunFolder, events: list[dict[str, Any]]) -> None:
@@ -171,11 +194,14 @@ def check_same_room(folder: RunFolder, events: list[dict[str, Any]]) -> None:
 
 def resume_run(run_dir: Path, *, root: str | ModelClient | None = None,
                sub: str | ModelClient | None = None, models_file: Path | None = None,
-               concurrency: int | None = None,
-               listeners: tuple[Listener, ...] = ()) -> RunResult:
-    """Finish an interrupted run; completed model calls are replayed from its records."""
+               concurrency: int | None = None, listeners: tuple[Listener, ...] = (),
+               allow_model_change: bool = False) -> RunResult:
+    """Finish an interrupted run; completed model calls are replayed from its records. A
+    model that is now another endpoint or model id than recorded is refused unless
+    ``allow_model_change``."""
     return asyncio.run(resume_run_async(run_dir, root=root, sub=sub, models_file=models_file,
-                                        concurrency=concurrency, listeners=listeners))
+                                        concurrency=concurrency, listeners=listeners,
+                                        allow_model_change=allow_model_change))
 
 
 def _require_prices(impl: Harness, root: str | ModelClient, sub: str | ModelClient | None,
@@ -192,7 +218,7 @@ async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *,
                          root: str | ModelClient | None = None,
                          sub: str | ModelClient | None = None, models_file: Path | None = None,
                          concurrency: int | None = None, listeners: tuple[Listener, ...] = (),
-                         **options: Any) -> RunResult:
+                         allow_model_change: bool = False, **options: Any) -> RunResult:
     """Fork ``run_dir`` after root turn ``from_turn`` into the new run folder ``out`` and play
     on with ``root`` (default: the run's own), within the same budget (see :func:`fork_run`)."""
     source = RunFolder.open(run_dir)
@@ -217,6 +243,7 @@ async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *,
     if Path(out).resolve().is_relative_to(source.path.resolve()):
         raise InputError(f"--out {out} is inside the run it forks ({run_dir}): give a folder "
                          "outside it")
+    kept = {role for role, given in (("root", root), ("sub", sub)) if given is None}
     root = root or config.get("root")
     sub = sub or config.get("sub")
     if not root:
@@ -225,6 +252,9 @@ async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *,
         concurrency = config.get("concurrency")
     async with open_models(impl, root, sub, models_file=models_file, concurrency=concurrency,
                            room=source.room) as (root_c, sub_c):
+        if not allow_model_change:  # a role given anew is the fork's point; the others not
+            check_same_models(source, {role: c for role, c in (("root", root_c),
+                                                               ("sub", sub_c)) if role in kept})
         new = run_config(impl.name, source.room, settings, root=root_c, sub=sub_c,
                          concurrency=concurrency, deliverables=source.deliverables)
         fork_run_folder(source, Path(out), from_turn, new)
@@ -234,17 +264,21 @@ async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *,
 def fork_run(run_dir: Path, from_turn: int, out: Path, *,
              root: str | ModelClient | None = None, sub: str | ModelClient | None = None,
              models_file: Path | None = None, concurrency: int | None = None,
-             listeners: tuple[Listener, ...] = (), **options: Any) -> RunResult:
+             listeners: tuple[Listener, ...] = (), allow_model_change: bool = False,
+             **options: Any) -> RunResult:
     """Fork a run after root turn ``from_turn``: ``out`` gets the run's records up to there,
     the harness replays them (the REPL state is rebuilt by re-running cells 1..from_turn
     against the recorded sub-call results; no model call is repeated) and ``root`` plays turn
     ``from_turn + 1`` on, with what the source had left of its budget. ``root``/``sub``: model
     specs or open clients (default: the run's own); other keywords override its settings
     (``max_turns``, ``max_tokens``, ``max_cost_usd``, ``max_seconds``, ``temperature``, ...).
-    Both harnesses fork; a REPL session (harness ``repl``) has no policy to continue."""
+    Both harnesses fork; a REPL session (harness ``repl``) has no policy to continue. A role
+    not given anew whose model is now another endpoint or model id than recorded is refused
+    unless ``allow_model_change``."""
     return asyncio.run(fork_run_async(
         run_dir, from_turn, out, root=root, sub=sub, models_file=models_file,
-        concurrency=concurrency, listeners=listeners, **options))
+        concurrency=concurrency, listeners=listeners, allow_model_change=allow_model_change,
+        **options))
 
 
 def _check_budgetmix(label: BudgetMixLabel | None) -> None:

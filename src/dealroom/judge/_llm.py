@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from dealroom.errors import ConfigError, DealroomError
 from dealroom.judge._scores import ERROR, Judge, Scores, graded_by_name, make_scores
 from dealroom.judge._verdicts import Verdicts, parse_verdicts
-from dealroom.models import gather_bounded
+from dealroom.models import gather_bounded, model_record
 from dealroom.room import count_tokens
 from dealroom.types import Usage
 
@@ -84,7 +84,8 @@ def llm_judge(
             usage += result[1]
             forms += result[2]
         record = {"name": "llm", **judge.args,  # type: ignore[attr-defined]
-                  "structured_output": dict(sorted(forms.items()))}
+                  "structured_output": dict(sorted(forms.items())),
+                  "models": {"judge": model_record(model)}}  # which endpoint and model
         return make_scores(task, verdicts, record, usage)
 
     judge.name = "llm"  # type: ignore[attr-defined]

@@ -8,7 +8,8 @@ Open a client with :func:`open_model` (spec strings: a models-file name, ``local
 :class:`ModelEntry`, an ``hf`` model's options an :class:`HFOptions`), fail fast with
 :func:`check`, and fan out with :func:`gather_bounded` (inside :func:`hedging`, stragglers
 are re-sent); :func:`lazy_model` opens its model on the first call. A call that fails for
-good raises :class:`ProviderError`.
+good raises :class:`ProviderError`. :func:`model_record` says which endpoint and model a client
+is (a run's ``config.json`` keeps one per role; :func:`model_change` compares two).
 Replies are split into reasoning and answer (:func:`split_reasoning`; ``ChatResult.text`` is
 the answer); every call carries a reply cap (:func:`reply_cap`). ``hf:`` replies carry a
 :class:`TokenRecord` (the run folder's record, from ``dealroom.runs``).
@@ -39,6 +40,7 @@ from dealroom.models._file import ModelEntry, default_models_file, load_models_f
 from dealroom.models._hedge import HedgeWave, hedging
 from dealroom.models._hf import HFModelClient
 from dealroom.models._hfload import TRAIN_RECORD, LoadedModel, load_hf_model, load_hf_tokenizer
+from dealroom.models._identity import model_change, model_record
 from dealroom.models._lazy import LazyModel, lazy_model
 from dealroom.models._local import LocalServer, local_server
 from dealroom.models._local import model_path as local_model_path
@@ -103,6 +105,8 @@ __all__ = [
     "load_models_file",
     "local_model_path",
     "local_server",
+    "model_change",
+    "model_record",
     "open_model",
     "provider_names",
     "reply_cap",

@@ -45,6 +45,7 @@ from dealroom.models._endpoint import (
     not_http,
     open_session,
     proxy_hint,
+    proxy_reply,
     release,
     tls_for,
 )
@@ -55,6 +56,12 @@ from dealroom.models._hedge import (
     Progress,
     current_wave,
     race,
+)
+from dealroom.models._identity import (
+    props_window,
+    served_chat,
+    served_listing,
+    warn_default_window,
 )
 from dealroom.models._net import Route, add_spec_secrets, expand_headers
 from dealroom.models._result import ChatResult
@@ -69,8 +76,14 @@ from dealroom.models._rules import (
     retry_after,
     timeout_message,
 )
-from dealroom.models._shape import empty_stream, learn_opened, served_window, template_opened
-from dealroom.models._spec import DEFAULT_CONTEXT_WINDOW, ModelSpec, Prices, reply_cap
+from dealroom.models._shape import (
+    PROPS_BYTES,
+    empty_stream,
+    learn_opened,
+    props_opened,
+    served_window,
+)
+from dealroom.models._spec import ModelSpec, Prices, reply_cap
 from dealroom.models._wire import (
     BadReply,
     ProviderError,
@@ -172,6 +185,11 @@ class OpenAICompatibleClient:
         self.name = spec.name
         self.model = spec.model
         self.context_window = spec.context_window
+        self.window_from: str = spec.context_window_from
+        """Where :attr:`context_window` came from: ``spec``, ``server`` or ``default``."""
+        self.served: dict[str, Any] | None = None
+        """What the server said about the model when :meth:`check` asked (``id``,
+        ``max_model_len``, ``from``); None before."""
         self.prices = spec.prices
         self.base_url = base
         self.refused: set[str] = set() if spec.stream and not spec.tokens else {"stream"}
@@ -332,9 +350,13 @@ class OpenAICompatibleClient:
             attempts=attempts, streamed=reply.streamed,
             structured=str(form["type"]) if form else None, cut_bytes=reply.cut_bytes,
             stripped=stripped, hedge=hedge, raw=reply.body, tokens=tokens, reasoning=reasoning,
-            max_tokens=limit, opened=self.opened)
+            max_tokens=limit, opened=self.opened,
+            served_model=reply.model, system_fingerprint=reply.fingerprint,
+        )
         self.opened = self.opened or learn_opened(self.spec, result)
-        self.context_window = served_window(result, limit, self.context_window)
+        window = served_window(result, limit, self.context_window)
+        if window != self.context_window:
+            self.context_window, self.window_from = window, "server"
         return result
 
     def _backoff(self, attempt: int) -> float:
@@ -412,6 +434,11 @@ class OpenAICompatibleClient:
                 f"HTTP 101 from {self.base_url}: the server switched protocols (Upgrade: "
                 f"{resp.headers.get('Upgrade', '?')}) instead of answering; a chat endpoint "
                 "answers over HTTP/1.1", model=self.name, status=status, kind="protocol")
+        blame = proxy_reply(Fetched(status, resp.headers, raw), endpoint.route, self.base_url)
+        if blame is not None:  # the proxy's own answer, not the endpoint's
+            if status >= 500:
+                raise Retryable(blame, status, wait)
+            raise ProviderError(blame, model=self.name, status=status, kind="proxy")
         message = (f"HTTP {status} from {self.base_url}: {error_message(raw)}"
                    + proxy_hint(status, endpoint.route))
         if 300 <= status < 400 and moved:
@@ -445,7 +472,9 @@ class OpenAICompatibleClient:
         return reply
 
     async def check(self) -> None:
-        """Preflight: ``GET /models``, then a 1-token chat if the model is not listed."""
+        """Preflight: ``GET /models``, then a 1-token chat if the model is not listed; learns
+        the window the server reports (``/v1/models``' ``max_model_len``, else llama.cpp's
+        ``/props``) and what it says it serves (:attr:`served`)."""
         source = self.spec.source or "the spec"
         key_hint = (
             f"set {self.spec.api_key_env} to a valid key"
@@ -453,43 +482,76 @@ class OpenAICompatibleClient:
             else f"add api_key_env to [models.{self.name}] in {source}"
         )
         session, way = open_session(self.spec, self.base_url, 1, self._tls)
+        chat: Fetched | None = None
         try:
             async with asyncio.timeout(min(CHECK_TIMEOUT_S, self.spec.timeout)):
                 listed = await fetch(session, "GET", f"{self.base_url}/models", None,
                                      self._headers, MAX_CHECK_BYTES)
                 status, raw = listed.status, listed.body
+                if (blame := proxy_reply(listed, way, self.base_url)) is not None:
+                    raise ConfigError(f"model '{self.name}': {blame}")
                 if status in (401, 403):
                     raise ConfigError(
                         f"model '{self.name}': {self.base_url} rejected the API key "
                         f"(HTTP {status}): {key_hint}"
                     )
                 if status == 200 and self.model in listed_models(raw):
-                    self._window_from(raw)
-                    self.opened = self.opened or await template_opened(self)
-                    return
-                probe = json.dumps({"model": self.model, "max_tokens": 1,
-                                    "messages": [{"role": "user", "content": "ping"}]})
-                chat = await fetch(session, "POST", self._url, probe.encode(), self._headers,
-                                   MAX_CHECK_BYTES)
-                chat_status, chat_raw = chat.status, chat.body
+                    self.served = served_listing(raw, self.model)
+                    self._window_from(self.served["max_model_len"])
+                else:
+                    probe = json.dumps({"model": self.model, "max_tokens": 1,
+                                        "messages": [{"role": "user", "content": "ping"}]})
+                    chat = await fetch(session, "POST", self._url, probe.encode(),
+                                       self._headers, MAX_CHECK_BYTES)
+                if chat is None or chat.status == 200:
+                    await self._props(session)
         except (aiohttp.ClientError, OSError) as exc:  # TimeoutError too
             raise ConfigError(self._unreachable(exc, way, source)) from None
         finally:
             await session.close()
-        if chat_status == 200:
-            self.opened = self.opened or await template_opened(self)
+        if chat is not None:
+            self._chat_checked(chat, raw, way, key_hint)
+        if self.window_from == "default":
+            warn_default_window(self.spec)
+
+    def _chat_checked(self, chat: Fetched, listing: bytes, way: Route, key_hint: str) -> None:
+        """Raise the ConfigError the check's 1-token chat calls for, or note its model."""
+        if chat.status == 200:
+            self.served = served_chat(chat.body)
             return
-        if chat_status in (401, 403):
+        if (blame := proxy_reply(chat, way, self.base_url)) is not None:
+            raise ConfigError(f"model '{self.name}': {blame}")
+        if chat.status in (401, 403):
             raise ConfigError(
                 f"model '{self.name}': {self.base_url} rejected the API key "
-                f"(HTTP {chat_status}): {key_hint}"
+                f"(HTTP {chat.status}): {key_hint}"
             )
-        served = ", ".join(sorted(listed_models(raw))[:10]) or "unknown"
+        served = ", ".join(sorted(listed_models(listing))[:10]) or "unknown"
+        fix = (f"Fix `model` in [models.{self.name}] in {self.spec.source}" if self.spec.source
+               else f"Fix the model id before '@' in the spec ({self.name.partition('#')[0]})")
         raise ConfigError(
             f"model '{self.name}': {self.base_url} did not answer a 1-token chat for model "
-            f"{self.model!r} (HTTP {chat_status}: {error_message(chat_raw)}); the endpoint "
-            f"serves: {served}. Fix `model` in {source} or the spec"
+            f"{self.model!r} (HTTP {chat.status}: {error_message(chat.body)}); the endpoint "
+            f"serves: {served}. {fix}"
         )
+
+    async def _props(self, session: aiohttp.ClientSession) -> None:
+        """Read llama.cpp's ``GET /props``, where the server has one: its window (when
+        neither the spec nor ``/v1/models`` gave one) and whether its chat template opens
+        ``<think>`` (vLLM, SGLang and llama-cpp-python serve none)."""
+        try:
+            answer = await fetch(session, "GET", self._url.join(URL("/props")), None,
+                                 self._headers, PROPS_BYTES)
+        except (aiohttp.ClientError, OSError):
+            return
+        if answer.status != 200:
+            return
+        self.opened = self.opened or props_opened(answer.body)
+        window = props_window(answer.body) if self.window_from == "default" else None
+        if window is not None:
+            self._window_from(window)
+            self.served = {**(self.served or {"id": None, "from": "/props"}),
+                           "max_model_len": window}
 
     def _unreachable(self, exc: BaseException, way: Route, source: str) -> str:
         """Why the check could not reach the endpoint, naming the proxy when it failed."""
@@ -521,13 +583,13 @@ class OpenAICompatibleClient:
         return await fetch(self._get_endpoint().session, method, url, data, self._headers,
                            limit, timeout)
 
-    def _window_from(self, raw: bytes) -> None:
-        """Take the served model's ``max_model_len`` (vLLM's ``/v1/models``) as the window
-        when the spec left the default or named a larger one than the server has."""
-        served = listed_models(raw, "max_model_len").get(self.model)
-        if isinstance(served, int) and served > 0 and (
-                served < self.context_window or self.context_window == DEFAULT_CONTEXT_WINDOW):
+    def _window_from(self, served: int | None) -> None:
+        """Take the window the server reports (vLLM's ``max_model_len``) when the spec gave
+        none or named a larger one than the server has."""
+        if served is not None and (served < self.context_window
+                                   or self.window_from == "default"):
             self.context_window = served
+            self.window_from = "server"
 
     async def count_prompt(self, messages: list[dict[str, Any]]) -> int | None:
         """The prompt's tokens by the server's own tokenizer and chat template (vLLM's and
@@ -572,10 +634,10 @@ def create(spec: ModelSpec) -> OpenAICompatibleClient:
         if key is None and not spec.api_key_optional:
             where = f" (api_key_env of [models.{spec.name}] in {spec.source})"
             where = where if spec.source else ""
-            raise ConfigError(
-                f"model '{spec.name}' needs an API key: set the environment "
-                f"variable {spec.api_key_env}{where}"
-            )
+            error = ConfigError(f"model '{spec.name}' needs an API key: set the environment "
+                                f"variable {spec.api_key_env}{where}")
+            error.variable = spec.api_key_env  # type: ignore[attr-defined]  # for doctor
+            raise error
     if not spec.base_url:
         raise ConfigError(f"model '{spec.name}' has no base_url: set base_url in the models file")
     return OpenAICompatibleClient(spec, api_key=key)

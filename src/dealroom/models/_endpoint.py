@@ -27,6 +27,7 @@ from yarl import URL
 
 from dealroom import __version__
 from dealroom.models._net import Route, route, ssl_context
+from dealroom.models._rules import error_message, html_text, is_html
 
 if TYPE_CHECKING:
     from aiohttp.abc import AbstractStreamWriter
@@ -193,8 +194,12 @@ def failure(exc: BaseException, way: Route) -> tuple[str, bool]:
                 + proxy_hint(exc.status, way), exc.status in (502, 503, 504))
     via = f" (through {way.describe()})" if way.proxy else ""
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
-        return (f"the server's TLS certificate is not trusted{via}: {exc.certificate_error}; "
-                "give the CA that signed it with ca_bundle (or REQUESTS_CA_BUNDLE)", False)
+        trust = way.trust or "the CA certificates in use"
+        fix = ("add the CA that signed it to that bundle, or give a bundle that has it with "
+               "ca_bundle" if "(from" in trust or "ca_bundle" in trust else
+               "give the CA that signed it with ca_bundle (or REQUESTS_CA_BUNDLE)")
+        return (f"the server's TLS certificate is not trusted by {trust}{via}: "
+                f"{exc.certificate_error}; {fix}", False)
     if isinstance(exc, aiohttp.ClientConnectorSSLError | ssl.SSLError):
         return f"TLS failed{via}: {exc}", True
     return f"connection error{via}: {exc or type(exc).__name__}", True
@@ -209,6 +214,40 @@ def not_http(exc: aiohttp.ClientResponseError | aiohttp.ClientPayloadError) -> s
     what = str(getattr(cause, "message", "") or cause or type(cause).__name__)
     lines = [line.strip() for line in what.splitlines() if line.strip(" ^")]
     return f"the reply is not valid HTTP/1.1: {' '.join(lines)[:200]}"
+
+
+PROXY_PRODUCTS = ("tinyproxy", "squid", "privoxy", "pproxy", "polipo", "mitmproxy", "ziproxy",
+                  "bluecoat", "zscaler", "cntlm", "trafficserver", "apache traffic server")
+"""Proxies whose name in a reply's ``Server`` header or page shows that they wrote it."""
+
+
+def proxy_reply(reply: Fetched, way: Route, base_url: str) -> str | None:
+    """What a reply is, in words, when the forward proxy wrote it rather than the endpoint
+    behind it (plain-HTTP requests go through the proxy without CONNECT, so its own answers
+    come back as replies): a 407 or ``Proxy-Authenticate``, squid's ``X-Squid-Error``, a proxy's
+    name in ``Server`` or in an HTML page, or a gateway error on an HTML page with ``Via``.
+    None when the reply is the endpoint's, or no proxy is in the way."""
+    if not way.proxy or reply.status == 200:
+        return None
+    headers = reply.headers
+    text = reply.body[:65536].decode("utf-8", "replace")
+    page = is_html(text)
+    words = f"{headers.get('Server', '')} {html_text(text, 2000) if page else ''}".lower()
+    product = next((p for p in PROXY_PRODUCTS if p in words), None)
+    wants_credentials = reply.status == 407 or "Proxy-Authenticate" in headers
+    if not (wants_credentials or product or "X-Squid-Error" in headers
+            or (page and "Via" in headers and reply.status in (502, 503, 504))):
+        return None
+    said = error_message(reply.body)
+    name = way.describe() + (f", {product}" if product else "")
+    head = f"{name} answered instead of the model (HTTP {reply.status}: {said})"
+    if wants_credentials:
+        where = "proxy of the model" if way.source == "proxy" else way.source or "the proxy URL"
+        return (f"{head}: it asks for credentials; give them in its URL "
+                f"(http://user:password@host:port) in {where}")
+    return (f"{head}: the proxy could not get an answer from {base_url}; check that the "
+            "server is up and that the proxy can reach it, or bypass the proxy (add the host "
+            "to NO_PROXY, or set proxy = \"\" for the model)")
 
 
 def proxy_hint(status: int, way: Route) -> str:

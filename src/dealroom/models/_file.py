@@ -26,7 +26,6 @@ from dealroom.models._net import NET_KEYS, file_settings
 from dealroom.models._spec import (
     DEFAULT_CONCURRENCY,
     DEFAULT_CONNECT_TIMEOUT_S,
-    DEFAULT_CONTEXT_WINDOW,
     DEFAULT_HEDGE,
     DEFAULT_READ_TIMEOUT_S,
     DEFAULT_TIMEOUT_S,
@@ -39,7 +38,7 @@ from dealroom.models._spec import (
 )
 
 _USD: dict[str, Any] = {"why": "USD per 1M tokens"}
-_OPENAI_REQUIRED = ("base_url", "model", "context_window")
+_OPENAI_REQUIRED = ("base_url", "model")
 
 
 class ModelEntry(Schema):
@@ -55,7 +54,8 @@ class ModelEntry(Schema):
     api_key_env: str | None = None
     """Environment variable holding the API key (its name, never the key); unset: no key."""
     context_window: Annotated[int, Field(ge=1)] | None = None
-    """Prompt plus completion tokens the model accepts; required for ``openai``."""
+    """Prompt plus completion tokens the model accepts; unset: the server's ``max_model_len``
+    (``/v1/models``, llama.cpp's ``/props``) when it says, else 32,768, with a warning."""
     price_input: Price | None = Field(None, json_schema_extra=_USD)
     """USD per million uncached prompt tokens."""
     price_cached_input: Price | None = Field(None, json_schema_extra=_USD)
@@ -144,7 +144,7 @@ class ModelEntry(Schema):
         return ModelSpec(
             name=name, kind=self.provider, model=self.model, base_url=self.base_url,
             api_key_env=self.api_key_env,
-            context_window=self.context_window or DEFAULT_CONTEXT_WINDOW,
+            **({} if self.context_window is None else {"context_window": self.context_window}),
             prices=prices,
             priced=self.provider == "hf" or any(k.startswith("price_") for k in given),
             concurrency=self.concurrency, timeout=self.timeout,
@@ -189,7 +189,7 @@ def load_models_file(path: Path) -> dict[str, ModelSpec]:
 def _spec_from_table(name: str, table: Any, path: Path) -> ModelSpec:
     where = f"models file {path}, [models.{name}]"
     if not isinstance(table, dict):
-        raise ConfigError(f"{where}: must be a table with base_url, model, context_window, ...")
+        raise ConfigError(f"{where}: must be a table with base_url, model, ...")
     if name in RESERVED or name.partition(":")[0] in WITH_OPTIONS:
         raise ConfigError(f"{where}: '{name}' is a reserved spec name; choose another name")
     if "@" in name:

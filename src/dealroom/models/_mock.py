@@ -143,6 +143,10 @@ def random_faults(rate: float, *, hang_share: float = 0.25, hang_seconds: float 
     return draw
 
 
+FINGERPRINT = "fp_dealroom_mock"
+"""The ``system_fingerprint`` the mock's replies carry, as OpenAI's do."""
+
+
 def chat_completion_body(
     text: str,
     *,
@@ -156,6 +160,7 @@ def chat_completion_body(
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
+        "system_fingerprint": FINGERPRINT,
         "choices": [
             {
                 "index": 0,
@@ -381,7 +386,8 @@ class MockOpenAIServer(LoopbackServer):
 
         def event(choices: list[dict[str, Any]], **extra: Any) -> bytes:
             chunk = {"id": "chatcmpl-mock", "object": "chat.completion.chunk",
-                     "model": self.model, "choices": choices, **extra}
+                     "model": self.model, "system_fingerprint": FINGERPRINT,
+                     "choices": choices, **extra}
             return f"data: {json.dumps(chunk)}\n\n".encode()
 
         def delta(content: dict[str, Any], finish: str | None = None) -> bytes:

@@ -58,6 +58,8 @@ class Route:
     proxy: str | None
     source: str = ""
     """``HTTPS_PROXY`` (the variable's name as set), ``proxy`` (the spec), or ""."""
+    trust: str = ""
+    """The CA certificates checked against, in words (see :func:`trust_store`)."""
 
     def describe(self) -> str:
         """``the proxy http://proxy:3128 (from HTTPS_PROXY)``, credentials hidden."""
@@ -127,8 +129,23 @@ def redact(url: str) -> str:
 def route(spec: ModelSpec, url: str) -> Route:
     """The proxy for ``url``: the spec's (``""``: none), else the environment's."""
     if spec.proxy is not None:
-        return Route(spec.proxy or None, "proxy" if spec.proxy else "")
-    return env_route(url)
+        way = Route(spec.proxy or None, "proxy" if spec.proxy else "")
+    else:
+        way = env_route(url)
+    return Route(way.proxy, way.source, trust_store(spec))
+
+
+def trust_store(spec: ModelSpec) -> str:
+    """The CA certificates a model's TLS is checked against, in words: its ``ca_bundle``,
+    else ``REQUESTS_CA_BUNDLE``, else OpenSSL's ``SSL_CERT_FILE``/``SSL_CERT_DIR``, else the
+    system's."""
+    if spec.ca_bundle:
+        where = f" of [models.{spec.name}] in {spec.source}" if spec.source else ""
+        return f"the CA bundle {spec.ca_bundle} (ca_bundle{where})"
+    for name in ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR"):
+        if os.environ.get(name):
+            return f"the CA certificates in {os.environ[name]} (from {name})"
+    return "the system's CA certificates"
 
 
 def env_route(url: str) -> Route:
@@ -252,8 +269,10 @@ def expand_headers(spec: ModelSpec) -> dict[str, str]:
             variable = match[1]
             if variable not in os.environ:
                 where = f" in {spec.source}" if spec.source else ""
-                raise ConfigError(f"model '{spec.name}': header {name} needs the environment "
-                                  f"variable {variable}{where}: set it")
+                error = ConfigError(f"model '{spec.name}': header {name} needs the environment "
+                                    f"variable {variable}{where}: set it")
+                error.variable = variable  # type: ignore[attr-defined]  # what doctor says to set
+                raise error
             return os.environ[variable]
 
         text = _VARIABLE.sub(lookup, template)

@@ -106,6 +106,7 @@ class OracleModel:
     takes_context = True
 
     def __init__(self, spec: ModelSpec) -> None:
+        self.spec = spec
         self.name = spec.name
         self.model = spec.model or MODEL_ID
         self.context_window = spec.context_window

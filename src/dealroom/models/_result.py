@@ -49,6 +49,10 @@ class ChatResult:
     in-process (``hf:``); ``None`` from endpoints."""
     reasoning: str | None = None
     """The model's reasoning, apart from ``text`` (the answer); None when it had none."""
+    served_model: str | None = None
+    """The ``model`` the reply itself names (None when it names none)."""
+    system_fingerprint: str | None = None
+    """The reply's ``system_fingerprint`` (the backend configuration), when it has one."""
     reasoning_shape: str | None = None
     """How the reasoning came (``field``, ``inline``, ``closing``, ``open``, ``unclosed``; see
     ``dealroom._util.reasoning``); None without reasoning."""
@@ -79,4 +83,6 @@ class ChatResult:
                 "usage_estimated": self.usage_estimated, "streamed": self.streamed,
                 "structured": self.structured, "cut_bytes": self.cut_bytes,
                 "stripped": self.stripped, "hedge": self.hedge,
-                "reasoning": self.reasoning_shape, "max_tokens": self.max_tokens}
+                "reasoning": self.reasoning_shape, "max_tokens": self.max_tokens,
+                **{k: v for k, v in (("model", self.served_model),
+                                     ("system_fingerprint", self.system_fingerprint)) if v}}

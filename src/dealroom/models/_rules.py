@@ -9,6 +9,7 @@ import asyncio
 import email.utils
 import json
 import time
+from html.parser import HTMLParser
 from typing import Any
 
 import aiohttp
@@ -69,13 +70,57 @@ def retry_after(value: str | None) -> float | None:
 
 
 def error_message(raw: bytes) -> str:
+    """What an error body says: its JSON ``error.message``, an HTML page's text (never its
+    markup), else its first 500 characters."""
     try:
         body = json.loads(raw)
         err = body.get("error", body) if isinstance(body, dict) else body
         message = err.get("message", err) if isinstance(err, dict) else err
         return str(message)[:500]
     except (ValueError, RecursionError):
-        return raw[:500].decode("utf-8", "replace")
+        text = raw[:65536].decode("utf-8", "replace")
+        if is_html(text):
+            return html_text(text, 300)
+        return text[:500]
+
+
+def is_html(text: str) -> bool:
+    """Whether a body is an HTML page (a proxy's or a web server's, not an API's)."""
+    head = text.lstrip()[:200].lower()
+    return head.startswith(("<!doctype html", "<html", "<head", "<body", "<?xml")) or (
+        head.startswith("<") and "<html" in text[:2000].lower())
+
+
+class _Text(HTMLParser):
+    """The words of an HTML page, outside scripts and styles."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.words: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        self._skip += tag in ("script", "style", "title")
+
+    def handle_endtag(self, tag: str) -> None:
+        self._skip -= tag in ("script", "style", "title") and self._skip > 0
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.words += data.split()
+
+
+def html_text(page: str, limit: int = 300) -> str:
+    """An HTML page's text, tags dropped and white space collapsed, cut to ``limit``.
+
+    >>> html_text("<html><title>407</title><body><h1>Denied</h1><p>Ask &amp; wait</p></html>")
+    'Denied Ask & wait'
+    """
+    parser = _Text()
+    parser.feed(page)
+    parser.close()
+    text = " ".join(parser.words)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 _REFUSAL_STATUSES = (400, 404, 415, 422, 500, 501)

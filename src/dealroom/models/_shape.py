@@ -23,12 +23,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
-
 from dealroom._util.reasoning import template_opens
 
 if TYPE_CHECKING:
-    from dealroom.models._client import OpenAICompatibleClient
     from dealroom.models._result import ChatResult
     from dealroom.models._spec import ModelSpec
 
@@ -45,17 +42,20 @@ def learn_opened(spec: ModelSpec, result: ChatResult) -> bool:
     return spec.reasoning == "auto" and result.reasoning_shape == "closing"
 
 
-async def template_opened(client: OpenAICompatibleClient) -> bool:
-    """Whether the server's chat template opens ``<think>`` in the prompt, by llama.cpp's
-    ``GET /props`` (``chat_template``); False where the server does not say (vLLM, SGLang
-    and llama-cpp-python serve no ``/props``), or fails to."""
+def props_opened(raw: bytes) -> bool:
+    """Whether llama.cpp's ``GET /props`` body says the chat template opens ``<think>`` in
+    the prompt (``chat_template``); False where it does not say.
+
+    >>> props_opened(b'{"chat_template": "{% if add_generation_prompt %}<think>{% endif %}"}')
+    True
+    >>> props_opened(b'{"n_ctx": 4096}')
+    False
+    """
     try:
-        answer = await client.request("GET", "/props", limit=PROPS_BYTES)
-        if answer.status != 200:
-            return False
-        template = json.loads(answer.body).get("chat_template")
-    except (aiohttp.ClientError, OSError, ValueError, AttributeError):  # TimeoutError too
+        body = json.loads(raw)
+    except ValueError:
         return False
+    template = body.get("chat_template") if isinstance(body, dict) else None
     return isinstance(template, str) and template_opens(template)
 
 

@@ -115,6 +115,10 @@ class ModelSpec(Schema):
     """Send no key when ``api_key_env`` is unset instead of failing (``MODEL@BASE_URL`` specs)."""
     context_window: Tokens = DEFAULT_CONTEXT_WINDOW
     """Prompt plus completion tokens the model accepts."""
+    context_window_from: Literal["spec", "default"] = "spec"
+    """Whether ``context_window`` was given (``spec``) or is the default (``default``: not
+    given, so the server's ``max_model_len`` is taken when it says; see ``check()``). Unset:
+    ``spec`` when ``context_window`` is given."""
     prices: Prices = Field(default_factory=Prices)
     """List prices used when the provider reports no cost."""
     priced: bool = False
@@ -182,6 +186,14 @@ class ModelSpec(Schema):
         except ValidationError as exc:
             raise InputError(f"{_where(data.get('name'), data.get('source'))}: "
                              f"{explain(exc, type(self))}") from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _window_source(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "context_window_from" not in data:
+            data = {**data, "context_window_from": "spec" if "context_window" in data
+                    else "default"}
+        return data
 
     @field_validator("base_url")
     @classmethod
@@ -394,7 +406,7 @@ def _endpoint_spec(text: str) -> ModelSpec:
     try:
         typed = reader.model_validate(options).model_dump(exclude_unset=True)
         entry = ModelEntry(model=model, base_url=base_url, api_key_env="OPENAI_API_KEY",
-                           **{"context_window": DEFAULT_CONTEXT_WINDOW, **typed})
+                           **typed)
     except ValidationError as exc:
         raise InputError(f"bad model spec {text!r}: {explain(exc, reader)}") from None
     except ConfigError as exc:

@@ -116,6 +116,8 @@ class Reply:
     body: dict[str, Any] = field(default_factory=dict)
     reasoning: str | None = None
     """The reasoning sent apart from the content (``reasoning_content`` or ``reasoning``)."""
+    fingerprint: str | None = None
+    """The reply's ``system_fingerprint``, when it has one."""
 
 
 def text_cap(max_tokens: int) -> int:
@@ -196,7 +198,7 @@ def parse_body(raw: bytes, content_type: str, cap: int) -> Reply:
         cut += more
     return Reply(text, str(choice.get("finish_reason") or "unknown"), _model_of(body),
                  body.get("usage"), streamed=False, cut_bytes=cut, body={} if cut else body,
-                 reasoning=reasoning)
+                 reasoning=reasoning, fingerprint=_fingerprint_of(body))
 
 
 def token_record(reply: Reply) -> TokenRecord:
@@ -241,6 +243,11 @@ def _first_choice(body: Any) -> dict[str, Any]:
 def _model_of(body: dict[str, Any]) -> str | None:
     model = body.get("model")
     return model if isinstance(model, str) and model else None
+
+
+def _fingerprint_of(body: dict[str, Any]) -> str | None:
+    value = body.get("system_fingerprint")
+    return value if isinstance(value, str) and value else None
 
 
 async def read_body(chunks: AsyncIterator[bytes], limit: int | None = None,
@@ -311,7 +318,8 @@ async def read_stream(chunks: AsyncIterator[bytes], cap: int,
     if not stream.seen_content and not reasoning:
         raise BadReply("no_content", "the stream carried no content")
     return Reply(text, stream.finish, stream.model, stream.usage, streamed=True,
-                 cut_bytes=cut + more + max(0, size - limit), reasoning=reasoning or None)
+                 cut_bytes=cut + more + max(0, size - limit), reasoning=reasoning or None,
+                 fingerprint=stream.fingerprint)
 
 
 class _Stream:
@@ -323,6 +331,7 @@ class _Stream:
         """Pieces of reasoning streamed beside the content."""
         self.finish = "unknown"
         self.model: str | None = None
+        self.fingerprint: str | None = None
         self.usage: Any = None
         self.seen_content = False
         self.done = False
@@ -351,7 +360,7 @@ class _Stream:
             self.seen_content = True
             self.parts.append(piece)
             if self.model is None:
-                self.model = _model_of(event)
+                self.model, self.fingerprint = _model_of(event), _fingerprint_of(event)
 
     def event(self, event: Any) -> None:
         if not isinstance(event, dict):
@@ -362,6 +371,7 @@ class _Stream:
             self.usage = event["usage"]
         if self.model is None:
             self.model = _model_of(event)
+        self.fingerprint = self.fingerprint or _fingerprint_of(event)
         choices = event.get("choices")
         if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
             return

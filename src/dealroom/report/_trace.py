@@ -113,6 +113,8 @@ def trace_summary(folder: RunFolder, events: list[dict[str, Any]],
     return {
         "run": folder.name, "harness": config.get("harness"), "root": config.get("root"),
         "sub": config.get("sub"), "settings": config.get("settings") or {},
+        "models": {role: {"model": m.get("model"), "base_url": m.get("base_url")}
+                   for role, m in (config.get("models") or {}).items() if isinstance(m, dict)},
         "room": Path(str(config.get("room", ""))).name, "status": end.get("status", "running"),
         "reason": end.get("reason", ""), "turns": end.get("turns"),
         "wall_s": metrics.get("wall_s"), "usage": metrics.get("usage") or {},

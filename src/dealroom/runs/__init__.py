@@ -21,8 +21,10 @@ from dealroom.runs._config import (
     RUN_VERSION,
     BudgetMixLabel,
     ForkedFrom,
+    ModelRecord,
     RunConfig,
     migrate_config,
+    model_prices,
 )
 from dealroom.runs._conversation import (
     Conversation,
@@ -94,6 +96,7 @@ __all__ = [
     "METRICS_VERSION",
     "OUTPUT",
     "RUN_VERSION",
+    "ModelRecord",
     "SCORES",
     "SCORES_MIGRATIONS",
     "SCORES_VERSION",
@@ -144,6 +147,7 @@ __all__ = [
     "fork_run_folder",
     "memo_delta",
     "migrate_config",
+    "model_prices",
     "primary_deliverable",
     "read_all_tokens",
     "read_jsonl",

@@ -251,9 +251,11 @@ class ScoresRecord(TypedDict, total=False):
     criteria_results: list[CriterionRecord]
     """``[{id, title, verdict, reasoning}]``, in rubric order."""
     judge: dict[str, Any]
-    """``{name: "reference"}`` or ``{name: "llm", model, batch, retries, structured_output}``;
-    ``structured_output`` counts the judge's calls by the reply shape the endpoint accepted:
-    ``json_schema``, ``json_object`` (with a schema) or ``none`` (lenient parsing only)."""
+    """``{name: "reference"}`` or ``{name: "llm", model, batch, retries, structured_output,
+    models}``; ``structured_output`` counts the judge's calls by the reply shape the endpoint
+    accepted: ``json_schema``, ``json_object`` (with a schema) or ``none`` (lenient parsing
+    only); ``models``: ``{judge: ModelRecord}``, which endpoint and model judged (as
+    ``config.json`` records a run's)."""
     usage: UsageRecord
     """The judge's tokens and cost (zero for the reference judge)."""
     run: str

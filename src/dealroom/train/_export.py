@@ -252,4 +252,13 @@ def _manifest(sources: Sequence[Path], selection: Selection, result: ExportResul
                    "skipped_replies": result.skipped_replies},
         "kept": selection.kept,
         "left_out": selection.left_out,
+        "models": {str(k["run"]): _models_of(Path(k["run"])) for k in selection.kept},
     }
+
+
+def _models_of(run: Path) -> dict[str, Any]:
+    """Role → which endpoint and model played it in ``run`` (its ``config.json``)."""
+    try:
+        return dict(RunFolder.open(run).config.get("models") or {})
+    except DealroomError:
+        return {}

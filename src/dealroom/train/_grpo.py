@@ -336,8 +336,14 @@ def step_figures(groups: list[Group]) -> dict[str, Any]:
 
 
 def _record(spec: GRPOSpec) -> dict[str, Any]:
+    """``train.json``: what is trained, from what, with which spec, and which endpoint and
+    model the frozen sub-agents are (as a run's ``config.json`` records it)."""
+    from dealroom.models import model_record, resolve_model_spec
+
+    sub = model_record(resolve_model_spec(spec.sub, role="sub"))
     return {"version": GRPO_VERSION, "kind": "grpo", "base": spec.model,
-            "spec": redact_secrets(json.loads(json.dumps(spec.to_dict())))}
+            "spec": redact_secrets(json.loads(json.dumps(spec.to_dict()))),
+            "models": {"sub": sub}}
 
 
 def _prepare_out(out: Path, spec: GRPOSpec, resume: bool) -> int:

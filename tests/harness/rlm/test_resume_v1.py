@@ -22,7 +22,7 @@ def test_a_killed_version_1_run_resumes_to_the_uninterrupted_memo(small_room, tm
     config = json.loads((run / "config.json").read_text())
     (run / "config.json").write_text(json.dumps({**config, "room": str(small_room)}))
     folder = RunFolder.open(run)
-    assert folder.version == 1 and "concurrency" not in folder.config
+    assert folder.version == 2 and "concurrency" not in folder.config  # read as version 2
     before = folder.events()
     assert len(before) == 12 and not RunFolder.ended(before)  # the torn line is left out
     sub = ScriptedModel([reader], cycle=True, name="reader", model="reader",

@@ -181,8 +181,9 @@ def run_config(harness: str, room_dir: Path, settings: HarnessSettings, *,
                concurrency: int | None = None,
                deliverables: dict[str, str] | None = None) -> dict[str, Any]:
     """The ``config.json`` record (:class:`~dealroom.runs.RunConfig`): enough to rebuild the run
-    (models by spec name with their prices, settings, deliverables, concurrency; which are
-    simulators)."""
+    (each role's model: its endpoint, model id, window, route and prices; settings,
+    deliverables, concurrency; which are simulators)."""
+    from dealroom.models import model_record
     from dealroom.room import DEFAULT_DELIVERABLES
 
     roles = {role: m for role, m in (("root", root), ("sub", sub)) if m is not None}
@@ -191,7 +192,7 @@ def run_config(harness: str, room_dir: Path, settings: HarnessSettings, *,
         "room": str(Path(room_dir).resolve()),
         **{role: m.name for role, m in roles.items()},
         "settings": asdict(settings),
-        "models": {m.name: m.prices.model_dump() for m in roles.values()},
+        "models": {role: model_record(m) for role, m in roles.items()},
         "simulators": sorted({m.name for m in roles.values() if getattr(m, "simulator", False)}),
         "deliverables": dict(deliverables or DEFAULT_DELIVERABLES),
         "concurrency": concurrency,

@@ -46,12 +46,17 @@ function banner() {
   el.hidden = false;
   el.innerHTML = `<b>forked run</b>: continues <span class="source" title="${esc(f.path)}">${esc(f.run)}</span> after turn ${esc(f.turn)} · policy before: <code>${esc(f.before ?? "–")}</code> → after: <code>${esc(f.after ?? "–")}</code>`;
 }
+function model(role) {  // the model id sent and where, as config.json records it
+  const m = (meta.models || {})[role];
+  if (!m || !m.model) return meta[role];
+  return m.base_url ? `${m.model} @ ${m.base_url}` : m.model;
+}
 function header() {
   banner();
   const s = meta.scores;
   $("#title").textContent = `${meta.run} — ${meta.room}`;
   $("#facts").innerHTML = [
-    ["harness", meta.harness], ["root", meta.root], ["sub", meta.sub],
+    ["harness", meta.harness], ["root", model("root")], ["sub", model("sub")],
     ["status", meta.status], ["turns", meta.turns], ["wall", fmt(meta.wall_s, 1) + " s"],
     ["sub-calls", meta.behaviour.sub_calls], ["coverage", fmt(meta.coverage.coverage, 3)],
     ["pass rate", s ? fmt(s.pass_rate, 3) : "not judged"],

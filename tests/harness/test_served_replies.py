@@ -183,6 +183,6 @@ def test_a_resumed_tool_loop_replays_a_cut_reply_as_a_turn(small_room, tmp_path)
     (run / "config.json").write_text((tmp_path / "whole" / "config.json").read_text())
     (run / "trajectory.jsonl").write_text("\n".join(lines[:first + 1]) + "\n")
     rest = ScriptedModel([TOOL, "Done."])
-    result = resume_run(run, root=rest)
+    result = resume_run(run, root=rest, allow_model_change=True)  # to watch its calls
     assert result.status == "finished" and result.turns == 3 and len(rest.calls) == 2
     assert "ended inside its reasoning" in rest.calls[0].messages[-1]["content"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from dealroom.errors import DealroomError, DealroomWarning, InputError
 
@@ -115,11 +115,24 @@ def _arrange() -> None:
         command.rich_help_panel = panel.get(name, "More")
         doc = command.help or command.callback.__doc__ or ""
         command.short_help = command.short_help or " ".join(doc.split("\n\n")[0].split())
+        _document(command, name)
     for group in app.registered_groups:
         named = group.name if isinstance(group.name, str) else None
         if named is None and group.typer_instance is not None:
             named = str(group.typer_instance.info.name)
         group.rich_help_panel = panel.get(str(named), "More")
+        for sub in group.typer_instance.registered_commands if group.typer_instance else ():
+            assert sub.callback is not None
+            _document(sub, f"{named} {sub.name or sub.callback.__name__.replace('_', '-')}")
+
+
+def _document(command: Any, path: str) -> None:
+    """Help as the docs write it (:class:`DealroomCommand`) with the command's examples."""
+    from dealroom.cli._help import DealroomCommand, epilog
+
+    if command.cls in (None, TyperCommand):  # typer's default: not a chosen class
+        command.cls = DealroomCommand
+    command.epilog = command.epilog or epilog(path)
 
 
 _arrange()

@@ -52,8 +52,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "train sft": ("dealroom train sft datasets/example --model hf:local --out ckpt/sft",),
     "train grpo": ("dealroom train grpo examples/grpo.toml --out ckpt/grpo",),
     "train self-distill": ("dealroom train self-distill SPEC.toml --rounds 3 --out distill/1",),
-    "budgetmix plan": ("dealroom budgetmix plan --budgets 8,16,32,64 --groups 4 --rooms 8 "
-                       "--steps 10 --out plan.json",),
+    "budgetmix plan": ("dealroom budgetmix plan --budgets 8,16,32,64 --groups 4 "
+                       "--rooms 'rooms/*' --steps 10 --out plan.json",),
     "budgetmix audit": ("dealroom budgetmix audit plan.json runs/*",),
     "demo": ("dealroom demo", "dealroom demo --out /tmp/demo --docs 6"),
     "doctor": ("dealroom doctor", "dealroom doctor --strict --models models.toml"),

@@ -97,6 +97,6 @@ class DealroomCommand(TyperCommand):
         pieces = [self.options_metavar] if self.options_metavar else []
         for param in self.get_params(ctx):
             if isinstance(param, TyperArgument):
-                name = param.metavar
+                name = param.metavar or param.name.upper()
                 pieces.append(name if param.required else f"[{name}]")
         return pieces

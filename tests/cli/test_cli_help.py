@@ -55,7 +55,8 @@ def test_every_example_names_a_command_and_only_its_flags(path):
     flags = {o for p in command.params for o in (*p.opts, *getattr(p, "secondary_opts", ()))}
     assert 1 <= len(EXAMPLES[path]) <= 3
     for line in EXAMPLES[path]:
-        words = shlex.split(line)
+        assert all(len(part) <= 76 for part in line.splitlines()), "wraps in an 80-column help"
+        words = shlex.split(line.replace("\\\n", " "))
         assert words[: 1 + len(path.split())] == ["dealroom", *path.split()], line
         unknown = [w for w in words if w.startswith("-") and w.split("=")[0] not in flags]
         assert not unknown, f"{line}: {unknown}"

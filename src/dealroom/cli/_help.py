@@ -5,7 +5,9 @@ docs write them.
 ``dealroom.cli``): arguments print by their upper-case names (``ROOM``, ``OUT``; a declared
 ``metavar`` wins), flags print no ``<bool>`` type, and the usage line reads
 ``dealroom inspect [OPTIONS] ROOM``. :data:`EXAMPLES` holds two or three runnable lines per
-command, shown as its help's epilog and in docs/cli.md; a test asserts every command has some.
+command, shown as its help's epilog and in docs/cli.md, each line short enough for an
+80-column help (a longer command continues with `` \\``); a test asserts every command has
+some.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "lab export": ("dealroom lab export rooms/toy lab-tasks/toy",),
     "repl": ("dealroom repl rooms/toy", "dealroom repl rooms/toy -c 'print(room.tree())'"),
     "run": ("dealroom run rooms/toy --out runs/toy-1",
-            "dealroom run rooms/toy --out runs/toy-2 --root NAME --sub NAME --max-turns 40",
+            "dealroom run rooms/toy --out runs/toy-2 --root NAME --sub NAME",
             "dealroom run rooms/toy --out runs/toy-3 --harness toolloop --root NAME"),
     "resume": ("dealroom resume runs/toy-1",
                "dealroom resume runs/toy-1 --from-turn 3 --out runs/toy-1-fork --root NAME"),
@@ -43,17 +45,16 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "eval compare": ("dealroom eval compare sweeps/a sweeps/b",),
     "eval analyze": ("dealroom eval analyze sweeps/example",),
     "eval prefixes": ("dealroom eval prefixes sweeps/example --out pools/example",),
-    "eval recover": ("dealroom eval recover pools/example --root scripted --root NAME --k 2 "
-                     "--out recover/example",),
+    "eval recover": ("dealroom eval recover pools/ex --root scripted --root NAME --out rec/ex",),
     "report": ("dealroom report sweeps/example --out reports/example",
-               "dealroom report sweeps/a sweeps/b runs/toy-1 --out reports/ab --title 'A vs B'"),
+               "dealroom report sweeps/a sweeps/b --out reports/ab --title 'A vs B'"),
     "export sft": ("dealroom export sft sweeps/example --out datasets/example",
                    "dealroom export sft sweeps/example --out datasets/top --top-k 1"),
     "train sft": ("dealroom train sft datasets/example --model hf:local --out ckpt/sft",),
     "train grpo": ("dealroom train grpo examples/grpo.toml --out ckpt/grpo",),
     "train self-distill": ("dealroom train self-distill SPEC.toml --rounds 3 --out distill/1",),
     "budgetmix plan": ("dealroom budgetmix plan --budgets 8,16,32,64 --groups 4 "
-                       "--rooms 'rooms/*' --steps 10 --out plan.json",),
+                       "--rooms 'rooms/*' \\\n      --steps 10 --out plan.json",),
     "budgetmix audit": ("dealroom budgetmix audit plan.json runs/*",),
     "demo": ("dealroom demo", "dealroom demo --out /tmp/demo --docs 6"),
     "doctor": ("dealroom doctor", "dealroom doctor --strict --models models.toml"),

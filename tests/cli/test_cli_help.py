@@ -39,6 +39,14 @@ def test_help_has_examples_no_bool_metavar_and_upper_case_arguments(path, monkey
         assert word.strip("[].") == word.strip("[].").upper(), usage
 
 
+@pytest.mark.parametrize("group", ["", "eval", "export", "train", "budgetmix", "lab", "cuad"])
+def test_group_help_shows_no_bool_either(group, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")
+    shown = dealroom(*group.split(), "--help")
+    assert shown.returncode == 0 and "--help" in shown.stdout, shown.stderr
+    assert "<bool>" not in shown.stdout
+
+
 def test_arguments_print_as_the_docs_name_them():
     usage = {path: COMMANDS[path].collect_usage_pieces(COMMANDS[path].make_context(
         path, [], resilient_parsing=True)) for path in

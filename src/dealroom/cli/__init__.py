@@ -19,6 +19,7 @@ from typing import Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from dealroom.cli._help import DealroomGroup
 from dealroom.errors import DealroomError, DealroomWarning, InputError
 
 WORKFLOW: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -33,7 +34,7 @@ WORKFLOW: tuple[tuple[str, tuple[str, ...]], ...] = (
 look, evaluate, train."""
 
 
-class _WorkflowGroup(TyperGroup):
+class _WorkflowGroup(DealroomGroup):
     """Lists the commands in :data:`WORKFLOW`'s order rather than their registration's."""
 
     def list_commands(self, ctx: Any) -> list[str]:  # typer's own click Context
@@ -121,6 +122,8 @@ def _arrange() -> None:
         if named is None and group.typer_instance is not None:
             named = str(group.typer_instance.info.name)
         group.rich_help_panel = panel.get(str(named), "More")
+        if getattr(group.cls, "value", group.cls) in (None, TyperGroup):  # typer's default
+            group.cls = DealroomGroup
         for sub in group.typer_instance.registered_commands if group.typer_instance else ():
             assert sub.callback is not None
             _document(sub, f"{named} {sub.name or sub.callback.__name__.replace('_', '-')}")

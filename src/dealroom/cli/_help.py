@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from typer.core import TyperArgument, TyperCommand
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 EXAMPLES: dict[str, tuple[str, ...]] = {
     "generate": ("dealroom generate rooms/toy --docs 40 --seed 7",
@@ -79,8 +79,10 @@ def _as_documented(param: Any) -> None:
         param.metavar = ""
 
 
-class DealroomCommand(TyperCommand):
-    """A typer command whose help reads as docs/cli.md does (see the module docstring)."""
+class _AsDocumented:
+    """Parameters named as the docs write them (mixed into a click command or group)."""
+
+    params: list[Any]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -88,10 +90,18 @@ class DealroomCommand(TyperCommand):
             _as_documented(param)
 
     def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)
+        option = super().get_help_option(ctx)  # type: ignore[misc]
         if option is not None:
             _as_documented(option)
         return option
+
+
+class DealroomGroup(_AsDocumented, TyperGroup):
+    """A typer group whose ``--help`` and options show no ``<bool>``."""
+
+
+class DealroomCommand(_AsDocumented, TyperCommand):
+    """A typer command whose help reads as docs/cli.md does (see the module docstring)."""
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         """``[OPTIONS] ROOM`` as click writes it, not typer's ``{ROOM}``."""

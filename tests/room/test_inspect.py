@@ -80,3 +80,26 @@ def test_cli_generate_errors_are_one_line(room: Path, tmp_path: Path) -> None:
         assert done.returncode == code and message in done.stderr, (args, done.stderr)
         assert "Traceback" not in done.stderr
     assert not any((tmp_path / n).exists() for n in "xyz")
+
+
+def test_inspect_prints_the_outline_its_help_promises(room: Path, monkeypatch) -> None:
+    """Each category and folder, with its documents, tokens and size, not only counts."""
+    monkeypatch.setenv("COLUMNS", "80")
+    manifest = load_manifest(room)
+    outline = inspect_room(room)["outline"]
+    assert [c["category"] for c in outline] == sorted({d.category for d in manifest.documents})
+    assert sum(c["docs"] for c in outline) == 40
+    assert sum(c["tokens"] for c in outline) == manifest.totals()["tokens"]
+    for category in outline:
+        assert sum(f["docs"] for f in category["folders"]) == category["docs"]
+    shown = dealroom("inspect", room)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    for doc in manifest.documents:
+        folder = doc.folder[len(doc.category):].lstrip("/")
+        docs = sum(d.folder == doc.folder for d in manifest.documents)
+        tokens = sum(d.tokens for d in manifest.documents if d.folder == doc.folder)
+        assert any(line.split()[:2] == [str(docs), f"{tokens:,}"]
+                   and line.rstrip().endswith(f" {folder}/") for line in lines), (folder, lines)
+        assert any(line.rstrip().endswith(f" {doc.category}/") for line in lines)
+    assert "outline" in dealroom("inspect", "--help").stdout

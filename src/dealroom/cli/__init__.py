@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
+from dealroom.cli._help import DealroomGroup
 from dealroom.errors import DealroomError, DealroomWarning, InputError
 
 WORKFLOW: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -33,7 +34,7 @@ WORKFLOW: tuple[tuple[str, tuple[str, ...]], ...] = (
 look, evaluate, train."""
 
 
-class _WorkflowGroup(TyperGroup):
+class _WorkflowGroup(DealroomGroup):
     """Lists the commands in :data:`WORKFLOW`'s order rather than their registration's."""
 
     def list_commands(self, ctx: Any) -> list[str]:  # typer's own click Context
@@ -115,11 +116,26 @@ def _arrange() -> None:
         command.rich_help_panel = panel.get(name, "More")
         doc = command.help or command.callback.__doc__ or ""
         command.short_help = command.short_help or " ".join(doc.split("\n\n")[0].split())
+        _document(command, name)
     for group in app.registered_groups:
         named = group.name if isinstance(group.name, str) else None
         if named is None and group.typer_instance is not None:
             named = str(group.typer_instance.info.name)
         group.rich_help_panel = panel.get(str(named), "More")
+        if getattr(group.cls, "value", group.cls) in (None, TyperGroup):  # typer's default
+            group.cls = DealroomGroup
+        for sub in group.typer_instance.registered_commands if group.typer_instance else ():
+            assert sub.callback is not None
+            _document(sub, f"{named} {sub.name or sub.callback.__name__.replace('_', '-')}")
+
+
+def _document(command: Any, path: str) -> None:
+    """Help as the docs write it (:class:`DealroomCommand`) with the command's examples."""
+    from dealroom.cli._help import DealroomCommand, epilog
+
+    if command.cls in (None, TyperCommand):  # typer's default: not a chosen class
+        command.cls = DealroomCommand
+    command.epilog = command.epilog or epilog(path)
 
 
 _arrange()

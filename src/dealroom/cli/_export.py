@@ -18,6 +18,7 @@ app.add_typer(export_app)
 @export_app.command("sft")
 def sft(
     runs: Annotated[list[Path], typer.Argument(
+        metavar="RUNS_OR_SWEEPS...",
         help="Run folders, sweeps, or folders holding run folders or sweeps.")],
     out: Annotated[Path, typer.Option("--out", help="New dataset folder (DS).")],
     min_pass_rate: Annotated[float | None, typer.Option(

@@ -115,7 +115,8 @@ def ingest(
 
 @lab_app.command("import")
 def lab_import(
-    task_dir: Annotated[Path, typer.Argument(help="LAB task folder: task.json, documents/.")],
+    task_dir: Annotated[Path, typer.Argument(
+        metavar="TASK", help="LAB task folder: task.json, documents/.")],
     out: RoomOut,
     max_mb: MaxMb = 100.0,
     workers: Workers = 2,

@@ -59,6 +59,8 @@ def _help(command: Any, path: str) -> str:
     rows = [(_option_names(p, hints), _describe(p)) for p in options]
     rows.append(("--help", "Show this message and exit."))
     lines += ["", "Options:", *_table(rows)]
+    if command.epilog:
+        lines += ["", command.epilog]
     return "\n".join(lines)
 
 
@@ -70,6 +72,8 @@ def _hints(callback: Any) -> dict[str, Any]:
 
 
 def _arg_name(param: Any) -> str:
+    if param.metavar:  # as declared, or as DealroomCommand names it
+        return str(param.metavar)
     name = param.name.upper()
     return f"{name}..." if param.nargs == -1 else name
 
@@ -103,7 +107,9 @@ def _describe(param: Any, required_note: bool = False) -> str:
     default = param.default.value if isinstance(param.default, enum.Enum) else param.default
     if param.required:
         return f"{text}  [required]" if required_note or text else "[required]"
-    if getattr(param, "secondary_opts", None):
+    if getattr(param, "secondary_opts", None):  # --x/--no-x; None: neither, decided later
+        if default is None:
+            return text
         flag = param.opts[0] if default else param.secondary_opts[0]
         return f"{text}  [default: {flag.lstrip('-')}]"
     if default is not None and default is not False and default not in ((), []):

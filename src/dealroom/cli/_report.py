@@ -16,9 +16,10 @@ VIEW_FOLDER = "view"
 @app.command()
 def report(
     sources: list[str] = typer.Argument(
-        ..., help="Sweep folders, folders of runs, run folders or recovery folders (each "
-                  "may carry a :root=...,sub=... selector); kept apart by source, setting "
-                  "and kind."),
+        ..., metavar="RUNS_OR_SWEEPS...",
+        help="Sweep folders, folders of runs, run folders or recovery folders (each "
+             "may carry a :root=...,sub=... selector); kept apart by source, setting "
+             "and kind."),
     out: Path = typer.Option(..., "--out", help="The report folder (new, or a report's)."),
     title: str = typer.Option(None, "--title", help="The report's title."),
     headline: str = typer.Option(

@@ -53,7 +53,8 @@ def inspect_command(
     room: Annotated[Path, typer.Argument(help="Room folder.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Documents, folders, categories, tokens, findings and criteria by type."""
+    """What a room holds: its outline (each category and folder with its documents, tokens,
+    pages and size), formats, findings and criteria by type."""
     from dealroom.room import inspect_room
 
     info = inspect_room(room)
@@ -61,6 +62,7 @@ def inspect_command(
         display.render_json(info)
     else:
         display.render_room_summary(info, room)
+        display.render_outline(info)
 
 
 @app.command()

@@ -117,7 +117,8 @@ def run(
 
 @app.command()
 def resume(
-    run_dir: Path = typer.Argument(..., help="An interrupted run folder (or one to fork)."),
+    run_dir: Path = typer.Argument(
+        ..., metavar="RUN", help="An interrupted run folder (or one to fork)."),
     from_turn: int = typer.Option(
         None, "--from-turn", help="Fork: replay root turns 1..J into --out, then play on."),
     out: Path = typer.Option(None, "--out", help="New run folder of the fork."),

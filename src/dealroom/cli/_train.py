@@ -19,7 +19,8 @@ _H = field_help(SFTSettings)
 
 @train_app.command("sft")
 def sft(
-    dataset: Annotated[Path, typer.Argument(help="Dataset folder (tokenized.jsonl) or file.")],
+    dataset: Annotated[Path, typer.Argument(
+        metavar="DS", help="Dataset folder (tokenized.jsonl) or file.")],
     model: Annotated[str, typer.Option("--model", help="Model to train: hf:local, hf:PATH.")],
     out: Annotated[Path, typer.Option("--out", help="New checkpoint folder (CKPT).")],
     resume: Annotated[bool, typer.Option(

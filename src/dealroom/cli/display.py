@@ -208,6 +208,29 @@ def render_room_summary(info: dict[str, Any], path: Path | str) -> None:
     console.print(table)
 
 
+def render_outline(info: dict[str, Any]) -> None:
+    """``dealroom inspect``'s outline: each category, then its folders, with documents,
+    tokens, pages and megabytes first and the name last, whole (never wrapped or cut;
+    control characters escaped)."""
+    from dealroom.models import visible_controls
+
+    console.print(f"\n{'docs':>7}{'tokens':>13}{'pages':>9}{'MB':>9}  folder", style="bold",
+                  highlight=False)
+    for category in info["outline"]:
+        name = visible_controls(category["category"]) or "(top)"
+        console.print(f"{_outline_sizes(category)}  [bold]{escape(name)}/[/]", soft_wrap=True,
+                      highlight=False)
+        for folder in category["folders"]:
+            name = visible_controls(folder["folder"])
+            console.print(f"{_outline_sizes(folder)}    {escape(name)}/", soft_wrap=True,
+                          highlight=False)
+
+
+def _outline_sizes(row: dict[str, Any]) -> str:
+    return (f"{row['docs']:>7,}{row['tokens']:>13,}{row['pages']:>9,}"
+            f"{row['bytes'] / 1e6:>9,.2f}")
+
+
 def render_problems(problems: list[Problem], path: Path | str) -> None:
     """Every problem ``dealroom validate`` found, then a one-line verdict."""
     for p in problems:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,10 @@ def inspect_room(path: Path | str) -> dict[str, Any]:
     Keys: ``name``, ``docs``, ``folders``, ``categories``, ``tokens``, ``pages``, ``bytes``,
     ``tokenizer``, ``formats``, ``docs_by_category``, ``criteria``, ``criteria_by_type``,
     ``negative_criteria``, ``findings`` (``None`` without an answer key), ``findings_by_kind``,
-    ``cured_findings``, ``multi_doc_findings``, ``missing_documents``, ``meta`` and
+    ``cured_findings``, ``multi_doc_findings``, ``missing_documents``, ``meta``,
     ``generation`` (a generated room's seed, profile and requested counts from
-    ``answer_key/generation.json``, without its secret; ``None`` otherwise).
+    ``answer_key/generation.json``, without its secret; ``None`` otherwise) and ``outline``
+    (see :func:`outline`).
     """
     root = Path(path)
     manifest = load_manifest(root)
@@ -59,6 +61,7 @@ def inspect_room(path: Path | str) -> dict[str, Any]:
         "missing_documents": 0,
         "meta": manifest.meta,
         "generation": None,
+        "outline": outline(manifest.documents),
     }
     generation = root / ANSWER_KEY / "generation.json"
     if generation.is_file():
@@ -74,3 +77,24 @@ def inspect_room(path: Path | str) -> dict[str, Any]:
         info["multi_doc_findings"] = sum(bool(f.get("multi_doc")) for f in findings)
         info["missing_documents"] = sum(len(f.get("missing") or []) for f in findings)
     return info
+
+
+def outline(documents: Sequence[Any]) -> list[dict[str, Any]]:
+    """The room's folders by category, in path order: per category its ``category`` name,
+    ``docs``, ``tokens``, ``pages``, ``bytes`` and ``folders``, each a folder (``folder``, its
+    path under the category; ``""`` for the category's own files) with the same sums."""
+    sums: dict[str, dict[str, dict[str, int]]] = {}
+    for doc in documents:
+        inside = doc.category and doc.folder.startswith(doc.category)
+        under = doc.folder[len(doc.category):].lstrip("/") if inside else doc.folder
+        for key in ("", f"/{under}"):  # the category's total, then its folder's
+            row = sums.setdefault(doc.category, {}).setdefault(key, dict.fromkeys(_SUMS, 0))
+            for name in _SUMS:
+                row[name] += 1 if name == "docs" else getattr(doc, name)
+    return [{"category": category, **folders[""],
+             "folders": [{"folder": key[1:], **row} for key, row in sorted(folders.items())
+                         if key]}
+            for category, folders in sorted(sums.items())]
+
+
+_SUMS = ("docs", "tokens", "pages", "bytes")

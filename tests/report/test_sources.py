@@ -31,7 +31,9 @@ def test_sources_settings_and_kinds_stay_apart(mixed_sources, tmp_path):
     rows = {(r["source"], r["setting"], r["max_turns"]): r["episodes"]
             for r in report["headline"]}
     assert rows == {("vis", "visible", 4): 6, ("vis", "visible", 16): 6,
-                    ("hid", "truncation", 16): 6}
+                    ("hid", "truncation", 4): 6, ("hid", "truncation", 16): 6}
+    early = next(r for r in report["headline"] if r["max_turns"] == 4 and r["source"] == "hid")
+    assert early["cost_per_room"] is None, "a run's cost is not known as of turn 4"
     # Pass@(K,T): one series per (policy, source, setting), K never past the samples
     curves = report["plots"]["passk_curves"]
     assert set(curves["policies"]) == {"scripted / oracle / d1 · vis · visible",

@@ -66,8 +66,12 @@ def test_sources_settings_and_kinds_stay_apart(mixed_sources, tmp_path):
     assert "Runs behind it: vis (visible): 12 episodes; hid (truncation): 6 episodes" in page
     figures = re.findall(r'<figure class="plot" id="plot-(\w+)">(.*?)</figure>', page, re.S)
     assert len(figures) >= 7
-    for name, svg in figures:  # each plot states n, tau and the setting in its own text
-        assert re.search(r"n = \d+ runs · tau [^·]+ · setting (truncation|visible)", svg), name
+    for name, svg in figures:  # each plot states n and the setting in its own text, and tau
+        # where a success threshold is used (Pass@k), never "tau not used"
+        found = re.search(r"n = \d+ runs · setting (truncation|visible)(, visible)?"
+                          r"( · tau [\d.]+)?", svg)
+        assert found and (bool(found[3]) == name.startswith("passk")), name
+        assert "not used" not in svg, name
 
 
 def test_a_recovery_folder_alone_gives_its_own_figures_not_pass_at_k(recovery_folder,

@@ -165,3 +165,43 @@ def test_a_citation_opens_the_cited_passage_and_a_judge_line_opens_the_memo(
     memo_lines = (failing_fork / "output" / "memo.md").read_text().splitlines()
     assert lit == memo_lines[5] and not browser.evaluate("document.querySelector('#memo').hidden")
     assert browser.errors == []
+
+
+def test_the_memo_reads_as_markdown_and_tabs_and_turns_have_urls(browser, failing_fork,
+                                                                tmp_path):
+    """The memo was raw Markdown in a fixed-height box, the header repeated the spec string
+    with its endpoint and prices, and no tab or turn had a URL."""
+    config = json.loads((failing_fork / "config.json").read_text())
+    spec = "qwen3-8b@http://gpu:8000/v1,price_in=0.2,price_out=0.6"
+    (failing_fork / "config.json").write_text(json.dumps({**config, "root": spec}))
+    try:
+        index = write_trace(failing_fork, tmp_path / "view")
+    finally:
+        (failing_fork / "config.json").write_text(json.dumps(config))
+    browser.errors.clear()
+    browser.open(index.as_uri() + "#memo")
+    browser.wait_for("document.querySelector('#memo article.memo-md h1') !== null")
+    assert not browser.evaluate("document.querySelector('#memo').hidden")
+    assert text_of(browser, "#memo article.memo-md h2") == "Key Findings"
+    assert browser.evaluate("document.querySelectorAll('#memo article.memo-md li').length") >= 1
+    assert "# Memo" not in text_of(browser, "#memo article.memo-md")
+    assert browser.evaluate("(() => { const a = document.querySelector('#memo article.memo-md');"
+                            "return a.scrollHeight <= a.clientHeight + 1 && "
+                            "getComputedStyle(a).maxHeight === 'none' })()")
+    assert browser.evaluate("!!document.querySelector('#memo article.memo-md a.ref')"), \
+        "citations are live in the rendered memo"
+    facts = text_of(browser, "#facts")
+    assert "qwen3-8b" in facts and "price" not in facts and "http" not in facts
+    browser.click("nav button[data-tab=scores]")
+    assert browser.evaluate("location.hash") == "#scores"
+    browser.evaluate("location.hash = '#usage'")  # the same page: no load, a hashchange
+    browser.wait_for("!document.querySelector('#usage').hidden")
+    assert browser.evaluate("document.querySelector('nav button.on').dataset.tab") == "usage"
+    browser.evaluate("location.hash = '#turn-3'")
+    browser.wait_for("document.getElementById('turn-3') !== null")
+    browser.wait_for("(() => { const r = document.getElementById('turn-3')"
+                     ".getBoundingClientRect(); return r.top >= -1 && r.top < innerHeight / 2 "
+                     "})()")
+    assert browser.evaluate("document.querySelector('#turn-3 h3 a').getAttribute('href')") == \
+        "#turn-3"
+    assert browser.errors == []

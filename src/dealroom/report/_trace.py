@@ -113,6 +113,7 @@ def trace_summary(folder: RunFolder, events: list[dict[str, Any]],
     return {
         "run": folder.name, "harness": config.get("harness"), "root": config.get("root"),
         "sub": config.get("sub"), "settings": config.get("settings") or {},
+        "root_model": model_name(config.get("root")), "sub_model": model_name(config.get("sub")),
         "room": Path(str(config.get("room", ""))).name, "status": end.get("status", "running"),
         "reason": end.get("reason", ""), "turns": end.get("turns"),
         "wall_s": metrics.get("wall_s"), "usage": metrics.get("usage") or {},
@@ -124,6 +125,22 @@ def trace_summary(folder: RunFolder, events: list[dict[str, Any]],
         "fork": fork_view(dict(config)),
         "failures": failures_by_turn(events, dict(config)),
     }
+
+
+def model_name(spec: object) -> str | None:
+    """The model a spec names, without its endpoint, options or prices (the header shows this,
+    not the spec string).
+
+    >>> model_name("qwen3-8b@http://gpu:8000/v1,price_in=0.1,price_out=0.4")
+    'qwen3-8b'
+    >>> model_name("oracle:recall=0.7,seed=3"), model_name("hf:local,threads=2"), model_name(None)
+    ('oracle', 'hf:local', None)
+    """
+    if not spec:
+        return None
+    name = str(spec).split(",")[0].split("@")[0]
+    base, _, rest = name.partition(":")
+    return base if base in ("scripted", "oracle") and "=" in rest else name
 
 
 def fork_view(config: dict[str, Any]) -> dict[str, Any] | None:

@@ -243,24 +243,33 @@ def _log_axis(ax: Axes, xs: list[float]) -> None:
     ax.tick_params(axis="x", labelsize=SMALL)
 
 
+def _stats(source: str, parts: list[tuple[str, float | None, str]], n: int) -> str:
+    """``source: Spearman 0.71 (n = 12), ...``; a statistic that is undefined (too few or
+    constant values) is left out, and a source with none says so."""
+    shown = [f"{name} {_r(v)}{extra}" for name, v, extra in parts if _ok(v)]
+    return f"{source}: " + (", ".join(shown) if shown else f"n = {n}, no correlation "
+                            "(too few points or one value)")
+
+
 def pass_coverage(d: dict[str, Any]) -> str:
-    title = "\n".join(
-        f"{source}: Spearman {_r(s['spearman'])} (n = {s['n']}, {s['zero_coverage']} at zero "
-        f"coverage), Pearson on log {_r(s['pearson_log'])} (n = {s['n_log']})"
+    title = "\n".join(_stats(source, [
+        ("Spearman", s["spearman"], f" (n = {s['n']}, {s['zero_coverage']} at zero coverage)"),
+        ("Pearson on log", s["pearson_log"], f" (n = {s['n_log']})")], s["n"])
         for source, s in d["stats"].items())
     return _scatter(d, "coverage (share of the room's tokens read, log scale)",
                     "criteria pass rate", logx=True, title=title, bounds=(None, 1.0))
 
 
 def pass_cost(d: dict[str, Any]) -> str:
-    title = "\n".join(f"{source}: Spearman {_r(s['spearman'])}, Pearson {_r(s['pearson'])} "
-                      f"(n = {s['n']})" for source, s in d["stats"].items())
+    title = "\n".join(_stats(source, [("Spearman", s["spearman"], ""),
+                                       ("Pearson", s["pearson"], f" (n = {s['n']})")], s["n"])
+                      for source, s in d["stats"].items())
     return _scatter(d, "cost per room (USD)", "criteria pass rate", title=title,
                     bounds=(0.0, None))
 
 
 def delegation(d: dict[str, Any]) -> str:
-    labels = {n: f"{n} (r = {_r(r)})" for n, r in d["pearson"].items()}
+    labels = {n: f"{n} (r = {_r(r)})" if _ok(r) else n for n, r in d["pearson"].items()}
     return _scatter(d, "room size (documents)", "sub-calls per episode",
                     title="sub-calls against room size, Pearson r per series and T",
                     labels=labels, bounds=(0.0, None))
@@ -302,6 +311,9 @@ def passk_curves(d: dict[str, Any]) -> str:
             _band(ax, ks, points, color[t])
             handles.setdefault(f"T = {t}", line)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ks = {p[0] for points in d["policies"][name].values() for p in points}
+        if len(ks) == 1:  # one K: an axis of whole numbers around it, not 0.945 to 1.05
+            ax.set_xlim(min(ks) - 1, min(ks) + 1)
         ax.set(xlabel="K (samples)", ylabel="Pass@(K,T)", ylim=(-0.02, 1.02))
         ax.set_title(_wrap(name), fontsize=TITLE)
     order = [f"T = {t}" for t in turns if f"T = {t}" in handles]

@@ -133,14 +133,10 @@ def model_name(spec: object) -> str | None:
 
     >>> model_name("qwen3-8b@http://gpu:8000/v1,price_in=0.1,price_out=0.4")
     'qwen3-8b'
-    >>> model_name("oracle:recall=0.7,seed=3"), model_name("hf:local,threads=2"), model_name(None)
-    ('oracle', 'hf:local', None)
+    >>> model_name("scripted:waves=1"), model_name("hf:local,threads=2"), model_name(None)
+    ('scripted:waves=1', 'hf:local', None)
     """
-    if not spec:
-        return None
-    name = str(spec).split(",")[0].split("@")[0]
-    base, _, rest = name.partition(":")
-    return base if base in ("scripted", "oracle") and "=" in rest else name
+    return str(spec).split(",")[0].split("@")[0] if spec else None
 
 
 def fork_view(config: dict[str, Any]) -> dict[str, Any] | None:
@@ -151,7 +147,7 @@ def fork_view(config: dict[str, Any]) -> dict[str, Any] | None:
         return None
     source = str(forked.get("run") or "")
     return {"run": Path(source).name, "path": source, "turn": forked.get("turn"),
-            "before": forked.get("root"), "after": config.get("root")}
+            "before": model_name(forked.get("root")), "after": model_name(config.get("root"))}
 
 
 def failures_by_turn(events: list[dict[str, Any]], config: dict[str, Any]

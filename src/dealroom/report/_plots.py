@@ -311,9 +311,9 @@ def passk_curves(d: dict[str, Any]) -> str:
             _band(ax, ks, points, color[t])
             handles.setdefault(f"T = {t}", line)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ks = {p[0] for points in d["policies"][name].values() for p in points}
-        if len(ks) == 1:  # one K: an axis of whole numbers around it, not 0.945 to 1.05
-            ax.set_xlim(min(ks) - 1, min(ks) + 1)
+        every_k = {p[0] for points in d["policies"][name].values() for p in points}
+        if len(every_k) == 1:  # one K: an axis of whole numbers around it, not 0.945 to 1.05
+            ax.set_xlim(min(every_k) - 1, min(every_k) + 1)
         ax.set(xlabel="K (samples)", ylabel="Pass@(K,T)", ylim=(-0.02, 1.02))
         ax.set_title(_wrap(name), fontsize=TITLE)
     order = [f"T = {t}" for t in turns if f"T = {t}" in handles]

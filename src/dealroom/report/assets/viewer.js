@@ -70,7 +70,11 @@ async function followHash() {  /* #memo, #scores, ...: that tab; #turn-3 (#turn-
   if (TABS.includes(want)) { showTab(want); return; }
   if (!want.startsWith("turn-")) return;
   showTab("timeline");
-  while (!document.getElementById(want) && nextPage < meta.pages) await loadPage();
+  while (!document.getElementById(want) && nextPage < meta.pages) {
+    const before = nextPage;
+    try { await loadPage(); } catch (e) { break; }  // a page that cannot load: stop there
+    if (nextPage === before) break;
+  }
   const sec = document.getElementById(want);
   if (sec) { sec.classList.add("target"); sec.scrollIntoView({ block: "start" }); }
 }

@@ -210,8 +210,8 @@ DOCS_IMAGES = Path(__file__).parents[2] / "docs" / "images"
 
 @pytest.mark.parametrize("width", [1400, 800])
 def test_the_docs_screenshots_come_from_a_clean_example(browser, sweep_builder, generated_room,
-                                                        small_generated_room, tmp_path,
-                                                        monkeypatch, width):
+                                                        small_generated_room, recovery_folder,
+                                                        tmp_path, monkeypatch, width):
     """At 1400 and 800 px: no temporary path or simulator in the page, the table fits at
     1400 px, plot text at 11 px or more. ``DEALROOM_DOCS_IMAGES=1`` writes docs/images."""
     import os
@@ -250,9 +250,15 @@ def test_the_docs_screenshots_come_from_a_clean_example(browser, sweep_builder, 
                                pass_rate=by_turn[-1], room_path=str(room), by_turn=by_turn,
                                metrics=_metrics(0.1 + 0.1 * seed, 0.2, docs // 2))
     visible.write(), hidden.write()
+    import shutil
+
+    spec = json.loads((recovery_folder / "recover.json").read_text())
+    shutil.copytree(spec["pool"], tmp_path / "pool")
+    shutil.copytree(recovery_folder, tmp_path / "recovery")
+    (tmp_path / "recovery" / "recover.json").write_text(json.dumps({**spec, "pool": "pool"}))
     monkeypatch.chdir(tmp_path)
-    index = build_report(["sweeps/visible", "sweeps/hidden"], Path("report"),
-                         title="Two roots, visible and hidden turn budgets")
+    index = build_report(["sweeps/visible", "sweeps/hidden", "recovery"], Path("report"),
+                         title="Two roots, visible and hidden turn budgets, a recovery")
     folder = ARTIFACTS / f"docs-{width}"
     browser.errors.clear()
     _width(browser, width)
@@ -281,7 +287,8 @@ def test_the_docs_screenshots_come_from_a_clean_example(browser, sweep_builder, 
                 for name, shot in (("report.png", "report.png"),
                                    ("report-passk.png", "plot-passk_curves.png"),
                                    ("report-coverage.png", "plot-pass_coverage.png"),
-                                   ("report-by-type.png", "plot-by_type.png")):
+                                   ("report-by-type.png", "plot-by_type.png"),
+                                   ("report-recovery.png", "recovery.png")):
                     (DOCS_IMAGES / name).write_bytes((folder / shot).read_bytes())
             else:
                 (DOCS_IMAGES / "report-800.png").write_bytes((folder / "report.png").read_bytes())

@@ -166,9 +166,24 @@ def test_every_plot_of_a_mixed_report_reads_at_two_widths(browser, mixed_sources
                                  "'figure.plot')).map(f => [f.id, f.querySelector('svg')"
                                  ".textContent]))")
         for name, text in texts.items():
-            assert "n = " in text and "tau " in text and "setting " in text, name
+            assert "n = " in text and "setting " in text, name
+            assert "tau not used" not in text and "n/a pts" not in text, name
         assert "setting truncation, visible" in texts["plot-passk_curves"]
         assert "tau 0.5" in texts["plot-passk_curves"]
+        table = browser.evaluate("(() => { const d = document.querySelector("
+                                 "'table.headline').parentElement;"
+                                 "return [d.scrollWidth, d.clientWidth] })()")
+        smallest = browser.evaluate(
+            "Math.min(...Array.from(document.querySelectorAll('figure.plot svg')).flatMap(s =>"
+            "{ const k = s.getBoundingClientRect().width / s.viewBox.baseVal.width;"
+            "return Array.from(s.querySelectorAll('text')).map(t =>"
+            "parseFloat(getComputedStyle(t).fontSize) * k) }))")
+        if width == 1400:  # at 800 px the plots shrink with the page
+            assert table[0] <= table[1], f"the policy table scrolls sideways: {table}"
+            assert smallest >= 11, f"plot text {smallest:.1f} px high at {width} px"
+        truncated = {r["max_turns"] for r in report["headline"] if r["setting"] == "truncation"}
+        budgets = {c["max_turns"] for c in report["passk"] if c["setting"] == "truncation"}
+        assert truncated == budgets and len(budgets) > 1, "a row per T of a truncation sweep"
         ticks = browser.evaluate("Array.from(document.querySelectorAll('#plot-pass_coverage "
                                  "g[id^=xtick] text')).map(t => t.textContent)")
         assert len(ticks) >= 3 and all(t.endswith("%") for t in ticks), ticks
@@ -185,6 +200,98 @@ def test_every_plot_of_a_mixed_report_reads_at_two_widths(browser, mixed_sources
             browser.send("Input.dispatchMouseEvent", session=browser.session, type=kind,
                          x=point[1], y=point[2], button="left", clickCount=1)
         browser.wait_for(f"location.pathname.endsWith({json.dumps('/' + point[0])})")
+        assert browser.errors == []
+    finally:
+        browser.send("Emulation.clearDeviceMetricsOverride", session=browser.session)
+
+
+DOCS_IMAGES = Path(__file__).parents[2] / "docs" / "images"
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_the_docs_screenshots_come_from_a_clean_example(browser, sweep_builder, generated_room,
+                                                        small_generated_room, recovery_folder,
+                                                        tmp_path, monkeypatch, width):
+    """At 1400 and 800 px: no temporary path or simulator in the page, the table fits at
+    1400 px, plot text at 11 px or more. ``DEALROOM_DOCS_IMAGES=1`` writes docs/images."""
+    import os
+
+
+    def _metrics(coverage: float, cost: float, sub_calls: int) -> dict:
+        return {"usage": {"total": {"input_tokens": 9000, "output_tokens": 900,
+                                    "cost_usd": cost},
+                          "by_role": {"root": {"input_tokens": 1200, "output_tokens": 400}}},
+                "behaviour": {"sub_calls": sub_calls, "turns": 6},
+                "coverage": {"coverage": coverage}, "wall_s": 40.0}
+
+    rooms = {"g12": small_generated_room, "g20": generated_room}
+    visible = sweep_builder("sweeps/visible", max_turns=[8, 16], samples=3)
+    hidden = sweep_builder("sweeps/hidden", max_turns=[8, 16], samples=3, budget_visible=False)
+    for name, room in rooms.items():
+        docs = 12 if name == "g12" else 20
+        for root, base in (("qwen3-32b", 0.45), ("llama-3.3-70b", 0.3)):
+            for depth in ((1, 2) if root == "qwen3-32b" else (1,)):
+                for seed in range(3):
+                    for turns in (8, 16):
+                        rate = min(1.0, base + (0.2 if turns == 16 else 0) + 0.08 * seed
+                                   - 0.1 * (depth - 1) + (0.05 if docs == 20 else 0))
+                        visible.episode(name, root, sub="qwen3-8b", depth=depth,
+                                        max_turns=turns, seed=seed, pass_rate=rate,
+                                        room_path=str(room),
+                                        by_type={"fact": rate, "citation": 0.5 * rate,
+                                                 "risk": 0.0 if root.startswith("llama") else
+                                                 rate / 2},
+                                        by_turn=[rate / 2, rate],
+                                        metrics=_metrics(0.02 * turns * (seed + 1) * rate,
+                                                         0.05 + 0.2 * rate, docs // 2 + seed))
+            for seed in range(3):
+                by_turn = [min(1.0, 0.035 * t + 0.06 * seed + base / 3) for t in range(1, 17)]
+                hidden.episode(name, root, sub="qwen3-8b", max_turns=16, seed=seed,
+                               pass_rate=by_turn[-1], room_path=str(room), by_turn=by_turn,
+                               metrics=_metrics(0.1 + 0.1 * seed, 0.2, docs // 2))
+    visible.write(), hidden.write()
+    import shutil
+
+    spec = json.loads((recovery_folder / "recover.json").read_text())
+    shutil.copytree(spec["pool"], tmp_path / "pool")
+    shutil.copytree(recovery_folder, tmp_path / "recovery")
+    (tmp_path / "recovery" / "recover.json").write_text(json.dumps({**spec, "pool": "pool"}))
+    monkeypatch.chdir(tmp_path)
+    index = build_report(["sweeps/visible", "sweeps/hidden", "recovery"], Path("report"),
+                         title="Two roots, visible and hidden turn budgets, a recovery")
+    folder = ARTIFACTS / f"docs-{width}"
+    browser.errors.clear()
+    _width(browser, width)
+    try:
+        browser.open(index.resolve().as_uri())
+        page = browser.evaluate("document.body.innerText")
+        assert "pytest" not in page and str(tmp_path) not in page and " *" not in page
+        svg = browser.evaluate("Array.from(document.querySelectorAll('figure.plot svg'))"
+                               ".map(s => s.textContent).join(' ')")
+        assert "n/a" not in svg and "not used" not in svg
+        table = browser.evaluate("(() => { const d = document.querySelector("
+                                 "'table.headline').parentElement;"
+                                 "return [d.scrollWidth, d.clientWidth] })()")
+        smallest = browser.evaluate(
+            "Math.min(...Array.from(document.querySelectorAll('figure.plot svg')).flatMap(s =>"
+            "{ const k = s.getBoundingClientRect().width / s.viewBox.baseVal.width;"
+            "return Array.from(s.querySelectorAll('text')).map(t =>"
+            "parseFloat(getComputedStyle(t).fontSize) * k) }))")
+        if width == 1400:
+            assert table[0] <= table[1], table
+            assert smallest >= 11, smallest
+        browser.screenshot(folder / "report.png")
+        _shoot_figures(browser, folder)
+        if os.environ.get("DEALROOM_DOCS_IMAGES") == "1":
+            if width == 1400:
+                for name, shot in (("report.png", "report.png"),
+                                   ("report-passk.png", "plot-passk_curves.png"),
+                                   ("report-coverage.png", "plot-pass_coverage.png"),
+                                   ("report-by-type.png", "plot-by_type.png"),
+                                   ("report-recovery.png", "recovery.png")):
+                    (DOCS_IMAGES / name).write_bytes((folder / shot).read_bytes())
+            else:
+                (DOCS_IMAGES / "report-800.png").write_bytes((folder / "report.png").read_bytes())
         assert browser.errors == []
     finally:
         browser.send("Emulation.clearDeviceMetricsOverride", session=browser.session)

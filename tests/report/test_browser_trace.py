@@ -165,3 +165,75 @@ def test_a_citation_opens_the_cited_passage_and_a_judge_line_opens_the_memo(
     memo_lines = (failing_fork / "output" / "memo.md").read_text().splitlines()
     assert lit == memo_lines[5] and not browser.evaluate("document.querySelector('#memo').hidden")
     assert browser.errors == []
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_the_memo_reads_as_markdown_and_tabs_and_turns_have_urls(browser, failing_fork,
+                                                                tmp_path, width):
+    """The memo was raw Markdown in a fixed-height box, the header repeated the spec string
+    with its endpoint and prices, and no tab or turn had a URL. ``DEALROOM_DOCS_IMAGES=1``
+    writes the viewer's screenshots in docs/images (at 1400 px)."""
+    import os
+
+    config = json.loads((failing_fork / "config.json").read_text())
+    spec = "qwen3-32b@http://gpu:8000/v1,price_in=0.2,price_out=0.6"
+    (failing_fork / "config.json").write_text(json.dumps(
+        {**config, "root": spec, "sub": "qwen3-8b@http://gpu:8001/v1,price_in=0.05"}))
+    try:
+        index = write_trace(failing_fork, tmp_path / "view")
+    finally:
+        (failing_fork / "config.json").write_text(json.dumps(config))
+    browser.errors.clear()
+    browser.send("Emulation.setDeviceMetricsOverride", session=browser.session, width=width,
+                 height=900, deviceScaleFactor=1, mobile=False)
+    try:
+        _memo_and_urls(browser, index, width, os.environ.get("DEALROOM_DOCS_IMAGES") == "1")
+    finally:
+        browser.send("Emulation.clearDeviceMetricsOverride", session=browser.session)
+
+
+def _memo_and_urls(browser, index: Path, width: int, docs: bool) -> None:
+    shots = ARTIFACTS / f"viewer-{width}"
+    images = Path(__file__).parents[2] / "docs" / "images"
+    browser.open(index.as_uri() + "#memo")
+    browser.wait_for("document.querySelector('#memo article.memo-md h1') !== null")
+    assert not browser.evaluate("document.querySelector('#memo').hidden")
+    assert text_of(browser, "#memo article.memo-md h2") == "Key Findings"
+    assert browser.evaluate("document.querySelectorAll('#memo article.memo-md li').length") >= 1
+    assert "# Memo" not in text_of(browser, "#memo article.memo-md")
+    assert browser.evaluate("(() => { const a = document.querySelector('#memo article.memo-md');"
+                            "return a.scrollHeight <= a.clientHeight + 1 && "
+                            "getComputedStyle(a).maxHeight === 'none' })()")
+    assert browser.evaluate("!!document.querySelector('#memo article.memo-md a.ref')"), \
+        "citations are live in the rendered memo"
+    assert "http" not in text_of(browser, "#banner"), "the fork's policies by model name"
+    facts = text_of(browser, "#facts")
+    assert "qwen3-32b" in facts and "qwen3-8b" in facts
+    assert "price" not in facts and "http" not in facts
+    assert browser.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    browser.click("#memo article.memo-md a.ref")
+    browser.wait_for("document.querySelector('#panel mark.cited') !== null")
+    browser.screenshot(shots / "viewer.png")
+    if docs and width == 1400:
+        (images / "viewer.png").write_bytes((shots / "viewer.png").read_bytes())
+        (images / "viewer-cited-passage.png").write_bytes((shots / "viewer.png").read_bytes())
+    browser.click("#panel-close")
+    browser.click("nav button[data-tab=scores]")
+    assert browser.evaluate("location.hash") == "#scores"
+    browser.evaluate("location.hash = '#usage'")  # the same page: no load, a hashchange
+    browser.wait_for("!document.querySelector('#usage').hidden")
+    assert browser.evaluate("document.querySelector('nav button.on').dataset.tab") == "usage"
+    browser.evaluate("location.hash = '#turn-3'")
+    browser.wait_for("document.getElementById('turn-3') !== null")
+    browser.wait_for("(() => { const r = document.getElementById('turn-3')"
+                     ".getBoundingClientRect(); return r.top >= -1 && r.top < innerHeight / 2 "
+                     "})()")
+    assert browser.evaluate("document.querySelector('#turn-3 h3 a').getAttribute('href')") == \
+        "#turn-3"
+    browser.evaluate("document.querySelectorAll('details.wave').forEach(d => d.open = true);"
+                     "scrollTo(0, 0)")
+    browser.screenshot(shots / "viewer-failures.png", full_page=True)
+    if docs and width == 1400:
+        (images / "viewer-failures.png").write_bytes((shots / "viewer-failures.png")
+                                                     .read_bytes())
+    assert browser.errors == []

@@ -137,3 +137,47 @@ def test_a_sweep_over_cuad_rooms_is_analysed_and_reported_apart(generated_room, 
     page = index.read_text()
     assert page.index("Generated rooms") < page.index("Real-document rooms")
     assert "a · real documents · 1 episodes" in page and "g20 · 1 episodes" in page
+
+
+def _svg_text(svg: str) -> list[str]:
+    import re
+
+    return [t for t in re.findall(r">([^<>]+)</text>", svg)]
+
+
+def test_plots_keep_points_on_the_axis_mark_zeros_and_say_no_placeholders(monkeypatch):
+    """Jittered coverage points went past 100% and costs below 0; a bar of 0 drew nothing;
+    "sub gap n/a pts" and "tau not used" stood in the plots; legends repeated what every
+    series shares."""
+    from matplotlib.axes import Axes
+
+    from dealroom.report import _plots
+
+    placed: list[float] = []
+    scatter = Axes.scatter
+    monkeypatch.setattr(Axes, "scatter", lambda self, xs, ys, **kw: (
+        placed.extend(xs), scatter(self, xs, ys, **kw))[1])
+    names = [f"{r} / oracle / rlm / d1 · sweep · visible · T=8" for r in ("a", "b")]
+    series = {n: [[1.0, 0.5, None]] * 3 + [[0.0, 0.2, None]] * 2 for n in names}
+    base = {"n": 10, "setting": "visible", "tau": "not used (criteria pass rates)",
+            "series": series}
+    _plots.pass_coverage({**base, "series": {n: [p for p in s if p[0] > 0]
+                                             for n, s in series.items()},
+                          "stats": {"sweep": {"spearman": 0.5, "n": 6, "zero_coverage": 0,
+                                              "pearson_log": 0.4, "n_log": 6}}})
+    assert placed and max(placed) <= 1.0, "no point past 100% coverage"
+    placed.clear()
+    cost = _plots.pass_cost({**base, "stats": {"sweep": {"spearman": 0.5, "pearson": 0.4,
+                                                         "n": 10}}})
+    assert min(placed) >= 0.0 and len(set(placed)) == 10, "points stay apart and at or over 0"
+    text = _svg_text(cost)
+    assert "a · " not in "".join(text)
+    assert "a" in text and "all: oracle / rlm / d1 · sweep · visible · T=8" in text
+    assert not any("tau" in t for t in text), text
+    grid = _plots.grid({"n": 4, "setting": "visible", "tau": "x", "pass_rate": [[0.5]],
+                        "subs": ["oracle"], "roots": ["a"], "source": "s", "max_turns": 8,
+                        "depth": 1, "root_gap_points": None, "sub_gap_points": math.nan})
+    assert not any("n/a" in t for t in _svg_text(grid))
+    bars = _plots.by_type({"n": 4, "setting": "visible", "tau": "x", "types": ["fact", "risk"],
+                           "rates": {"8": {names[0]: [[0.0, 0.0, 0.0], [0.5, 0.4, 0.6]]}}})
+    assert 'id="zero-marks' in bars, "a 0 is drawn as a mark"

@@ -31,7 +31,9 @@ def test_sources_settings_and_kinds_stay_apart(mixed_sources, tmp_path):
     rows = {(r["source"], r["setting"], r["max_turns"]): r["episodes"]
             for r in report["headline"]}
     assert rows == {("vis", "visible", 4): 6, ("vis", "visible", 16): 6,
-                    ("hid", "truncation", 16): 6}
+                    ("hid", "truncation", 4): 6, ("hid", "truncation", 16): 6}
+    early = next(r for r in report["headline"] if r["max_turns"] == 4 and r["source"] == "hid")
+    assert early["cost_per_room"] is None, "a run's cost is not known as of turn 4"
     # Pass@(K,T): one series per (policy, source, setting), K never past the samples
     curves = report["plots"]["passk_curves"]
     assert set(curves["policies"]) == {"scripted / oracle / d1 · vis · visible",
@@ -64,8 +66,12 @@ def test_sources_settings_and_kinds_stay_apart(mixed_sources, tmp_path):
     assert "Runs behind it: vis (visible): 12 episodes; hid (truncation): 6 episodes" in page
     figures = re.findall(r'<figure class="plot" id="plot-(\w+)">(.*?)</figure>', page, re.S)
     assert len(figures) >= 7
-    for name, svg in figures:  # each plot states n, tau and the setting in its own text
-        assert re.search(r"n = \d+ runs · tau [^·]+ · setting (truncation|visible)", svg), name
+    for name, svg in figures:  # each plot states n and the setting in its own text, and tau
+        # where a success threshold is used (Pass@k), never "tau not used"
+        found = re.search(r"n = \d+ runs · setting (truncation|visible)(, visible)?"
+                          r"( · tau [\d.]+)?", svg)
+        assert found and (bool(found[3]) == name.startswith("passk")), name
+        assert "not used" not in svg, name
 
 
 def test_a_recovery_folder_alone_gives_its_own_figures_not_pass_at_k(recovery_folder,

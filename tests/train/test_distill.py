@@ -163,7 +163,9 @@ def test_a_round_samples_judges_selects_and_trains_and_the_next_root_is_its_adap
     record = json.loads((out / "rounds.json").read_text())
     assert record["rounds"] == json.loads(json.dumps(result.rounds))
     manifest = json.loads((out / "round-1" / "data" / "manifest.json").read_text())
-    assert manifest["selection"] == {"min_pass_rate": None, "min_coverage": None, "top_k": 1}
+    assert {k: manifest["selection"][k] for k in ("min_pass_rate", "min_coverage", "top_k",
+                                                  "room_median")} \
+        == {"min_pass_rate": None, "min_coverage": None, "top_k": 1, "room_median": True}
 
 
 def test_an_interrupted_loop_continues_in_its_stage_and_redoes_no_finished_one(loop):

@@ -153,10 +153,14 @@ def test_selection_honours_every_threshold_and_says_why(scripted_run, tmp_path):
                        "g_errors": "judge_errors", "h_unfinished": "unfinished",
                        "i_unmeasured": "no_coverage", "k_repl": "no_root"}
     assert all(r["why"] for r in picked.left_out + picked.kept)
-    loose = select_runs(find_runs([tmp_path / "sweep"]))
+    loose = select_runs(find_runs([tmp_path / "sweep"]), room_median=False)
     assert {Path(r["run"]).name for r in loose.kept} == {
         "a_best", "b_second", "c_third", "d_low", "e_narrow", "i_unmeasured", "j_only",
         "l_at_bars"}, "without bars every finished, cleanly judged agent run is kept"
+    default = select_runs(find_runs([tmp_path / "sweep"]))
+    assert {Path(r["run"]).name: r["reason"] for r in default.left_out
+            if r["reason"] == "below_room_median"} == {"d_low": "below_room_median"}
+    assert default.medians == {"/rooms/A": 0.7, "/rooms/B": 0.6, "/rooms/C": 0.5}
 
     from typer.testing import CliRunner
 
@@ -168,7 +172,8 @@ def test_selection_honours_every_threshold_and_says_why(scripted_run, tmp_path):
     assert result.exit_code == 0, result.output
     assert "4 runs" in result.output and "not_top_k" in result.output
     manifest = json.loads((tmp_path / "DS" / "manifest.json").read_text())
-    assert manifest["selection"] == {"min_pass_rate": 0.5, "min_coverage": 0.2, "top_k": 2}
+    assert {k: manifest["selection"][k] for k in ("min_pass_rate", "min_coverage", "top_k")} \
+        == {"min_pass_rate": 0.5, "min_coverage": 0.2, "top_k": 2}
     assert {Path(r["run"]).name: r["reason"] for r in manifest["left_out"]} == reasons
     assert set(manifest["models"]) == {r["run"] for r in manifest["kept"]}  # which models ran
     assert not (tmp_path / "DS" / "tokenized.jsonl").exists(), "no tokenizer, no rows"
@@ -360,3 +365,40 @@ def test_a_pass_rate_out_of_range_or_nan_leaves_its_run_out_saying_why(scripted_
     assert "metrics.json coverage is -0.5, not a share between 0 and 1" in why["d_minus"]
     assert {Path(r["run"]).name for r in manifest["kept"]} == {"a_good", "e_cover"}
     assert next(r for r in manifest["kept"] if r["run"].endswith("e_cover"))["coverage"] is None
+
+
+def test_the_default_export_rejects_runs_under_the_room_median_and_warns_of_simulators(
+        scripted_run, tmp_path):
+    """Kept every run by default ("kept 18 runs, left out 0") and said nothing of the
+    simulators behind them: now the worse half of a room is left out, saying why, and a loud
+    warning names the simulator-backed runs kept."""
+    from typer.testing import CliRunner
+
+    from dealroom.cli import app
+
+    run, _ = scripted_run
+    sweep = tmp_path / "sweep"
+    for name, rate in (("a", 0.19), ("b", 0.5), ("c", 0.8), ("d", 0.9)):
+        judged(run, sweep / name, room="A", pass_rate=rate)
+    config = sweep / "d" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "sub": "oracle",
+                                  "simulators": ["oracle"]}))
+    done = CliRunner().invoke(app, ["export", "sft", str(sweep), "--out", str(tmp_path / "DS")])
+    assert done.exit_code == 0, done.output
+    assert "2 runs (2 below_room_median)" in done.output
+    assert "pass rate >= its room's median" in done.output
+    assert "WARNING" in done.output and "2 of the 2 kept runs ran with a simulator" in done.output
+    manifest = json.loads((tmp_path / "DS" / "manifest.json").read_text())
+    assert manifest["selection"]["room_median"] is True
+    assert manifest["selection"]["medians"] == {"/rooms/A": 0.65}
+    assert {Path(r["run"]).name for r in manifest["kept"]} == {"c", "d"}
+    why = {Path(r["run"]).name: r["why"] for r in manifest["left_out"]}
+    assert why["a"] == "pass rate 0.190 < 0.650, the median of room A's judged runs"
+    simulated = {Path(r["run"]).name: r["simulated"] for r in manifest["kept"]}
+    assert simulated == {"c": ["root scripted"], "d": ["sub oracle", "root scripted"]}
+    assert manifest["totals"]["simulated"] == 2
+
+    every = CliRunner().invoke(app, ["export", "sft", str(sweep), "--out", str(tmp_path / "DS2"),
+                                     "--no-room-median"])
+    assert every.exit_code == 0, every.output
+    assert "4 runs" in every.output and "no selection" in every.output

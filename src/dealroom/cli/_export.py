@@ -27,6 +27,10 @@ def sft(
         "--min-coverage", help="Keep runs whose room coverage is at least this.")] = None,
     top_k: Annotated[int | None, typer.Option(
         "--top-k", help="Per room, keep the best N runs (pass rate, then coverage).")] = None,
+    room_median: Annotated[bool, typer.Option(
+        "--room-median/--no-room-median",
+        help="Leave out runs under the median pass rate of their room's judged runs.")
+    ] = True,
     tokenizer: Annotated[str | None, typer.Option(
         "--tokenizer", help="hf: model whose tokenizer writes DS/tokenized.jsonl.")] = None,
     max_length: Annotated[int, typer.Option(
@@ -35,12 +39,13 @@ def sft(
     force: Annotated[bool, typer.Option(
         "--force", help="Replace --out when it is a dataset this command wrote.")] = False,
 ) -> None:
-    """Rejection sampling: the best judged runs per room, as chat JSONL and masked rows."""
+    """Rejection sampling: per room, the judged runs at or above the room's median pass rate
+    (and any bars), as chat JSONL and masked rows."""
     from dealroom.cli.display_train import render_export_result, work_progress
     from dealroom.train import export_sft
 
     with work_progress("episodes") as progress:
         result = export_sft(runs, out, min_pass_rate=min_pass_rate, min_coverage=min_coverage,
-                            top_k=top_k, tokenizer=tokenizer, max_length=max_length,
-                            force=force, progress=progress)
+                            top_k=top_k, room_median=room_median, tokenizer=tokenizer,
+                            max_length=max_length, force=force, progress=progress)
     render_export_result(result)

@@ -105,6 +105,7 @@ def render_export_result(result: ExportResult) -> None:
     table.add_column(overflow="fold")
     left = sum(result.left_out.values())
     reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(result.left_out.items()))
+    table.add_row("selection", result.rule)
     table.add_row("kept", f"{result.kept} runs")
     table.add_row("left out", f"{left} runs" + (f" ({reasons})" if reasons else ""))
     if result.tokenizer:
@@ -118,6 +119,13 @@ def render_export_result(result: ExportResult) -> None:
     table.add_row("time", f"{result.seconds:,.1f} s")
     table.add_row("dataset", f"{result.out}   (why each run: {result.out / 'manifest.json'})")
     console.print(table)
+    if result.simulated:
+        err_console.print(
+            f"[bold red]WARNING:[/] {len(result.simulated)} of the {result.kept} kept runs ran "
+            "with a simulator (root `scripted` or sub `oracle`): they teach a script's or the "
+            "answer key's moves, not a model's. Train on them only to test the pipeline "
+            f"(listed under kept[].simulated in {result.out / 'manifest.json'}).",
+            soft_wrap=True)
 
 
 @contextmanager

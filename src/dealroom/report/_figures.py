@@ -68,12 +68,25 @@ def _key(e: dict[str, Any]) -> tuple:
             e["max_turns"])
 
 
-def headline(episodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per (source, setting, policy, T) of the sampled episodes: the table at the top."""
+def headline(episodes: list[dict[str, Any]],
+             passk: Iterable[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    """Per (source, setting, policy, T) of the sampled episodes: the table at the top. A
+    truncation sweep's runs ran to T_max; its smaller Ts (those of its Pass@(K,T) cells) get
+    rows of their own: the pass rate of the memo as of turn T, the run's other figures
+    (cost, tokens, ...) left empty, as they belong to the whole run."""
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for e in episodes:
         if e["kind"] == "episode":
             groups[_key(e)].append(e)
+    budgets: dict[str, set[int]] = defaultdict(set)
+    for cell in passk:
+        if cell.get("setting") == "truncation":
+            budgets[cell["source"]].add(int(cell["max_turns"]))
+    for key, members in list(groups.items()):
+        if key[1] == "truncation":
+            for t in budgets[key[0]] - {key[-1]}:
+                if t < key[-1]:
+                    groups[(*key[:-1], t)] = [_truncated(e, t) for e in members]
     out = []
     for key, members in sorted(groups.items(), key=lambda kv: (*map(str, kv[0][:-1]),
                                                                kv[0][-1])):
@@ -87,7 +100,9 @@ def headline(episodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "source": source, "setting": setting, "max_turns": turns, "root": root,
             "sub": sub or None, "harness": harness, "depth": depth, "episodes": len(members),
             "judged": len(judged), "rooms": len(per_room), "pass_rate": rate, "ci_low": low,
-            "ci_high": high, "all_pass": _mean(float(bool(e["all_pass"])) for e in judged),
+            "ci_high": high, "all_pass": _mean(
+                math.nan if e["all_pass"] is None else float(bool(e["all_pass"]))
+                for e in judged),
             "pass_rate_positive": _mean(e.get("pass_rate_positive", math.nan) for e in judged),
             "coverage": _mean(e["coverage"] for e in members),
             "cost_per_room": _mean(cost.values()),
@@ -102,6 +117,17 @@ def headline(episodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "failed": sum(e["status"] == "failed" for e in members),
             "simulated": any(e["simulated"] for e in members)})
     return out
+
+
+def _truncated(e: dict[str, Any], turns: int) -> dict[str, Any]:
+    """A truncation episode as of turn ``turns``: its memo's pass rate then; the figures of
+    the whole run (cost, tokens, coverage, ...) unknown at that turn."""
+    nan = math.nan
+    return {**e, "max_turns": turns, "pass_rate": as_of(e["by_turn"], turns),
+            "pass_rate_positive": nan, "all_pass": None, "coverage": nan, "cost_usd": nan,
+            "input_tokens": nan, "output_tokens": nan, "root_input_tokens": nan,
+            "root_output_tokens": nan, "sub_calls": nan, "turns": nan, "wall_s": nan,
+            "judge_errors": 0}
 
 
 def plot_data(episodes: list[dict[str, Any]], passk: list[dict[str, Any]],

@@ -5,7 +5,9 @@ SVG text. Text stays text (``svg.fonttype: none``) and ids are fixed (``svg.hash
 a report is the same bytes each time it is built from the same runs. The data artists have
 ids starting ``data-`` (the browser tests count their marks).
 
-Every plot says n, tau and the setting in a line at its foot; legends sit below the axes,
+Every plot says n and the setting (and tau where a success threshold is used) in a line at
+its foot; text is at least :data:`SMALL` points (12 px at the report's 620 px); legends sit
+below the axes,
 never on the data; intervals are 95% bootstrap intervals over rooms (seeded); points of a
 scatter at one place are spread sideways and counted, and each links to its episode's trace.
 Margins are set in inches (a layout engine would triple the drawing time).
@@ -28,7 +30,12 @@ if TYPE_CHECKING:
     from matplotlib.collections import QuadMesh
     from matplotlib.typing import ColorType
 
-RC: dict[str, Any] = {"svg.fonttype": "none", "svg.hashsalt": "dealroom", "font.size": 9,
+SMALL = 9
+"""The smallest text of a plot, in points: ticks, legends, the foot line, counts."""
+TITLE = 10.5
+"""A panel's title, in points."""
+RC: dict[str, Any] = {"svg.fonttype": "none", "svg.hashsalt": "dealroom", "font.size": 10,
+      "xtick.labelsize": SMALL, "ytick.labelsize": SMALL, "legend.fontsize": SMALL,
       "axes.spines.top": False, "axes.spines.right": False}
 MARKERS = "osD^vP*X"
 WIDTH = 6.4
@@ -51,8 +58,8 @@ class Layout:
         except ImportError:
             raise MissingDependency("matplotlib", extra="report",
                                     feature="the report's plots") from None
-        self.legend_h = 0.16 * legend + (0.06 if legend else 0)
-        self.foot_h = 0.42
+        self.legend_h = 0.19 * legend + (0.08 if legend else 0)
+        self.foot_h = 0.5
         self.width = width
         self.height = top + rows * panel + (rows - 1) * gap + below + self.legend_h + self.foot_h
         self.left, self.below = left, below
@@ -65,20 +72,26 @@ class Layout:
         self.axes = list(axes.flat)
 
     def legend(self, handles: list, labels: list[str], ncol: int = 1) -> None:
-        """The legend below the panels (outside every axes)."""
+        """The legend below the panels (outside every axes); the parts every label shares
+        are said once, in its title."""
         if handles:
-            self.fig.legend(handles, labels, loc="upper left", fontsize=7, frameon=False,
+            labels, common = short_labels(labels)
+            self.fig.legend(handles, labels, loc="upper left", fontsize=SMALL, frameon=False,
+                            title=f"all: {common}" if common else None,
+                            title_fontsize=SMALL, alignment="left",
                             ncol=ncol, borderaxespad=0, handlelength=1.6,
                             bbox_to_anchor=(self.left / self.width,
                                             (self.legend_h + self.foot_h) / self.height))
 
     def foot(self, d: dict[str, Any], extra: str = "") -> None:
-        """The line stating n, tau and the setting (and ``extra`` on a line below)."""
-        text = (f"n = {d['n']} runs · tau {tau_text(d.get('tau'))} · setting "
-                f"{d.get('setting') or '–'}")
-        self.fig.text(0.08 / self.width, 0.25 / self.height, text, fontsize=7, color="0.2")
+        """The line stating n, the setting and tau where one is used (and ``extra`` on a
+        line below)."""
+        tau = d.get("tau")
+        used = "" if isinstance(tau, str) else f" · tau {tau_text(tau)}"
+        text = f"n = {d['n']} runs · setting {d.get('setting') or '–'}{used}"
+        self.fig.text(0.08 / self.width, 0.29 / self.height, text, fontsize=SMALL, color="0.2")
         if extra:
-            self.fig.text(0.08 / self.width, 0.09 / self.height, extra, fontsize=7,
+            self.fig.text(0.08 / self.width, 0.09 / self.height, extra, fontsize=SMALL,
                           color="0.35")
 
     def svg(self) -> str:
@@ -94,10 +107,38 @@ class Layout:
         return _XMLNS.sub("", text)  # inline in HTML: no namespaces, so no URL at all
 
 
+_PART = re.compile(r"( / | · )")
+
+
+def short_labels(labels: list[str]) -> tuple[list[str], str]:
+    """Series labels without the parts (``policy / sub / harness / depth · source · setting ·
+    T``) that every one of them shares, and those parts joined.
+
+    >>> short_labels(["a / oracle / rlm · vis · T=4", "b / oracle / rlm · vis · T=8"])
+    (['a · T=4', 'b · T=8'], 'oracle / rlm · vis')
+    """
+    split = [_PART.split(label) for label in labels]
+    if len(labels) < 2 or len({len(parts) for parts in split}) != 1:
+        return labels, ""
+    tokens = range(0, len(split[0]), 2)
+    same = {i for i in tokens if len({parts[i] for parts in split}) == 1}
+    if len(same) == len(tokens):
+        return labels, ""
+
+    def join(parts: list[str], keep: Callable[[int], bool]) -> str:
+        kept = [(parts[i - 1] if i else "", parts[i]) for i in tokens if keep(i)]
+        return "".join(sep + token for sep, token in kept)[len(kept[0][0]) if kept else 0:]
+
+    return ([join(parts, lambda i: i not in same) for parts in split],
+            join(split[0], lambda i: i in same))
+
+
 def _legend_rows(labels: list[str]) -> tuple[int, int]:
-    """(rows, columns) of a legend: two columns when every label is short."""
-    ncol = 2 if all(len(s) <= 44 for s in labels) and len(labels) > 1 else 1
-    return math.ceil(len(labels) / ncol), ncol
+    """(rows, columns) of a legend, its title included: two columns when every label is
+    short."""
+    shown, common = short_labels(labels)
+    ncol = 2 if all(len(s) <= 34 for s in shown) and len(labels) > 1 else 1
+    return math.ceil(len(labels) / ncol) + bool(common), ncol
 
 
 def _series_layout(labels: list[str], **kwargs: Any) -> tuple[Layout, int]:
@@ -122,10 +163,13 @@ def _spread(points: list[list[Any]], shift: float) -> tuple[list[float], list[An
 
 
 def _scatter(d: dict[str, Any], xlabel: str, ylabel: str, *, logx: bool = False,
-             title: str = "", labels: dict[str, str] | None = None) -> str:
+             title: str = "", labels: dict[str, str] | None = None,
+             bounds: tuple[float | None, float | None] = (None, None)) -> str:
+    """Points per series, spread sideways at one place but never past ``bounds`` (the values
+    x can take: coverage is at most 100%, a cost at least 0)."""
     names = list(d["series"])
     shown = [(labels or {}).get(n, n) for n in names]
-    lay, ncol = _series_layout(shown, top=0.45 + 0.14 * title.count("\n"))
+    lay, ncol = _series_layout(shown, top=0.5 + 0.19 * title.count("\n"))
     ax = lay.axes[0]
     xs_all = [p[0] for pts in d["series"].values() for p in pts]
     if logx:
@@ -134,10 +178,17 @@ def _scatter(d: dict[str, Any], xlabel: str, ylabel: str, *, logx: bool = False,
     else:
         lo, hi = min(xs_all), max(xs_all)
     span = (hi - lo) or 1.0
+
+    def place(x: float, o: float) -> float:
+        return x * 10 ** (o * DODGE * span) if logx else x + o * DODGE * span
+
+    spread = [_spread(d["series"][n], 0.5 * (i - (len(names) - 1) / 2))
+              for i, n in enumerate(names)]
+    shift = _inside(d["series"], names, [s[0] for s in spread], place, bounds)
     for i, name in enumerate(names):
         points = d["series"][name]
-        offsets, urls, counts = _spread(points, 0.5 * (i - (len(names) - 1) / 2))
-        xs = [p[0] * 10 ** (o * DODGE * span) if logx else p[0] + o * DODGE * span
+        offsets, urls, counts = spread[i]
+        xs = [place(p[0], o + shift.get(p[0], 0.0))
               for p, o in zip(points, offsets, strict=True)]
         marks = ax.scatter(xs, [p[1] for p in points], label=shown[i], alpha=0.8, s=22,
                            marker=MARKERS[i % len(MARKERS)], gid=f"data-{i}")
@@ -145,13 +196,32 @@ def _scatter(d: dict[str, Any], xlabel: str, ylabel: str, *, logx: bool = False,
         for (x, y), c in counts.items():
             if c > 1:
                 ax.annotate(f"×{c}", (x, y), xytext=(5, 4), textcoords="offset points",
-                            fontsize=6, color="0.25")
+                            fontsize=SMALL, color="0.25")
     ax.set(xlabel=xlabel, ylabel=ylabel)
-    ax.set_title(title, fontsize=8)
+    ax.set_title(title, fontsize=SMALL)
     handles, names = ax.get_legend_handles_labels()
     lay.legend(handles, names, ncol=ncol)
     lay.foot(d, "points at one place spread sideways, ×n counts them; a click opens the trace")
     return lay.svg()
+
+
+def _inside(series: dict[str, list[list[Any]]], names: list[str], offsets: list[list[float]],
+            place: Callable[[float, float], float],
+            bounds: tuple[float | None, float | None]) -> dict[float, float]:
+    """x value → the shift of its points' offsets that keeps the spread within ``bounds``
+    (all of them moved one way, so they stay apart)."""
+    at: dict[float, list[float]] = {}
+    for name, offs in zip(names, offsets, strict=True):
+        for p, o in zip(series[name], offs, strict=True):
+            at.setdefault(p[0], []).append(o)
+    low, high = bounds
+    shift = {}
+    for x, offs in at.items():
+        if high is not None and place(x, max(offs)) > high:
+            shift[x] = -max(offs)
+        elif low is not None and place(x, min(offs)) < low:
+            shift[x] = -min(offs)
+    return shift
 
 
 def _log_axis(ax: Axes, xs: list[float]) -> None:
@@ -170,29 +240,39 @@ def _log_axis(ax: Axes, xs: list[float]) -> None:
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{100 * v:g}%"))
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.tick_params(axis="x", labelsize=7)
+    ax.tick_params(axis="x", labelsize=SMALL)
+
+
+def _stats(source: str, parts: list[tuple[str, float | None, str]], n: int) -> str:
+    """``source: Spearman 0.71 (n = 12), ...``; a statistic that is undefined (too few or
+    constant values) is left out, and a source with none says so."""
+    shown = [f"{name} {_r(v)}{extra}" for name, v, extra in parts if _ok(v)]
+    return f"{source}: " + (", ".join(shown) if shown else f"n = {n}, no correlation "
+                            "(too few points or one value)")
 
 
 def pass_coverage(d: dict[str, Any]) -> str:
-    title = "\n".join(
-        f"{source}: Spearman {_r(s['spearman'])} (n = {s['n']}, {s['zero_coverage']} at zero "
-        f"coverage), Pearson on log {_r(s['pearson_log'])} (n = {s['n_log']})"
+    title = "\n".join(_stats(source, [
+        ("Spearman", s["spearman"], f" (n = {s['n']}, {s['zero_coverage']} at zero coverage)"),
+        ("Pearson on log", s["pearson_log"], f" (n = {s['n_log']})")], s["n"])
         for source, s in d["stats"].items())
     return _scatter(d, "coverage (share of the room's tokens read, log scale)",
-                    "criteria pass rate", logx=True, title=title)
+                    "criteria pass rate", logx=True, title=title, bounds=(None, 1.0))
 
 
 def pass_cost(d: dict[str, Any]) -> str:
-    title = "\n".join(f"{source}: Spearman {_r(s['spearman'])}, Pearson {_r(s['pearson'])} "
-                      f"(n = {s['n']})" for source, s in d["stats"].items())
-    return _scatter(d, "cost per room (USD)", "criteria pass rate", title=title)
+    title = "\n".join(_stats(source, [("Spearman", s["spearman"], ""),
+                                       ("Pearson", s["pearson"], f" (n = {s['n']})")], s["n"])
+                      for source, s in d["stats"].items())
+    return _scatter(d, "cost per room (USD)", "criteria pass rate", title=title,
+                    bounds=(0.0, None))
 
 
 def delegation(d: dict[str, Any]) -> str:
-    labels = {n: f"{n} (r = {_r(r)})" for n, r in d["pearson"].items()}
+    labels = {n: f"{n} (r = {_r(r)})" if _ok(r) else n for n, r in d["pearson"].items()}
     return _scatter(d, "room size (documents)", "sub-calls per episode",
                     title="sub-calls against room size, Pearson r per series and T",
-                    labels=labels)
+                    labels=labels, bounds=(0.0, None))
 
 
 # -- curves and bars -----------------------------------------------------------------------------
@@ -231,8 +311,11 @@ def passk_curves(d: dict[str, Any]) -> str:
             _band(ax, ks, points, color[t])
             handles.setdefault(f"T = {t}", line)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        every_k = {p[0] for points in d["policies"][name].values() for p in points}
+        if len(every_k) == 1:  # one K: an axis of whole numbers around it, not 0.945 to 1.05
+            ax.set_xlim(min(every_k) - 1, min(every_k) + 1)
         ax.set(xlabel="K (samples)", ylabel="Pass@(K,T)", ylim=(-0.02, 1.02))
-        ax.set_title(_wrap(name), fontsize=7)
+        ax.set_title(_wrap(name), fontsize=TITLE)
     order = [f"T = {t}" for t in turns if f"T = {t}" in handles]
     lay.legend([handles[k] for k in order], order, ncol=ncol)
     lay.foot(d, "bands: 95% bootstrap over rooms")
@@ -259,7 +342,7 @@ def passk_heatmap(d: dict[str, Any]) -> str:
         ks = sorted({p[0] for points in turns.values() for p in points})
         grid = [[{p[0]: p[1] for p in turns[t]}.get(k, math.nan) for k in ks] for t in ts]
         mesh = _heat(ax, grid, ks, ts, "K (samples)", "T (turns)", (0.0, 1.0), f"data-{n}")
-        ax.set_title(_wrap(name), fontsize=7)
+        ax.set_title(_wrap(name), fontsize=TITLE)
     _colorbar(lay, mesh, "Pass@(K,T)")
     lay.foot(d)
     return lay.svg()
@@ -270,7 +353,7 @@ def passk_diff(d: dict[str, Any]) -> str:
     ax = lay.axes[0]
     mesh = _heat(ax, d["diff"], d["k"], d["turns"], "K (samples)", "T (turns)", (-1.0, 1.0),
                  "data-0", cmap="RdBu")
-    ax.set_title(f"Pass@(K,T): {_wrap(d['a'])}\nminus {_wrap(d['b'])}", fontsize=7)
+    ax.set_title(f"Pass@(K,T): {_wrap(d['a'])}\nminus {_wrap(d['b'])}", fontsize=TITLE)
     _colorbar(lay, mesh, "difference")
     lay.foot(d)
     return lay.svg()
@@ -279,17 +362,21 @@ def passk_diff(d: dict[str, Any]) -> str:
 def root_share(d: dict[str, Any]) -> str:
     """Horizontal bars per (series, T): the root's share of input and output tokens."""
     names = list(d["shares"])
-    lay = Layout(panel=max(1.2, 0.42 * len(names)), legend=1, left=2.4, right=0.3)
+    lay = Layout(panel=max(1.2, 0.42 * len(names)), legend=1, left=2.4, right=0.3, top=0.7)
     ax = lay.axes[0]
     height = 0.38
     for i, label in enumerate(("input tokens", "output tokens")):
-        values = [100 * (d["shares"][n][i] or 0.0) for n in names]
-        ax.barh([j + (i - 0.5) * height for j in range(len(names))], values, height,
-                label=label, gid=f"data-{i}")
-    ax.set_yticks(range(len(names)), [_wrap(n) for n in names], fontsize=6)
+        values = [math.nan if d["shares"][n][i] is None else 100 * d["shares"][n][i]
+                  for n in names]
+        ys = [j + (i - 0.5) * height for j in range(len(names))]
+        bars = ax.barh(ys, values, height, label=label, gid=f"data-{i}")
+        _zeros(ax, ys, values, bars.patches[0].get_facecolor(), horizontal=True)
+    ticks, common = short_labels(names)
+    ax.set_yticks(range(len(names)), [_wrap(n) for n in ticks], fontsize=SMALL)
     ax.invert_yaxis()
     ax.set(xlabel="root's share of tokens (%)")
-    ax.set_title("the root's share of the tokens, per series and T", fontsize=8)
+    ax.set_title("the root's share of the tokens, per series and T"
+                 + (f"\n(all: {common})" if common else ""), fontsize=TITLE)
     handles, labels = ax.get_legend_handles_labels()
     lay.legend(handles, labels, ncol=2)
     lay.foot(d)
@@ -310,14 +397,17 @@ def by_type(d: dict[str, Any]) -> str:
             if cells is None:
                 continue
             xs = [j + i * width - 0.4 + width / 2 for j in range(len(d["types"]))]
-            means = [c[0] if _ok(c[0]) else 0.0 for c in cells]
-            errs = [[m - c[1] if _ok(c[1]) else 0.0 for m, c in zip(means, cells, strict=True)],
-                    [c[2] - m if _ok(c[2]) else 0.0 for m, c in zip(means, cells, strict=True)]]
+            means = [c[0] if _ok(c[0]) else math.nan for c in cells]  # none: no bar
+            errs = [[m - c[1] if _ok(c[1]) and _ok(m) else 0.0
+                     for m, c in zip(means, cells, strict=True)],
+                    [c[2] - m if _ok(c[2]) and _ok(m) else 0.0
+                     for m, c in zip(means, cells, strict=True)]]
             ax.bar(xs, means, width, yerr=errs, capsize=2, color=color[name], label=name,
                    error_kw={"elinewidth": 0.8, "ecolor": "0.2"}, gid=f"data-{t}-{i}")
-        ax.set_xticks(range(len(d["types"])), d["types"], rotation=20, ha="right", fontsize=7)
+            _zeros(ax, xs, means, color[name], width=width)
+        ax.set_xticks(range(len(d["types"])), d["types"], rotation=20, ha="right", fontsize=SMALL)
         ax.set(ylabel="pass rate", ylim=(0, 1.05))
-        ax.set_title(f"pass rate per criterion type, T = {t}", fontsize=8)
+        ax.set_title(f"pass rate per criterion type, T = {t}", fontsize=TITLE)
     handles, labels = lay.axes[0].get_legend_handles_labels()
     seen = dict(zip(labels, handles, strict=True))
     for ax in lay.axes[1:]:
@@ -328,15 +418,30 @@ def by_type(d: dict[str, Any]) -> str:
     return lay.svg()
 
 
+def _zeros(ax: Axes, places: list[float], values: list[float], color: ColorType, *,
+           horizontal: bool = False, width: float = 0.38) -> None:
+    """A bar of 0 as a visible mark (a thick stroke on the axis), so a zero is not read as
+    a missing value."""
+    at = [x for x, v in zip(places, values, strict=True) if v == 0]
+    if not at:
+        return
+    if horizontal:
+        ax.vlines([0.0] * len(at), [y - width / 2 for y in at], [y + width / 2 for y in at],
+                  colors=[color], linewidth=3, clip_on=False, zorder=3, gid="zero-marks")
+    else:
+        ax.hlines([0.0] * len(at), [x - width / 2 for x in at], [x + width / 2 for x in at],
+                  colors=[color], linewidth=3, clip_on=False, zorder=3, gid="zero-marks")
+
+
 def depth(d: dict[str, Any]) -> str:
     lay = Layout(legend=2, left=0.9, right=2.2, panel=3.0)
     ax = lay.axes[0]
     xs, ys = [p[0] for p in d["pairs"]], [p[1] for p in d["pairs"]]
     ax.plot([0, 1], [0, 1], color="0.7", lw=1, ls="--", label="same at both depths")
-    ax.scatter(xs, ys, s=26, gid="data-0", label="a room and policy (per source, setting, T)")
+    ax.scatter(xs, ys, s=26, gid="data-0", label="room × policy")
     ax.set(xlabel="pass rate at depth 1", ylabel="pass rate at depth 2", xlim=(-0.02, 1.02),
            ylim=(-0.02, 1.02))
-    ax.set_title("depth 1 against depth 2, per room", fontsize=8)
+    ax.set_title("depth 1 against depth 2, per room", fontsize=TITLE)
     handles, labels = ax.get_legend_handles_labels()
     lay.legend(handles, labels, ncol=1)
     lay.foot(d)
@@ -348,9 +453,10 @@ def grid(d: dict[str, Any]) -> str:
     ax = lay.axes[0]
     mesh = _heat(ax, d["pass_rate"], d["subs"], d["roots"], "sub-agent", "root", (0.0, 1.0),
                  "data-0")
-    ax.set_title(f"{d['source']}, T = {d['max_turns']}, depth {d['depth']}: root gap "
-                 f"{_r(d['root_gap_points'], 1)} pts,\nsub gap {_r(d['sub_gap_points'], 1)} "
-                 "pts", fontsize=8)
+    gaps = [f"{who} gap {_r(d[key], 1)} pts" for who, key in
+            (("root", "root_gap_points"), ("sub", "sub_gap_points")) if _ok(d[key])]
+    ax.set_title(f"{d['source']}, T = {d['max_turns']}, depth {d['depth']}"
+                 + (":\n" + ", ".join(gaps) if gaps else ""), fontsize=TITLE)
     _colorbar(lay, mesh, "pass rate")
     lay.foot(d)
     return lay.svg()
@@ -368,7 +474,7 @@ def by_turn(d: dict[str, Any]) -> str:
                 label=name, color=color[name], gid=f"data-{i}")
         _band(ax, turns, points, color[name])
     ax.set(xlabel="root turn", ylabel="pass rate of the memo as of the turn", ylim=(-0.02, 1.02))
-    ax.set_title("pass rate per turn (memo history), per series and T", fontsize=8)
+    ax.set_title("pass rate per turn (memo history), per series and T", fontsize=TITLE)
     handles, names = ax.get_legend_handles_labels()
     lay.legend(handles, names, ncol=ncol)
     lay.foot(d, "bands: 95% bootstrap over rooms")
@@ -383,10 +489,10 @@ def _heat(ax: Axes, values: list[list[float]], xs: list, ys: list, xlabel: str, 
     mesh = ax.pcolormesh(data, cmap=cmap, vmin=limits[0], vmax=limits[1], gid=gid)
     for (i, j), v in np.ndenumerate(data):
         if not math.isnan(v):
-            ax.text(j + 0.5, i + 0.5, f"{v:.2f}", ha="center", va="center", fontsize=7,
+            ax.text(j + 0.5, i + 0.5, f"{v:.2f}", ha="center", va="center", fontsize=SMALL,
                     color="white" if cmap == "viridis" and v < 0.6 else "black")
-    ax.set_xticks([j + 0.5 for j in range(len(xs))], [str(x) for x in xs], fontsize=7)
-    ax.set_yticks([i + 0.5 for i in range(len(ys))], [str(y) for y in ys], fontsize=7)
+    ax.set_xticks([j + 0.5 for j in range(len(xs))], [str(x) for x in xs], fontsize=SMALL)
+    ax.set_yticks([i + 0.5 for i in range(len(ys))], [str(y) for y in ys], fontsize=SMALL)
     ax.set(xlabel=xlabel, ylabel=ylabel)
     return mesh
 
@@ -399,7 +505,7 @@ def _colorbar(lay: Layout, mesh: QuadMesh | None, label: str) -> None:
     cax = lay.fig.add_axes((1 - 0.8 / lay.width, box.bottom, 0.12 / lay.width,
                             box.top - box.bottom))
     lay.fig.colorbar(mesh, cax=cax, label=label)
-    cax.tick_params(labelsize=7)
+    cax.tick_params(labelsize=SMALL)
 
 
 def _wrap(name: str) -> str:

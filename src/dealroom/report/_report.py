@@ -70,7 +70,7 @@ def build_report(sources: Sequence[str | Path], out: Path, *, title: str | None 
         analyses[source.label] = analyze(source.spec)
     _write_traces(episodes, out, progress)
     plots = plot_data(episodes, cells, analyses)
-    table = headline(episodes)
+    table = headline(episodes, cells)
     report: dict[str, Any] = {
               "title": title or "dealroom report", "sources": [s.spec for s in described],
               "source_info": [{"source": s.spec, "label": s.label, "setting": s.setting,
@@ -233,7 +233,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
                 continue
             text = _num(value, digits)
             if key == "pass_rate":
-                text += f" [{_num(row['ci_low'], 3)}, {_num(row['ci_high'], 3)}]"
+                text += (f"<br><span class=ci>[{_num(row['ci_low'], 3)}, "
+                         f"{_num(row['ci_high'], 3)}]</span>")
             sort = "" if value is None or (isinstance(value, float) and math.isnan(value)) \
                 else f' data-v="{html.escape(str(value))}"'
             cells.append(f'<td class="num"{sort}>{text}</td>')
@@ -250,8 +251,10 @@ def _plots(plots: dict[str, dict[str, Any]]) -> str:
             missing.append(f"<li><b>{html.escape(caption)}</b>: {html.escape(data['note'])}</li>")
             continue
         drawn.append(f'<figure class="plot" id="plot-{plot_id}">{draw(data)}<figcaption>'
-                     f"{html.escape(caption)} — n = {_esc(data['n'])} runs, tau "
-                     f"{html.escape(tau_text(data['tau']))}, setting "
+                     f"{html.escape(caption)} — n = {_esc(data['n'])} runs, "
+                     + ("" if isinstance(data["tau"], str) else
+                        f"tau {html.escape(tau_text(data['tau']))}, ")
+                     + "setting "
                      f"{html.escape(settings_of(data['behind']))}. Runs behind it: "
                      f"{html.escape(behind_text(data['behind']))}.</figcaption></figure>")
     notes = f'<ul class="missing">{"".join(missing)}</ul>' if missing else ""

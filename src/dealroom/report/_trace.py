@@ -115,6 +115,7 @@ def trace_summary(folder: RunFolder, events: list[dict[str, Any]],
         "sub": config.get("sub"), "settings": config.get("settings") or {},
         "models": {role: {"model": m.get("model"), "base_url": m.get("base_url")}
                    for role, m in (config.get("models") or {}).items() if isinstance(m, dict)},
+        "root_model": model_name(config.get("root")), "sub_model": model_name(config.get("sub")),
         "room": Path(str(config.get("room", ""))).name, "status": end.get("status", "running"),
         "reason": end.get("reason", ""), "turns": end.get("turns"),
         "wall_s": metrics.get("wall_s"), "usage": metrics.get("usage") or {},
@@ -128,6 +129,18 @@ def trace_summary(folder: RunFolder, events: list[dict[str, Any]],
     }
 
 
+def model_name(spec: object) -> str | None:
+    """The model a spec names, without its endpoint, options or prices (the header shows this,
+    not the spec string).
+
+    >>> model_name("qwen3-8b@http://gpu:8000/v1,price_in=0.1,price_out=0.4")
+    'qwen3-8b'
+    >>> model_name("scripted:waves=1"), model_name("hf:local,threads=2"), model_name(None)
+    ('scripted:waves=1', 'hf:local', None)
+    """
+    return str(spec).split(",")[0].split("@")[0] if spec else None
+
+
 def fork_view(config: dict[str, Any]) -> dict[str, Any] | None:
     """A forked (or recovered) run's source: run name and path, the turn it was forked after,
     and the policy before (the source's root) and after (this run's); None otherwise."""
@@ -136,7 +149,7 @@ def fork_view(config: dict[str, Any]) -> dict[str, Any] | None:
         return None
     source = str(forked.get("run") or "")
     return {"run": Path(source).name, "path": source, "turn": forked.get("turn"),
-            "before": forked.get("root"), "after": config.get("root")}
+            "before": model_name(forked.get("root")), "after": model_name(config.get("root"))}
 
 
 def failures_by_turn(events: list[dict[str, Any]], config: dict[str, Any]

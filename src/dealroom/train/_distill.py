@@ -165,6 +165,7 @@ def _export(spec: DistillSpec, folder: Path, n: int, progress: Progress | None) 
         if progress else None
     export_sft([folder / "sweep"], folder / "data", min_pass_rate=spec.min_pass_rate,
                         min_coverage=spec.min_coverage, top_k=spec.top_k,
+                        room_median=spec.room_median,
                         tokenizer=spec.model, max_length=spec.sft.max_length,
                         progress=report)
 

@@ -46,7 +46,7 @@ from dealroom.errors import ConfigError
 from dealroom.eval import GeneratedRoom, SweepSpec, spec_from_dict
 from dealroom.train._settings import SFTSettings
 
-SELECT_KEYS = ("min_pass_rate", "min_coverage", "top_k")
+SELECT_KEYS = ("min_pass_rate", "min_coverage", "top_k", "room_median")
 LOOP_KEYS = ("model", "adapter", "select", "sft")
 """Keys of the loop's own; every other top-level key belongs to the sweep part."""
 SWEEP_KEYS = tuple(name for name in SweepSpec.model_fields if name != "roots")
@@ -66,6 +66,8 @@ class SelectBars(Schema):
     """Keep a run whose coverage of the room is at least this share; none: no bar."""
     top_k: Annotated[int, Field(ge=1)] | None = None
     """Keep at most this many runs per room (the best first); none: every one above the bars."""
+    room_median: bool = True
+    """Leave out a run whose pass rate is under the median of its room's judged runs."""
 
 
 class DistillSpec(Schema):
@@ -168,6 +170,10 @@ class DistillSpec(Schema):
     @property
     def top_k(self) -> int | None:
         return self.select.top_k
+
+    @property
+    def room_median(self) -> bool:
+        return self.select.room_median
 
     def root(self, adapter: Path | None) -> str:
         """The root spec of a round: ``model``, with ``adapter`` when there is one."""

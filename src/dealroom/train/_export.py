@@ -1,6 +1,7 @@
 """``dealroom export sft``: judged runs become a chat dataset and masked, pre-tokenized rows.
 
-    RUNS / SWEEPS ──find_runs──▶ select_runs: per room the best N judged runs above the bars
+    RUNS / SWEEPS ──find_runs──▶ select_runs: per room the judged runs at or above the room's
+        │                        median pass rate (and the bars), the best N
     kept run ──agent_segments(events)──▶ the root's messages, exactly as it saw them (one
         │                                 chat per context: a history that dropped earlier
         │                                 reasoning or was compacted starts a new one)
@@ -74,10 +75,15 @@ class ExportResult:
     """Replies too long to fit ``max_length`` even right after the task."""
     tokenizer: str | None = None
     seconds: float = 0.0
+    rule: str = ""
+    """The selection in words (``select_rule``)."""
+    simulated: list[str] = field(default_factory=list)
+    """Kept runs whose root or sub-agent was a simulator (root ``scripted``, sub ``oracle``)."""
 
 
 def export_sft(runs: Sequence[Path], out: Path, *, min_pass_rate: float | None = None,
                min_coverage: float | None = None, top_k: int | None = None,
+               room_median: bool = True,
                tokenizer: str | None = None, max_length: int = DEFAULT_MAX_LENGTH,
                force: bool = False,
                progress: Callable[[int, int], None] | None = None) -> ExportResult:
@@ -96,18 +102,21 @@ def export_sft(runs: Sequence[Path], out: Path, *, min_pass_rate: float | None =
     run_dirs = find_runs(runs)
     tok = _tokenizer(tokenizer)
     selection = select_runs(run_dirs, min_pass_rate=min_pass_rate, min_coverage=min_coverage,
-                            top_k=top_k)
+                            top_k=top_k, room_median=room_median)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
-        result = ExportResult(out, 0, tokenizer=tokenizer)
+        result = ExportResult(out, 0, tokenizer=tokenizer, rule=select_rule(
+            min_pass_rate, min_coverage, top_k, room_median))
         kept = _write(tmp, selection, tok, max_length, result, progress)
         selection.kept = kept
         result.kept = len(kept)
         result.left_out = dict(Counter(r["reason"] for r in selection.left_out))
+        result.simulated = [r["run"] for r in selection.simulated]
         result.seconds = time.perf_counter() - start
         write_json_atomic(tmp / MANIFEST, _manifest(runs, selection, result, min_pass_rate,
-                                                    min_coverage, top_k, max_length))
+                                                    min_coverage, top_k, room_median,
+                                                    max_length))
         if out.exists():
             shutil.rmtree(out)
         os.replace(tmp, out)
@@ -115,6 +124,16 @@ def export_sft(runs: Sequence[Path], out: Path, *, min_pass_rate: float | None =
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return result
+
+
+def select_rule(min_pass_rate: float | None, min_coverage: float | None, top_k: int | None,
+                room_median: bool) -> str:
+    """The selection in words: ``pass rate >= room median, coverage >= 0.2, best 2 per room``."""
+    parts = (["pass rate >= its room's median"] if room_median else []) + \
+        [f"{name} >= {bar:g}" for name, bar in (("pass rate", min_pass_rate),
+                                                ("coverage", min_coverage)) if bar is not None]
+    parts += [f"best {top_k} per room"] if top_k is not None else []
+    return ", ".join(parts) or "every finished, cleanly judged run (no selection)"
 
 
 def _check_out(out: Path, force: bool) -> None:
@@ -235,13 +254,14 @@ def _count(result: ExportResult, entry: dict[str, Any]) -> None:
 
 def _manifest(sources: Sequence[Path], selection: Selection, result: ExportResult,
               min_pass_rate: float | None, min_coverage: float | None, top_k: int | None,
-              max_length: int) -> dict[str, Any]:
+              room_median: bool, max_length: int) -> dict[str, Any]:
     return {
         "version": EXPORT_VERSION,
         "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "sources": [str(s) for s in sources],
         "selection": {"min_pass_rate": min_pass_rate, "min_coverage": min_coverage,
-                      "top_k": top_k},
+                      "top_k": top_k, "room_median": room_median,
+                      "medians": selection.medians, "rule": result.rule},
         "tokenizer": result.tokenizer,
         "max_length": max_length,
         "files": {"conversations": TRAIN,
@@ -249,7 +269,8 @@ def _manifest(sources: Sequence[Path], selection: Selection, result: ExportResul
         "totals": {"runs": len(selection.kept) + len(selection.left_out),
                    "kept": result.kept, "left_out": result.left_out, "rows": result.rows,
                    "tokens": result.tokens, "trained_tokens": result.trained_tokens,
-                   "skipped_replies": result.skipped_replies},
+                   "skipped_replies": result.skipped_replies,
+                   "simulated": len(result.simulated)},
         "kept": selection.kept,
         "left_out": selection.left_out,
         "models": {str(k["run"]): _models_of(Path(k["run"])) for k in selection.kept},

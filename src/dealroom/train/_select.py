@@ -10,18 +10,25 @@ Every run is either kept or left out with a reason, checked in this order:
 ``not_judged``     no ``scores.json`` (run ``dealroom judge RUN``)
 ``judge_errors``   the judge could not score some criteria (``n_errors`` > 0)
 ``below_pass_rate``  pass rate under ``min_pass_rate``
+``below_room_median``  pass rate under the median of its room's judged runs (``room_median``,
+                   on by default: half a room's samples, the worse half, are rejected)
 ``no_coverage``    ``min_coverage`` asked for and the run measured none
 ``below_coverage`` coverage under ``min_coverage``
 ``not_top_k``      cleared the bars, but ``top_k`` better runs of its room did too
 =================  ===================================================================
 
-Within a room (the run's ``config.json`` ``room``) runs are ranked by pass rate, then
-coverage, then folder path; the first ``top_k`` are kept.
+The room median is taken over the room's cleanly judged agent runs (those past
+``judge_errors``); a run *at* the median is kept, so a room whose runs all score alike keeps
+them all. Within a room (the run's ``config.json`` ``room``) runs are ranked by pass rate, then
+coverage, then folder path; the first ``top_k`` are kept. Every entry says in ``simulated``
+which of its models were simulators (root ``scripted``, sub ``oracle``): such a run teaches the
+harness's script, not a model's behaviour.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,9 +43,17 @@ class Selection:
     """Which runs an export keeps and why the others were left out."""
 
     kept: list[dict[str, Any]] = field(default_factory=list)
-    """``{run, room, pass_rate, coverage, rank, why}`` per kept run, in input order."""
+    """``{run, room, pass_rate, coverage, simulated, rank, why}`` per kept run, in input
+    order."""
     left_out: list[dict[str, Any]] = field(default_factory=list)
-    """``{run, room, pass_rate, coverage, reason, why}`` per run left out."""
+    """``{run, room, pass_rate, coverage, simulated, reason, why}`` per run left out."""
+    medians: dict[str, float] = field(default_factory=dict)
+    """Room → the median pass rate of its judged runs (only with ``room_median``)."""
+
+    @property
+    def simulated(self) -> list[dict[str, Any]]:
+        """The kept runs whose root or sub-agent was a simulator."""
+        return [r for r in self.kept if r["simulated"]]
 
 
 def check_bars(min_pass_rate: float | None, min_coverage: float | None,
@@ -52,14 +67,23 @@ def check_bars(min_pass_rate: float | None, min_coverage: float | None,
 
 
 def select_runs(runs: list[Path], *, min_pass_rate: float | None = None,
-                min_coverage: float | None = None, top_k: int | None = None) -> Selection:
-    """Keep, per room, the ``top_k`` best judged runs at or above both bars (see above)."""
+                min_coverage: float | None = None, top_k: int | None = None,
+                room_median: bool = True) -> Selection:
+    """Keep, per room, the ``top_k`` best judged runs at or above the bars and, with
+    ``room_median``, at or above the room's median pass rate (see above)."""
     check_bars(min_pass_rate, min_coverage, top_k)
     selection = Selection()
     eligible: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for run in runs:
-        row = _row(Path(run))
+    rows = [_row(Path(run)) for run in runs]
+    if room_median:
+        selection.medians = _medians(rows)
+    for row in rows:
         reason, why = _rejected(row, min_pass_rate, min_coverage)
+        median = selection.medians.get(row["room"])
+        if not reason and median is not None and row["pass_rate"] < median:
+            reason, why = "below_room_median", (
+                f"pass rate {row['pass_rate']:.3f} < {median:.3f}, the median of room "
+                f"{row['room_name']}'s judged runs")
         if reason:
             selection.left_out.append({**_public(row), "reason": reason, "why": why})
         else:
@@ -72,12 +96,34 @@ def select_runs(runs: list[Path], *, min_pass_rate: float | None = None,
                        f"below the best {top_k}")
                 selection.left_out.append({**_public(row), "reason": "not_top_k", "why": why})
             else:
-                why = _kept_why(row, rank, len(room_runs), min_pass_rate, min_coverage)
+                why = _kept_why(row, rank, len(room_runs), min_pass_rate, min_coverage,
+                                selection.medians.get(row["room"]))
                 selection.kept.append({**_public(row), "rank": rank, "why": why})
     order = {str(Path(r)): n for n, r in enumerate(runs)}
     selection.kept.sort(key=lambda r: order[r["run"]])
     selection.left_out.sort(key=lambda r: order[r["run"]])
     return selection
+
+
+def _medians(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Room → median pass rate over its cleanly judged agent runs."""
+    scored: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        reason, _ = _rejected(row, None, None)
+        if not reason:
+            scored[row["room"]].append(row["pass_rate"])
+    return {room: statistics.median(rates) for room, rates in scored.items()}
+
+
+def simulators(config: dict[str, Any]) -> list[str]:
+    """The run's models that are simulators: its ``simulators`` (the ``oracle`` sub-agent)
+    and a ``scripted`` root (a fixed program, not a model)."""
+    found = [f"sub {name}" if name == config.get("sub") else str(name)
+             for name in config.get("simulators") or []]
+    root = str(config.get("root") or "")
+    if root.split(":")[0] == "scripted":
+        found.append(f"root {root}")
+    return found
 
 
 def _row(run: Path) -> dict[str, Any]:
@@ -94,12 +140,13 @@ def _row(run: Path) -> dict[str, Any]:
         ended = RunFolder.ended(folder.events())
     except (DealroomError, OSError) as exc:
         return {"run": str(run), "room": "", "room_name": "?", "pass_rate": None,
-                "coverage": None, "unreadable": unreadable(exc)}
+                "coverage": None, "simulated": [], "unreadable": unreadable(exc)}
     room = str(config.get("room", ""))
     return {"run": str(run), "room": room, "room_name": Path(room).name or "?",
             "harness": config.get("harness"), "ended": ended,
             "judged": bool(scores), "n_errors": scores.get("n_errors") or 0,
-            "pass_rate": scores.get("pass_rate"), "coverage": coverage, "unreadable": ""}
+            "pass_rate": scores.get("pass_rate"), "coverage": coverage,
+            "simulated": simulators(dict(config)), "unreadable": ""}
 
 
 def unreadable(exc: DealroomError | OSError) -> str:
@@ -140,9 +187,10 @@ def _rejected(row: dict[str, Any], min_pass_rate: float | None,
 
 
 def _kept_why(row: dict[str, Any], rank: int, of: int, min_pass_rate: float | None,
-              min_coverage: float | None) -> str:
-    parts = [f"pass rate {row['pass_rate']:.3f}"
-             + (f" >= {min_pass_rate:g}" if min_pass_rate is not None else "")]
+              min_coverage: float | None, median: float | None) -> str:
+    bars = [f"{b:g}" for b in (min_pass_rate,) if b is not None]
+    bars += [f"{median:.3f} (room median)"] if median is not None else []
+    parts = [f"pass rate {row['pass_rate']:.3f}" + "".join(f" >= {b}" for b in bars)]
     if row["coverage"] is not None:
         parts.append(f"coverage {row['coverage']:.3f}"
                      + (f" >= {min_coverage:g}" if min_coverage is not None else ""))
@@ -151,7 +199,7 @@ def _kept_why(row: dict[str, Any], rank: int, of: int, min_pass_rate: float | No
 
 
 def _public(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: row[k] for k in ("run", "room", "pass_rate", "coverage")}
+    return {k: row[k] for k in ("run", "room", "pass_rate", "coverage", "simulated")}
 
 
 def _or(value: float | None) -> float:

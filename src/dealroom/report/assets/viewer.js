@@ -48,24 +48,40 @@ function banner() {
 }
 function model(role) {  // the model id sent and where, as config.json records it
   const m = (meta.models || {})[role];
-  if (!m || !m.model) return meta[role];
+  if (!m || !m.model) return meta[`${role}_model`] ?? meta[role];
   return m.base_url ? `${m.model} @ ${m.base_url}` : m.model;
 }
 function header() {
   banner();
   const s = meta.scores;
   $("#title").textContent = `${meta.run} — ${meta.room}`;
-  $("#facts").innerHTML = [
+  $("#facts").innerHTML = [  /* model names and where, never spec strings (prices) */
     ["harness", meta.harness], ["root", model("root")], ["sub", model("sub")],
     ["status", meta.status], ["turns", meta.turns], ["wall", fmt(meta.wall_s, 1) + " s"],
     ["sub-calls", meta.behaviour.sub_calls], ["coverage", fmt(meta.coverage.coverage, 3)],
     ["pass rate", s ? fmt(s.pass_rate, 3) : "not judged"],
   ].map(([k, v]) => `<span><b>${esc(k)}</b> ${esc(v ?? "–")}</span>`).join("");
 }
+const TABS = ["timeline", "memo", "scores", "coverage", "usage"];
 function showTab(name) {
   document.querySelectorAll("nav button").forEach((b) => b.classList.toggle("on", b.dataset.tab === name));
   document.querySelectorAll("main > section").forEach((s) => { s.hidden = s.id !== name; });
+  if (location.hash.slice(1) !== name && !(name === "timeline" && location.hash.startsWith("#turn-")))
+    history.replaceState(null, "", "#" + name);
   if (name === "memo") memoTab();
+}
+async function followHash() {  /* #memo, #scores, ...: that tab; #turn-3 (#turn-root/c1-0-2): that turn */
+  const want = decodeURIComponent(location.hash.slice(1));
+  if (TABS.includes(want)) { showTab(want); return; }
+  if (!want.startsWith("turn-")) return;
+  showTab("timeline");
+  while (!document.getElementById(want) && nextPage < meta.pages) {
+    const before = nextPage;
+    try { await loadPage(); } catch (e) { break; }  // a page that cannot load: stop there
+    if (nextPage === before) break;
+  }
+  const sec = document.getElementById(want);
+  if (sec) { sec.classList.add("target"); sec.scrollIntoView({ block: "start" }); }
 }
 
 /* -- the timeline ---------------------------------------------------------------------------- */
@@ -97,7 +113,8 @@ function turnBox(agent, turn) {
     sec.dataset.agent = agent; sec.dataset.turn = turn;
     const fails = agent === "root" ? (meta.failures || {})[turn] || [] : [];
     const badges = fails.map((f) => `<span class="badge ${esc(f.kind)}" title="${esc(f.detail)}">${esc(FAILURES[f.kind] || f.kind)}</span>`).join("");
-    sec.innerHTML = `<h3>${esc(agent)} · ${turn ? "turn " + esc(turn) : "start"}${badges}</h3>`;
+    sec.id = `turn-${agent === "root" ? "" : agent + "-"}${turn}`;
+    sec.innerHTML = `<h3><a class="turn-link" href="#${esc(sec.id)}">${esc(agent)} · ${turn ? "turn " + esc(turn) : "start"}</a>${badges}</h3>`;
     if (fails.length) sec.classList.add("failure-point");
     box.el.appendChild(sec);
     box.turns[turn] = sec;
@@ -254,13 +271,48 @@ async function renderMemo() {
     const s = score[h.turn];
     return `<button data-turn="${esc(h.turn)}">turn ${esc(h.turn)}${s ? ` · ${fmt(s.pass_rate, 2)}` : ""}</button>`;
   }).join("");
-  $("#memo").innerHTML = `<div class="history">as of: <button data-turn="final" class="on">delivered</button>${buttons}</div><pre class="memo-text">${linkCitations(memo.final || "(no memo)")}</pre>`;
+  $("#memo").innerHTML = `<div class="history">as of: <button data-turn="final" class="on">delivered</button>${buttons}</div>
+    <div class="views">show: <button data-view="md" class="on">memo</button><button data-view="source">Markdown source (line numbers)</button></div>
+    <article class="memo-md"></article><pre class="memo-text" hidden></pre>`;
+  let shown = { md: memo.html, text: memo.final };
+  const fill = () => {
+    $("#memo .memo-md").innerHTML = shown.text ? shown.md : "<p class=note>(no memo)</p>";
+    linkTextCitations($("#memo .memo-md"));
+    $("#memo .memo-text").innerHTML = linkCitations(shown.text || "(no memo)");
+  };
+  fill();
   $("#memo .history").addEventListener("click", (ev) => {
     const b = ev.target.closest("button");
     if (!b) return;
     $("#memo .history").querySelectorAll("button").forEach((x) => x.classList.toggle("on", x === b));
     const h = memo.history.find((x) => String(x.turn) === b.dataset.turn);
-    $("#memo .memo-text").innerHTML = linkCitations(h ? h.memo : memo.final);
+    shown = h ? { md: h.html, text: h.memo } : { md: memo.html, text: memo.final };
+    fill();
+  });
+  $("#memo .views").addEventListener("click", (ev) => {
+    const b = ev.target.closest("button");
+    if (b) memoView(b.dataset.view);
+  });
+}
+function memoView(view) {
+  $("#memo .views").querySelectorAll("button").forEach((x) => x.classList.toggle("on", x.dataset.view === view));
+  $("#memo .memo-md").hidden = view !== "md";
+  $("#memo .memo-text").hidden = view === "md";
+}
+function linkTextCitations(root) {  /* citations in rendered Markdown: each text node's, the
+  block's words as the quote */
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const hits = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    CITATION.lastIndex = 0;
+    if (CITATION.test(n.nodeValue)) hits.push(n);
+  }
+  hits.forEach((n) => {
+    const block = n.parentElement.closest("[data-lines]") || root;
+    const quote = block.textContent.replace(CITATION, " ").replace(/[\[\]()*_#|]/g, " ").replace(/\s+/g, " ").trim();
+    const span = document.createElement("span");
+    span.innerHTML = esc(n.nodeValue).replace(CITATION, (m, doc, a, b) => ref(doc, a ? +a : null, b ? +b : null, quote));
+    n.replaceWith(...span.childNodes);
   });
 }
 function scoresTab() {
@@ -293,6 +345,7 @@ async function showMemoLine(n) {  /* a judge's "line N": the delivered memo, tha
   await memoTab();
   const final = $('#memo .history button[data-turn="final"]');
   if (!final.classList.contains("on")) final.click();
+  memoView("source");
   $("#memo").querySelectorAll(".ln.hl").forEach((x) => x.classList.remove("hl"));
   const line = $(`#memo .ln[data-line="${n}"]`);
   if (line) { line.classList.add("hl"); line.scrollIntoView({ block: "center" }); }
@@ -313,6 +366,8 @@ $("#panel-close").addEventListener("click", () => {
 });
 $("#load-all").addEventListener("click", loadAll);
 header(); scoresTab(); coverageTab(); usageTab();
+addEventListener("hashchange", followHash);
+followHash();
 new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) loadPage(); })
   .observe($("#more"));
 loadPage();

@@ -161,7 +161,8 @@ def render_table(rows: list[dict[str, Any]], groups: list[str]) -> None:
                       _num(r["sub_calls"], 1))
     console.print(table)
     if rows and flag == "headline":
-        console.print(f"[dim]headline: {RATE_NAMES[rows[0].get('headline_kind', 'total')]}[/]")
+        kind = RATE_NAMES.get(rows[0].get("headline_kind", "total"), "pass rate")
+        console.print(f"[dim]{kind}; total: pass rate on all criteria[/]")
     if any(r.get("simulated") for r in rows):
         console.print(SIMULATED_NOTE)
 

@@ -18,7 +18,7 @@ from dealroom.room import load_manifest
 @pytest.fixture(scope="module")
 def room(tmp_path_factory):
     out = tmp_path_factory.mktemp("headline") / "room"
-    generate_room(out, docs=120, seed=0, tokens=300_000)
+    generate_room(out, docs=120, seed=0, tokens=300_000, secret="tests")
     task = json.loads((out / "task.json").read_text())
     negatives = [c for c in task["criteria"] if (c.get("expect") or {}).get("negative")]
     assert negatives and len(negatives) < len(task["criteria"])

@@ -10,9 +10,8 @@ import io
 import json
 
 import pytest
-from support.cli import dealroom
-
 from rich.console import Console
+from support.cli import dealroom
 
 from dealroom.cli.display_scores import render_summary
 from dealroom.errors import ConfigError

@@ -3,14 +3,14 @@
 LAB's keys (``score``, ``max_score``, ``summary``, ``all_pass``, ``n_criteria``, ``n_passed``,
 ``criteria_results: [{id, title, verdict, reasoning}]``) are kept exactly; dealroom adds
 the format's ``version`` (the record :class:`~dealroom.runs.ScoresRecord`, checked when
-:meth:`Scores.to_dict` builds it), ``headline`` and ``headline_kind`` (the figure shown first), ``pass_rate``, ``pass_rate_judged``,
-``pass_rate_by_type``, ``n_errors``, ``judge`` and ``usage``, and the pass rate on *positive*
-criteria alone (``n_positive``, ``n_positive_passed``, ``pass_rate_positive``): a negative
-criterion ("does not present the cured claim as live") passes an empty memo, so the positive
-rate is the one an empty memo scores 0 on, and the ``headline`` wherever the rubric has
-negatives. A verdict is ``pass``, ``fail`` or ``error``: a
-criterion the judge could not score is an ``error``, listed and counted apart, never dropped
-and never passed.
+:meth:`Scores.to_dict` builds it), ``headline`` and ``headline_kind`` (the figure shown
+first), ``pass_rate``, ``pass_rate_judged``, ``pass_rate_by_type``, ``n_errors``, ``judge``
+and ``usage``, and the pass rate on *positive* criteria alone (``n_positive``,
+``n_positive_passed``, ``pass_rate_positive``): a negative criterion ("does not present the
+cured claim as live") passes an empty memo, so the positive rate is the one an empty memo
+scores 0 on, and the ``headline`` wherever the rubric has negatives. A verdict is ``pass``,
+``fail`` or ``error``: a criterion the judge could not score is an ``error``, listed and
+counted apart, never dropped and never passed.
 """
 
 from __future__ import annotations

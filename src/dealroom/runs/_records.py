@@ -45,6 +45,8 @@ def headline_of(scores: dict[str, Any]) -> tuple[float | None, str]:
 
 def _scores_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
     headline, kind = headline_of(data)
+    if isinstance(headline, bool) or not isinstance(headline, int | float):
+        headline = None  # a damaged rate is reported under its own key
     return {**data, "headline": headline, "headline_kind": kind}
 
 

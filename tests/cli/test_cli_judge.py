@@ -20,7 +20,7 @@ def test_judge_memo_file_prints_and_writes(room: Path, tmp_path: Path) -> None:
         app, ["judge", "--room", str(room), "--memo", str(gold), "--out", str(out)]
     )
     assert result.exit_code == 0, result.output
-    assert "100.0% criteria pass rate" in result.output
+    assert "100.0% positive criteria pass rate (headline; total 100.0%)" in result.output
     assert json.loads(out.read_text())["all_pass"] is True
 
 

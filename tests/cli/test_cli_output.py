@@ -126,7 +126,7 @@ def test_summary_at_80_columns_and_through_a_pipe_cuts_nothing(summary_runs, mon
     assert piped.returncode == 0, piped.stderr
     for text in (narrow.getvalue(), piped.stdout):
         assert "…" not in text, text
-        whole_lines(text, "status", "pass rate", "positive", "coverage", "tokens in/out",
+        whole_lines(text, "status", "headline", "total", "coverage", "tokens in/out",
                     "root share in/out", "sub-calls", "turns", "submitted")
     wide = io.StringIO()
     render_summary(result, Console(file=wide, width=200, force_terminal=True,

@@ -30,21 +30,23 @@ def edit(path: Path, change) -> None:
     path.write_text(json.dumps(data))
 
 
-def test_the_version_1_run_s_unversioned_scores_read_as_version_1(v1_run):
+def test_the_version_1_run_s_unversioned_scores_read_migrated_to_version_2(v1_run):
     assert "version" not in json.loads((v1_run / "scores.json").read_text())
     folder = RunFolder.open(v1_run)
     scores = folder.scores()
-    assert scores is not None and scores["version"] == SCORES_VERSION == 1
+    assert scores is not None and scores["version"] == SCORES_VERSION == 2
     assert Scores.from_dict(scores).pass_rate == 1.0
+    # 1 -> 2: the headline from the counts (one of three criteria is negative)
+    assert (scores["headline"], scores["headline_kind"]) == (1.0, "positive")
     metrics = folder.metrics()
     assert metrics is not None and metrics["version"] == 1
     assert metrics["behaviour"]["turns"] == 5 and metrics["usage"]["total"]["calls"] == 7
 
 
 def test_a_newer_version_is_refused_and_an_older_one_migrated(v1_run, monkeypatch):
-    edit(v1_run / "scores.json", lambda d: d.update(version=2))
-    with pytest.raises(ConfigError, match=r"scores.json has format version 2; this dealroom "
-                                          "reads 1 to 1: upgrade dealroom"):
+    edit(v1_run / "scores.json", lambda d: d.update(version=3))
+    with pytest.raises(ConfigError, match=r"scores.json has format version 3; this dealroom "
+                                          "reads 1 to 2: upgrade dealroom"):
         RunFolder.open(v1_run).scores()
     edit(v1_run / "metrics.json", lambda d: d.update(version="1"))
     with pytest.raises(ConfigError, match="metrics.json has format version '1'"):
@@ -95,7 +97,7 @@ def test_metrics_with_a_wrong_or_missing_key_are_not_written(v1_run):
 def test_scores_with_a_key_of_no_record_are_refused_when_built():
     results = [CriterionResult("C-001", "t", "pass", "r")]
     record = Scores(results, extra={"run": "r1"}).to_dict()
-    assert record["version"] == 1 and record["run"] == "r1" and record["pass_rate"] == 1.0
+    assert record["version"] == 2 and record["run"] == "r1" and record["pass_rate"] == 1.0
     with pytest.raises(ValueError, match="scores.json written with runn, a key its record"):
         Scores(results, extra={"runn": "r1"}).to_dict()
     with pytest.raises(ValueError, match=r"criteria_results\[0\].verdict None, not a string"):

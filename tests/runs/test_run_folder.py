@@ -114,7 +114,8 @@ def test_deliverables_metrics_and_scores(tmp_path):
     assert folder.memo_path.read_text() == folder.read_deliverable("memo.md") == "# M\n"
     assert json.dumps(folder.metrics()) == json.dumps(metrics)  # NaN root shares
     assert metrics["status"] == "not_started"
-    assert folder.scores("reference") == {"pass_rate": 0.5, "version": 1}
+    assert folder.scores("reference") == {"pass_rate": 0.5, "version": 2,  # migrated from 1
+                                          "headline": 0.5, "headline_kind": "total"}
     assert folder.scores_path().name == "scores.json"
     assert [p.name for p in folder.memo_path.parent.iterdir()] == ["memo.md"]  # no temp left
 

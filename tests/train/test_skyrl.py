@@ -38,7 +38,9 @@ def test_the_registered_env_runs_an_episode_to_done_with_a_reward(generated_room
     assert 0 <= end["reward"] <= 1 and end["metadata"]["judge_errors"] == 0
     run = end["metadata"]["run"]
     scores = json.loads((Path(run) / "scores.json").read_text())
-    assert end["reward"] == pytest.approx(scores["pass_rate"])
+    assert end["reward"] == pytest.approx(scores["headline"])  # the headline by default
+    assert end["metadata"]["reward_kind"] == scores["headline_kind"]
+    assert end["metadata"]["pass_rate"] == pytest.approx(scores["pass_rate"])
     lines = (Path(run) / "trajectory.jsonl").read_text().splitlines()
     events = [json.loads(x) for x in lines if x]
     calls = [e for e in events if e["type"] == "model_call" and e["role"] == "root"]

@@ -44,8 +44,9 @@ SETTING_HELP = ("Pass@(K,T) from runs per T (visible) or T_max runs as of turn T
                 "also on budget-visible sweeps); default: the sweep's budget_visible.")
 
 
-HEADLINE_HELP = ("The headline pass rate: total (all criteria) or positive (positive criteria "
-                 "only: negative criteria pass an empty memo).")
+HEADLINE_HELP = ("The pass rate shown first: headline (each episode's scores.json headline: "
+                 "positive criteria where its rubric has negative ones, else all), total (all "
+                 "criteria; negative criteria pass an empty memo) or positive.")
 
 
 def _tau(tau: float | None, all_pass: bool) -> float | None:
@@ -65,7 +66,7 @@ def passk(
     all_pass: bool = typer.Option(False, "--all-pass", help=ALL_PASS_HELP),
     setting: str = typer.Option(None, "--setting", help=SETTING_HELP),
     k: int = typer.Option(None, "--k", help="Largest k (default: the samples recorded)."),
-    headline: str = typer.Option("total", "--headline", help=HEADLINE_HELP),
+    headline: str = typer.Option("headline", "--headline", help=HEADLINE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object per (policy, T, k)."),
 ) -> None:
     """Pass@(K,T): success within k samples under a turn budget T, per policy."""
@@ -86,7 +87,7 @@ def table(
     by: str = typer.Option(
         "root,sub,depth,max_turns", "--by",
         help="Group on, comma-separated: root, sub, depth, max_turns, room, size, seed, type."),
-    headline: str = typer.Option("total", "--headline", help=HEADLINE_HELP),
+    headline: str = typer.Option("headline", "--headline", help=HEADLINE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
 ) -> None:
     """Criteria pass rate with a 95% bootstrap interval over rooms, all-pass, coverage, cost."""

@@ -23,8 +23,9 @@ def report(
     out: Path = typer.Option(..., "--out", help="The report folder (new, or a report's)."),
     title: str = typer.Option(None, "--title", help="The report's title."),
     headline: str = typer.Option(
-        "total", "--headline", help="The headline pass rate: total (all criteria) or positive "
-                                    "(positive criteria only: negative ones pass an empty memo)."),
+        "headline", "--headline", help="The pass rate shown first: headline (each episode's "
+        "scores.json headline: positive criteria where its rubric has negative ones, else all), "
+        "total (all criteria; negative ones pass an empty memo) or positive."),
 ) -> None:
     """Write DIR/index.html (tables, plots, episodes linking to their traces) and
     DIR/report.json; the folder opens from disk."""

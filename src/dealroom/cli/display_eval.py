@@ -99,6 +99,12 @@ def _policy(row: dict[str, Any]) -> str:
         else row["root"]
 
 
+RATE_NAMES = {"positive": "headline (pass rate on positive criteria)",
+              "total": "headline (pass rate on all criteria)",
+              "mixed": "headline (positive criteria where a rubric has negatives, else all)"}
+"""What a row's ``headline_kind`` says its pass rate is."""
+
+
 def render_passk(rows: list[dict[str, Any]]) -> None:
     """Pass@(K,T): a row per (policy, T), a column per k."""
     from rich.table import Table
@@ -119,16 +125,18 @@ def render_passk(rows: list[dict[str, Any]]) -> None:
                       str(by_k[ks[0]]["rooms"]))
     console.print(table)
     first = rows[0]
-    headline = first.get("headline", "total")
-    rate = "pass rate on positive criteria" if headline == "positive" else "pass rate"
+    kind = first.get("headline_kind", first.get("headline", "total"))
+    rate = RATE_NAMES.get(kind, "pass rate")
     success = "all criteria passed" if first["tau"] is None else f"{rate} >= {first['tau']}"
     console.print(f"[dim]setting: {first['setting']} · success: {success} · pass@k: mean over "
                   "rooms of the unbiased estimate[/]")
-    if headline == "total" and first["tau"] is not None:
+    if first["tau"] is not None:
+        other = "total" if kind != "total" else "positive"
         top = {(_policy(r), r["depth"], r["max_turns"]): r for r in rows if r["k"] == ks[-1]}
-        beside = " · ".join(f"{p} T={t}: {_pct(r.get('pass_at_k_positive'))}"
+        beside = " · ".join(f"{p} T={t}: {_pct(r.get(f'pass_at_k_{other}'))}"
                             for (p, _, t), r in top.items())
-        console.print(f"[dim]on positive criteria alone, pass@{ks[-1]}: {beside}[/]")
+        where = "on all criteria" if other == "total" else "on positive criteria alone"
+        console.print(f"[dim]{where}, pass@{ks[-1]}: {beside}[/]")
     if any(r.get("simulated") for r in rows):
         console.print(SIMULATED_NOTE)
 
@@ -139,18 +147,22 @@ def render_table(rows: list[dict[str, Any]], groups: list[str]) -> None:
     from rich.table import Table
 
     console = default_console
-    positive = bool(rows) and rows[0].get("headline") == "positive"
-    table = Table(" · ".join(groups), "runs", "rooms", "pass (positive)" if positive else "pass",
-                  "95% CI", "positive", "all-pass", "cover", "cost", "subs", box=None)
+    flag = rows[0].get("headline", "headline") if rows else "headline"
+    other = "positive" if flag == "total" else "total"
+    table = Table(" · ".join(groups), "runs", "rooms", "pass" if flag == "total" else
+                  "headline", "95% CI", other, "all-pass", "cover", "cost", "subs", box=None)
     for r in rows:
         keys = [str(r[g]) + (SIMULATED if g == "sub" and r.get("simulated") else "")
                 for g in groups]
         table.add_row(" · ".join(keys), str(r["episodes"]), str(r["rooms"]),
                       _pct(r["pass_rate"]), _span(r["ci_low"], r["ci_high"], _pct),
-                      _pct(r.get("pass_rate_positive")),
+                      _pct(r.get(f"pass_rate_{other}")),
                       _pct(r["all_pass"]), _pct(r["coverage"]), _usd(r["cost_usd"]),
                       _num(r["sub_calls"], 1))
     console.print(table)
+    if rows and flag == "headline":
+        kind = RATE_NAMES.get(rows[0].get("headline_kind", "total"), "pass rate")
+        console.print(f"[dim]{kind}; total: pass rate on all criteria[/]")
     if any(r.get("simulated") for r in rows):
         console.print(SIMULATED_NOTE)
 
@@ -162,7 +174,9 @@ def render_compare(result: dict[str, Any]) -> None:
     console.print(f"A: {result['a']['source']} ({result['a']['episodes']} episodes)\n"
                   f"B: {result['b']['source']} ({result['b']['episodes']} episodes)",
                   soft_wrap=True)
-    console.print(f"[bold]A - B: {_points(result['mean_diff'])}[/] pass rate, 95% CI "
+    console.print(f"[bold]A - B: {_points(result['mean_diff'])}[/] "
+                  f"{RATE_NAMES.get(result.get('headline_kind', 'total'), 'pass rate')} "
+                  f"(total {_points(result.get('mean_diff_total'))}), 95% CI "
                   f"{_span(result['ci_low'], result['ci_high'], _points)}, sign test "
                   f"p = {_num(result['p_value'], 3)} · {result['pairs']} pairs on "
                   f"{result['rooms']} rooms (paired on {', '.join(result['paired_on'])}; A "

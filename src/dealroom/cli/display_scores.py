@@ -28,8 +28,10 @@ def render_scores(data: ScoresRecord, written: Path | None) -> None:
     if judge.get("structured_output"):
         forms = ", ".join(f"{k} {v}" for k, v in judge["structured_output"].items())
         name += f", replies by shape: {forms}"
+    kind = "positive criteria" if data.get("headline_kind") == "positive" else "criteria"
     console.print(
-        f"[bold]{_pct(data['pass_rate'])}[/] criteria pass rate — {data['summary']}"
+        f"[bold]{_pct(data.get('headline', data['pass_rate']))}[/] {kind} pass rate (headline; "
+        f"total {_pct(data['pass_rate'])}) — {data['summary']}"
         f"  [dim]judge: {name}[/]"
     )
     table = Table("type", "criteria", "passed", "errors", "pass rate", box=None)
@@ -73,7 +75,7 @@ def render_by_turn(result: dict[str, Any]) -> None:
                   f"{result['run']}[/]", soft_wrap=True)
 
 
-SUMMARY_COLUMNS = ("status", "pass rate", "positive", "coverage", "cost", "tokens in/out",
+SUMMARY_COLUMNS = ("status", "headline", "total", "coverage", "cost", "tokens in/out",
                    "root share in/out", "sub-calls", "turns")
 """``dealroom summary``'s figures per run, in the order of its table's columns."""
 
@@ -88,8 +90,8 @@ def render_summary(result: dict[str, Any], where: Console | None = None) -> None
     t = result["totals"]
     rows = [(_run_name(r) + (" [yellow](simulated sub)[/]" if r.get("simulated") else ""),
              _run_cells(r)) for r in result["runs"]]
-    totals = (f"{t['runs']} runs", ["", f"{_pct(t['pass_rate_mean'])} mean",
-                                    f"{_pct(t.get('pass_rate_positive_mean'))} mean",
+    totals = (f"{t['runs']} runs", ["", f"{_pct(t.get('headline_mean'))} mean",
+                                    f"{_pct(t['pass_rate_mean'])} mean",
                                     f"{_pct(t['coverage_mean'])} mean", f"${t['cost_usd']:.2f}",
                                     _tokens(t), _shares(t), str(t["sub_calls"]),
                                     str(t["turns"])])
@@ -104,6 +106,10 @@ def render_summary(result: dict[str, Any], where: Console | None = None) -> None
     else:
         _render_blocks([*rows, (f"totals of {totals[0]}", totals[1])], where)
     _print_endpoints(result["runs"], where)
+    if t.get("headline_positive_runs"):
+        where.print(f"headline: pass rate on positive criteria for the "
+                    f"{t['headline_positive_runs']} runs whose rubric has negative criteria, "
+                    "else on all; total: on all criteria")
     if any(r.get("simulated") for r in result["runs"]):
         where.print("[yellow]simulated sub: answered from the room's answer key (the oracle "
                     "simulator), an upper bound on reading, not a model[/]")
@@ -115,7 +121,8 @@ def render_summary(result: dict[str, Any], where: Console | None = None) -> None
 
 
 def _run_cells(r: dict[str, Any]) -> list[str]:
-    return [r["status"], _pct(r["pass_rate"]), _pct(r.get("pass_rate_positive")),
+    headline = r.get("headline", r["pass_rate"])
+    return [r["status"], _pct(headline), _pct(r["pass_rate"]),
             _pct(r["coverage"]), f"${r['cost_usd']:.2f}", _tokens(r), _shares(r),
             str(r["sub_calls"]), str(r["turns"])]
 

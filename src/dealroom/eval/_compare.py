@@ -4,7 +4,8 @@ Episodes are paired by room, and by turn budget, depth and seed when both sets h
 those values in common (so two policies of one sweep pair room by room and sample by sample,
 while ``SWEEP:max_turns=4`` against ``SWEEP:max_turns=30`` pairs room and seed). Several
 episodes of one side under one key (e.g. several sub-agents) are averaged. The difference is
-A - B in criteria pass rate: its mean over pairs, a 95% bootstrap interval that resamples rooms
+A - B in the headline pass rate (each episode's ``scores.json`` ``headline``; the total's
+mean difference beside it): its mean over pairs, a 95% bootstrap interval that resamples rooms
 (pairs of one room are not independent), and the two-sided sign test over pairs; the same per
 criterion type, and per (K,T) cell for Pass@k (rooms paired; each side's Pass@k per room is
 the mean over its policies, in the sweep's setting: visible or truncation).
@@ -21,7 +22,13 @@ from typing import Any
 from dealroom._util.files import json_safe
 from dealroom.errors import ConfigError
 from dealroom.eval._metrics import cluster_bootstrap_ci, pass_at_k, sign_test
-from dealroom.eval._passk import DEFAULT_TAU, resolve_setting, sample_cells, warn_few_rooms
+from dealroom.eval._passk import (
+    DEFAULT_TAU,
+    kind_of,
+    resolve_setting,
+    sample_cells,
+    warn_few_rooms,
+)
 from dealroom.eval._results import Row, judged, load_rows, sweep_spec
 
 PAIRED_ON = ("max_turns", "depth", "seed")
@@ -30,7 +37,8 @@ PAIRED_ON = ("max_turns", "depth", "seed")
 
 def compare(a: str | Path, b: str | Path, *, tau: float | None = DEFAULT_TAU,
             setting: str | None = None) -> dict[str, Any]:
-    """``{pairs, mean_diff, ci_low, ci_high, p_value, rooms, paired_on, a, b, by_type, cells}``
+    """``{pairs, mean_diff, ci_low, ci_high, p_value, rooms, paired_on, a, b, by_type, cells,
+    headline_kind, mean_diff_total}``
     for A - B; a ConfigError when the two share no room. ``setting`` of the Pass@k cells:
     ``visible`` or ``truncation`` (default: each sweep's, as ``passk``)."""
     rows_a, rows_b = judged(load_rows(a)), judged(load_rows(b))
@@ -49,11 +57,14 @@ def compare(a: str | Path, b: str | Path, *, tau: float | None = DEFAULT_TAU,
                                 _mean(r.by_type.get(t, math.nan) for r in side_b[k]))
                                for k in keys]) for t in types}
     rooms = len({k[0] for k in keys})
+    total = _difference([(k[0], _mean(r.pass_rate_total for r in side_a[k]),
+                          _mean(r.pass_rate_total for r in side_b[k])) for k in keys])
     warn_few_rooms([(rooms, result["ci_low"], result["ci_high"])], "differences")
     return json_safe({**result, "rooms": rooms, "paired_on": paired_on,
                       "a": _describe(a, rows_a), "b": _describe(b, rows_b), "by_type": by_type,
                       "cells": _cells(a, b, rows_a, rows_b, shared, tau, setting),
-                      "tau": tau})
+                      "tau": tau, "headline_kind": kind_of(rows_a + rows_b),
+                      "mean_diff_total": total["mean_diff"]})
 
 
 def _keyed(rows: list[Row], on: list[str]) -> dict[tuple[Any, ...], list[Row]]:

@@ -46,14 +46,16 @@ def success(value: float, all_pass: bool | None, tau: float | None) -> bool:
 
 
 def passk(source: str | Path, *, tau: float | None = DEFAULT_TAU, setting: str | None = None,
-          k: int | None = None, headline: str = "total") -> list[dict[str, Any]]:
+          k: int | None = None, headline: str = "headline") -> list[dict[str, Any]]:
     """Pass@(K,T) per (policy, T, k): ``{root, sub, depth, max_turns, k, pass_at_k, ci_low,
     ci_high, rooms}`` (plus ``setting``, ``tau``, ``samples``, ``simulated``); ``tau=None`` for
     all-pass.
 
-    ``headline``: success from the pass rate over all criteria (``total``) or over positive
-    criteria (``positive``); each row also gives ``pass_at_k_positive`` beside it (NaN where
-    the scores hold no positive rate) and names its ``headline``.
+    ``headline``: success from each episode's ``scores.json`` headline (``headline``: the
+    positive criteria's rate where its rubric has negatives, else the total), the pass rate
+    over all criteria (``total``) or over positive criteria (``positive``); each row also gives
+    ``pass_at_k_total`` and ``pass_at_k_positive`` beside it (NaN where the scores hold no such
+    rate) and names its ``headline`` and ``headline_kind`` (:func:`kind_of`).
 
     ``pass_at_k`` is the mean over rooms of the unbiased estimate from that room's samples, and
     ``ci_low``/``ci_high`` its 95% bootstrap interval over those rooms (seeded; NaN with one
@@ -65,7 +67,8 @@ def passk(source: str | Path, *, tau: float | None = DEFAULT_TAU, setting: str |
     loaded = load_rows(source)
     rows = judged(with_headline(loaded, headline))
     cells = sample_cells(rows, spec, setting, tau)
-    positive = _positive_cells(loaded, spec, setting, tau)
+    beside = {rate: _rate_cells(loaded, rate, spec, setting, tau)
+              for rate in ("total", "positive")}
     most = max((len(s) for rooms in cells.values() for s in rooms.values()), default=0)
     k = k or most
     if k > most:
@@ -83,7 +86,9 @@ def passk(source: str | Path, *, tau: float | None = DEFAULT_TAU, setting: str |
                         "setting": setting, "tau": tau,
                         "samples": max(len(s) for s in rooms.values()),
                         "simulated": simulated, "headline": headline,
-                        "pass_at_k_positive": _beside(positive, (root, sub, depth, turns), kk)})
+                        "headline_kind": kind_of(rows),
+                        **{f"pass_at_k_{rate}": _beside(cells_, (root, sub, depth, turns), kk)
+                           for rate, cells_ in beside.items()}})
     return json_safe(out)
 
 
@@ -118,10 +123,17 @@ CellKey = tuple[str, str | None, int, int]
 """A Pass@(K,T) cell: (root, sub, depth, T)."""
 
 
-def _positive_cells(rows: list[Row], spec: dict[str, Any], setting: str,
-                    tau: float | None) -> dict[CellKey, dict[str, list[bool]]]:
-    """:func:`sample_cells` of the positive criteria's pass rate ({} where none is recorded)."""
-    scored = judged(with_headline(rows, "positive"))
+def kind_of(rows: list[Row]) -> str:
+    """What the rows' ``pass_rate`` is: ``positive``, ``total``, or ``mixed`` (episodes whose
+    rubrics differ in having negative criteria)."""
+    kinds = {r.headline_kind for r in rows}
+    return kinds.pop() if len(kinds) == 1 else "mixed" if kinds else "total"
+
+
+def _rate_cells(rows: list[Row], rate: str, spec: dict[str, Any], setting: str,
+                tau: float | None) -> dict[CellKey, dict[str, list[bool]]]:
+    """:func:`sample_cells` of the ``rate`` pass rate ({} where none is recorded)."""
+    scored = judged(with_headline(rows, rate))
     try:
         return sample_cells(scored, spec, setting, tau) if scored else {}
     except ConfigError:
@@ -170,12 +182,14 @@ def _order(item: tuple[CellKey, object]) -> tuple[str, str, int, int]:
 
 
 def table(source: str | Path, by: Iterable[str] = ("root", "sub", "depth", "max_turns"),
-          headline: str = "total") -> list[dict[str, Any]]:
+          headline: str = "headline") -> list[dict[str, Any]]:
     """Per group: episodes, rooms, criteria pass rate with its 95% bootstrap interval over rooms
     (each room's mean), LAB's all-pass rate, and mean coverage, cost and sub-calls.
 
-    ``headline``: the pass rate over all criteria (``total``) or positive ones (``positive``);
-    ``pass_rate_positive`` (the mean over episodes) stands beside it either way.
+    ``headline``: each episode's ``scores.json`` headline (``headline``), the pass rate over
+    all criteria (``total``) or positive ones (``positive``); ``pass_rate_total`` and
+    ``pass_rate_positive`` (means over episodes) stand beside it, and ``headline_kind``
+    (:func:`kind_of`) says what it is.
 
     ``by``: any of :data:`GROUPS`; ``type`` splits each group by criterion type (the pass rate
     of that type's criteria).
@@ -200,7 +214,8 @@ def table(source: str | Path, by: Iterable[str] = ("root", "sub", "depth", "max_
         episodes = [r for r, _ in members]
         out.append({**dict(zip(by, key, strict=True)), "episodes": len(members),
                     "rooms": len(per_room), "pass_rate": rate, "ci_low": low, "ci_high": high,
-                    "headline": headline,
+                    "headline": headline, "headline_kind": kind_of(episodes),
+                    "pass_rate_total": _mean(r.pass_rate_total for r in episodes),
                     "pass_rate_positive": _mean(r.pass_rate_positive for r in episodes),
                     "all_pass": _mean(float(bool(r.all_pass)) for r in episodes),
                     "coverage": _mean(r.coverage for r in episodes),

@@ -33,10 +33,11 @@ from dealroom.runs import (
 )
 
 KEYS = ("root", "sub", "depth", "max_turns", "room", "seed")
-HEADLINES = ("total", "positive")
-"""Which pass rate is a row's headline: over all criteria, or over positive criteria only
-(``pass_rate_positive``: an empty memo scores 0)."""
 """What a selector may filter on."""
+HEADLINES = ("headline", "total", "positive")
+"""Which pass rate is a row's ``pass_rate``: its ``scores.json`` ``headline`` (the positive
+criteria's rate where the rubric has negatives, else the total; docs/judging.md), the rate over
+all criteria, or over positive criteria only (``pass_rate_positive``: an empty memo scores 0)."""
 _SPLIT = re.compile(r"[,;](?=(?:root|sub|depth|max_turns|room|seed)=)")
 
 
@@ -60,13 +61,20 @@ class Row:
     simulated: bool = False
     """The sub-agent is a simulator (the oracle)."""
     pass_rate: float = math.nan
-    """The headline pass rate: over all criteria (or positive ones, :func:`with_headline`)."""
+    """The pass rate computed with: the ``scores.json`` ``headline`` as loaded (the total or
+    the positive criteria's rate with :func:`with_headline`)."""
+    headline_kind: str = "total"
+    """What the ``headline`` is: ``positive`` or ``total`` (``scores.json``)."""
+    pass_rate_total: float = math.nan
+    """Pass rate over all criteria (``scores.json`` ``pass_rate``)."""
     pass_rate_positive: float = math.nan
     """Pass rate over positive criteria alone (``scores.json`` ``pass_rate_positive``)."""
     all_pass: bool | None = None
     by_type: dict[str, float] = field(default_factory=dict)
     by_turn: list[float] = field(default_factory=list)
-    """Pass rate of the memo as of turns 1..turns (empty when not judged by turn)."""
+    """``pass_rate``'s kind for the memo as of turns 1..turns (empty when not judged by
+    turn)."""
+    by_turn_total: list[float] = field(default_factory=list)
     by_turn_positive: list[float] = field(default_factory=list)
     by_turn_all_pass: list[bool] = field(default_factory=list)
     by_turn_types: list[dict[str, float]] = field(default_factory=list)
@@ -186,14 +194,17 @@ def _fill(row: Row, folder: RunFolder) -> None:
     scores: ScoresRecord = folder.scores() or {}
     if not scores:
         row.status = "unjudged"
-    row.pass_rate = _num(scores.get("pass_rate"))
+    row.headline_kind = scores.get("headline_kind", "total")
+    row.pass_rate = _num(scores.get("headline", scores.get("pass_rate")))
+    row.pass_rate_total = _num(scores.get("pass_rate"))
     row.pass_rate_positive = _num(scores.get("pass_rate_positive"))
     row.all_pass = scores.get("all_pass")
     row.by_type = {k: _num(v.get("pass_rate"))
                    for k, v in (scores.get("pass_rate_by_type") or {}).items()}
     by_turn = (folder.scores_by_turn() or {}).get("by_turn") or []
-    row.by_turn = [_num(t.get("pass_rate")) for t in by_turn]
+    row.by_turn_total = [_num(t.get("pass_rate")) for t in by_turn]
     row.by_turn_positive = [_num(t.get("pass_rate_positive")) for t in by_turn]
+    row.by_turn = row.by_turn_positive if row.headline_kind == "positive" else row.by_turn_total
     row.by_turn_all_pass = [bool(t.get("all_pass")) for t in by_turn]
     row.by_turn_types = [t.get("pass_rate_by_type") or {} for t in by_turn]
     metrics: Metrics = folder.metrics() or {}
@@ -239,15 +250,20 @@ def _real(room: str) -> bool:
         return False
 
 
-def with_headline(rows: list[Row], headline: str = "total") -> list[Row]:
-    """``rows`` with ``headline``'s pass rate as their ``pass_rate`` (and by turn): ``total``
-    keeps them; ``positive`` puts the positive criteria's rate there."""
+def with_headline(rows: list[Row], headline: str = "headline") -> list[Row]:
+    """``rows`` with ``headline``'s pass rate as their ``pass_rate`` (and by turn):
+    ``headline`` keeps them (each episode's ``scores.json`` headline); ``total`` puts the rate
+    over all criteria there, ``positive`` the positive criteria's."""
     if headline not in HEADLINES:
-        raise ConfigError(f"--headline must be {' or '.join(HEADLINES)}, got {headline!r}")
-    if headline == "total":
+        raise ConfigError(f"--headline must be {', '.join(HEADLINES)}, got {headline!r}")
+    if headline == "headline":
         return rows
-    return [dataclasses.replace(r, pass_rate=r.pass_rate_positive, by_turn=[] if all(
-        map(math.isnan, r.by_turn_positive)) else r.by_turn_positive) for r in rows]
+    if headline == "total":
+        return [dataclasses.replace(r, pass_rate=r.pass_rate_total, by_turn=r.by_turn_total,
+                                    headline_kind="total") for r in rows]
+    return [dataclasses.replace(r, pass_rate=r.pass_rate_positive, headline_kind="positive",
+                                by_turn=[] if all(map(math.isnan, r.by_turn_positive))
+                                else r.by_turn_positive) for r in rows]
 
 
 def judged(rows: list[Row]) -> list[Row]:

@@ -47,6 +47,8 @@ def run_row(run_dir: Path) -> dict[str, Any]:
         "sub_model": metrics.get("sub_model", folder.config.get("sub", "")),
         "simulated": bool(metrics.get("simulators", folder.config.get("simulators"))),
         "status": metrics.get("status", ""),
+        "headline": scores.get("headline") if scores else None,
+        "headline_kind": scores.get("headline_kind") if scores else None,
         "pass_rate": scores.get("pass_rate") if scores else None,
         "pass_rate_positive": scores.get("pass_rate_positive") if scores else None,
         "n_criteria": scores.get("n_criteria"),
@@ -96,6 +98,8 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "runs": len(rows),
         "scored_runs": sum(r["pass_rate"] is not None for r in rows),
+        "headline_mean": _mean(r["headline"] for r in rows),
+        "headline_positive_runs": sum(r["headline_kind"] == "positive" for r in rows),
         "pass_rate_mean": _mean(r["pass_rate"] for r in rows),
         "pass_rate_positive_mean": _mean(r["pass_rate_positive"] for r in rows),
         "coverage_mean": _mean(r["coverage"] for r in rows),

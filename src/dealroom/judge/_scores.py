@@ -3,13 +3,14 @@
 LAB's keys (``score``, ``max_score``, ``summary``, ``all_pass``, ``n_criteria``, ``n_passed``,
 ``criteria_results: [{id, title, verdict, reasoning}]``) are kept exactly; dealroom adds
 the format's ``version`` (the record :class:`~dealroom.runs.ScoresRecord`, checked when
-:meth:`Scores.to_dict` builds it), ``pass_rate`` (the headline figure), ``pass_rate_judged``,
-``pass_rate_by_type``, ``n_errors``, ``judge`` and ``usage``, and the pass rate on *positive*
-criteria alone (``n_positive``, ``n_positive_passed``, ``pass_rate_positive``): a negative
-criterion ("does not present the cured claim as live") passes an empty memo, so the positive
-rate is the one an empty memo scores 0 on. A verdict is ``pass``, ``fail`` or ``error``: a
-criterion the judge could not score is an ``error``, listed and counted apart, never dropped
-and never passed.
+:meth:`Scores.to_dict` builds it), ``headline`` and ``headline_kind`` (the figure shown
+first), ``pass_rate``, ``pass_rate_judged``, ``pass_rate_by_type``, ``n_errors``, ``judge``
+and ``usage``, and the pass rate on *positive* criteria alone (``n_positive``,
+``n_positive_passed``, ``pass_rate_positive``): a negative criterion ("does not present the
+cured claim as live") passes an empty memo, so the positive rate is the one an empty memo
+scores 0 on, and the ``headline`` wherever the rubric has negatives. A verdict is ``pass``,
+``fail`` or ``error``: a criterion the judge could not score is an ``error``, listed and
+counted apart, never dropped and never passed.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dealroom.types import Usage
 PASS, FAIL, ERROR = "pass", "fail", "error"
 VERDICTS = (PASS, FAIL, ERROR)
 UNTYPED = "untyped"
+HEADLINE_POSITIVE, HEADLINE_TOTAL = "positive", "total"
 
 
 class Judge(Protocol):
@@ -117,6 +119,19 @@ class Scores:
         return self.n_positive_passed / self.n_positive if self.n_positive else math.nan
 
     @property
+    def headline_kind(self) -> str:
+        """What :attr:`headline` is: ``positive`` when the rubric has negative criteria (and
+        positive ones), else ``total`` (docs/judging.md, "The headline")."""
+        return HEADLINE_POSITIVE if self.negatives and self.n_positive else HEADLINE_TOTAL
+
+    @property
+    def headline(self) -> float:
+        """The figure shown first, one a memo without findings cannot raise: the positive
+        criteria's pass rate when the rubric has negatives, else the total pass rate."""
+        return self.pass_rate_positive if self.headline_kind == HEADLINE_POSITIVE \
+            else self.pass_rate
+
+    @property
     def all_pass(self) -> bool:
         return self.n_criteria > 0 and self.n_passed == self.n_criteria
 
@@ -157,6 +172,8 @@ class Scores:
             "n_criteria": self.n_criteria,
             "n_passed": self.n_passed,
             "n_errors": self.n_errors,
+            "headline": self.headline,
+            "headline_kind": self.headline_kind,
             "pass_rate": self.pass_rate,
             "pass_rate_judged": self.pass_rate_judged,
             "n_positive": self.n_positive,

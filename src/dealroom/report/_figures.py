@@ -44,7 +44,7 @@ def episode(row: Row, source: Source) -> dict[str, Any]:
         "root": row.root, "sub": row.sub, "depth": row.depth, "max_turns": row.max_turns,
         "seed": row.seed, "status": row.status, "harness": extra.get("harness") or "rlm",
         "simulated": row.simulated, "pass_rate": row.pass_rate, "all_pass": row.all_pass,
-        "pass_rate_positive": row.pass_rate_positive,
+        "pass_rate_positive": row.pass_rate_positive, "pass_rate_total": row.pass_rate_total,
         "by_type": row.by_type, "by_turn": row.by_turn, "coverage": row.coverage,
         "cost_usd": row.cost_usd, "sub_calls": row.sub_calls, "turns": row.turns,
         "input_tokens": row.input_tokens, "output_tokens": row.output_tokens,
@@ -103,6 +103,7 @@ def headline(episodes: list[dict[str, Any]],
             "ci_high": high, "all_pass": _mean(
                 math.nan if e["all_pass"] is None else float(bool(e["all_pass"]))
                 for e in judged),
+            "pass_rate_total": _mean(e.get("pass_rate_total", math.nan) for e in judged),
             "pass_rate_positive": _mean(e.get("pass_rate_positive", math.nan) for e in judged),
             "coverage": _mean(e["coverage"] for e in members),
             "cost_per_room": _mean(cost.values()),

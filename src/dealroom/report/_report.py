@@ -35,8 +35,8 @@ from dealroom.runs import RunFolder
 REPORT_JSON = "report.json"
 COLUMNS = (("policy", "policy", None), ("source", "source", None), ("setting", "setting", None),
            ("T", "max_turns", 0), ("episodes", "episodes", 0),
-           ("rooms", "rooms", 0), ("pass rate [95% CI]", "pass_rate", 3),
-           ("positive criteria", "pass_rate_positive", 3),
+           ("rooms", "rooms", 0), ("headline [95% CI]", "pass_rate", 3),
+           ("total", "pass_rate_total", 3), ("positive criteria", "pass_rate_positive", 3),
            ("all-pass", "all_pass", 3), ("coverage", "coverage", 3),
            ("cost / room USD", "cost_per_room", 4), ("tokens", "tokens", 0),
            ("root share", "root_share", 3), ("sub-calls", "sub_calls", 1),
@@ -46,12 +46,13 @@ COLUMNS = (("policy", "policy", None), ("source", "source", None), ("setting", "
 
 def build_report(sources: Sequence[str | Path], out: Path, *, title: str | None = None,
                  progress: Callable[[int, int], None] | None = None,
-                 headline_rate: str = "total") -> Path:
+                 headline_rate: str = "headline") -> Path:
     """Write the report of ``sources`` (sweeps, folders of runs, run folders, recovery
     folders, each with an optional ``:KEY=VALUE`` selector) into ``out``; its ``index.html``.
     ``progress(done, total)`` is called as the episodes' traces are written.
-    ``headline_rate``: ``total`` or ``positive``, the pass rate the tables, plots and Pass@k
-    use (the positive criteria's rate stands beside it either way)."""
+    ``headline_rate``: ``headline`` (each episode's ``scores.json`` headline), ``total`` or
+    ``positive``, the pass rate the tables, plots and Pass@k use (the total and the positive
+    criteria's rate stand beside it)."""
     if not sources:
         raise ConfigError("give at least one sweep or run folder to report on")
     out = Path(out)
@@ -203,9 +204,11 @@ def _generic(rows: list[dict[str, Any]]) -> str:
 
 
 def _rate_note(rate: str) -> str:
-    which = ("over positive criteria only (--headline positive)" if rate == "positive" else
-             "over all criteria; negative criteria pass an empty memo, so the positive "
-             "criteria's rate stands beside it")
+    which = {"positive": "over positive criteria only (--headline positive)",
+             "total": "over all criteria (--headline total); negative criteria pass an empty "
+                      "memo, so the positive criteria's rate stands beside it"}.get(
+        rate, "each episode's headline: over positive criteria where its rubric has negative "
+              "criteria (they pass an empty memo), else over all; the total stands beside it")
     return f'<p class="note headline-rate">Pass rates are {which}.</p>'
 
 

@@ -9,7 +9,7 @@ See docs/measurement.md and docs/judging.md, "Logged metrics".
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import with_config
 from typing_extensions import TypedDict
@@ -19,15 +19,40 @@ from dealroom.runs._events import RECORD_CONFIG
 
 METRICS_VERSION = 1
 """Format version of ``metrics.json`` written now."""
-SCORES_VERSION = 1
-"""Format version of ``scores.json`` written now (files without ``version`` are 1)."""
+SCORES_VERSION = 2
+"""Format version of ``scores.json`` written now (files without ``version`` are 1; 2 adds
+``headline`` and ``headline_kind``)."""
 
 METRICS_MIGRATIONS: dict[int, Migration] = {}
 """Version N → the function that turns a ``metrics.json`` of version N into one of N + 1
 (none yet: version 1 is current)."""
-SCORES_MIGRATIONS: dict[int, Migration] = {}
+
+
+def headline_of(scores: dict[str, Any]) -> tuple[float | None, str]:
+    """``(headline, headline_kind)`` of a ``scores.json``'s counts: the positive criteria's
+    pass rate when some criteria are negative (and some positive), else the total.
+
+    >>> headline_of({"n_criteria": 3, "n_positive": 1, "pass_rate": 0.67,
+    ...              "pass_rate_positive": 0.0})
+    (0.0, 'positive')
+    """
+    n_positive, n_criteria = scores.get("n_positive"), scores.get("n_criteria")
+    if isinstance(n_positive, int) and isinstance(n_criteria, int) and \
+            0 < n_positive < n_criteria:
+        return scores.get("pass_rate_positive"), "positive"
+    return scores.get("pass_rate"), "total"
+
+
+def _scores_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
+    headline, kind = headline_of(data)
+    if isinstance(headline, bool) or not isinstance(headline, int | float):
+        headline = None  # a damaged rate is reported under its own key
+    return {**data, "headline": headline, "headline_kind": kind}
+
+
+SCORES_MIGRATIONS: dict[int, Migration] = {1: _scores_1_to_2}
 """Version N → the function that turns a ``scores.json`` of version N into one of N + 1
-(none yet: version 1 is current)."""
+(1 → 2: ``headline`` and ``headline_kind`` from the counts)."""
 
 
 @with_config(RECORD_CONFIG)
@@ -231,9 +256,16 @@ class ScoresRecord(TypedDict, total=False):
     """Criteria with verdict ``pass``."""
     n_errors: int
     """Criteria the judge could not score (verdict ``error``)."""
+    headline: float | None
+    """The figure shown first, one a memo without findings cannot raise: ``pass_rate_positive``
+    when the rubric has negative criteria, else ``pass_rate`` (docs/judging.md, "The
+    headline"); null where that rate is."""
+    headline_kind: Literal["positive", "total"]
+    """What ``headline`` is: ``positive`` (``pass_rate_positive``) or ``total``
+    (``pass_rate``)."""
     pass_rate: float | None
-    """The headline: ``n_passed / n_criteria`` (errors count as not passed); null without
-    criteria."""
+    """The total: ``n_passed / n_criteria`` (errors count as not passed); null without
+    criteria. LAB-style; an empty memo passes every negative criterion here."""
     pass_rate_judged: float | None
     """``n_passed / (n_criteria - n_errors)``; null when none was scored."""
     n_positive: int

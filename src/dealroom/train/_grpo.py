@@ -511,7 +511,8 @@ def _evaluate(spec: GRPOSpec, base: Path, out: Path, step: int) -> float | None:
     write_text_atomic(folder / "sweep.log", done.stdout + done.stderr)
     if done.returncode != 0:
         return None
-    return summarize_runs(find_runs([folder / "sweep"]))["totals"].get("pass_rate_mean")
+    totals = summarize_runs(find_runs([folder / "sweep"]))["totals"]
+    return totals.get("headline_mean" if spec.grpo.reward == "headline" else "pass_rate_mean")
 
 
 def _toml(body: dict[str, Any]) -> str:

@@ -86,6 +86,10 @@ class GRPOSettings(LoRASettings):
     """Weight of the KL penalty to the base model (k3 estimator); 0 turns it off."""
     scale_rewards: bool = True
     """Divide a group's advantages by its reward standard deviation (false: Dr. GRPO)."""
+    reward: Literal["headline", "total"] = "headline"
+    """A rollout's reward: its ``scores.json`` headline (the positive criteria's pass rate
+    where the rubric has negative criteria, which an empty memo cannot raise; else the
+    total) or total (the pass rate over all criteria). The held-out pass rate is the same."""
     temperature: Annotated[float, Field(gt=0, le=2, json_schema_extra={
         "why": "GRPO needs sampled, varied rollouts (greedy decoding gives a group one "
                "answer)"})] = 1.0

@@ -213,7 +213,8 @@ def _options(ctx: StepContext, label: dict[str, Any] | None) -> dict[str, Any]:
     """What :func:`run_rollout` takes besides the rollout and the client."""
     return {"sub": ctx.spec.sub, "judge": ctx.judge or ctx.spec.judge,
             "harness": ctx.spec.harness, "temperature": ctx.spec.grpo.temperature,
-            "settings": ctx.spec.settings, "budgetmix": label}
+            "settings": ctx.spec.settings, "budgetmix": label,
+            "reward": ctx.spec.grpo.reward}
 
 
 def _seed(ctx: StepContext, rollout: Rollout) -> int:

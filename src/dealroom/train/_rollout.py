@@ -2,7 +2,7 @@
 
     policy (in memory) ──HFModelClient──▶ run_agent(room, CKPT/rollouts/step-S/gG/rK-aA,
                                                      sub=frozen spec, max_turns=T, budgetmix=...)
-                                          ajudge_run ──▶ reward = criteria pass rate
+                                          ajudge_run ──▶ reward = headline pass rate
     run folder ──agent_conversation + tokens.jsonl──▶ conversation_rows (the shared mask)
                ──▶ Episode(input_ids, mask, behaviour logprobs at the mask's tokens)
 
@@ -100,8 +100,9 @@ def policy_client(loaded: LoadedModel, model: str, seed: int, max_new_tokens: in
 async def run_rollout(rollout: Rollout, client: ModelClient, *, sub: str, judge: str | Judge,
                       harness: str,
                       temperature: float, settings: dict[str, Any],
-                      budgetmix: BudgetMixLabel | None) -> Rollout:
-    """Run, judge and measure one rollout in place; failures become its status."""
+                      budgetmix: BudgetMixLabel | None, reward: str = "headline") -> Rollout:
+    """Run, judge and measure one rollout in place; failures become its status. ``reward``:
+    the scores' ``headline`` (default) or ``total`` pass rate (:attr:`GRPOSettings.reward`)."""
     from dealroom.harness import run_agent_async
     from dealroom.judge import ajudge_run
 
@@ -126,7 +127,7 @@ async def run_rollout(rollout: Rollout, client: ModelClient, *, sub: str, judge:
             rollout.error = f"the judge could not score {scores.n_errors} of " \
                             f"{scores.n_criteria} criteria"
         else:
-            rollout.reward = scores.n_passed / scores.n_criteria
+            rollout.reward = scores.headline if reward == "headline" else scores.pass_rate
     rollout.metrics = rollout_metrics(run_dir)
     return rollout
 

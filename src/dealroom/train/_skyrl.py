@@ -10,7 +10,7 @@ next ``step(action)`` is that call's reply::
                  ◀─────────── [system, task]  ◀───────────────── (waits for a reply)
     step(action) ───────────▶ reply ────────────────────────────▶ REPL runs the code ...
                  ◀─────────── [user: "Turn 2 of T. Output ..."]  ◀ bridge.chat(...)
-    step(action) ───────────▶ ... the episode ends: judge ─────▶ reward = criteria pass rate
+    step(action) ───────────▶ ... the episode ends: judge ─────▶ reward = headline pass rate
                  ◀─────────── {observations: [], reward, done: True}
 
 Every episode is an ordinary run folder under ``extras["out"]``. Register it with
@@ -23,6 +23,7 @@ settings).
 from __future__ import annotations
 
 import asyncio
+import math
 import queue
 import threading
 import uuid
@@ -89,6 +90,9 @@ class DealroomEnv(_base()):  # type: ignore[misc]
         self.max_turns = int(extras.get("max_turns", 30))
         self.judge = extras.get("judge", "reference")
         self.settings = dict(extras.get("settings") or {})
+        self.reward = extras.get("reward", "headline")
+        if self.reward not in ("headline", "total"):
+            raise ConfigError(f"extras['reward'] must be headline or total, got {self.reward!r}")
         self.bridge = _Bridge()
         self.thread: threading.Thread | None = None
         self.failure: BaseException | None = None
@@ -144,9 +148,12 @@ class DealroomEnv(_base()):  # type: ignore[misc]
         if self.thread is not None:
             self.thread.join()
         scores = judge_run(self.run_dir, self.judge)
-        reward = scores.n_passed / scores.n_criteria if scores.n_criteria else 0.0
+        rate = scores.headline if self.reward == "headline" else scores.pass_rate
+        reward = 0.0 if math.isnan(rate) else rate
         metadata = {"run": str(self.run_dir), "judge_errors": scores.n_errors,
-                    "pass_rate": reward}
+                    "pass_rate": scores.pass_rate if scores.n_criteria else 0.0,
+                    "reward_kind": scores.headline_kind if self.reward == "headline"
+                    else "total"}
         if scores.n_errors:  # never a silent 0: SkyRL sees the count in the metadata
             metadata["reward_unscored"] = True
         return {"observations": [], "reward": reward, "done": True, "metadata": metadata}

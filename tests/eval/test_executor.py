@@ -2,6 +2,7 @@
 those not started."""
 
 import multiprocessing
+import os
 import threading
 import time
 
@@ -16,9 +17,28 @@ def nap(seconds: float) -> dict:
     return {}
 
 
-def test_without_a_stop_every_job_finishes_in_order_of_completion():
-    done = []
-    execute(nap, [("slow", (0.6,)), ("fast", (0.0,))], lambda i, r: done.append(i), workers=2)
+def mark(path: str) -> dict:
+    """A job: leave a file."""
+    open(path, "w").close()
+    return {}
+
+
+def dispatch(kind, *args) -> dict:
+    """A job: one of the jobs above (execute takes one function for all)."""
+    return kind(*args)
+
+
+def after(path: str) -> dict:
+    """A job: wait until another job has left its file (however slowly workers start)."""
+    while not os.path.exists(path):
+        time.sleep(0.01)
+    return {}
+
+
+def test_without_a_stop_every_job_finishes_in_order_of_completion(tmp_path):
+    done, flag = [], str(tmp_path / "fast-finished")
+    jobs = [("slow", after, (flag,)), ("fast", mark, (flag,))]
+    execute(dispatch, [(i, (f, *a)) for i, f, a in jobs], lambda i, r: done.append(i), workers=2)
     assert done == ["fast", "slow"]
 
 

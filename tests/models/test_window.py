@@ -152,7 +152,9 @@ def test_a_models_file_entry_may_leave_the_window_to_the_server(tmp_path, capsys
     assert (window, source, err) == (6144, "server", "")
 
 
-def test_a_window_nobody_gives_is_the_default_with_a_warning(tmp_path, capsys) -> None:
+def test_a_window_nobody_gives_is_the_default_with_a_warning(tmp_path, capsys,
+                                                            monkeypatch) -> None:
+    monkeypatch.setattr("dealroom.models._identity._warned", set())  # once per process
     window, source, err = _file_window(tmp_path, MockOpenAIServer(), capsys)
     assert (window, source) == (32_768, "default")
     assert "neither the spec nor the server gives the context window" in err

@@ -156,7 +156,7 @@ def suite(host_pid: int, port: int, room: Path, secret_file: Path) -> list[Hosti
           "            os._exit(3)\n        time.sleep(2)\n        os._exit(0)\n"
           "    pids.append(pid)\n"
           "print(sorted(os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) for p in pids))",
-          r"-9|died", CG),
+          r"-9|died", CG, timeout=120),  # 16 forks of 64 MB take long on a busy machine
         h("deep recursion", "import sys\nsys.setrecursionlimit(10**7)\ndef f(n):\n"
           "    return f(n + 1)\nf(0)", r"RecursionError|MemoryError|SystemError|SIGSEGV|died|"
           r"TimeoutError", fresh=True),

@@ -49,6 +49,10 @@ class ChatResult:
     in-process (``hf:``); ``None`` from endpoints."""
     reasoning: str | None = None
     """The model's reasoning, apart from ``text`` (the answer); None when it had none."""
+    usage_source: str = "usage"
+    """Where ``usage`` came from: ``usage`` (the provider reported it), a server's own count
+    (``tokenize``, ``llama.cpp``, ``extras``: see ``dealroom.models._probe``) or
+    ``estimate`` (words-v1)."""
     reasoning_shape: str | None = None
     """How the reasoning came (``field``, ``inline``, ``closing``, ``open``; see
     ``dealroom._util.reasoning``); None without reasoning."""
@@ -56,6 +60,8 @@ class ChatResult:
     def __post_init__(self) -> None:
         """A reply whose reasoning is inline (``<think>…</think>``) is taken apart, whatever
         provider made it: ``text`` is then the answer alone."""
+        if self.usage_estimated and self.usage_source == "usage":
+            self.usage_source = "estimate"
         if self.reasoning is None:
             split = split_reasoning(self.text)
             self.text, self.reasoning, self.reasoning_shape = (split.answer, split.reasoning,
@@ -71,7 +77,8 @@ class ChatResult:
     def record(self) -> dict[str, Any]:
         """What a ``model_call`` event keeps of how the provider answered."""
         return {"attempts": self.attempts, "finish_reason": self.finish_reason,
-                "usage_estimated": self.usage_estimated, "streamed": self.streamed,
+                "usage_estimated": self.usage_estimated, "usage_source": self.usage_source,
+                "streamed": self.streamed,
                 "structured": self.structured, "cut_bytes": self.cut_bytes,
                 "stripped": self.stripped, "hedge": self.hedge,
                 "reasoning": self.reasoning_shape}

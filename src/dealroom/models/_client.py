@@ -255,8 +255,8 @@ class OpenAICompatibleClient:
         except asyncio.CancelledError as exc:
             exc.attempts = clock.sent[0]  # type: ignore[attr-defined]  # for the run's records
             raise
-        if result.usage_estimated and not self.spec.tokens:
-            await self._count_usage(result, messages)
+        if result.usage_estimated and self._facts is not None and not self.spec.tokens:
+            await self._count_usage(result, messages)  # the server was probed (a run does)
         return result
 
     async def _count_usage(self, result: ChatResult, messages: list[dict[str, Any]]) -> None:
@@ -557,8 +557,11 @@ class OpenAICompatibleClient:
         :func:`probe_server`); None where the server has none."""
         if self._tokenize is False:
             return None
-        count = await count_with(self.request, await self.server_facts(), self.model, messages)
+        facts = await self.server_facts()
+        count = await count_with(self.request, facts, self.model, messages)
         self._tokenize = count is not None
+        if count is None:  # the route the probe assumed is not there: counts are estimates
+            facts.count_route = None
         return count
 
     async def aclose(self) -> None:

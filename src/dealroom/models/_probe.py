@@ -74,11 +74,9 @@ async def probe_server(request: Request, model: str) -> ServerFacts:
     data = listed.get("data") if isinstance(listed, dict) else None
     served = next((m for m in data or [] if isinstance(m, dict) and m.get("id") == model), None)
     if served is not None and _int(served.get("max_model_len")):
-        facts = ServerFacts("vllm", served["max_model_len"], "/v1/models max_model_len")
-        if _int((await _json(request, "POST", "/tokenize",
-                             {"model": model, "messages": _PING}) or {}).get("count")):
-            facts.count_route = "messages"
-        return facts
+        # vLLM and SGLang serve /tokenize: the first count tells (see forget_count)
+        return ServerFacts("vllm", served["max_model_len"], "/v1/models max_model_len",
+                           "messages")
     props = await _json(request, "GET", "/props")
     if isinstance(props, dict):
         settings = props.get("default_generation_settings") or {}

@@ -45,6 +45,12 @@ class RunStart(Event, total=False):
     """Documents in the room."""
     tokens: int
     """Tokens in the room."""
+    counts_source: dict[str, str]
+    """Per served model role (``root``, ``sub``): how its server counts prompts
+    (``tokenize``, ``llama.cpp``, ``extras``) or ``estimate`` (it counts none)."""
+    warnings: list[str]
+    """What the run should know from the start: a token or cost budget enforced on
+    estimates."""
 
 
 class RunEnd(Event, total=False):

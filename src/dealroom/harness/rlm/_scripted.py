@@ -46,7 +46,7 @@ SLICE_TOKENS = max(256, int(llm.context_tokens * 0.9))
 units = []  # (category, (doc, first page, last page), tokens): every page of every document
 for d in sorted(room.docs, key=lambda d: (d.folder, d.id)):
     first, size = 1, 0
-    for page, tokens in enumerate(room.page_tokens(d), start=1):
+    for page, tokens in enumerate(room.page_tokens(d.id), start=1):
         tokens += 12  # the page's marker
         if size and size + tokens > SLICE_TOKENS:
             units.append((d.category, (d.id, first, page - 1), size))

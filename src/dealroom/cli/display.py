@@ -73,6 +73,9 @@ def render_run_result(result) -> None:  # type: ignore[no-untyped-def]
                      "in the asked format (nothing of them written)"))
     rows.append(("tokens", f"{usage.get('input_tokens', 0):,} in / "
                  f"{usage.get('output_tokens', 0):,} out"))
+    if guessed := m.get("usage", {}).get("usage_estimated_calls"):
+        rows.append(("estimated", f"[yellow]usage of {guessed:,} calls is a words-v1 estimate "
+                     "(the server reported none and counts none)[/]"))
     rows.append(("cost", f"${usage.get('cost_usd', 0.0):.4f}"))
     rows.append(("coverage", "n/a" if cov is None else f"{cov:.1%}"))
     if m.get("simulators"):

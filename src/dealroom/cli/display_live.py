@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.text import Text
 
 from dealroom.cli.display import console as default_console
@@ -125,6 +126,10 @@ class RunDisplay:
             self.memo_chars = event.get("chars", 0)
         elif kind == "sandbox" and event.get("depth") == 0:
             render_degraded(event.get("degraded") or [], self.console)
+        elif kind == "run_start":
+            for warning in event.get("warnings") or []:
+                self.console.print(f"[bold yellow]warning:[/] {escape(warning)}",
+                                   highlight=False, soft_wrap=True)
         if kind in ("wave", "run_end") or (kind == "model_call" and event.get("role") != "sub"):
             self.coverage = probe.coverage()  # per wave or turn, not per sub-call
 

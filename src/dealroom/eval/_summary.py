@@ -71,6 +71,7 @@ def run_row(run_dir: Path) -> dict[str, Any]:
         "turns": behaviour.get("turns", 0),
         "waves": behaviour.get("waves", 0),
         "unpriced_calls": usage.get("unpriced_calls", 0),
+        "usage_estimated_calls": usage.get("usage_estimated_calls", 0),
         "room_tokens": coverage.get("tokens_total") or _room_tokens(metrics.get("room")),
         "wall_s": metrics.get("wall_s", 0.0),
         "endpoints": endpoints(config),
@@ -115,6 +116,7 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "sub_calls": sum(r["sub_calls"] for r in rows),
         "turns": sum(r["turns"] for r in rows),
         "unpriced_calls": sum(r["unpriced_calls"] for r in rows),
+        "usage_estimated_calls": sum(r.get("usage_estimated_calls", 0) for r in rows),
         "corr_sub_calls_room_tokens": correlation(
             [r["sub_calls"] for r in sized], [r["room_tokens"] for r in sized]
         ),

@@ -66,6 +66,8 @@ async def open_models(harness: Harness, root: str | ModelClient,
             client = open_model(resolved, concurrency=concurrency)
             opened.append(client)
             await check(client)
+            if (probe := getattr(client, "server_facts", None)) is not None:
+                await probe()  # the server's window and count, before anything is sized
         else:
             client = spec
         check_room = getattr(client, "check_room", None)

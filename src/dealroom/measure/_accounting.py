@@ -74,7 +74,8 @@ def account(
 ) -> UsageSummary:
     """Tokens and cost of every ``model_call`` in ``events``, in total and broken down.
 
-    Returns ``{total, by_role, by_model, by_depth, unpriced_calls, root_share}`` where each
+    Returns ``{total, by_role, by_model, by_depth, unpriced_calls, usage_estimated_calls,
+    counts_source, root_share}`` where each
     breakdown maps a key to ``Usage.to_dict()`` and ``root_share`` is
     ``{input, output}`` (see :func:`root_share`).
     """
@@ -84,11 +85,15 @@ def account(
     by_model: dict[str, Usage] = {}
     by_depth: dict[str, Usage] = {}
     unpriced = 0
+    sources: dict[str, int] = {}
     for event in events:
         if event.get("type") not in ("model_call", "compaction"):  # a summary call counts
             continue
         usage, priced = call_usage(event, prices)
         unpriced += not priced
+        source = usage_source(event)
+        if source is not None:
+            sources[source] = sources.get(source, 0) + 1
         total += usage
         for table, key in (
             (by_role, event.get("role", "")),
@@ -102,8 +107,22 @@ def account(
         "by_model": _dicts(by_model),
         "by_depth": _dicts(by_depth),
         "unpriced_calls": unpriced,
+        "usage_estimated_calls": sources.get("estimate", 0),
+        "counts_source": dict(sorted(sources.items())),
         "root_share": root_share(by_role),
     }
+
+
+def usage_source(event: dict[str, Any]) -> str | None:
+    """Where a call's usage came from: ``usage`` (the provider), a server's own count
+    (``tokenize``, ``llama.cpp``, ``extras``) or ``estimate``; None for a call that failed
+    or a record older than the field."""
+    provider = event.get("provider") or {}
+    if event.get("error") is not None or "usage_estimated" not in provider:
+        return None
+    if provider.get("usage_source"):
+        return str(provider["usage_source"])
+    return "estimate" if provider["usage_estimated"] else "usage"
 
 
 def root_share(by_role: dict[str, Usage]) -> RootShare:

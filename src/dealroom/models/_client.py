@@ -64,6 +64,7 @@ from dealroom.models._identity import (
     warn_default_window,
 )
 from dealroom.models._net import Route, add_spec_secrets, expand_headers
+from dealroom.models._probe import ServerFacts, count_text, count_with, probe_server
 from dealroom.models._result import ChatResult
 from dealroom.models._rules import (
     Deadline,
@@ -99,6 +100,7 @@ from dealroom.models._wire import (
     token_record,
     usage_problem,
 )
+from dealroom.types import Usage
 
 MAX_BACKOFF_S = 30.0
 CHECK_TIMEOUT_S = 10.0
@@ -208,7 +210,9 @@ class OpenAICompatibleClient:
         self._endpoint: Endpoint | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tokenize: bool | None = None
-        """Whether the server answers ``POST /tokenize`` (None: not asked yet)."""
+        """Whether the server counts tokens for us (None: not asked yet)."""
+        self._facts: ServerFacts | None = None
+        """What the server offers besides chat (:func:`probe_server`), asked once."""
         self.opened = spec.reasoning == "open"
         """The chat template opens ``<think>`` in the prompt (the spec says so, the server's
         template does, or a reply came as ``R</think>A``): see ``_shape``."""
@@ -262,8 +266,8 @@ class OpenAICompatibleClient:
         clock = Deadline(self.spec)
         try:
             async with asyncio.timeout(None) as clock.scope:
-                return await self._call(messages, limit, temperature, stop, response_format,
-                                        cap, endpoint, wave, clock)
+                result = await self._call(messages, limit, temperature, stop, response_format,
+                                          cap, endpoint, wave, clock)
         except TimeoutError:
             if clock.scope is None or not clock.scope.expired():
                 raise
@@ -274,6 +278,38 @@ class OpenAICompatibleClient:
         except asyncio.CancelledError as exc:
             exc.attempts = clock.sent[0]  # type: ignore[attr-defined]  # for the run's records
             raise
+        if result.usage_estimated and self._facts is not None and not self.spec.tokens:
+            await self._count_usage(result, messages)  # the server was probed (a run does)
+        return result
+
+    async def _count_usage(self, result: ChatResult, messages: list[dict[str, Any]]) -> None:
+        """A reply without usage is counted by the server's own tokenizer where it has one
+        (``usage_source`` says which); else it stays a words-v1 estimate."""
+        facts = await self.server_facts()
+        if facts.count_route is None:
+            return
+        prompt = await count_with(self.request, facts, self.model, messages)
+        reply = await count_text(self.request, facts, self.model, result.whole_text)
+        if prompt is None or reply is None:
+            return
+        result.usage = Usage(input_tokens=prompt, output_tokens=reply, calls=1,
+                             cost_usd=self.prices.cost(prompt, 0, reply))
+        result.usage_estimated = False
+        result.usage_source = facts.counts_source
+
+    async def server_facts(self) -> ServerFacts:
+        """What the server offers (window, count), probed once; a window it states replaces
+        the default, or a larger one the spec named."""
+        if self._facts is None:
+            self._facts = await probe_server(self.request, self.model)
+            self._window_from(self._facts.window)
+        return self._facts
+
+    @property
+    def counts_source(self) -> str:
+        """How this model's prompts are counted: ``tokenize``, ``llama.cpp``, ``extras``, or
+        ``estimate`` (words-v1; also before the server was probed)."""
+        return self._facts.counts_source if self._facts is not None else "estimate"
 
     async def _call(self, messages: list[dict[str, Any]], limit: int,
                     temperature: float | None, stop: list[str] | None,
@@ -592,22 +628,16 @@ class OpenAICompatibleClient:
             self.window_from = "server"
 
     async def count_prompt(self, messages: list[dict[str, Any]]) -> int | None:
-        """The prompt's tokens by the server's own tokenizer and chat template (vLLM's and
-        SGLang's ``POST /tokenize``); None where the server has none (asked once)."""
+        """The prompt's tokens by the server's own tokenizer (vLLM's and SGLang's ``POST
+        /tokenize``, llama.cpp's, llama-cpp-python's ``/extras/tokenize/count``: see
+        :func:`probe_server`); None where the server has none."""
         if self._tokenize is False:
             return None
-        count = None
-        try:
-            answer = await self.request("POST", "/tokenize",
-                                        {"model": self.model, "messages": messages})
-            if answer.status == 200:
-                count = json.loads(answer.body).get("count")
-        except (aiohttp.ClientError, OSError, ValueError, AttributeError):  # TimeoutError too
-            count = None
-        if not isinstance(count, int) or isinstance(count, bool):
-            self._tokenize = False
-            return None
-        self._tokenize = True
+        facts = await self.server_facts()
+        count = await count_with(self.request, facts, self.model, messages)
+        self._tokenize = count is not None
+        if count is None:  # the route the probe assumed is not there: counts are estimates
+            facts.count_route = None
         return count
 
     async def aclose(self) -> None:

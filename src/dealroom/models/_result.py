@@ -53,6 +53,10 @@ class ChatResult:
     """The ``model`` the reply itself names (None when it names none)."""
     system_fingerprint: str | None = None
     """The reply's ``system_fingerprint`` (the backend configuration), when it has one."""
+    usage_source: str = "usage"
+    """Where ``usage`` came from: ``usage`` (the provider reported it), a server's own count
+    (``tokenize``, ``llama.cpp``, ``extras``: see ``dealroom.models._probe``) or
+    ``estimate`` (words-v1)."""
     reasoning_shape: str | None = None
     """How the reasoning came (``field``, ``inline``, ``closing``, ``open``, ``unclosed``; see
     ``dealroom._util.reasoning``); None without reasoning."""
@@ -65,6 +69,8 @@ class ChatResult:
     def __post_init__(self, opened: bool = False) -> None:
         """A reply whose reasoning is inline (``<think>…</think>``) is taken apart, whatever
         provider made it: ``text`` is then the answer alone."""
+        if self.usage_estimated and self.usage_source == "usage":
+            self.usage_source = "estimate"
         if self.reasoning is None:
             split = split_reasoning(self.text, opened)
             self.text, self.reasoning, self.reasoning_shape = (split.answer, split.reasoning,
@@ -80,7 +86,8 @@ class ChatResult:
     def record(self) -> dict[str, Any]:
         """What a ``model_call`` event keeps of how the provider answered."""
         return {"attempts": self.attempts, "finish_reason": self.finish_reason,
-                "usage_estimated": self.usage_estimated, "streamed": self.streamed,
+                "usage_estimated": self.usage_estimated, "usage_source": self.usage_source,
+                "streamed": self.streamed,
                 "structured": self.structured, "cut_bytes": self.cut_bytes,
                 "stripped": self.stripped, "hedge": self.hedge,
                 "reasoning": self.reasoning_shape, "max_tokens": self.max_tokens,

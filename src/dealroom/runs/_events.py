@@ -45,6 +45,12 @@ class RunStart(Event, total=False):
     """Documents in the room."""
     tokens: int
     """Tokens in the room."""
+    counts_source: dict[str, str]
+    """Per served model role (``root``, ``sub``): how its server counts prompts
+    (``tokenize``, ``llama.cpp``, ``extras``) or ``estimate`` (it counts none)."""
+    warnings: list[str]
+    """What the run should know from the start: a token or cost budget enforced on
+    estimates."""
 
 
 class RunEnd(Event, total=False):
@@ -321,9 +327,11 @@ def event_fields(type: str) -> tuple[str, ...]:
     return tuple(k for k in EVENT_TYPES[type].__annotations__ if k not in Event.__annotations__)
 
 
-OPTIONAL_ON_WRITE: dict[str, tuple[str, ...]] = {"run_end": ("ended",)}
+OPTIONAL_ON_WRITE: dict[str, tuple[str, ...]] = {"run_end": ("ended",),
+                                                  "run_start": ("counts_source", "warnings")}
 """Fields a writer may leave out, by event type: a harness of its own that never degrades
-writes ``run_end`` without ``ended`` (readers take ``status`` then)."""
+writes ``run_end`` without ``ended`` (readers take ``status`` then); one with no served model
+writes ``run_start`` without ``counts_source`` and ``warnings``."""
 
 _WRITERS: dict[str, tuple[Record[Any], tuple[str, ...], str]] = {}
 """Event type → its record's check, the fields a write needs and its fields in words, built

@@ -95,6 +95,12 @@ class UsageSummary(TypedDict, total=False):
     """Usage per depth (``"0"`` is the root)."""
     unpriced_calls: int
     """Calls with tokens but neither a recorded cost nor a price."""
+    usage_estimated_calls: int
+    """Calls whose usage neither the provider reported nor its server counted: words-v1
+    estimates (budgets and cost rest on them)."""
+    counts_source: dict[str, int]
+    """Calls by where their usage came from: ``usage`` (reported), ``tokenize``,
+    ``llama.cpp``, ``extras`` (the server's own count), ``estimate``."""
     root_share: RootShare
     """The root's share of the agents' input and output tokens."""
 

@@ -130,7 +130,7 @@ def test_a_failed_sub_call_does_not_sink_the_batch(tmp_path):
     ctx = make_ctx(tmp_path, root, sub)
     _, events, _ = run_episode(ctx)
     seen = root.messages[1][-1]["content"]
-    assert "['str', 'SubcallError', 'str']" in seen and "HTTP 500" in seen
+    assert "['SubResult', 'SubcallError', 'SubResult']" in seen and "HTTP 500" in seen
     wave = next(e for e in events if e["type"] == "wave")
     assert (wave["ok"], wave["failed"]) == (2, 1)
 

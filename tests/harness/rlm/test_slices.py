@@ -22,18 +22,21 @@ def reference_build(room, call, *, system, context_tokens):
     """(messages, record, notes, tokens) as the pre-index code built them."""
     prompt = str(call.get("prompt") or "")
     budget = context_tokens - count_tokens(system) - count_tokens(prompt) - 16
-    notes, parts, refs = [], [], []
+    notes, parts, refs, unsent = [], [], [], []
     for raw in call.get("docs") or []:
         if budget <= 0:
-            notes.append(f"{normalize_ref(raw)[0]} left out: the sub-agent's context is full")
+            doc_id, first, last = normalize_ref(raw)
+            unsent.append([doc_id, first or 1, last or room.doc(doc_id).pages])
+            notes.append(f"{doc_id} left out: the sub-agent's context is full")
             continue
-        body, ref, cut = _reference_slice(room, raw, budget)
+        body, ref, rest = _reference_slice(room, raw, budget)
         budget -= count_tokens(body)
         parts.append(body)
         refs.append(ref)
-        if cut:
+        if rest:
+            unsent.append(rest)
             notes.append(f"{ref['id']} cut at page {ref['pages'][1]} to fit the sub-agent's "
-                         "context")
+                         f"context; pages {rest[1]}-{rest[2]} not sent (result.unsent)")
     free = call.get("text")
     if free:
         kept, cut = cut_to_tokens(str(free), max(budget, 0))
@@ -43,6 +46,8 @@ def reference_build(room, call, *, system, context_tokens):
         parts.append(kept)
     content = prompt if not parts else f"{prompt}\n\n" + "\n\n".join(parts)
     record = {"prompt": prompt, "text": free or None, "docs": refs, "truncated": bool(notes)}
+    if unsent:
+        record["unsent"] = unsent
     messages = [{"role": "system", "content": system}, {"role": "user", "content": content}]
     return messages, record, notes, count_tokens(system) + count_tokens(content)
 
@@ -58,7 +63,7 @@ def _reference_slice(room, raw, budget):
     full = room.text(doc.id)
     header = f"=== {doc.id} | {doc.title} | {doc.path} ==="
     out, left = [header], budget - count_tokens(header)
-    start, end, kept_last, cut = spans[first - 1][0], spans[first - 1][0], first, False
+    start, end, kept_last, rest = spans[first - 1][0], spans[first - 1][0], first, None
     for page in range(first, last + 1):
         lo, hi = spans[page - 1]
         marker = f"--- {doc.id} page {page} ---"
@@ -67,9 +72,11 @@ def _reference_slice(room, raw, budget):
         left -= count_tokens(marker) + count_tokens(text)
         end, kept_last = lo + len(text), page
         if cut or left <= 0:
-            cut = cut or page < last
+            if cut or page < last:  # what was not sent: the page cut in, and those after it
+                rest = [doc.id, page if cut else page + 1, last]
             break
-    return "\n".join(out), {"id": doc.id, "pages": [first, kept_last], "chars": [start, end]}, cut
+    ref = {"id": doc.id, "pages": [first, kept_last], "chars": [start, end]}
+    return "\n".join(out), ref, rest
 
 
 # -- rooms ---------------------------------------------------------------------------------
@@ -193,6 +200,7 @@ def test_slice_is_cut_to_the_context_and_the_cut_is_reported(odd):
     assert built.record["truncated"] is True
     assert any("D00014 cut at page 1" in n for n in built.notes)
     assert any("D00013 left out" in n for n in built.notes)
+    assert built.record["unsent"] == [["D00014", 1, 2], ["D00013", 1, 3]]
     assert built.tokens <= 200
     start, end = built.record["docs"][0]["chars"]
     assert 0 < end - start < len(odd.text("D00014", 1))

@@ -151,9 +151,26 @@ async def open_run(harness: str, room_dir: Path, out: Path, *, root: ModelClient
                         deliverables=instructions.deliverables)
     folder = RunFolder.create(out, {**config, **(_CONFIG_EXTRA.get() or {})})
     events = RunEvents(RunRecorder(folder), probe, tuple(listeners))
+    counts = {role: str(getattr(m, "counts_source", "")) for role, m in (("root", root),
+                                                                       ("sub", sub))
+              if isinstance(getattr(m, "counts_source", None), str)}
     events.emit("run_start", room=room.name, docs=room.totals["docs"],
-                tokens=room.totals["tokens"])
+                tokens=room.totals["tokens"], counts_source=counts,
+                warnings=estimate_warnings(settings, counts))
     return OpenRun(room, folder, instructions, events, Deliverables(folder))
+
+
+def estimate_warnings(settings: HarnessSettings, counts: dict[str, str]) -> list[str]:
+    """A token or cost budget that will be enforced on words-v1 estimates says so: for each
+    served model whose server counts no tokens (its usage, where it reports none, is a
+    guess)."""
+    budgets = [name for name, key in (("token", "max_tokens"), ("cost", "max_cost_usd"))
+               if getattr(settings, key, None) is not None]
+    if not budgets:
+        return []
+    return [f"the {role} model's server counts no tokens: where it reports no usage, the "
+            f"{' and '.join(budgets)} budget is enforced on words-v1 estimates"
+            for role, source in counts.items() if source == "estimate"]
 
 
 async def reopen_run(run_dir: Path, *, listeners: tuple[Listener, ...] = ()) -> OpenRun:

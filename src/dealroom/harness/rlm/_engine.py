@@ -51,7 +51,12 @@ from dealroom.harness.rlm._prompt import (
 from dealroom.harness.rlm._replay import Replay, SubAnswer, input_key
 from dealroom.harness.rlm._root import RootCalls, no_code_note
 from dealroom.harness.rlm._settings import RLMSettings
-from dealroom.harness.rlm._slices import SubPlan, plan_sub_input, prompt_tokens
+from dealroom.harness.rlm._slices import (
+    SubPlan,
+    calibration_samples,
+    plan_sub_input,
+    prompt_tokens,
+)
 from dealroom.harness.rlm._subwindow import MAX_RECUTS, MIN_TOKENS, SubWindow
 from dealroom.models import HedgeWave, answer_text, gather_bounded, hedging, history_content
 from dealroom.types import Budget
@@ -137,6 +142,10 @@ class RunContext:
     """Call ids of sub-calls a fork copied from its source (not counted for ``degraded``)."""
     sub_window: SubWindow | None = None
     """How many words-v1 tokens of input fit one sub-call, in the sub model's own count."""
+    promised: int = 0
+    """The most words-v1 tokens of input a sub-call was promised when an agent was told
+    ``llm.context_tokens``: the host admits that much even after its count grew (a call the
+    endpoint then refuses is re-cut, and what was not sent handed back as ``unsent``)."""
 
     def __post_init__(self) -> None:
         if self.sub_window is None and self.sub is not None:
@@ -201,6 +210,7 @@ class Episode(RootCalls):
 
     # -- the loop ---------------------------------------------------------------------------
     async def run(self) -> EpisodeResult:
+        await self._calibrate_room()  # llm.context_tokens is then what the host will admit
         sandbox = StartingSandbox(self)  # the root's first call goes out while it starts
         self.context = context = RootContext(self.model, self.ctx.settings.compact_at,
                                              self._opening())
@@ -468,7 +478,7 @@ class Episode(RootCalls):
         if not self.tracker.fits(least, sub.prices.cost(least - out, 0, out)):
             return self._refused([])
         try:
-            plan = self._plan(call, self.ctx.window.context_tokens(out))
+            plan = self._plan(call, max(self.ctx.window.context_tokens(out), self.ctx.promised))
         except (DealroomError, KeyError, LookupError) as exc:
             return {"ok": False, "error": f"bad call: {exc}", "notes": []}
         answered = self.ctx.replay.answered.get(input_key(plan.record))
@@ -499,6 +509,23 @@ class Episode(RootCalls):
         except (DealroomError, KeyError, LookupError):
             return
         await window.calibrate(plan.messages(self.ctx.room), plan.tokens)
+
+    async def _calibrate_room(self) -> None:
+        """Measure the sub model's count before the root is told what one call can carry
+        (``llm.context_tokens``): on a sample of every document, a few documents a count, the
+        densest count deciding (words-v1 is 30% off on number-heavy pages, less on prose)."""
+        if self.ctx.sub is None or self.depth:
+            return
+        window = self.ctx.window
+        if window.calibrated or not window.counter.can_be_exact():
+            return
+        window.calibrated = True
+        for messages, planned in calibration_samples(self.ctx.room, SUB_SYSTEM,
+                                                     window.sample_tokens()):
+            counted = await window.counter.exact(messages)
+            if counted is None:
+                return
+            window.learn(counted, planned)
 
     def _refused(self, notes: list[str]) -> SubAnswer:
         error = f"budget exhausted: {self.tracker.exhausted() or 'not enough left'}"
@@ -546,7 +573,7 @@ class Episode(RootCalls):
 
         order.done(k, record)
         answer: SubAnswer = {"ok": True, "text": answer_text(result.text, result.reasoning),
-                  "notes": plan.notes + cut_note(result)}
+                             "notes": plan.notes + cut_note(result), "unsent": plan.unsent}
         self.ctx.replay.subs[fields["call_id"]] = answer  # a rebuild replays it, never re-asks
         self.ctx.replay.answered[input_key(plan.record)] = answer  # and so does a re-send
         return answer
@@ -592,8 +619,11 @@ class Episode(RootCalls):
 
     def sub_context_tokens(self) -> int:
         """Tokens of text one sub-call can carry: the context less the prompts and answer."""
-        fits = max(64, self.ctx.window.context_tokens(self._sub_max_output()) - 600)
-        return min(fits, self.ctx.settings.slice_tokens or fits)
+        admitted = self.ctx.window.context_tokens(self._sub_max_output())
+        fits = max(64, admitted - 600)
+        told = min(fits, self.ctx.settings.slice_tokens or fits)
+        self.ctx.promised = max(self.ctx.promised, told + admitted - fits)
+        return told
 
     def _sub_max_output(self) -> int:
         return min(self.ctx.settings.sub_max_output, self.ctx.sub_client.context_window // 4)

@@ -22,7 +22,8 @@ room                      the data room (read-only)
 llm(prompt, text=None, docs=None)     one sub-agent call on a bounded slice -> str. docs is a list
                           of ids, or (id, first_page, last_page) tuples. Keep one call within
                           {sub_context} tokens of text (llm.context_tokens); more is cut to fit
-                          the sub-agent's context, with a note.
+                          the sub-agent's context, with a note, and result.unsent lists the
+                          (id, first_page, last_page) slices not sent: send them again.
 llm_batch(calls)          many sub-agent calls in parallel; each call is a prompt string or a dict
                           with llm's arguments; results in order; a failed call gives an
                           SubcallError object in its place (check isinstance(r, SubcallError)).

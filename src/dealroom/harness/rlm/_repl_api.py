@@ -4,7 +4,7 @@ Everything that needs a model or the budget goes to the host through ``host.requ
 payload)`` (see :mod:`dealroom.harness.sandbox`); the host alone holds clients and keys.
 
     REPL name           request kind   host answer
-    llm / llm_batch     "llm"          {"results": [{"ok", "text" | "error", "notes"}]}
+    llm / llm_batch     "llm"          {"results": [{"ok", "text" | "error", "notes", "unsent"}]}
     rlm                 "rlm"          {"ok", "text" | "error"}
     budget              "budget"       the agent's BudgetTracker.snapshot()
     history             "history"      {"turns": [{turn, code, output, reasoning, reply}]}
@@ -38,6 +38,21 @@ class SubcallError:
 
     def __bool__(self) -> bool:
         return False
+
+
+class SubResult(str):
+    """A sub-call's answer (a ``str``); ``.unsent`` lists the ``(id, from page, to page)``
+    slices the host could not fit in the call (send them in a later one), ``.notes`` why."""
+
+    unsent: list[tuple[Any, ...]]
+    notes: list[str]
+
+    def __new__(cls, text: str, unsent: Sequence[Sequence[Any]] = (),
+                notes: Sequence[str] = ()) -> SubResult:
+        result = super().__new__(cls, text)
+        result.unsent = [tuple(u) for u in unsent]
+        result.notes = list(notes)
+        return result
 
 
 class SubcallFailed(RuntimeError):
@@ -116,7 +131,8 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
     """The REPL globals: ``room, llm, llm_batch, rlm, memo, budget, history, submit,
     SubcallError``.
 
-    ``llm.context_tokens`` is how many tokens of text one sub-call can carry; ``memo`` writes
+    ``llm.context_tokens`` is how many tokens of text one sub-call can carry; a result's
+    ``.unsent`` is what the host had to leave out; ``memo`` writes
     ``deliverables`` (name → file name). ``__state__`` (not for the model) returns what the
     host needs after each cell.
     """
@@ -130,11 +146,12 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
     def llm_batch(calls: Sequence[Any]) -> list[Any]:
         """Run sub-agent calls in parallel; results in order, SubcallError for failures."""
         payload = {"calls": [_call(c) for c in calls]}
-        results = request("llm", payload)["results"]
+        answer = request("llm", payload)
         out: list[Any] = []
-        for r in results:
+        for r in answer["results"]:
             show_notes(r)
-            out.append(r["text"] if r["ok"] else SubcallError(r["error"]))
+            out.append(SubResult(r["text"], r.get("unsent") or (), r.get("notes") or ())
+                       if r["ok"] else SubcallError(r["error"]))
         return out
 
     def llm(prompt: str, text: str | None = None, docs: Any = None) -> str:

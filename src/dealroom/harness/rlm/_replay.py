@@ -14,12 +14,14 @@ from typing import Any, NotRequired, TypedDict
 
 class SubAnswer(TypedDict):
     """A sub-call's (or child's) answer as the REPL gets it: ``text`` when ``ok``, else
-    ``error``; ``notes`` on how its input was cut or why it was refused."""
+    ``error``; ``notes`` on how its input was cut or why it was refused; ``unsent``: the
+    ``[id, from page, to page]`` slices asked for but not sent."""
 
     ok: bool
     text: NotRequired[str]
     error: NotRequired[str]
     notes: NotRequired[list[str]]
+    unsent: NotRequired[list[list[Any]]]
 
 
 @dataclass
@@ -84,5 +86,5 @@ def _sub_result(event: dict[str, Any]) -> SubAnswer:
         from dealroom.models import answer_text
 
         return {"ok": True, "text": answer_text(event["output"], event.get("reasoning")),
-                "notes": []}
+                "notes": [], "unsent": list((event.get("input") or {}).get("unsent") or [])}
     return {"ok": False, "error": event["error"], "notes": []}

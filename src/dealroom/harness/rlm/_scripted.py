@@ -50,11 +50,14 @@ READ_PROMPT = (
 SLICE_TOKENS = max(256, int(llm.context_tokens * 0.9))
 units = []  # (category, (doc, first page, last page), tokens): every page of every document
 for d in sorted(room.docs, key=lambda d: (d.folder, d.id)):
-    per_page = max(1, d.tokens // max(1, d.pages))
-    step = max(1, SLICE_TOKENS // per_page)
-    for first in range(1, d.pages + 1, step):
-        last = min(d.pages, first + step - 1)
-        units.append((d.category, (d.id, first, last), per_page * (last - first + 1)))
+    first, size = 1, 0
+    for page, tokens in enumerate(room.page_tokens(d.id), start=1):
+        tokens += 12  # the page's marker
+        if size and size + tokens > SLICE_TOKENS:
+            units.append((d.category, (d.id, first, page - 1), size))
+            first, size = page, 0
+        size += tokens
+    units.append((d.category, (d.id, first, max(first, d.pages)), size))
 calls = []  # (category, [refs], tokens): small documents of a category share one call
 for category, ref, tokens in units:
     if calls and calls[-1][0] == category and calls[-1][2] + tokens <= SLICE_TOKENS:
@@ -65,7 +68,7 @@ for category, ref, tokens in units:
 turns_for_waves = max(1, (budget.turns_left or 30) - 3)
 WAVE = max(16, math.ceil(len(calls) / turns_for_waves))
 waves = [calls[i:i + WAVE] for i in range(0, len(calls), WAVE)]
-findings, failed, wave_no = [], [], 0
+findings, failed, wave_no, later = [], [], 0, []
 memo.section("Executive Summary", "Review in progress.")
 print(f"{len(room.docs)} documents -> {len(units)} slices -> {len(calls)} sub-agent calls of "
       f"<= {SLICE_TOKENS} tokens -> {len(waves)} waves of <= {WAVE}")
@@ -81,6 +84,7 @@ if wave_no < len(waves):
         if isinstance(result, SubcallError):
             failed.extend((ref, result.error) for ref in refs)
             continue
+        later.extend([category, [ref], 0] for ref in result.unsent)  # not sent: a later wave
         for item in parse_findings(result, refs):
             findings.append((category, item))
             memo.finding(section_for(category, item), **item)
@@ -89,6 +93,11 @@ if wave_no < len(waves):
     print(f"wave {wave_no}/{len(waves)}: {len(wave)} calls, {new} findings, "
           f"{sum(isinstance(r, SubcallError) for r in results)} failed, "
           f"{non_findings} replies without findings so far")
+if wave_no >= len(waves) and later:  # what the host could not fit goes in one more wave
+    calls += later
+    waves += [later[i:i + WAVE] for i in range(0, len(later), WAVE)]
+    print(f"{len(later)} slices the host did not send go in a later wave")
+    later = []
 if wave_no >= len(waves):
     print("WAVES_DONE")
 ```'''

@@ -3,7 +3,9 @@
 The host, not the REPL, turns ``llm(prompt, text=..., docs=[...])`` into the text that is sent,
 so the record of what reached a model is exact: document slices are logged by reference
 (``{id, pages: [first, last], chars: [start, end]}`` into the document's text layer) and free
-text in full. When the slice does not fit, it is cut and the cut is reported.
+text in full. When the slice does not fit, it is cut and the cut is reported: the record's
+``unsent`` lists what was not sent, ``[id, from page, to page]`` (the page it was cut in
+included), so the root can send it in a later call.
 
 A call is built in two steps. :func:`plan_sub_input` sizes it from what the index already knows
 (tokens per page, and a checkpoint every 64 tokens to find where a page is cut), reading no
@@ -21,7 +23,7 @@ from itertools import accumulate, chain, repeat
 from operator import add
 from typing import TYPE_CHECKING, Any
 
-from dealroom.errors import ConfigError
+from dealroom.errors import ConfigError, DealroomError
 from dealroom.room import count_tokens
 
 if TYPE_CHECKING:
@@ -70,6 +72,11 @@ class SubPlan:
     record: dict[str, Any]
     notes: list[str]
     tokens: int
+
+    @property
+    def unsent(self) -> list[list[Any]]:
+        """``[id, from page, to page]`` of every slice asked for but not sent (in part)."""
+        return list(self.record.get("unsent") or [])
 
     def messages(self, room: Room) -> list[dict[str, str]]:
         """Read the slices and assemble the call's messages (the text is joined once)."""
@@ -131,17 +138,21 @@ def plan_sub_input(
     notes: list[str] = []
     pieces: list[_Piece] = []
     refs: list[dict[str, Any]] = []
+    unsent: list[list[Any]] = []
     for raw in call.get("docs") or []:
         if budget <= 0:
-            notes.append(f"{normalize_ref(raw)[0]} left out: the sub-agent's context is full")
+            unsent.append(_whole(room, raw))
+            notes.append(f"{unsent[-1][0]} left out: the sub-agent's context is full")
             continue
-        piece, ref, tokens, cut = _plan_slice(room, raw, budget)
+        piece, ref, tokens, rest = _plan_slice(room, raw, budget)
         budget -= tokens
         used += tokens
         pieces.append(piece)
         refs.append(ref)
-        if cut:
-            notes.append(f"{ref['id']} cut at page {piece.last} to fit the sub-agent's context")
+        if rest is not None:
+            unsent.append(rest)
+            notes.append(f"{ref['id']} cut at page {piece.last} to fit the sub-agent's context;"
+                         f" pages {rest[1]}-{rest[2]} not sent (result.unsent)")
     free = call.get("text")
     if free:
         free, tokens, cut = _cut_counted(str(free), max(budget, 0))
@@ -149,6 +160,8 @@ def plan_sub_input(
         if cut:
             notes.append(f"text cut to {max(budget, 0):,} tokens to fit the sub-agent's context")
     record = {"prompt": prompt, "text": free or None, "docs": refs, "truncated": bool(notes)}
+    if unsent:
+        record["unsent"] = unsent
     return SubPlan(prompt, pieces, free if call.get("text") else None, system, record, notes,
                    used)
 
@@ -159,6 +172,33 @@ def build_sub_input(
     """Assemble a sub-call's messages from ``call`` = {prompt, text, docs}, cut to fit."""
     plan = plan_sub_input(room, call, system=system, context_tokens=context_tokens)
     return SubInput(plan.messages(room), plan.record, plan.notes, plan.tokens)
+
+
+MAX_SAMPLES = 48
+"""Most counts one calibration asks of the sub model's endpoint."""
+
+
+def calibration_samples(room: Room, system: str, size: int
+                        ) -> list[tuple[list[dict[str, str]], int]]:
+    """Calls of at least ``size`` tokens (the last may be short), each the first pages of a
+    few documents, every document sampled, at most :data:`MAX_SAMPLES` calls spread over the
+    room: ``(messages, words-v1 tokens)``."""
+    samples: list[tuple[list[dict[str, str]], int]] = []
+    parts: list[str] = []
+    tokens = _cached_tokens(system)
+    for doc in room.docs:
+        piece, _, used, _ = _plan_slice(room, doc.id, max(64, size // 4))
+        parts += ("\n\n", *_piece_parts(room, piece))
+        tokens += used
+        if tokens >= size:
+            samples.append(([{"role": "system", "content": system},
+                             {"role": "user", "content": "".join(parts)}], tokens))
+            parts, tokens = [], _cached_tokens(system)
+    if parts:
+        samples.append(([{"role": "system", "content": system},
+                         {"role": "user", "content": "".join(parts)}], tokens))
+    step = max(1.0, len(samples) / MAX_SAMPLES)
+    return [samples[int(k * step)] for k in range(min(len(samples), MAX_SAMPLES))]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -178,8 +218,20 @@ def _cut_counted(text: str, limit: int) -> tuple[str, int, bool]:
     return cut_to_tokens(text, limit)[0], limit, True
 
 
-def _plan_slice(room: Room, raw: Any, budget: int) -> tuple[_Piece, dict[str, Any], int, bool]:
-    """The pages of one reference that fit ``budget`` tokens: piece, record, tokens, cut."""
+def _whole(room: Room, raw: Any) -> list[Any]:
+    """``[id, first, last]`` of a reference left out whole (its pages as asked)."""
+    doc_id, first, last = normalize_ref(raw)
+    try:
+        pages = room.doc(doc_id).pages
+    except (KeyError, LookupError, DealroomError):
+        return [doc_id, first or 1, last or first or 1]
+    return [doc_id, max(1, first or 1), min(pages, last or pages)]
+
+
+def _plan_slice(room: Room, raw: Any, budget: int
+                ) -> tuple[_Piece, dict[str, Any], int, list[Any] | None]:
+    """The pages of one reference that fit ``budget`` tokens: piece, record, tokens, and
+    ``[id, from, to]`` of the pages not sent when it was cut (the page cut in included)."""
     doc_id, first, last = normalize_ref(raw)
     doc = room.doc(doc_id)
     first = max(1, first or 1)
@@ -196,19 +248,21 @@ def _plan_slice(room: Room, raw: Any, budget: int) -> tuple[_Piece, dict[str, An
     kept_last = last if whole == len(costs) else first + whole
     sent = room.page_spans(doc.id, first, kept_last)  # only the pages sent
     lo, hi = sent[-1]
+    rest: list[Any] | None = None
     if whole == len(costs):
-        keep, cut = hi - lo, False
+        keep = hi - lo
         left -= costs[-1]
     else:  # the page where the context fills: cut (or an exact fit), and nothing after it
         left -= costs[whole - 1] if whole else 0
         keep, kept, cut = _fit_page(room, doc.id, kept_last, hi - lo, page_tokens[whole],
                                     left - marker)
         left -= marker + kept
-        cut = cut or kept_last < last
+        if cut or kept_last < last:
+            rest = [doc.id, kept_last if cut else kept_last + 1, last]
     start, end = sent[0][0], lo + keep
     ref = {"id": doc.id, "pages": [first, kept_last], "chars": [start, end]}
     piece = _Piece(doc.id, header, first, sent, keep)
-    return piece, ref, budget - left, cut
+    return piece, ref, budget - left, rest
 
 
 def _fit_page(room: Room, doc_id: str, page: int, length: int, tokens: int, limit: int

@@ -5,9 +5,11 @@ The sub model counts differently (words-v1 is about 15% off BPE counts, more on 
 legal text), so the words-v1 budget of a call is the sub's window less its answer, divided by
 the sub's tokens per words-v1 token and a margin. That ratio is measured on the first large
 call with the model's own count where it can be had (``POST /tokenize``, an ``hf:``
-tokenizer), and raised by every reply's reported ``usage.prompt_tokens`` and every refusal's
-count. A call the endpoint still refuses for length is re-cut smaller and sent again under the
-same ``call_id`` (:data:`MAX_RECUTS` times).
+tokenizer) before the root starts, on a sample of every document, so that what the root is
+told one call can carry (``llm.context_tokens``) is what the host admits; it is raised by every
+reply's reported ``usage.prompt_tokens`` and every refusal's count. A call the endpoint still
+refuses for length is re-cut smaller and sent again under the same ``call_id``
+(:data:`MAX_RECUTS` times); what it could not carry is handed back as ``unsent``.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ class SubWindow:
         """Words-v1 tokens of a call's input (system, prompt, slices) that fit its window."""
         room = self.sub.context_window - out
         return max(MIN_TOKENS, int(room / (self.ratio * (1 + MARGIN))))
+
+    def sample_tokens(self) -> int:
+        """Words-v1 tokens of one calibration count: enough to teach the ratio."""
+        return int(LEARN_SHARE * self.sub.context_window / self.ratio) + 1
 
     def learn(self, counted: int | None, planned: int) -> None:
         """Raise the ratio from a count of a call's prompt by the sub model."""

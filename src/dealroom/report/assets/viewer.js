@@ -337,7 +337,10 @@ function usageTab() {
   const u = meta.usage;
   const table = (title, group) => `<h3>by ${title}</h3><table><thead><tr><th>${title}</th><th>calls</th><th>input</th><th>cached</th><th>output</th><th>cost USD</th></tr></thead><tbody>` +
     Object.entries(group || {}).map(([k, v]) => `<tr><td>${esc(k)}</td><td>${fmt(v.calls)}</td><td>${fmt(v.input_tokens)}</td><td>${fmt(v.cached_input_tokens)}</td><td>${fmt(v.output_tokens)}</td><td>${fmt(v.cost_usd, 4)}</td></tr>`).join("") + "</tbody></table>";
-  $("#usage").innerHTML = u.total ? table("role", u.by_role) + table("model", u.by_model) + table("depth", u.by_depth) : "<p class=note>no usage recorded</p>";
+  const sources = Object.entries(u.counts_source || {}).map(([k, n]) => `${esc(k)}: ${fmt(n)}`).join(", ");
+  const guessed = u.usage_estimated_calls ? `<p class="note err">usage of ${fmt(u.usage_estimated_calls)} calls is a words-v1 estimate (the server reported none and counts none): tokens, cost and budgets rest on it</p>` : "";
+  const from = sources ? `<p class=note>counts from: ${sources}</p>` : "";
+  $("#usage").innerHTML = u.total ? guessed + from + table("role", u.by_role) + table("model", u.by_model) + table("depth", u.by_depth) : "<p class=note>no usage recorded</p>";
 }
 
 async function showMemoLine(n) {  /* a judge's "line N": the delivered memo, that line lit */

@@ -72,7 +72,7 @@ class ReplSession:
     async def run(self, code: str) -> CellOutput:
         """Run one cell. After a timeout or a crash the worker restarts and the cells that
         succeeded run again, so what they defined is back; the error ends with a note saying so.
-        The cyclic collector is kept off its sub-call waves, as in a run (:func:`quiet_collector`)."""
+        The cyclic collector is kept off its sub-call waves, as in a run (``quiet_collector``)."""
         self._turn += 1
         with quiet_collector():
             result, note = await self.episode.execute_cell(self.sandbox, self._turn, code)

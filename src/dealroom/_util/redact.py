@@ -22,6 +22,7 @@ every such word would damage memos. A secret is found as written and as JSON esc
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -132,11 +133,18 @@ def dumps_redacted(value: T, **options: Any) -> tuple[T, str]:
     """``(value, json.dumps(value, **options))``, the secrets this process knows redacted from
     ``value``'s strings first when the JSON text holds one (one search of the text when, as
     nearly always, it holds none)."""
-    text = json.dumps(value, **options)
+    text = _encoder(**options).encode(value)  # as json.dumps(value, **options) writes it
     if SECRETS.present(text):
         value = cast(T, SECRETS.redact_value(value))  # a dict stays a dict
         text = json.dumps(value, **options)
     return value, text
+
+
+@functools.lru_cache(maxsize=16)
+def _encoder(**options: Any) -> json.JSONEncoder:
+    """The encoder ``json.dumps(value, **options)`` would make, made once per set of options
+    (a writer of many records calls it once a record)."""
+    return json.JSONEncoder(**options)
 
 
 class RedactFilter(logging.Filter):

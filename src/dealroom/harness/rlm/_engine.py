@@ -113,6 +113,8 @@ class _Admitted:
     reservation: Reservation | None
     fields: dict[str, Any]
     call: dict[str, Any] = field(default_factory=dict)
+    key: str = ""
+    """:func:`input_key` of ``plan.record`` (worked out once, again when the call is re-cut)."""
 
 
 @dataclass
@@ -445,6 +447,7 @@ class Episode(RootCalls):
         settle()  # what exists before the wave is not rescanned during it
         self.ctx.waves += 1
         wave = self.ctx.waves
+        self.ctx.hedges.setdefault(wave, HedgeWave())  # once per wave, not per call
         started = time.monotonic()
         results: list[_Admitted | SubAnswer] = [self._admit(c, cid, turn, wave)
                                                 for c, cid in zip(calls, ids, strict=True)]
@@ -481,7 +484,8 @@ class Episode(RootCalls):
             plan = self._plan(call, max(self.ctx.window.context_tokens(out), self.ctx.promised))
         except (DealroomError, KeyError, LookupError) as exc:
             return {"ok": False, "error": f"bad call: {exc}", "notes": []}
-        answered = self.ctx.replay.answered.get(input_key(plan.record))
+        key = input_key(plan.record)
+        answered = self.ctx.replay.answered.get(key)
         if answered is not None:  # the same call was answered before (its cell was cut)
             self.ctx.replay.subs[call_id] = answered
             return answered
@@ -491,7 +495,7 @@ class Episode(RootCalls):
             return self._refused(plan.notes)
         fields = {"role": "sub", "model": sub.name, "turn": turn, "call_id": call_id,
                   "wave": wave, "input": plan.record, "tokens": None}
-        return _Admitted(plan, reservation, fields, call)
+        return _Admitted(plan, reservation, fields, call, key)
 
     def _plan(self, call: dict[str, Any], context_tokens: int) -> SubPlan:
         return plan_sub_input(self.ctx.room, call, system=SUB_SYSTEM,
@@ -500,12 +504,14 @@ class Episode(RootCalls):
     async def _calibrate(self, calls: list[Any], ids: list[str]) -> None:
         """Measure the sub model's count on the wave's first live call (once per run)."""
         window = self.ctx.window
-        live = [c for c, cid in zip(calls, ids, strict=True)
-                if self.ctx.replay.sub_result(cid) is None]
-        if window.calibrated or not live or not window.counter.can_be_exact():
+        if window.calibrated or not window.counter.can_be_exact():
+            return  # before looking for a live call: the batch is not walked once per wave
+        live = next((c for c, cid in zip(calls, ids, strict=True)
+                     if self.ctx.replay.sub_result(cid) is None), None)
+        if live is None:
             return
         try:
-            plan = self._plan(live[0], window.context_tokens(self._sub_max_output()))
+            plan = self._plan(live, window.context_tokens(self._sub_max_output()))
         except (DealroomError, KeyError, LookupError):
             return
         await window.calibrate(plan.messages(self.ctx.room), plan.tokens)
@@ -542,7 +548,7 @@ class Episode(RootCalls):
         out = self._sub_max_output()
         while True:
             try:
-                with hedging(self.ctx.hedges.setdefault(fields["wave"], HedgeWave())):
+                with hedging(self.ctx.hedges[fields["wave"]]):
                     result = await sub.chat(plan.messages(self.ctx.room), max_tokens=out,
                                             temperature=self.ctx.settings.temperature,
                                             **context)
@@ -552,6 +558,7 @@ class Episode(RootCalls):
                 if smaller is not None:
                     plan = admitted.plan = smaller
                     fields["input"] = plan.record
+                    admitted.key = input_key(plan.record)
                     continue
                 return self._failed(admitted, k, order, exc, refused)
             except asyncio.CancelledError as exc:  # the cell's or the run's time ran out
@@ -575,7 +582,7 @@ class Episode(RootCalls):
         answer: SubAnswer = {"ok": True, "text": answer_text(result.text, result.reasoning),
                              "notes": plan.notes + cut_note(result), "unsent": plan.unsent}
         self.ctx.replay.subs[fields["call_id"]] = answer  # a rebuild replays it, never re-asks
-        self.ctx.replay.answered[input_key(plan.record)] = answer  # and so does a re-send
+        self.ctx.replay.answered[admitted.key] = answer  # and so does a re-send
         return answer
 
     def _failed(self, admitted: _Admitted, k: int, order: InOrder, exc: BaseException,

@@ -76,9 +76,13 @@ class Replay:
         return self.children.get(call_id)
 
 
+_KEY = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+"""``json.dumps(..., sort_keys=True, ensure_ascii=False)``, its encoder made once."""
+
+
 def input_key(record: dict[str, Any]) -> str:
     """A sub-call's input record (prompt, text, slices by reference) as a key."""
-    return json.dumps(record, sort_keys=True, ensure_ascii=False)
+    return _KEY.encode(record)
 
 
 def _sub_result(event: dict[str, Any]) -> SubAnswer:

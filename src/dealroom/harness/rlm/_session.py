@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dealroom._util.heap import quiet_collector
 from dealroom.harness._common import RunEvents, run_config
 from dealroom.harness._common._budget import BudgetTracker
 from dealroom.harness._deliver import Deliverables
@@ -70,9 +71,11 @@ class ReplSession:
 
     async def run(self, code: str) -> CellOutput:
         """Run one cell. After a timeout or a crash the worker restarts and the cells that
-        succeeded run again, so what they defined is back; the error ends with a note saying so."""
+        succeeded run again, so what they defined is back; the error ends with a note saying so.
+        The cyclic collector is kept off its sub-call waves, as in a run (``quiet_collector``)."""
         self._turn += 1
-        result, note = await self.episode.execute_cell(self.sandbox, self._turn, code)
+        with quiet_collector():
+            result, note = await self.episode.execute_cell(self.sandbox, self._turn, code)
         error = "\n".join(x for x in (result.error, note) if x) or None
         return CellOutput(result.stdout, error, result.timed_out)
 

@@ -482,6 +482,7 @@ def test_hf_local_loads_as_float_weights_that_grpotrainer_accepts(room, tmp_path
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # 135M rollouts and an update on a shared CPU
 def test_the_trl_engine_trains_hf_local(room, tmp_path):
     needs_local()
     """engine = "trl" on the documented default model, one step at the smallest size."""

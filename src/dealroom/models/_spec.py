@@ -285,7 +285,7 @@ def local_spec() -> ModelSpec:
         model=LOCAL_MODEL,
         context_window=4096,
         priced=True,
-        concurrency=2,
+        concurrency=1,  # the server computes one request at a time (_local.SLOTS)
         timeout=300.0,
         stream=False,
         proxy="",  # a server dealroom starts on loopback: never through a proxy

@@ -105,3 +105,17 @@ def test_a_retry_after_a_timeout_finds_the_abandoned_request_closed(stream):
     result, counting = asyncio.run(go())
     assert result.text == "fine" and result.attempts == 2
     assert counting.open_at_retry == 1  # the retry's own connection only
+
+
+def test_a_default_deadline_grows_with_the_reply_cap_at_the_learned_decode_speed():
+    spec = local_spec()  # deadline unset (300 s), timeout 300 s
+    pace = Pace()
+    assert pace.waits(spec, 1000, 1024).deadline == 300.0
+    pace.learn_decode(512, 200.0)  # 2.56 reply tokens a second, a busy CPU
+    waits = pace.waits(spec, 1000, 1024)
+    assert waits.deadline > 1024 / 2.56 and waits.total == waits.deadline
+    assert waits.record()["from"] == "learned"
+    assert pace.waits(spec, 1000, 16).deadline == 300.0  # a short reply needs no more
+    assert pace.waits(spec.replace(deadline=300.0), 1000, 1024).deadline == 300.0  # as set
+    pace.learn_decode(1, 100.0)  # too short a reply to teach a speed
+    assert pace.decode == 2.56

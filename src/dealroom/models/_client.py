@@ -85,6 +85,7 @@ from dealroom.models._shape import (
 from dealroom.models._spec import ModelSpec, Prices, reply_cap
 from dealroom.models._timing import (
     Pace,
+    completion_tokens,
     deadline_message,
     prompt_tokens,
     timeout_message,
@@ -294,7 +295,9 @@ class OpenAICompatibleClient:
                 for key in ("stream", "stream_options"):
                     payload.pop(key, None)
             data = request_body(payload)
-            clock.waits = self.pace.waits(self.spec, len(data) // 4)  # about 4 bytes a token
+            clock.waits = self.pace.waits(self.spec, len(data) // 4, limit)  # ~4 bytes a token
+            if not sent[0]:  # the deadline starts with the first request
+                clock.seconds = clock.waits.deadline
             attempt += 1
             try:
                 reply, latency, hedge = await self._send(endpoint, payload, data, cap, wave,
@@ -437,9 +440,7 @@ class OpenAICompatibleClient:
                                     served=exc.served) from None
             latency = time.perf_counter() - start
         if status == 200:
-            if streaming and progress.body is not None and progress.started is not None:
-                self.pace.learn(prompt_tokens(reply.usage) or clock.waits.prompt_tokens,
-                                progress.body - progress.started)
+            self._learn(reply, latency, progress, clock.waits.prompt_tokens)
             return reply, latency
         if status == 101:
             raise ProviderError(
@@ -464,6 +465,13 @@ class OpenAICompatibleClient:
         if status in (408, 409, 429) or status >= 500:
             raise Retryable(message, status, wait)
         raise ProviderError(message, model=self.name, status=status, kind="http")
+
+    def _learn(self, reply: Reply, latency: float, progress: Progress, estimate: int) -> None:
+        """Learn the endpoint's speeds from a reply (``_timing``)."""
+        first = None if progress.body is None or progress.started is None else (
+            progress.body - progress.started)
+        self.pace.learn(prompt_tokens(reply.usage) or estimate, first)
+        self.pace.learn_decode(completion_tokens(reply.usage), latency - (first or 0.0))
 
     async def _read_reply(self, resp: aiohttp.ClientResponse, cap: int,
                           progress: Progress, streaming: bool = True) -> Reply:

@@ -26,7 +26,7 @@ from typing import Any
 
 import aiohttp
 
-from dealroom.models._spec import ModelSpec
+from dealroom.models._spec import DEFAULT_TIMEOUT_S, ModelSpec
 
 MARGIN = 3.0
 """How many times the learned prefill time a first byte is awaited for."""
@@ -36,6 +36,12 @@ KEEP = 8
 """Prefill speeds remembered per endpoint client; the slowest is used."""
 MIN_PROMPT = 256
 """Prompt tokens a reply needs before its first-byte latency teaches a prefill speed."""
+MIN_REPLY = 32
+"""Reply tokens a reply needs before it teaches a decode speed."""
+PREFILL = 50.0
+"""Prompt tokens a second assumed for a deadline while no prefill speed is known."""
+MAX_DEADLINE_S = 1800.0
+"""The most a learned deadline is raised to."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,8 @@ class Waits:
     source: str
     """``spec`` (the settings as given) or ``learned`` (from the prefill speed)."""
     prompt_tokens: int
+    total: float = 0.0
+    """One attempt's time-out (``timeout``, or the learned deadline; see :meth:`Pace.waits`)."""
 
     def record(self) -> dict[str, Any]:
         """``provider.timeouts`` of the call's ``model_call`` event."""
@@ -55,10 +63,22 @@ class Waits:
 
 
 class Pace:
-    """An endpoint's prefill speed, learned from its replies' first-byte latency."""
+    """An endpoint's prefill and decode speeds, learned from its replies."""
 
     def __init__(self) -> None:
         self.speeds: deque[float] = deque(maxlen=KEEP)
+        self.decodes: deque[float] = deque(maxlen=KEEP)
+
+    @property
+    def decode(self) -> float | None:
+        """Reply tokens a second, prompt time included when it could not be told apart (the
+        slowest remembered); None before any."""
+        return min(self.decodes) if self.decodes else None
+
+    def learn_decode(self, completion_tokens: int | None, seconds: float) -> None:
+        """Note one reply: its tokens and the seconds they took."""
+        if completion_tokens and completion_tokens >= MIN_REPLY and seconds > 0:
+            self.decodes.append(completion_tokens / seconds)
 
     @property
     def prefill(self) -> float | None:
@@ -70,27 +90,39 @@ class Pace:
         if first_byte_s is not None and first_byte_s > 0 and prompt_tokens >= MIN_PROMPT:
             self.speeds.append(prompt_tokens / first_byte_s)
 
-    def waits(self, spec: ModelSpec, prompt_tokens: int) -> Waits:
-        """The first-byte wait and deadline of a call whose prompt has ``prompt_tokens``."""
-        deadline = spec.call_deadline
-        first, source = spec.read_timeout, "spec"
+    def waits(self, spec: ModelSpec, prompt_tokens: int, cap: int = 0) -> Waits:
+        """The first-byte wait, deadline and attempt time-out of a call whose prompt has
+        ``prompt_tokens`` and whose reply is capped at ``cap``."""
+        deadline, total, source = spec.call_deadline, spec.timeout, "spec"
+        if self.decode is not None and spec.deadline is None and deadline:
+            need = MARGIN * (prompt_tokens / (self.prefill or PREFILL) + cap / self.decode)
+            if need > deadline:  # only a default deadline is raised, and at most to MAX
+                deadline, source = min(need, MAX_DEADLINE_S), "learned"
+                if spec.timeout == DEFAULT_TIMEOUT_S:
+                    total = deadline
+        first = spec.read_timeout
         if self.prefill is not None:
             derived = MARGIN * prompt_tokens / self.prefill + SLACK_S
-            ceiling = min(spec.timeout, deadline or spec.timeout)
             if derived > first:
-                first, source = max(first, min(derived, ceiling)), "learned"
-        return Waits(first, deadline, source, prompt_tokens)
+                first, source = max(first, min(derived, total, deadline or total)), "learned"
+        return Waits(first, deadline, source, prompt_tokens, total)
 
 
-def prompt_tokens(usage: Any) -> int | None:
+def prompt_tokens(usage: Any, key: str = "prompt_tokens") -> int | None:
     """The prompt tokens a reply's raw ``usage`` reports, if any."""
-    count = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    count = usage.get(key) if isinstance(usage, dict) else None
     return count if isinstance(count, int) and not isinstance(count, bool) else None
+
+
+def completion_tokens(usage: Any) -> int | None:
+    """The reply tokens a reply's raw ``usage`` reports, if any."""
+    return prompt_tokens(usage, "completion_tokens")
 
 
 def timeouts(spec: ModelSpec, waits: Waits, streaming: bool) -> aiohttp.ClientTimeout:
     """aiohttp's time-outs for one attempt."""
-    return aiohttp.ClientTimeout(total=spec.timeout, sock_connect=spec.connect_timeout,
+    return aiohttp.ClientTimeout(total=waits.total or spec.timeout,
+                                 sock_connect=spec.connect_timeout,
                                  sock_read=waits.first_byte if streaming else None)
 
 
@@ -124,7 +156,8 @@ def timeout_message(exc: BaseException, spec: ModelSpec, streaming: bool, waits:
                else "learned from the prefill speed, bounded by timeout and deadline")
         return (f"no first byte within {waits.first_byte:g}s for a prompt of about "
                 f"{waits.prompt_tokens:,} tokens ({how}; {raise_hint(spec, 'read_timeout')})")
-    return f"timed out after {spec.timeout:g}s (timeout; {raise_hint(spec, 'timeout')})"
+    return (f"timed out after {waits.total or spec.timeout:g}s (timeout; "
+            f"{raise_hint(spec, 'timeout')})")
 
 
 def deadline_message(spec: ModelSpec, seconds: float, attempts: int, last: str) -> str:

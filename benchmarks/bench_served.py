@@ -8,6 +8,7 @@ calls that timed out, the retries (HTTP attempts beyond one per call), and how m
 token counts were the server's against dealroom's estimate.
 
     nice python benchmarks/bench_served.py [--docs 4] [--turns 10] [--keep DIR]
+        [--max-seconds S] [--only local|think]
 
 Needs the ``local`` extra (and ``gguf``, the ``train`` extra, for the re-templated copy).
 """
@@ -25,12 +26,14 @@ from pathlib import Path
 from typing import Any
 
 
-def run(room: Path, out: Path, root: str, turns: int) -> float:
-    """``dealroom run`` with default settings but ``--root`` and ``--max-turns``."""
+def run(room: Path, out: Path, root: str, turns: int, seconds: float | None) -> float:
+    """``dealroom run`` with default settings but ``--root``, ``--max-turns`` (and
+    ``--max-seconds``, to fit a busy machine)."""
     start = time.monotonic()
+    limit = ["--max-seconds", str(seconds)] if seconds else []
     done = subprocess.run(
         [sys.executable, "-m", "dealroom", "run", str(room), "--out", str(out), "--root", root,
-         "--max-turns", str(turns), "--progress-every", "0"],
+         "--max-turns", str(turns), "--progress-every", "0", *limit],
         stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
     if done.returncode not in (0, 1, 4):
         print(done.stdout[-2000:], done.stderr[-2000:], sep="\n")
@@ -68,6 +71,8 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=6000, help="the room's total tokens")
     parser.add_argument("--turns", type=int, default=10)
     parser.add_argument("--keep", type=Path, default=None, help="keep room and runs here")
+    parser.add_argument("--max-seconds", type=float, default=None, help="per run")
+    parser.add_argument("--only", choices=("local", "think"), default=None)
     args = parser.parse_args()
 
     from dealroom.models._spec import LOCAL_MODEL
@@ -81,11 +86,14 @@ def main() -> None:
     print(f"room: {args.docs} documents, {args.tokens} tokens; {args.turns} turns; "
           f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     rows: list[tuple[str, float, dict[str, Any]]] = []
-    seconds = run(room, work / "run-local", "local", args.turns)
-    rows.append(("local", seconds, figures(work / "run-local")))
-    with LlamaCppServer(think=True) as server:
-        seconds = run(room, work / "run-think", f"{LOCAL_MODEL}@{server.base_url}", args.turns)
-    rows.append(("think (MODEL@URL)", seconds, figures(work / "run-think")))
+    if args.only != "think":
+        seconds = run(room, work / "run-local", "local", args.turns, args.max_seconds)
+        rows.append(("local", seconds, figures(work / "run-local")))
+    if args.only != "local":
+        with LlamaCppServer(think=True) as server:
+            seconds = run(room, work / "run-think", f"{LOCAL_MODEL}@{server.base_url}",
+                          args.turns, args.max_seconds)
+        rows.append(("think (MODEL@URL)", seconds, figures(work / "run-think")))
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     for name, seconds, row in rows:
         print(f"{name:18} {seconds:7.1f} s  " + "  ".join(f"{k}={v}" for k, v in row.items()))

@@ -127,3 +127,28 @@ def test_the_local_server_is_reached_directly_whatever_proxy_is_set(tmp_path, mo
 
     with LocalServer(model, start_timeout=20) as server:
         assert asyncio.run(chat(server.base_url)).text == "echo: hi"
+
+
+class _OneSlot:
+    """A stand-in for the shared server: one slot, nothing started."""
+
+    base_url = "http://127.0.0.1:9/v1"
+    slots = 1
+
+
+@pytest.mark.parametrize("asked", [None, 4])
+def test_local_sends_no_more_requests_than_the_server_computes(monkeypatch, asked):
+    # issue 36 item 3: llama-cpp-python's server computes one request at a time; a second
+    # open request would wait inside it while its deadline runs
+    monkeypatch.setattr(_local, "acquire_server", lambda: _OneSlot())
+    monkeypatch.setattr(_local, "release_server", lambda: None)
+
+    async def go():
+        client = open_model("local", concurrency=asked)
+        try:
+            endpoint = client._get_endpoint()
+            return client.spec.concurrency, endpoint.limit
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(go()) == (1, 1)

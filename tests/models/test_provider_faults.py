@@ -177,15 +177,27 @@ def test_a_dead_connection_fails_at_the_first_byte_timeout_not_the_total(fault):
     assert result.text == "fine" and result.attempts == 2
 
 
-def test_timeouts_say_which_limit_ran_out():
+# issue 36 item 3: a time-out names the setting that decided it and where to raise it
+@pytest.mark.parametrize(("key", "changes", "says"), [
+    ("read_timeout", {"read_timeout": 0.3}, "no first byte within 0.3s"),
+    ("timeout", {"timeout": 0.3, "stream": False}, "timed out after 0.3s"),
+    ("deadline", {"deadline": 0.3, "read_timeout": 3600.0, "timeout": 3600.0},
+     "deadline of 0.3s"),
+])
+@pytest.mark.parametrize("source", [None, "models.toml"])
+def test_timeouts_say_which_setting_ran_out_and_how_to_raise_it(key, changes, says, source):
     async def go():
         async with MockOpenAIServer("fine") as srv:
             with pytest.raises(ProviderError) as err:
-                await call(srv, Fault.timeout(30), read_timeout=0.3, max_retries=0)
-            return err.value
+                await call(srv, Fault.timeout(30), max_retries=0, source=source, **changes)
+            return err.value, srv.spec.name
 
-    error = asyncio.run(go())
-    assert error.kind == "timeout" and "first-byte / idle time-out" in str(error)
+    error, name = asyncio.run(go())
+    assert error.kind == "timeout" and says in str(error) and f"({key};" in str(error)
+    if source:
+        assert f"raise {key} = SECONDS under [models.{name}] in models.toml" in str(error)
+    else:
+        assert f"{name}#{key}=SECONDS" in str(error)
 
 
 def test_a_json_body_with_an_error_object_is_malformed():

@@ -75,7 +75,6 @@ from dealroom.models._rules import (
     listed_models,
     refused_feature,
     retry_after,
-    timeout_message,
 )
 from dealroom.models._shape import (
     PROPS_BYTES,
@@ -85,6 +84,14 @@ from dealroom.models._shape import (
     served_window,
 )
 from dealroom.models._spec import ModelSpec, Prices, reply_cap
+from dealroom.models._timing import (
+    Pace,
+    completion_tokens,
+    deadline_message,
+    prompt_tokens,
+    timeout_message,
+    timeouts,
+)
 from dealroom.models._wire import (
     BadReply,
     ProviderError,
@@ -202,9 +209,9 @@ class OpenAICompatibleClient:
         self._headers.update(expand_headers(spec))
         add_spec_secrets(spec, api_key)
         self._tls = tls_for(spec, base)
-        self._timeouts = {streaming: aiohttp.ClientTimeout(
-            total=spec.timeout, sock_connect=spec.connect_timeout,
-            sock_read=spec.read_timeout if streaming else None) for streaming in (False, True)}
+        self.pace = Pace()
+        """The endpoint's prefill speed, learned from replies: it sets the first-byte wait
+        (``_timing``)."""
         self._extra = dict(spec.options.get("extra_body", {}))
         self._max_field = spec.options.get("max_tokens_field", "max_tokens")
         self._endpoint: Endpoint | None = None
@@ -272,8 +279,7 @@ class OpenAICompatibleClient:
             if clock.scope is None or not clock.scope.expired():
                 raise
             raise ProviderError(
-                f"no usable answer within the call's deadline of {clock.seconds:g}s "
-                f"({clock.sent[0]} attempts; the last: {clock.last or 'still waiting'})",
+                deadline_message(self.spec, clock.seconds, clock.sent[0], clock.last),
                 model=self.name, kind="timeout", attempts=clock.sent[0]) from None
         except asyncio.CancelledError as exc:
             exc.attempts = clock.sent[0]  # type: ignore[attr-defined]  # for the run's records
@@ -325,6 +331,9 @@ class OpenAICompatibleClient:
                 for key in ("stream", "stream_options"):
                     payload.pop(key, None)
             data = request_body(payload)
+            clock.waits = self.pace.waits(self.spec, len(data) // 4, limit)  # ~4 bytes a token
+            if not sent[0]:  # the deadline starts with the first request
+                clock.seconds = clock.waits.deadline
             attempt += 1
             try:
                 reply, latency, hedge = await self._send(endpoint, payload, data, cap, wave,
@@ -348,8 +357,10 @@ class OpenAICompatibleClient:
             except ProviderError as exc:
                 exc.attempts = sent[0]
                 raise
-            return self._result(reply, messages, payload, len(data), limit, latency, sent[0],
-                                hedge)
+            result = self._result(reply, messages, payload, len(data), limit, latency, sent[0],
+                                  hedge)
+            result.timeouts = clock.waits.record()
+            return result
 
     def _result(self, reply: Reply, messages: list[dict[str, Any]], payload: dict[str, Any],
                 request_bytes: int, limit: int, latency: float, attempts: int,
@@ -431,7 +442,7 @@ class OpenAICompatibleClient:
             try:
                 async with endpoint.session.post(
                     self._url, data=Body(data), headers=self._headers,
-                    timeout=self._timeouts[streaming], allow_redirects=False,
+                    timeout=timeouts(self.spec, clock.waits, streaming), allow_redirects=False,
                 ) as resp:
                     progress.tick()
                     status = resp.status
@@ -442,8 +453,9 @@ class OpenAICompatibleClient:
                     else:
                         reply = await self._read_reply(resp, cap, progress, streaming)
             except TimeoutError as exc:
-                raise Retryable(timeout_message(exc, self.spec, streaming),
-                                 kind="timeout") from None
+                raise Retryable(timeout_message(exc, self.spec, streaming, clock.waits,
+                                                progress.body is not None),
+                                kind="timeout") from None
             except (aiohttp.ClientResponseError, aiohttp.ClientPayloadError) as exc:
                 if (reason := not_http(exc)) is None:
                     raise Retryable(failure(exc, endpoint.route)[0], kind="connection") from None
@@ -464,6 +476,7 @@ class OpenAICompatibleClient:
                                     served=exc.served) from None
             latency = time.perf_counter() - start
         if status == 200:
+            self._learn(reply, latency, progress, clock.waits.prompt_tokens)
             return reply, latency
         if status == 101:
             raise ProviderError(
@@ -489,6 +502,13 @@ class OpenAICompatibleClient:
             raise Retryable(message, status, wait)
         raise ProviderError(message, model=self.name, status=status, kind="http")
 
+    def _learn(self, reply: Reply, latency: float, progress: Progress, estimate: int) -> None:
+        """Learn the endpoint's speeds from a reply (``_timing``)."""
+        first = None if progress.body is None or progress.started is None else (
+            progress.body - progress.started)
+        self.pace.learn(prompt_tokens(reply.usage) or estimate, first)
+        self.pace.learn_decode(completion_tokens(reply.usage), latency - (first or 0.0))
+
     async def _read_reply(self, resp: aiohttp.ClientResponse, cap: int,
                           progress: Progress, streaming: bool = True) -> Reply:
         """The 200's reply, buffered under a lease of the loop's byte budget (``_budget``)
@@ -497,7 +517,7 @@ class OpenAICompatibleClient:
         lease = Lease()
         try:
             if content_type.startswith("text/event-stream"):
-                return await read_stream(resp.content.iter_any(), cap, progress.tick, lease)
+                return await read_stream(resp.content.iter_any(), cap, progress.chunk, lease)
             raw = await read_body(resp.content.iter_any(), lease=lease,
                                   declared=resp.content_length)
             reply = parse_body(raw, content_type, cap)

@@ -158,12 +158,20 @@ class Progress:
     def __init__(self) -> None:
         self.started: float | None = None
         self.last: float | None = None
+        self.body: float | None = None
+        """When the first chunk of a streamed reply's body came (``_timing`` learns from it)."""
 
     def start(self) -> None:
         self.started = self.last = time.monotonic()
 
     def tick(self) -> None:
         self.last = time.monotonic()
+
+    def chunk(self) -> None:
+        """A chunk of the reply's body came."""
+        self.tick()
+        if self.body is None:
+            self.body = self.last
 
     def idle(self) -> float:
         return 0.0 if self.last is None else time.monotonic() - self.last

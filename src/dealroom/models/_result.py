@@ -62,6 +62,8 @@ class ChatResult:
     ``dealroom._util.reasoning``); None without reasoning."""
     max_tokens: int | None = None
     """The reply cap the call was sent with (``max_tokens``); None when it carried none."""
+    timeouts: dict[str, Any] | None = None
+    """What the call waited for (``_timing.Waits.record``): ``{first_byte, deadline, from}``."""
     opened: InitVar[bool] = False
     """The model's chat template opens ``<think>`` in the prompt: a reply that never closes
     it is reasoning only (shape ``unclosed``)."""
@@ -91,5 +93,6 @@ class ChatResult:
                 "structured": self.structured, "cut_bytes": self.cut_bytes,
                 "stripped": self.stripped, "hedge": self.hedge,
                 "reasoning": self.reasoning_shape, "max_tokens": self.max_tokens,
+                **({"timeouts": self.timeouts} if self.timeouts else {}),
                 **{k: v for k, v in (("model", self.served_model),
                                      ("system_fingerprint", self.system_fingerprint)) if v}}

@@ -12,9 +12,8 @@ import time
 from html.parser import HTMLParser
 from typing import Any
 
-import aiohttp
-
 from dealroom.models._spec import ModelSpec
+from dealroom.models._timing import Pace
 
 MAX_RETRY_AFTER_S = 60.0
 
@@ -47,6 +46,8 @@ class Deadline:
         self.sent = [0]
         self.last = ""
         """Why the last attempt failed."""
+        self.waits = Pace().waits(spec, 0)
+        """What the current attempt waits for (set per attempt by the client; ``_timing``)."""
 
     def start(self) -> None:
         """A request is leaving: count it, and start the clock at the first."""
@@ -137,14 +138,6 @@ def refused_feature(status: int, message: str, payload: dict[str, Any]) -> str |
     if payload.get("stream") and "stream" in text:
         return "stream"
     return None
-
-
-def timeout_message(exc: BaseException, spec: ModelSpec, streaming: bool) -> str:
-    if isinstance(exc, aiohttp.ConnectionTimeoutError):
-        return f"could not connect within {spec.connect_timeout:g}s"
-    if isinstance(exc, aiohttp.SocketTimeoutError) and streaming:
-        return f"no bytes for {spec.read_timeout:g}s (first-byte / idle time-out)"
-    return f"timed out after {spec.timeout:g}s"
 
 
 def format_for(response_format: dict[str, Any] | None,

@@ -277,15 +277,37 @@ def check_url(where: str, key: str, url: str) -> None:
                          "http://127.0.0.1:8000/v1")
 
 
-def local_spec() -> ModelSpec:
-    """The embedded default: SmolLM2-135M-Instruct on a llama.cpp server dealroom starts."""
+LOCAL_OPTIONS = ("timeout", "connect_timeout", "read_timeout", "deadline", "max_output_tokens",
+                 "max_retries")
+"""Options the embedded ``local`` model takes after ``#`` (``local#deadline=900``)."""
+
+
+def local_spec(text: str = "local") -> ModelSpec:
+    """The embedded default: SmolLM2-135M-Instruct on a llama.cpp server dealroom starts;
+    ``text`` may carry :data:`LOCAL_OPTIONS` after ``#`` (its time-outs, its reply cap)."""
+    spec = _local_base()
+    extra = text.partition("#")[2]
+    if not extra:
+        return spec
+    from dealroom.models._file import ModelEntry
+
+    options = _spec_options(text, extra, LOCAL_OPTIONS)
+    reader = field_reader(ModelEntry, LOCAL_OPTIONS, text=True)
+    try:
+        typed = reader.model_validate(options).model_dump(exclude_unset=True)
+    except ValidationError as exc:
+        raise InputError(f"bad model spec {text!r}: {explain(exc, reader)}") from None
+    return spec.replace(name=text, **typed)
+
+
+def _local_base() -> ModelSpec:
     return ModelSpec(
         name="local",
         kind="local",
         model=LOCAL_MODEL,
         context_window=4096,
         priced=True,
-        concurrency=2,
+        concurrency=1,  # the server computes one request at a time (_local.SLOTS)
         timeout=300.0,
         stream=False,
         proxy="",  # a server dealroom starts on loopback: never through a proxy
@@ -331,8 +353,8 @@ def _resolve(spec: str, models_file: Path | None, role: str) -> ModelSpec:
         if role != "sub":
             raise ConfigError(f"`oracle` is a simulated sub-agent (--sub), not a {role} model")
         return oracle_spec(text, options)
-    if text == "local":
-        return local_spec()
+    if text == "local" or text.startswith("local#"):
+        return local_spec(text)
     if text.startswith(HF_PREFIX):
         return hf_spec(text)
     if "@" in text:
@@ -414,15 +436,16 @@ def _endpoint_spec(text: str) -> ModelSpec:
     return entry.to_spec(text, api_key_optional=True)
 
 
-def _spec_options(text: str, extra: str) -> dict[str, str]:
+def _spec_options(text: str, extra: str,
+                  keys: tuple[str, ...] = SPEC_OPTIONS) -> dict[str, str]:
     """The ``key=value`` pairs after ``#``, as text (:class:`ModelEntry` types them)."""
     out: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in extra.split(","))):
         key, eq, value = (x.strip() for x in item.partition("="))
-        if key not in SPEC_OPTIONS or not eq:
+        if key not in keys or not eq:
             raise ConfigError(
                 f"bad model spec {text!r}: unknown option {item!r}; after '#' give key=value "
-                f"pairs separated by commas, keys: {', '.join(SPEC_OPTIONS)}"
+                f"pairs separated by commas, keys: {', '.join(keys)}"
             )
         out[key] = value
     return out

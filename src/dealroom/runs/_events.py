@@ -113,7 +113,7 @@ class ModelCall(Event, total=False):
     provider: dict[str, Any]
     """How the endpoint answered (``ChatResult.record()``: ``attempts``, ``finish_reason``,
     ``usage_estimated``, ``streamed``, ``structured``, ``cut_bytes``, ``stripped``, ``hedge``,
-    ``reasoning``)
+    ``reasoning``, ``timeouts``: ``{first_byte, deadline, from}``, what the call waited for)
     or failed (``ProviderError.record()``: ``kind``, ``status``, ``attempts``, ``served``)."""
     tokens: dict[str, Any] | None
     """``{file, offset}``: where the call's :class:`~dealroom.runs.TokenRecord` (prompt and

@@ -205,7 +205,25 @@ def test_a_dead_endpoint_costs_each_call_one_deadline(small_room, tmp_path):
         result = run_agent(small_room, run, max_turns=8,
                            sub=f"mock@{srv.base_url}#hedge=0,read_timeout=0.5,deadline=1")
     calls = sub_calls(run)
-    assert result.status == "degraded" and len(calls) == 4
+    assert result.status == "degraded" and len(calls) == 8  # each sent again, in a later wave
+    assert len({e["call_id"] for e in calls}) == 4
     assert all("within the call's deadline of 1s" in e["error"] for e in calls)
     assert all(e["provider"]["kind"] == "timeout" and e["provider"]["attempts"] >= 1
                and e["provider"]["usage_estimate"]["input_tokens"] > 0 for e in calls)
+
+
+# issue 36 item 3: a slice whose call timed out is sent again in a later wave, not dropped
+def test_a_slice_whose_call_timed_out_is_sent_again_in_a_later_wave(small_room, tmp_path):
+    run = tmp_path / "run"
+    with MockOpenAIServer(lambda req: FINDING) as srv:
+        srv.fail_next(Fault.timeout(600))  # the first request only
+        result = run_agent(small_room, run, max_turns=8,
+                           sub=f"mock@{srv.base_url}#hedge=0,max_retries=0,deadline=1")
+    calls = sub_calls(run)
+    failed = [e for e in calls if e["error"]]
+    assert len(failed) == 1 and failed[0]["provider"]["kind"] == "timeout"
+    again = [e for e in calls if e["call_id"] == failed[0]["call_id"] and not e["error"]]
+    assert len(again) == 1 and again[0]["wave"] > failed[0]["wave"]
+    assert result.status == "submitted"
+    memo = (run / "output" / "memo.md").read_text()
+    assert "not read (" not in memo and "We reviewed all" in memo

@@ -115,6 +115,8 @@ class _Admitted:
     call: dict[str, Any] = field(default_factory=dict)
     key: str = ""
     """:func:`input_key` of ``plan.record`` (worked out once, again when the call is re-cut)."""
+    timed_out: bool = False
+    """Its call failed at a time-out: it is sent once more in a later wave."""
 
 
 @dataclass
@@ -464,11 +466,47 @@ class Episode(RootCalls):
                 raise result
             results[i] = result
         answers = [r for r in results if not isinstance(r, _Admitted)]  # every one by now
+        self._wave_done(wave, answers, started)
+        again = [(i, a) for i, a in pending if a.timed_out]
+        if again:
+            answers = await self._resend(again, answers)
+        return {"results": answers}
+
+    def _wave_done(self, wave: int, answers: list[SubAnswer], started: float) -> None:
         if not self._replaying and wave not in self.ctx.replay.waves:
             ok = sum(r["ok"] for r in answers)
-            self.ctx.emit("wave", self.agent, self.depth, wave=wave, calls=len(calls), ok=ok,
-                          failed=len(calls) - ok, seconds=round(time.monotonic() - started, 3))
-        return {"results": answers}
+            self.ctx.emit("wave", self.agent, self.depth, wave=wave, calls=len(answers), ok=ok,
+                          failed=len(answers) - ok, seconds=round(time.monotonic() - started, 3))
+
+    async def _resend(self, again: list[tuple[int, _Admitted]],
+                      answers: list[SubAnswer]) -> list[SubAnswer]:
+        """Send the calls that timed out once more, in a wave of their own after the rest
+        (a single-slot server is free by then), under the same call ids: a success there
+        replaces the failure, in the run's records and in a replay."""
+        self.ctx.waves += 1
+        wave, started, retry = self.ctx.waves, time.monotonic(), []
+        for i, admitted in again:
+            plan, out = admitted.plan, self._sub_max_output()
+            worst = plan.tokens + out
+            cost = self.ctx.sub_client.prices.cost(plan.tokens, 0, worst)
+            reservation = self.tracker.reserve(worst, cost)
+            if reservation is not None:
+                fields = {**admitted.fields, "wave": wave}
+                retry.append((i, _Admitted(plan, reservation, fields, admitted.call)))
+        order = InOrder()
+        try:
+            sent = await gather_bounded(
+                [functools.partial(self._send, a, k, order) for k, (_, a) in enumerate(retry)],
+                limit=self._window())
+        finally:
+            order.flush()
+        answers = list(answers)
+        for (i, _), result in zip(retry, sent, strict=True):
+            if isinstance(result, BaseException):
+                raise result
+            answers[i] = result
+        self._wave_done(wave, [answers[i] for i, _ in retry], started)
+        return answers
 
     def _admit(self, call: dict[str, Any], call_id: str, turn: int,
                wave: int) -> _Admitted | SubAnswer:
@@ -560,6 +598,7 @@ class Episode(RootCalls):
                     fields["input"] = plan.record
                     admitted.key = input_key(plan.record)
                     continue
+                admitted.timed_out = getattr(exc, "kind", None) == "timeout"
                 return self._failed(admitted, k, order, exc, refused)
             except asyncio.CancelledError as exc:  # the cell's or the run's time ran out
                 self._failed(admitted, k, order, exc, refused)

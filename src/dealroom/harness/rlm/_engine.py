@@ -485,6 +485,7 @@ class Episode(RootCalls):
         replaces the failure, in the run's records and in a replay."""
         self.ctx.waves += 1
         wave, started, retry = self.ctx.waves, time.monotonic(), []
+        self.ctx.hedges.setdefault(wave, HedgeWave())
         for i, admitted in again:
             plan, out = admitted.plan, self._sub_max_output()
             worst = plan.tokens + out
@@ -492,7 +493,8 @@ class Episode(RootCalls):
             reservation = self.tracker.reserve(worst, cost)
             if reservation is not None:
                 fields = {**admitted.fields, "wave": wave}
-                retry.append((i, _Admitted(plan, reservation, fields, admitted.call)))
+                retry.append((i, _Admitted(plan, reservation, fields, admitted.call,
+                                           key=admitted.key)))
         order = InOrder()
         try:
             sent = await gather_bounded(

@@ -170,14 +170,7 @@ def test_every_plot_of_a_mixed_report_reads_at_two_widths(browser, mixed_sources
             assert "tau not used" not in text and "n/a pts" not in text, name
         assert "setting truncation, visible" in texts["plot-passk_curves"]
         assert "tau 0.5" in texts["plot-passk_curves"]
-        table = browser.evaluate("(() => { const d = document.querySelector("
-                                 "'table.headline').parentElement;"
-                                 "return [d.scrollWidth, d.clientWidth] })()")
-        smallest = browser.evaluate(
-            "Math.min(...Array.from(document.querySelectorAll('figure.plot svg')).flatMap(s =>"
-            "{ const k = s.getBoundingClientRect().width / s.viewBox.baseVal.width;"
-            "return Array.from(s.querySelectorAll('text')).map(t =>"
-            "parseFloat(getComputedStyle(t).fontSize) * k) }))")
+        table, smallest = _table_width_and_smallest_text(browser)
         if width == 1400:  # at 800 px the plots shrink with the page
             assert table[0] <= table[1], f"the policy table scrolls sideways: {table}"
             assert smallest >= 11, f"plot text {smallest:.1f} px high at {width} px"
@@ -269,14 +262,7 @@ def test_the_docs_screenshots_come_from_a_clean_example(browser, sweep_builder, 
         svg = browser.evaluate("Array.from(document.querySelectorAll('figure.plot svg'))"
                                ".map(s => s.textContent).join(' ')")
         assert "n/a" not in svg and "not used" not in svg
-        table = browser.evaluate("(() => { const d = document.querySelector("
-                                 "'table.headline').parentElement;"
-                                 "return [d.scrollWidth, d.clientWidth] })()")
-        smallest = browser.evaluate(
-            "Math.min(...Array.from(document.querySelectorAll('figure.plot svg')).flatMap(s =>"
-            "{ const k = s.getBoundingClientRect().width / s.viewBox.baseVal.width;"
-            "return Array.from(s.querySelectorAll('text')).map(t =>"
-            "parseFloat(getComputedStyle(t).fontSize) * k) }))")
+        table, smallest = _table_width_and_smallest_text(browser)
         if width == 1400:
             assert table[0] <= table[1], table
             assert smallest >= 11, smallest
@@ -295,3 +281,17 @@ def test_the_docs_screenshots_come_from_a_clean_example(browser, sweep_builder, 
         assert browser.errors == []
     finally:
         browser.send("Emulation.clearDeviceMetricsOverride", session=browser.session)
+
+
+def _table_width_and_smallest_text(browser) -> tuple[list[float], float]:
+    """The policy table's box ([scroll width, client width]) and the smallest plot text as
+    drawn, in CSS pixels."""
+    table = browser.evaluate("(() => { const d = document.querySelector("
+                             "'table.headline').parentElement;"
+                             "return [d.scrollWidth, d.clientWidth] })()")
+    smallest = browser.evaluate(
+        "Math.min(...Array.from(document.querySelectorAll('figure.plot svg')).flatMap(s =>"
+        "{ const k = s.getBoundingClientRect().width / s.viewBox.baseVal.width;"
+        "return Array.from(s.querySelectorAll('text')).map(t =>"
+        "parseFloat(getComputedStyle(t).fontSize) * k) }))")
+    return table, smallest

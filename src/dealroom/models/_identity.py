@@ -127,10 +127,17 @@ def props_window(raw: bytes) -> int | None:
         body = json.loads(raw)
     except ValueError:
         return None
+    return props_n_ctx(body)
+
+
+def props_n_ctx(body: Any) -> int | None:
+    """The context size in a parsed ``/props`` answer: ``default_generation_settings.n_ctx``,
+    else a top-level ``n_ctx``; None when it gives none."""
     if not isinstance(body, dict):
         return None
     settings = body.get("default_generation_settings")
-    window = settings.get("n_ctx") if isinstance(settings, dict) else body.get("n_ctx")
+    window = settings.get("n_ctx") if isinstance(settings, dict) else None
+    window = window if _positive(window) else body.get("n_ctx")
     return window if _positive(window) else None
 
 

@@ -24,6 +24,8 @@ from typing import Any
 
 import aiohttp
 
+from dealroom.models._identity import props_n_ctx
+
 Request = Callable[[str, str, Any], Awaitable[Any]]
 """``request(method, path, body) -> Fetched`` of the model's client."""
 
@@ -79,8 +81,7 @@ async def probe_server(request: Request, model: str) -> ServerFacts:
                            "messages")
     props = await _json(request, "GET", "/props")
     if isinstance(props, dict):
-        settings = props.get("default_generation_settings") or {}
-        n_ctx = _int(props.get("n_ctx")) or _int(settings.get("n_ctx"))
+        n_ctx = props_n_ctx(props)
         facts = ServerFacts("llama.cpp", n_ctx, "/props n_ctx" if n_ctx else None)
         if isinstance((await _json(request, "POST", "/tokenize",
                                    {"content": "ping"}) or {}).get("tokens"), list):

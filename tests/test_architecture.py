@@ -157,7 +157,7 @@ def test_the_run_folder_tree_names_every_file_of_the_format() -> None:
 COMMON = set(typing.get_type_hints(Event))
 ROOT_MODEL = [
     "```python\nr = llm_batch([{'prompt': 'read', 'docs': ['D00001']}, 'free text'])\n"
-    "memo.section('Findings', 'Draft.')\nprint(r)\n```",
+    "memo.section('Findings', 'Draft.')\nprint(r, echo('x'))\n```",
     "```python\nprint(rlm('Check D00002', docs=['D00002']))\n```",
     "```python\nsubmit()\n```",
 ]
@@ -186,7 +186,10 @@ def written(small_room, tmp_path_factory):
         return ScriptedModel(["```python\nsubmit('child: nothing found')\n```"], cycle=True,
                              name="sub", context_window=4096)
 
-    run_agent(small_room, tmp / "rlm", root=ScriptedModel(ROOT_MODEL), sub=sub(), depth=2)
+    host_tools = tmp / "host_tools.py"
+    host_tools.write_text('def echo(text: str) -> str:\n    """Echo."""\n    return text\n')
+    run_agent(small_room, tmp / "rlm", root=ScriptedModel(ROOT_MODEL), sub=sub(), depth=2,
+              host_tools=[str(host_tools)])
     run_agent(small_room, tmp / "compacted", root=ScriptedModel(
         [compacting_root], cycle=True, context_window=2048), sub=sub(), max_turns=6)
     run_agent(small_room, tmp / "tools", harness="toolloop", root="scripted",

@@ -266,6 +266,28 @@ class Tool(Event, total=False):
     """The document a ``read`` opened (its id); None for other calls and failed reads."""
 
 
+class HostTool(Event, total=False):
+    """A call from the REPL to one of the user's host tools (``--host-tools``)."""
+
+    type: Required[Literal["host_tool"]]  # type: ignore[misc]  # a TypedDict narrows no field
+    turn: int
+    """The turn whose cell made the call."""
+    call_id: str
+    """``AGENT/tTURN/hN``: a resumed run answers the same call from this record."""
+    name: str
+    """The tool."""
+    arguments: dict[str, Any]
+    """``{"args": [...], "kwargs": {...}}`` as the REPL sent them (JSON)."""
+    result: Any
+    """What the tool returned (JSON); None when it failed."""
+    result_chars: int
+    """Characters of the result's JSON."""
+    seconds: float
+    """Seconds the call took."""
+    error: str | None
+    """Why the call failed (raised in the REPL as ``ToolError``); None when it succeeded."""
+
+
 class Resumed(Event, total=False):
     """``dealroom resume`` continued the run from here."""
 
@@ -286,6 +308,7 @@ EVENT_TYPES: dict[str, type] = {
     "child_end": ChildEnd,
     "memo": MemoChanged,
     "tool": Tool,
+    "host_tool": HostTool,
     "resumed": Resumed,
 }
 """Event type → its record."""
@@ -310,7 +333,8 @@ TrajectoryEvent = Annotated[
     | Annotated[SandboxStarted, Tag("sandbox")] | Annotated[Cell, Tag("cell")]
     | Annotated[Wave, Tag("wave")] | Annotated[ChildStart, Tag("child_start")]
     | Annotated[ChildEnd, Tag("child_end")] | Annotated[MemoChanged, Tag("memo")]
-    | Annotated[Tool, Tag("tool")] | Annotated[Resumed, Tag("resumed")]
+    | Annotated[Tool, Tag("tool")] | Annotated[HostTool, Tag("host_tool")]
+    | Annotated[Resumed, Tag("resumed")]
     | Annotated[Event, Tag("event")],
     Discriminator(_event_tag),
 ]

@@ -58,6 +58,7 @@ from dealroom.harness.rlm._slices import (
     prompt_tokens,
 )
 from dealroom.harness.rlm._subwindow import MAX_RECUTS, MIN_TOKENS, SubWindow
+from dealroom.harness.rlm._tools import ToolBox
 from dealroom.models import HedgeWave, answer_text, gather_bounded, hedging, history_content
 from dealroom.types import Budget
 
@@ -150,6 +151,8 @@ class RunContext:
     """The most words-v1 tokens of input a sub-call was promised when an agent was told
     ``llm.context_tokens``: the host admits that much even after its count grew (a call the
     endpoint then refuses is re-cut, and what was not sent handed back as ``unsent``)."""
+    tools: ToolBox = field(default_factory=ToolBox)
+    """The user's sandboxed and host tools (``--tools``, ``--host-tools``)."""
 
     def __post_init__(self) -> None:
         if self.sub_window is None and self.sub is not None:
@@ -285,7 +288,7 @@ class Episode(RootCalls):
         system = ROOT_SYSTEM.format(
             output_limit=s.output_limit, sub_context=self.sub_context_tokens(),
             rlm_line=rlm_line,
-        )
+        ) + self.ctx.tools.prompt
         first = self._turn_line(1)
         if self.depth == 0:
             totals = self.ctx.room.totals
@@ -421,6 +424,8 @@ class Episode(RootCalls):
             return await self._llm_batch(payload.get("calls") or [], turn)
         if kind == "rlm":
             return await self._child(payload, turn)
+        if kind == "host_tool":
+            return await self.ctx.tools.answer(self, payload, turn)
         if kind == "history":
             return {"turns": self.context.history if self.context else []}
         if kind == "budget":
@@ -435,6 +440,11 @@ class Episode(RootCalls):
         n = self._counters.get(turn, 0)
         self._counters[turn] = n + 1
         return f"{self.agent}/t{turn}/s{n}"
+
+    def host_call_id(self, turn: int) -> str:
+        """Deterministic id of the next host tool call made in ``turn`` (see :meth:`_call_id`)."""
+        head, n = self._call_id(turn).rsplit("/s", 1)
+        return f"{head}/h{n}"
 
     async def _llm_batch(self, calls: list[dict[str, Any]], turn: int) -> dict[str, Any]:
         """Size and budget every call in order (reading no text), then read and send the

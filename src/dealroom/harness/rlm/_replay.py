@@ -41,6 +41,8 @@ class Replay:
     prompt and slices (after its cell was cut, say) is answered from the records."""
     compactions: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
     """(agent, turn) → the ``compaction`` events made before that turn's call, in order."""
+    host_tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Call id of a host tool call → its answer (``ok`` with ``result``, or ``error``)."""
 
     @classmethod
     def from_events(cls, events: Iterable[dict[str, Any]]) -> Replay:
@@ -60,6 +62,10 @@ class Replay:
                 replay.waves.add(e["wave"])
             elif e["type"] == "child_end":
                 replay.children[e["call_id"]] = {"ok": True, "text": e["text"]}
+            elif e["type"] == "host_tool":
+                replay.host_tools[e["call_id"]] = (
+                    {"ok": True, "result": e.get("result")} if e.get("error") is None
+                    else {"ok": False, "error": e["error"]})
         return replay
 
     def cell_output(self, agent: str, turn: int) -> str | None:

@@ -17,6 +17,7 @@ from dealroom.harness.rlm._engine import Episode, EpisodeResult, RunContext
 from dealroom.harness.rlm._prompt import with_deliverables
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._settings import RLMSettings
+from dealroom.harness.rlm._tools import ToolBox, open_toolbox
 from dealroom.harness.sandbox import make_scratch
 
 if TYPE_CHECKING:
@@ -37,9 +38,11 @@ async def run_rlm(
 ) -> RunResult:
     """Run the RLM harness with open model clients ``root`` and ``sub``; write ``out``."""
     settings = settings or RLMSettings()
+    tools = open_toolbox(settings)  # a bad tools file stops the run before its folder
     run = await open_run("rlm", room_dir, out, root=root, sub=sub, settings=settings,
                          listeners=listeners, concurrency=concurrency)
-    return await _episode(run, root, sub, settings, Replay())
+    tools.keep(Path(run.folder.path))
+    return await _episode(run, root, sub, settings, Replay(), tools)
 
 
 async def resume_rlm(
@@ -49,11 +52,13 @@ async def resume_rlm(
     """Finish an interrupted run, replaying every completed model call from its records."""
     run = await reopen_run(run_dir, listeners=listeners)
     settings = run.settings(RLMSettings)
-    return await _episode(run, root, sub, settings, Replay.from_events(run.previous))
+    tools = open_toolbox(settings, Path(run.folder.path))
+    tools.keep(Path(run.folder.path))  # a fork's folder has none yet
+    return await _episode(run, root, sub, settings, Replay.from_events(run.previous), tools)
 
 
 async def _episode(run: OpenRun, root: ModelClient, sub: ModelClient | None, settings: RLMSettings,
-                   replay: Replay) -> RunResult:
+                   replay: Replay, tools: ToolBox) -> RunResult:
     loading = asyncio.ensure_future(_load(run.events.probe))  # read while the sandbox starts
     scratch = make_scratch("scratch")
     ctx = RunContext(
@@ -62,6 +67,7 @@ async def _episode(run: OpenRun, root: ModelClient, sub: ModelClient | None, set
         instructions=with_deliverables(run.instructions.text, run.deliverables.files),
         sandbox_factory=_sandbox_factory, deliverables=run.deliverables,
         inherited_subs=run.inherited_subs(),
+        tools=tools,
     )
     tracker = BudgetTracker(settings.budget())
     tracker.carry(*run.spent())

@@ -114,3 +114,19 @@ def test_revise_makes_the_answers_memo_the_runs_newest_version(small_room, tmp_p
     assert "Lease ends 2027" in memo and "Acme may terminate" in memo
     history = [json.loads(x) for x in (run / "memo_history.jsonl").read_text().splitlines()]
     assert history[-1]["turn"] == 3
+
+
+def test_the_viewer_shows_the_asks_under_the_run_each_with_its_turns(small_room, tmp_path):
+    from dealroom.report import write_trace
+
+    run = tmp_path / "run"
+    run_agent(small_room, run, root=ScriptedModel(["```python\nx = 41\nsubmit()\n```"]),
+              sub=ScriptedModel(["x"]))
+    ask_run(run, "What is x + 1?", root=ScriptedModel(["```python\nsubmit(str(x + 1))\n```"]),
+            sub=ScriptedModel(["x"]))
+    index = write_trace(run, tmp_path / "view")
+    meta = (index.parent / "data" / "meta.js").read_text()
+    assert '"question":"What is x + 1?"' in meta and '"answer":"42"' in meta
+    asked = (index.parent / "asks" / "1" / "data" / "meta.js").read_text()
+    assert '"ask":{"number":1,"question":"What is x + 1?","after_turn":1}' in asked
+    assert (index.parent / "asks" / "1" / "index.html").is_file()

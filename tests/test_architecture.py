@@ -176,7 +176,7 @@ def written(small_room, tmp_path_factory):
     resume, fork, REPL."""
     import asyncio
 
-    from dealroom.harness import fork_run, resume_run, run_agent
+    from dealroom.harness import ask_run, fork_run, resume_run, run_agent
     from dealroom.harness.rlm import open_repl
     from dealroom.models import ScriptedModel
 
@@ -205,7 +205,10 @@ def written(small_room, tmp_path_factory):
             await session.run("print(llm('hi'))")
 
     asyncio.run(repl())
-    runs = [tmp / name for name in ("rlm", "compacted", "tools", "resumed", "fork", "repl")]
+    ask_run(tmp / "rlm", "Anything else?", root=ScriptedModel(["```python\nsubmit('no')\n```"]),
+            sub=sub())
+    runs = [tmp / name for name in ("rlm", "compacted", "tools", "resumed", "fork", "repl",
+                                    "rlm/asks/1")]
     configs = [json.loads((r / "config.json").read_text()) for r in runs]
     events = [json.loads(line) for r in runs
               for line in (r / "trajectory.jsonl").read_text().splitlines()]

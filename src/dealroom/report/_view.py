@@ -74,6 +74,10 @@ def _write_viewer(folder: RunFolder, out: Path, docs_dir: Path | None,
         "docs": index, "texts": sorted(written), "per_page": ITEMS_PER_PAGE})
     html = page(title or f"dealroom trace: {folder.name}", "viewer", scripts=["data/meta.js"])
     (out / "index.html").write_text(html, encoding="utf-8")
+    for ask in summary["asks"]:  # each follow-up question's own turns, beside the run's
+        asked = folder.path / "asks" / str(ask["number"])
+        _write_viewer(RunFolder.open(asked), out / "asks" / str(ask["number"]), docs_dir,
+                      f"dealroom trace: {folder.name}, question {ask['number']}")
     return out / "index.html"
 
 

@@ -45,6 +45,9 @@ class RunStart(Event, total=False):
     """Documents in the room."""
     tokens: int
     """Tokens in the room."""
+    room_digest: str
+    """SHA-256 over the room's documents (id, path, file hash): ``dealroom ask`` refuses a
+    room whose documents changed since."""
     counts_source: dict[str, str]
     """Per served model role (``root``, ``sub``): how its server counts prompts
     (``tokenize``, ``llama.cpp``, ``extras``) or ``estimate`` (it counts none)."""
@@ -352,10 +355,12 @@ def event_fields(type: str) -> tuple[str, ...]:
 
 
 OPTIONAL_ON_WRITE: dict[str, tuple[str, ...]] = {"run_end": ("ended",),
-                                                  "run_start": ("counts_source", "warnings")}
+                                                  "run_start": ("counts_source", "warnings",
+                                                                "room_digest")}
 """Fields a writer may leave out, by event type: a harness of its own that never degrades
 writes ``run_end`` without ``ended`` (readers take ``status`` then); one with no served model
-writes ``run_start`` without ``counts_source`` and ``warnings``."""
+writes ``run_start`` without ``counts_source`` and ``warnings`` (and ``room_digest``, which
+only ``dealroom ask`` reads)."""
 
 _WRITERS: dict[str, tuple[Record[Any], tuple[str, ...], str]] = {}
 """Event type → its record's check, the fields a write needs and its fields in words, built

@@ -37,6 +37,7 @@ from dealroom.harness._common._calls import (
 from dealroom.harness._common._clock import off_loop
 from dealroom.harness.rlm._boot import StartingSandbox
 from dealroom.harness.rlm._context import RootContext, refused_count, refused_for_length
+from dealroom.harness.rlm._followup import FollowUp
 from dealroom.harness.rlm._memo import checked_memo
 from dealroom.harness.rlm._prompt import (
     FIRST_USER,
@@ -153,6 +154,8 @@ class RunContext:
     endpoint then refuses is re-cut, and what was not sent handed back as ``unsent``)."""
     tools: ToolBox = field(default_factory=ToolBox)
     """The user's sandboxed and host tools (``--tools``, ``--host-tools``)."""
+    ask: FollowUp | None = None
+    """The follow-up question of ``dealroom ask``, put to the root after the run's last turn."""
 
     def __post_init__(self) -> None:
         if self.sub_window is None and self.sub is not None:
@@ -247,6 +250,9 @@ class Episode(RootCalls):
                 if code is None:
                     note = no_code_note(reply)
                     context.record_turn(turn, reply, None, note)
+                    if (question := await self._follow_up(turn, sandbox)) is not None:
+                        messages.append({"role": "user", "content": question})
+                        continue
                     streak += 1
                     if (why := self._too_many_errors(streak)) is not None:
                         status, reason = "errors", why
@@ -255,6 +261,10 @@ class Episode(RootCalls):
                     continue
                 output, state = await self._cell(await sandbox.started(), turn, code)
                 context.record_turn(turn, reply, code, output)
+                if (question := await self._follow_up(turn, sandbox)) is not None:
+                    state, streak = {}, 0
+                    messages.append({"role": "user", "content": question})
+                    continue
                 if state.get("submitted"):
                     status, reason = "submitted", "the agent called submit()"
                     break
@@ -302,6 +312,20 @@ class Episode(RootCalls):
             user = CHILD_FIRST.format(task=self.task, docs_line=docs_line, turn_line=first)
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
+    async def _follow_up(self, turn: int, starting: StartingSandbox) -> str | None:
+        """After the run's last turn, in ``dealroom ask``: the REPL reopened (``submit()``
+        cleared, ``answers`` set; kept for a rebuild) and the question; else None."""
+        ask = self.ctx.ask
+        if ask is None or self.depth or turn != ask.after_turn:
+            return None
+        sandbox = await starting.started()
+        code = ask.prime_code()
+        result = await self._run(sandbox, turn, code)
+        if result.error:
+            raise DealroomError(f"reopening the REPL for the question failed: {result.error}")
+        self._cells.append((turn, code))
+        return ask.message(self._turn_line(turn + 1))
+
     def _next(self, turn: int, output: str) -> str:
         return NEXT_USER.format(turn_line=self._turn_line(turn + 1), output=output)
 
@@ -330,6 +354,9 @@ class Episode(RootCalls):
             output += f"\n{refused}"
         shown = truncate(output.strip() or "(no output)", self.ctx.settings.output_limit)
         recorded = self.ctx.replay.cell_output(self.agent, turn)
+        if recorded is not None and self.ctx.ask is not None and not self.depth:
+            self.ctx.ask.check_replay(turn, self.ctx.replay.cell_errors.get((self.agent, turn)),
+                                      result.error)
         if recorded is not None:  # replayed: the agent sees what it saw then
             await self._memo_changed(state, turn, record=False)
             return recorded, state

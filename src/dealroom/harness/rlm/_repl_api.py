@@ -185,6 +185,10 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
     def state() -> dict[str, Any]:
         return {**memo.snapshot(), **flags}
 
+    def reopen() -> None:  # dealroom ask: the run's submit() no longer ends the episode
+        flags["submitted"] = False
+        flags["answer"] = None
+
     return {
         "room": room,
         "llm": llm,
@@ -199,4 +203,5 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
         "MemoTooLarge": MemoTooLarge,
         "Path": Path,
         "__state__": state,
+        "__reopen__": reopen,
     }

@@ -35,6 +35,8 @@ class Replay:
     cells: dict[tuple[str, int], str] = field(default_factory=dict)
     """(agent, turn) of cells already recorded → the output the agent was shown: re-running
     them records nothing new and shows that output again."""
+    cell_errors: dict[tuple[str, int], str | None] = field(default_factory=dict)
+    """(agent, turn) of cells already recorded → the error the cell raised then (or None)."""
     waves: set[int] = field(default_factory=set)
     answered: dict[str, SubAnswer] = field(default_factory=dict)
     """:func:`input_key` of a sub-call's input → its answer: a call sent again with the same
@@ -56,6 +58,7 @@ class Replay:
                 replay.root[(e["agent"], e["turn"])] = e
             elif e["type"] == "cell":
                 replay.cells[(e["agent"], e["turn"])] = e["output"]
+                replay.cell_errors[(e["agent"], e["turn"])] = e.get("error")
             elif e["type"] == "compaction":
                 replay.compactions.setdefault((e["agent"], e["turn"]), []).append(e)
             elif e["type"] == "wave":

@@ -39,11 +39,25 @@ function tokens(u) { return u ? (u.input_tokens || 0) + (u.output_tokens || 0) :
 /* -- the header and tabs ------------------------------------------------------------------ */
 const FAILURES = { no_code: "no code", cell_error: "cell error", failed_wave: "failed wave",
   low_budget: "low budget", tool_error: "tool error" };
+function asks() {  /* the run's follow-up questions, each linking to its own turns */
+  if (!(meta.asks || []).length) return;
+  const el = $("#asks");
+  el.hidden = false;
+  el.innerHTML = "<b>follow-up questions</b>" + meta.asks.map((a) =>
+    `<div class="ask"><a href="asks/${esc(a.number)}/index.html">${esc(a.number)}. ${esc(a.question)}</a>` +
+    ` <span class="muted">${esc(a.status)}, ${esc(a.turns)} turns, $${fmt(a.cost_usd || 0, 4)}</span>` +
+    `<div class="answer">${linkCitations(a.answer ?? "(no answer)")}</div></div>`).join("");
+}
 function banner() {
+  asks();
   const f = meta.fork;
   if (!f) return;
   const el = $("#banner");
   el.hidden = false;
+  if (meta.ask) {
+    el.innerHTML = `<b>follow-up question ${esc(meta.ask.number)}</b> on <span class="source" title="${esc(f.path)}">${esc(f.run)}</span> after its turn ${esc(meta.ask.after_turn)}: ${esc(meta.ask.question)}`;
+    return;
+  }
   el.innerHTML = `<b>forked run</b>: continues <span class="source" title="${esc(f.path)}">${esc(f.run)}</span> after turn ${esc(f.turn)} · policy before: <code>${esc(f.before ?? "–")}</code> → after: <code>${esc(f.after ?? "–")}</code>`;
 }
 function model(role) {  // the model id sent and where, as config.json records it

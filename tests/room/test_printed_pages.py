@@ -5,6 +5,10 @@ cover page, and stray numbers that label nothing."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -134,3 +138,34 @@ def test_a_scanned_transcript_is_labelled_from_its_ocr_text(tmp_path: Path,
         assert (hit.page, hit.printed) == (3, "13:10")  # "l3" and "l0" misread, still found
     docs = json.loads((tmp_path / "room" / ".index" / "docs.json").read_text())
     assert docs[0]["labels_from"] == "text" and docs[0]["line_numbers"] is True
+
+
+RO_OPEN = """
+import sys
+from dealroom.room import Room
+from dealroom.errors import RoomError
+try:
+    room = Room.open(sys.argv[1])
+except RoomError as exc:
+    print("ROOMERROR", exc)
+else:
+    print(room.doc("merger.pdf").labels, room.grep("Termination Payment")[0].page)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root")
+def test_an_index_of_the_previous_format_opens_read_only_and_is_rebuilt_where_writable(
+        tmp_path: Path) -> None:
+    room = _room(tmp_path, "merger.pdf", agreement_pages())
+    meta, docs = room / ".index" / "meta.json", room / ".index" / "docs.json"
+    meta.write_text(json.dumps({**json.loads(meta.read_text()), "version": 4}))
+    docs.write_text(json.dumps([{k: v for k, v in d.items() if k != "labels"}
+                                for d in json.loads(docs.read_text())]))
+    cmd = (f"mount --bind '{room}' '{room}' && mount -o remount,bind,ro '{room}' && "
+           f"{sys.executable} -c '{RO_OPEN}' '{room}'")
+    out = subprocess.run(["unshare", "--mount", "sh", "-c", cmd], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[]", "5"]  # as it was built: no labels read from the text
+    with Room.open(room) as opened:  # writable: rebuilt in the current format
+        assert opened.doc("merger.pdf").labels[1:3] == ["A-1", "A-2"]

@@ -65,6 +65,9 @@ COMMON_SHARE = 0.02
 """Terms on more than this share of pages get a row in ``common`` (used to plan queries)."""
 LAYOUT = ("doc_start", "doc_end", "doc_page0", "page_start", "page_end", "page_cstart",
           "page_cend")
+PRINTED_FORMATS = frozenset({"pdf", "docx", "txt", "md", "png", "jpg", "tiff"})
+"""Formats whose pages are printed pages: their page numbers are read from the text (a sheet,
+a slide, an e-mail or a web page prints none that a citation uses)."""
 INLINE_FORMATS = frozenset({"md", "txt", "csv", "html", "eml"})
 """Formats cheap enough to extract in-process; the others go to a process pool."""
 
@@ -336,7 +339,7 @@ def _doc_record(doc: DocumentRecord, got: Extraction) -> dict[str, Any]:
     the text: ``labels_from``), whether it numbers its lines (``line_numbers``), and its OCR'd
     pages with their confidence."""
     record: dict[str, Any] = {**doc.to_dict(), "pages": len(got.pages)}
-    printed = read_printed(got.pages)
+    printed = read_printed(got.pages if doc.format in PRINTED_FORMATS else [])
     if got.labels and len(got.labels) == len(got.pages):
         record.update(labels=list(got.labels), labels_from="pdf")
     elif printed.informative:

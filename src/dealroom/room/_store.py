@@ -242,8 +242,9 @@ class Room:
 
     Hits have ``.doc .page .line .offset .snippet .match .score .label .printed_line
     .printed``; cite them as ``[D00042 p.3]`` (``page`` is the PDF index; ``printed`` the page
-    as printed, ``"A-12"`` or a transcript's ``"452:7"``). Attributes: ``name``, ``path``, ``docs`` (in folder order), ``totals``
-    (docs, folders, categories, tokens, pages). Pages are 1-based everywhere.
+    as printed, ``"A-12"`` or a transcript's ``"452:7"``). Attributes: ``name``, ``path``,
+    ``docs`` (in folder order), ``totals`` (docs, folders, categories, tokens, pages). Pages
+    are 1-based everywhere.
     """
 
     def __init__(self, path: Path, records: list[dict[str, Any]], layout: dict[str, Any],

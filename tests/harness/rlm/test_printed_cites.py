@@ -68,3 +68,22 @@ def test_a_memo_without_the_room_keeps_pdf_pages_and_refuses_printed_ones() -> N
     assert "[D00001 p.3] [D00001 pp.3-4]" in memo.render()
     with pytest.raises(ValueError, match="cite the PDF page"):
         memo.finding("Contracts", "Fee", "Due.", cites=[("D00001", "A-12")])
+
+
+def test_the_sandboxed_repl_cites_a_printed_page(tmp_path: Path, room) -> None:
+    """In a REPL session (the sandboxed worker, as a run's): the memo resolves ``"453:7"``."""
+    import asyncio
+
+    from dealroom.harness.rlm._session import ReplSession
+    from dealroom.models import ScriptedModel
+
+    t = room.doc("roe.txt").id
+    code = (f"memo.finding('Litigation', 'Fee', 'Never.', cites=[('{t}', '453:7')])\n"
+            f"print(memo.render().splitlines()[-1]); print(room.grep('never discussed')[0])")
+
+    async def go() -> str:
+        async with ReplSession(room.path, ScriptedModel(["x"])) as repl:
+            return (await repl.run(code)).text
+
+    out = asyncio.run(go())
+    assert f"[{t} p.3, printed 453:7]" in out and f"[{t} p.3] (printed 453:7) l.8" in out

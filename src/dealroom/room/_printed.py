@@ -39,6 +39,11 @@ _HEADER_PAGE = re.compile(r"\S.*\bpage\s+(\d{1,5})(?:\s+of\s+\d{1,5})?\s*$", re.
 _LETTERED = re.compile(r"^(?:page\s+)?([A-Z]{1,2})\s?[-\u2013]\s?(\d{1,4})$")
 _ROMAN = re.compile(r"^[-\u2013\s]*(?:page\s+)?([ivxlc]{1,7})[-\u2013\s]*$")
 _MARGIN = re.compile(r"^\s*(\d{1,2})(?:\s+(\S.*))?$")
+_DIGIT_LINE = re.compile(r"\n[ \t]*\d")
+SHORT_LINE = 24
+"""A line printing a page number alone is at most this long (``- Page 1234 of 1250 -``)."""
+EDGE_SPAN = 600
+"""Characters at each end of a page read for its number (a page number's line is short)."""
 _ROMAN_VALUES = (("c", 100), ("xc", 90), ("l", 50), ("xl", 40), ("x", 10), ("ix", 9),
                  ("v", 5), ("iv", 4), ("i", 1))
 
@@ -111,6 +116,18 @@ def margin_lines(lines: Sequence[str]) -> list[int]:
     return found if len(found) >= MIN_MARGIN else []
 
 
+def _edges(text: str) -> tuple[list[int], list[str]]:
+    """``(margin line indices, lines)`` of a page: the whole page when it may number its lines
+    in the margin, else only the non-empty lines at its ends (cheap on long pages)."""
+    if len(_DIGIT_LINE.findall(text, 0, 20_000)) >= MIN_MARGIN - 1:
+        lines = text.splitlines()
+        return margin_lines(lines), lines
+    if len(text) <= 2 * EDGE_SPAN:
+        return [], text.splitlines()
+    tail = text[-EDGE_SPAN:].splitlines()[1:]  # its first line may be cut
+    return [], [*text[:EDGE_SPAN].splitlines(), *tail]
+
+
 def _candidates(lines: list[str], skip: set[int]) -> list[tuple[str, str, str, int]]:
     """``(place, style, prefix, value)`` for each number the page's edge lines print."""
     shown = [i for i, line in enumerate(lines) if line.strip()]
@@ -127,6 +144,10 @@ def _candidates(lines: list[str], skip: set[int]) -> list[tuple[str, str, str, i
 
 def _number(line: str, place: str) -> tuple[str, str, int] | None:
     """``(style, prefix, value)`` of a line that is a page number, else None."""
+    if len(line) > SHORT_LINE:  # only a transcript's header is longer
+        if place == "top" and "page" in line[-20:].lower() and (m := _HEADER_PAGE.match(line)):
+            return "marked", "", int(m.group(1))
+        return None
     if m := _BARE.match(line):
         return ("marked" if m.group(1) else "bare"), "", int(m.group(2))
     if m := _LETTERED.match(line):
@@ -143,8 +164,8 @@ def read_printed(pages: Sequence[str]) -> Printed:
     votes: dict[_Run, set[int]] = {}
     margins = 0
     for page, text in enumerate(pages, 1):
-        lines = text.splitlines()
-        skip = set(margin_lines(lines))
+        margin, lines = _edges(text)
+        skip = set(margin)
         margins += bool(skip)
         for place, style, prefix, value in _candidates(lines, skip):
             votes.setdefault(_Run(place, style, prefix, value - page), set()).add(page)

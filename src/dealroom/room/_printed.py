@@ -5,8 +5,8 @@ A page's *candidates* are the numbers its first and last :data:`EDGE_LINES` line
 ``12``, ``- 12 -``, ``Page 12``, ``Page 12 of 40``, ``A-12`` (an exhibit or annex), ``iv``
 (front matter), or a header ending in ``Page 452`` (a transcript). A candidate on page ``i``
 proposes a *run*: its place (top or bottom), its style and prefix, and ``value - i``. A run is
-kept when at least :data:`MIN_RUN` pages support it (:data:`MIN_MARKED_RUN` for ``Page N``,
-``A-n`` and roman styles) and they are at least half the pages from its first to its last;
+kept when at least :data:`MIN_RUN` pages support it (:data:`MIN_MARKED_RUN` for a line that
+is only ``Page N``, ``A-n`` or a roman numeral) and they are at least half the pages from its first to its last;
 stronger runs win overlaps. Every page from a run's first to its last support is labelled, so a
 page whose number was misread or left off inside a run still gets its label. Numbers inside the
 body, a lone number, or numbers that do not count up with the pages label nothing.
@@ -35,7 +35,7 @@ MIN_MARGIN = 10
 
 _BARE = re.compile(r"^[-\u2013\u2014\s]*(page\s+)?(\d{1,4})(?:\s+of\s+\d{1,5})?[-\u2013\u2014\s]*$",
                    re.I)
-_HEADER_PAGE = re.compile(r"\S.*\bpage\s+(\d{1,5})(?:\s+of\s+\d{1,5})?\s*$", re.I)
+_HEADER_PAGE = re.compile(r"\S.*\b(?:Page|PAGE)\s+(\d{1,5})(?:\s+of\s+\d{1,5})?\s*$")
 _LETTERED = re.compile(r"^(?:page\s+)?([A-Z]{1,2})\s?[-\u2013]\s?(\d{1,4})$")
 _ROMAN = re.compile(r"^[-\u2013\s]*(?:page\s+)?([ivxlc]{1,7})[-\u2013\s]*$")
 _MARGIN = re.compile(r"^\s*(\d{1,2})(?:\s+(\S.*))?$")
@@ -100,7 +100,7 @@ class _Run:
 
     @property
     def needs(self) -> int:
-        return MIN_RUN if self.style == "bare" else MIN_MARKED_RUN
+        return MIN_RUN if self.style in ("bare", "header") else MIN_MARKED_RUN
 
 
 def margin_lines(lines: Sequence[str]) -> list[int]:
@@ -136,17 +136,18 @@ def _candidates(lines: list[str], skip: set[int]) -> list[tuple[str, str, str, i
         for i in picked:
             if i in skip:
                 continue
-            found = _number(lines[i].strip(), place)
+            found = _number(lines[i].strip())
             if found is not None:
                 out.append((place, *found))
     return out
 
 
-def _number(line: str, place: str) -> tuple[str, str, int] | None:
+def _number(line: str) -> tuple[str, str, int] | None:
     """``(style, prefix, value)`` of a line that is a page number, else None."""
-    if len(line) > SHORT_LINE:  # only a transcript's header is longer
-        if place == "top" and "page" in line[-20:].lower() and (m := _HEADER_PAGE.match(line)):
-            return "marked", "", int(m.group(1))
+    if len(line) > SHORT_LINE:  # only a header ending "Page N" is longer
+        tail = line[-22:]
+        if ("Page" in tail or "PAGE" in tail) and (m := _HEADER_PAGE.match(line)):
+            return "header", "", int(m.group(1))
         return None
     if m := _BARE.match(line):
         return ("marked" if m.group(1) else "bare"), "", int(m.group(2))
@@ -154,8 +155,8 @@ def _number(line: str, place: str) -> tuple[str, str, int] | None:
         return "marked", m.group(1), int(m.group(2))
     if (m := _ROMAN.match(line)) and (value := roman_value(m.group(1))):
         return "roman", "", value
-    if place == "top" and (m := _HEADER_PAGE.match(line)):
-        return "marked", "", int(m.group(1))
+    if m := _HEADER_PAGE.match(line):
+        return "header", "", int(m.group(1))
     return None
 
 

@@ -6,9 +6,10 @@ A page's *candidates* are the numbers its first and last :data:`EDGE_LINES` line
 (front matter), or a header ending in ``Page 452`` (a transcript). A candidate on page ``i``
 proposes a *run*: its place (top or bottom), its style and prefix, and ``value - i``. A run is
 kept when at least :data:`MIN_RUN` pages support it (:data:`MIN_MARKED_RUN` for a line that
-is only ``Page N``, ``A-n`` or a roman numeral) and they are at least half the pages from its first to its last;
-stronger runs win overlaps. Every page from a run's first to its last support is labelled, so a
-page whose number was misread or left off inside a run still gets its label. Numbers inside the
+is only ``Page N``, ``A-n`` or a roman numeral) and they are at least half the pages from its
+first to its last; stronger runs win overlaps. Every page from a run's first to its last
+support is labelled, so a page whose number was misread or left off inside a run still gets
+its label. Numbers inside the
 body, a lone number, or numbers that do not count up with the pages label nothing.
 
 A transcript numbers its lines down the margin (1..25): a page whose lines, in order, start

@@ -69,6 +69,8 @@ def resolve_cite(cite: Any, resolve: Resolver | None) -> Citation:
     id, "page": ..., "last": ..., "line": 7}`` (a ``line`` makes ``page`` the printed page
     of a transcript). With the room's ``resolve``, pages become a :class:`Cite` naming both
     the PDF page and the printed one; without it, printed pages are refused."""
+    if isinstance(cite, Cite):
+        return cite
     if isinstance(cite, dict):
         unknown = set(cite) - {"doc", "page", "last", "line"}
         if unknown or "doc" not in cite:

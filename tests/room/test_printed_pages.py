@@ -117,7 +117,9 @@ OCR_TEXT = {  # what Tesseract gives a scanned transcript: blocks, misread digit
     2: "Page l3\n\n" + "\n".join(
         ("l0 A. The cap on indemnity was fifteen percent." if n == 10 else
          f"{n} A. Line {n} of the second page.") for n in range(1, 26)),
-    3: "Page 14\n\n" + "\n".join(f"{n} Q. Line {n} of the third page." for n in range(1, 26)),
+    3: "\n".join("Z" if n == 7 else str(n) for n in range(1, 26)) + "\n\nPage 14\n\n" + "\n".join(
+        "A. The board approved the escrow." if n == 7 else f"Q. Line {n} of the third page."
+        for n in range(1, 26)),  # the margin read as a column of its own, as Tesseract does
     4: "Page 15\n\n" + "\n".join(f"{n} Q. Line {n} of the last page." for n in range(1, 26)),
 }
 
@@ -136,6 +138,8 @@ def test_a_scanned_transcript_is_labelled_from_its_ocr_text(tmp_path: Path,
         assert doc.labels == ["", "12", "13", "14", "15"] and doc.line_numbers
         (hit,) = room.grep("cap on indemnity")
         assert (hit.page, hit.printed) == (3, "13:10")  # "l3" and "l0" misread, still found
+        (hit,) = room.grep("approved the escrow")
+        assert (hit.page, hit.printed) == (4, "14:7")
     docs = json.loads((tmp_path / "room" / ".index" / "docs.json").read_text())
     assert docs[0]["labels_from"] == "text" and docs[0]["line_numbers"] is True
 

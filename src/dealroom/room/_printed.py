@@ -131,12 +131,10 @@ def _edges(text: str) -> tuple[list[int], list[str]]:
 
 def _candidates(lines: list[str], skip: set[int]) -> list[tuple[str, str, str, int]]:
     """``(place, style, prefix, value)`` for each number the page's edge lines print."""
-    shown = [i for i, line in enumerate(lines) if line.strip()]
+    shown = [i for i, line in enumerate(lines) if line.strip() and i not in skip]
     out = []
     for place, picked in (("top", shown[:EDGE_LINES]), ("bottom", shown[-EDGE_LINES:])):
         for i in picked:
-            if i in skip:
-                continue
             found = _number(lines[i].strip())
             if found is not None:
                 out.append((place, *found))
@@ -191,14 +189,16 @@ def printed_line(page_text: str, line: int, look_back: int = 4) -> int:
     """The margin number of line ``line`` (1-based) of a page with line numbers: the number it
     starts with; for a line without one, the number its neighbours imply (one line a number,
     a misread one) or that of the numbered line at most ``look_back`` lines above (a wrapped
-    line); 0 when there is none, or when the page prints its numbers as a column of their own
-    (an OCR shape whose lines cannot be matched to them)."""
+    line); 0 when there is none. Where OCR read the numbers as a column of their own, the
+    page's other lines (headers aside) are matched to them in order when there are as many
+    as the column counts, else 0."""
     lines = page_text.splitlines()
     numbers = {i: int(lines[i].split()[0]) for i in margin_lines(lines)}
-    with_text = sum(1 for i in numbers if len(lines[i].split()) > 1)
     at = line - 1
-    if 2 * with_text < len(numbers) or not 0 <= at < len(lines):
+    if not numbers or not 0 <= at < len(lines):
         return 0
+    if 2 * sum(1 for i in numbers if len(lines[i].split()) > 1) < len(numbers):
+        return _column_line(lines, numbers, at)
     if at in numbers:
         return numbers[at]
     above = max((i for i in numbers if i < at), default=None)
@@ -208,6 +208,19 @@ def printed_line(page_text: str, line: int, look_back: int = 4) -> int:
     if below is not None and numbers[below] - numbers[above] == below - above:
         return numbers[above] + at - above
     return numbers[above] if at - above <= look_back else 0
+
+
+def _column_line(lines: list[str], numbers: dict[int, int], at: int) -> int:
+    """The margin number of line ``at`` (0-based) on a page whose numbers stand in a column
+    of their own: the k-th line of text gets the column's k-th number, when the text has as
+    many lines as the column counts (a misread number inside the column still counts)."""
+    lo, hi = min(numbers.values()), max(numbers.values())
+    first, last = min(numbers), max(numbers)  # the column's lines, a misread one among them
+    body = [i for i, text in enumerate(lines) if text.strip() and not first <= i <= last
+            and _number(text.strip()) is None]
+    if len(body) != hi - lo + 1 or at not in body:
+        return 0
+    return lo + body.index(at)
 
 
 _CITED = re.compile(r"^\s*(?:page\s+|p\.\s*)?(\S+?)(?:\s*:\s*(\d{1,3}))?\s*$", re.I)

@@ -173,3 +173,15 @@ def test_an_index_of_the_previous_format_opens_read_only_and_is_rebuilt_where_wr
     assert out.stdout.split() == ["[]", "5"]  # as it was built: no labels read from the text
     with Room.open(room) as opened:  # writable: rebuilt in the current format
         assert opened.doc("merger.pdf").labels[1:3] == ["A-1", "A-2"]
+
+
+def test_front_matter_body_and_exhibit_runs_label_their_own_pages() -> None:
+    from dealroom.room._printed import read_printed
+
+    pages = (["COVER PAGE\nAgreement"] + [f"Contents\nline\n{r}" for r in ("i", "ii", "iii")]
+             + [f"Body {n}\ntext about 5 things\n{n}" for n in range(1, 11)]
+             + [f"Exhibit text\nA-{n}" for n in range(1, 4)])
+    pages[6] = pages[6].replace("\n3", "\n8")  # a misread footer
+    pages[9] = pages[9].removesuffix("\n6")  # a page whose number was lost
+    assert read_printed(pages).labels == [
+        "", "i", "ii", "iii", *map(str, range(1, 11)), "A-1", "A-2", "A-3"]

@@ -113,7 +113,8 @@ def write_docs(folder: RunFolder, ids: set[str], docs_dir: Path) -> set[str]:
             texts = [room.text(doc, n) for n in range(1, doc.pages + 1)]
             write_script(docs_dir / f"{doc_id}.js", f"doc:{doc_id}",
                          {"id": doc_id, "title": doc.title, "path": doc.path, "pages": texts,
-                          "labels": doc.labels, "ocr": {str(p): c for p, c in doc.ocr.items()}})
+                          "labels": doc.labels, "line_numbers": doc.line_numbers,
+                          "ocr": {str(p): c for p, c in doc.ocr.items()}})
             have.add(doc_id)
     return have
 

@@ -136,7 +136,8 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
     ``deliverables`` (name → file name). ``__state__`` (not for the model) returns what the
     host needs after each cell.
     """
-    memo = Memo(title, deliverables, memo_limit)
+    memo = Memo(title, deliverables, memo_limit,
+                resolve=lambda doc, page: room.doc(doc).locate(page))
     flags: dict[str, Any] = {"submitted": False, "answer": None}
 
     def show_notes(result: dict[str, Any]) -> None:

@@ -235,23 +235,29 @@ def _run_here(ctx: StepContext, todo: list[tuple[Rollout, dict[str, Any] | None]
     step in lock-step, so the replies they are due at the same moment generate as one batch
     (see dealroom.models._hfbatch); a set ``ctx.stop`` cancels the running ones."""
     finished: dict[str, Rollout] = {}
+    width = ctx.spec.grpo.rollout_batch
 
     async def one(rollout: Rollout, label: dict[str, Any] | None,
-                  gate: asyncio.Semaphore) -> None:
-        async with gate:
-            if ctx.stop is not None and ctx.stop.is_set():
-                return
-            rollout.worker = f"{socket.gethostname()}:{os.getpid()}"
-            client = _client(ctx, rollout)
-            try:
+                  gate: asyncio.Semaphore, client: ModelClient | None) -> None:
+        try:  # a client made ahead is closed even when its rollout never starts
+            async with gate:
+                client = client or _client(ctx, rollout)
+                if ctx.stop is not None and ctx.stop.is_set():
+                    return
+                rollout.worker = f"{socket.gethostname()}:{os.getpid()}"
                 await run_rollout(rollout, client, **_options(ctx, label))
-            finally:
+        finally:
+            if client is not None:
                 await client.aclose()
-            finished[rollout.run] = _finished(ctx, rollout)
+        finished[rollout.run] = _finished(ctx, rollout)
 
     async def run_all() -> None:
-        gate = asyncio.Semaphore(ctx.spec.grpo.rollout_batch)
-        await asyncio.gather(*(one(rollout, label, gate) for rollout, label in todo))
+        gate = asyncio.Semaphore(width)
+        # the first ones' clients are all in the lock-step before any episode calls, so
+        # their first replies are one batch
+        clients = [_client(ctx, r) if k < width else None for k, (r, _) in enumerate(todo)]
+        await asyncio.gather(*(one(rollout, label, gate, client)
+                               for (rollout, label), client in zip(todo, clients, strict=True)))
 
     if todo:
         asyncio.run(unless_stopped(run_all(), ctx.stop, "the step's rollouts"))

@@ -15,12 +15,18 @@ CHATS = [
     [{"role": "user", "content": "Go."}],
 ]
 """Prompts of different lengths: the batch pads them on the left."""
+SYSTEM = {"role": "system", "content": "You are the lead associate on an M&A due diligence "
+                                       "review; the data room is far too large to read."}
+GROUP = [[SYSTEM, {"role": "user", "content": "Review the room."}]] * 2 + \
+    [[SYSTEM, {"role": "user", "content": "Go."}]]
+"""A group's episodes: the same first prompt (and a third with the same system prompt), whose
+shared head the batch computes once."""
 SEEDS, MAX_TOKENS = (3, 4, 5), (6, 20, 13)
 """Rows end at different steps: an ended row must draw nothing more from its generator,
 or the next turn's tokens differ."""
 
 
-def _episode_turns(tiny_model_dir, *, batched, **sampling):
+def _episode_turns(tiny_model_dir, *, batched, chats=CHATS, **sampling):
     """Two turns of three clients over one loaded model: side by side in lock-step (their
     calls one batch per turn), or one client after the other."""
     loaded = load_hf_model(f"hf:{tiny_model_dir},device=cpu")
@@ -40,8 +46,9 @@ def _episode_turns(tiny_model_dir, *, batched, **sampling):
 
     async def go():
         if batched:
-            return await asyncio.gather(*(turns(c, chat) for c, chat in zip(clients, CHATS)))
-        return [await turns(c, chat) for c, chat in zip(clients, CHATS, strict=True)]
+            return await asyncio.gather(*(turns(c, chat)
+                                          for c, chat in zip(clients, chats, strict=True)))
+        return [await turns(c, chat) for c, chat in zip(clients, chats, strict=True)]
 
     try:
         return asyncio.run(go()), dict(loaded.batcher.sizes)
@@ -49,11 +56,23 @@ def _episode_turns(tiny_model_dir, *, batched, **sampling):
         loaded.batcher.close()
 
 
-@pytest.mark.parametrize("sampling", [{}, {"top_k": 20, "top_p": 0.9}])
+@pytest.mark.parametrize(("chats", "sampling"), [
+    (CHATS, {}), (CHATS, {"top_k": 20, "top_p": 0.9}), (GROUP, {"top_k": 20, "top_p": 0.9})])
 def test_batched_and_one_at_a_time_sampling_give_the_same_tokens_and_logprobs(
-        tiny_model_dir, sampling):
-    alone, alone_sizes = _episode_turns(tiny_model_dir, batched=False, **sampling)
-    together, sizes = _episode_turns(tiny_model_dir, batched=True, **sampling)
+        tiny_model_dir, chats, sampling, monkeypatch):
+    from dealroom.models import _hfbatch
+
+    heads = []
+    compute_head = _hfbatch._head_cache
+    monkeypatch.setattr(_hfbatch, "_head_cache",
+                        lambda loaded, head, rows: heads.append(len(head)) or
+                        compute_head(loaded, head, rows))
+    alone, alone_sizes = _episode_turns(tiny_model_dir, batched=False, chats=chats, **sampling)
+    together, sizes = _episode_turns(tiny_model_dir, batched=True, chats=chats, **sampling)
+    assert bool(heads) == (chats is GROUP), "a group's shared head is computed once"
+    if heads:  # each turn's batch computed the head its prompts share (the system prompt...)
+        turns = [[t[k].prompt_ids for t in together] for k in (0, 1)]
+        assert heads == [_hfbatch.shared_length(p) for p in turns] and min(heads) > 50
     assert alone_sizes == {1: 6}
     assert sizes == {3: 2}, "each turn's three calls were one batch"
     for one, other in zip(alone, together, strict=True):
@@ -86,3 +105,26 @@ def test_a_lockstep_batch_waits_for_every_member_and_a_closed_one_is_not_waited_
         loaded.batcher.close()
     assert all(r.tokens.completion_ids for r in results)
     assert dict(loaded.batcher.sizes) == {2: 1}
+
+
+def test_a_batch_makes_every_tensor_on_the_models_device(tiny_model_dir, monkeypatch):
+    """The batch's generation runs with ``meta`` as the default device, the model on the
+    CPU: a tensor made without naming the model's device lands on ``meta`` and fails, as a
+    CPU tensor fed to a CUDA model would; the tokens are those sampled on the CPU."""
+    import torch
+
+    from dealroom.models import _hfbatch
+
+    plain = _hfbatch.sample_batch
+
+    def elsewhere(*args):  # the worker thread's default device (torch.device is per thread)
+        with torch.device("meta"):
+            return plain(*args)
+
+    alone, _ = _episode_turns(tiny_model_dir, batched=True, top_k=20, top_p=0.9)
+    monkeypatch.setattr(_hfbatch, "sample_batch", elsewhere)
+    on_meta, sizes = _episode_turns(tiny_model_dir, batched=True, top_k=20, top_p=0.9)
+    assert sizes == {3: 2}
+    for one, other in zip(alone, on_meta, strict=True):
+        for a, b in zip(one, other, strict=True):
+            assert (a.completion_ids, a.logprobs) == (b.completion_ids, b.logprobs)

@@ -45,6 +45,8 @@ WINDOW_S = 0.01
 """How long the first call waiting is held for others made at the same instant."""
 LOCKSTEP_WAIT_S = 2.0
 """How long a lock-step client's call waits for the other lock-step clients' calls."""
+SHARED_MIN = 16
+"""Fewest leading prompt ids shared by a batch's rows for them to be computed once."""
 _OPEN_CODE = re.compile(r"```(?:python|py|repl)?[ \t]*\n")
 
 
@@ -254,23 +256,32 @@ class Batcher:
 
 
 def sample_batch(loaded: LoadedModel, rows: list[Row], pieces: dict[int, str]) -> None:
-    """Generate ``rows`` as one batch with transformers' ``generate`` (left padding, attention
+    """Generate ``rows`` as one batch with transformers' ``generate`` (padding, attention
     mask, KV cache, the loop on the model's device): :class:`_Picker` draws each row's token
     with the row's generator, :class:`_Stop` ends each row at end-of-sequence, a closed code
     block, a stop string or its ``max_tokens`` and calls its ``end``. The per-token host reads
-    are generate's own and ``_Stop``'s one id per row."""
+    are generate's own and ``_Stop``'s one id per row.
+
+    The prompts' shared head (a group's episodes share their first prompt, then its system
+    prompt and task) is computed once (:func:`_head_cache`) and each row's own tail follows
+    it, padded in front: ``head | pad… | tail``; a row alone is one plain prompt."""
     import torch
 
     stops, tokenizer = loaded.stop_ids, loaded.tokenizer
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(stops)
-    width = max(len(row.prompt) for row in rows)
-    ids = torch.tensor([[pad] * (width - len(r.prompt)) + r.prompt for r in rows],
+    shared = shared_length([r.prompt for r in rows]) if len(rows) > 1 else 0
+    if shared < SHARED_MIN or not _cache_shareable(loaded.model):
+        shared = 0
+    head, tails = rows[0].prompt[:shared], [r.prompt[shared:] for r in rows]
+    width = max(len(tail) for tail in tails)
+    ids = torch.tensor([head + [pad] * (width - len(t)) + t for t in tails],
                        device=loaded.device)
-    mask = torch.tensor([[0] * (width - len(r.prompt)) + [1] * len(r.prompt) for r in rows],
+    mask = torch.tensor([[1] * shared + [0] * (width - len(t)) + [1] * len(t) for t in tails],
                         device=loaded.device)
     with torch.inference_mode():
+        cache = _head_cache(loaded, head, len(rows)) if shared else None
         loaded.model.generate(
-            input_ids=ids, attention_mask=mask,
+            input_ids=ids, attention_mask=mask, cache=cache,
             generation_config=_generation_config(max(r.sampling.max_tokens for r in rows),
                                                  stops, pad),
             logits_processor=[_Picker(rows)],
@@ -278,6 +289,40 @@ def sample_batch(loaded: LoadedModel, rows: list[Row], pieces: dict[int, str]) -
     for row in rows:
         if not row.ended:
             row.end()
+
+
+def shared_length(prompts: list[list[int]]) -> int:
+    """How many leading ids every prompt shares, leaving each at least one of its own (the
+    one whose logits draw its first token).
+
+    >>> shared_length([[1, 2, 3, 4], [1, 2, 3, 5, 6]]), shared_length([[1, 2], [1, 2, 7]])
+    (3, 1)
+    """
+    first, most = prompts[0], min(len(p) for p in prompts) - 1
+    shared = 0
+    while shared < most and all(p[shared] == first[shared] for p in prompts):
+        shared += 1
+    return shared
+
+
+def _cache_shareable(model: Any) -> bool:
+    """Whether every layer keeps a plain KV cache (full attention), so a head computed once
+    can be repeated for every row."""
+    config = model.config.get_text_config(decoder=True)
+    kinds = set(getattr(config, "layer_types", None) or ["full_attention"])
+    return kinds == {"full_attention"} and not getattr(config, "sliding_window", None)
+
+
+def _head_cache(loaded: LoadedModel, head: list[int], rows: int) -> Any:
+    """The KV cache of ``head`` computed once (batch 1), repeated for ``rows`` rows."""
+    import torch
+    from transformers import DynamicCache
+
+    cache = DynamicCache(config=loaded.model.config)
+    loaded.model(input_ids=torch.tensor([head], device=loaded.device), cache=cache,
+                 use_cache=True, logits_to_keep=1)
+    cache.batch_repeat_interleave(rows)
+    return cache
 
 
 class _Picker:

@@ -65,8 +65,8 @@ def test_batched_and_one_at_a_time_sampling_give_the_same_tokens_and_logprobs(
     heads = []
     compute_head = _hfbatch._head_cache
     monkeypatch.setattr(_hfbatch, "_head_cache",
-                        lambda loaded, head, rows: heads.append(len(head)) or
-                        compute_head(loaded, head, rows))
+                        lambda loaded, head, rows, memo: heads.append(len(head)) or
+                        compute_head(loaded, head, rows, memo))
     alone, alone_sizes = _episode_turns(tiny_model_dir, batched=False, chats=chats, **sampling)
     together, sizes = _episode_turns(tiny_model_dir, batched=True, chats=chats, **sampling)
     assert bool(heads) == (chats is GROUP), "a group's shared head is computed once"
@@ -128,3 +128,34 @@ def test_a_batch_makes_every_tensor_on_the_models_device(tiny_model_dir, monkeyp
     for one, other in zip(alone, on_meta, strict=True):
         for a, b in zip(one, other, strict=True):
             assert (a.completion_ids, a.logprobs) == (b.completion_ids, b.logprobs)
+
+
+def test_a_head_kept_from_the_last_batch_is_not_reused_once_the_weights_change(
+        tiny_model_dir):
+    """The next batch reuses the last one's head (its KV cache) only while the weights are
+    those it was computed with: after an in-place change (an optimizer step), the logprobs
+    are those of a batch that never saw the old head."""
+    import torch
+
+    from dealroom.models._hfbatch import Memo, Row, Sampling, sample_batch
+
+    loaded = load_hf_model(f"hf:{tiny_model_dir},device=cpu")
+    try:
+        tokens = loaded.tokenizer("You review data rooms for a buyer, turn by turn. " * 3)
+        head = tokens["input_ids"]
+
+        def batch(memo):
+            rows = [Row(head + tail, Sampling(4, 1.0), torch.Generator().manual_seed(k),
+                        lambda row: None) for k, tail in enumerate(([5, 6], [7]))]
+            sample_batch(loaded, rows, memo)
+            return [x for r in rows for x in torch.stack(r.chosen).tolist()]
+
+        memo = Memo()
+        batch(memo)
+        assert memo.head is not None and len(memo.head[0]) == len(head)
+        with torch.no_grad():
+            for weight in loaded.model.parameters():
+                weight.mul_(1.5)
+        assert batch(memo) == pytest.approx(batch(Memo()), abs=1e-5)
+    finally:
+        loaded.batcher.close()

@@ -8,8 +8,10 @@ The worker takes the calls waiting and waits a little for more: :data:`WINDOW_S`
 at the same instant, such as a fan-out of sub-calls), or, while lock-step clients are open (a
 GRPO group's episodes), until each of them has a call waiting, at most
 :data:`LOCKSTEP_WAIT_S` after the first one (or after the last batch ended); at most
-``max_batch`` calls form a batch. A batch is one ``generate``: the prompts left-padded with an
-attention mask (positions count from each prompt's first token), one KV cache.
+``max_batch`` calls form a batch. A batch is one ``generate`` with one KV cache: the prompts'
+shared head computed once (and kept for the next batch while the weights are unchanged), each
+row's own tail after it, padded in front, with an attention mask (positions count from each
+prompt's first token).
 
 Each row is sampled as it would be alone: its client's generator draws its tokens from its own
 logits (temperature, top-k, top-p) and its logprob is kept on the device; a row that has ended
@@ -136,6 +138,15 @@ def cut(tokenizer: PreTrainedTokenizerBase, ids: list[int], logprobs: list[float
 
 
 @dataclass
+class Memo:
+    """What a model's batches keep for the next: each token id's decoded text, and the last
+    shared head's ids, KV cache (batch 1) and the weights' version it was computed with."""
+
+    pieces: dict[int, str] = field(default_factory=dict)
+    head: tuple[list[int], Any, tuple[tuple[int, int], ...]] | None = None
+
+
+@dataclass
 class _Job:
     member: object
     loaded: LoadedModel
@@ -153,8 +164,7 @@ class Batcher:
         self.max_batch, self.lockstep_wait_s = max_batch, lockstep_wait_s
         """``lockstep_wait_s``: None for :data:`LOCKSTEP_WAIT_S`."""
         self.sizes: Counter[int] = Counter()
-        self.pieces: dict[int, str] = {}
-        """Each token id's decoded text, filled as tokens are sampled."""
+        self.memo = Memo()
         self._cond = threading.Condition()
         self._pending: list[_Job] = []
         self._lockstep: set[object] = set()
@@ -193,6 +203,7 @@ class Batcher:
         """Stop the worker once its batch ends; calls still waiting fail."""
         with self._cond:
             self._closed = True
+            self.memo.head = None
             waiting, self._pending = self._pending, []
             self._cond.notify_all()
         for job in waiting:
@@ -248,14 +259,14 @@ class Batcher:
             return
         self.sizes[len(rows)] += 1
         try:
-            sample_batch(batch[0].loaded, rows, self.pieces)
+            sample_batch(batch[0].loaded, rows, self.memo)
         except Exception as exc:  # noqa: BLE001 - every row not yet ended fails with it
             for row in rows:
                 if row.future is not None and not row.future.done():
                     row.future.set_exception(exc)
 
 
-def sample_batch(loaded: LoadedModel, rows: list[Row], pieces: dict[int, str]) -> None:
+def sample_batch(loaded: LoadedModel, rows: list[Row], memo: Memo) -> None:
     """Generate ``rows`` as one batch with transformers' ``generate`` (padding, attention
     mask, KV cache, the loop on the model's device): :class:`_Picker` draws each row's token
     with the row's generator, :class:`_Stop` ends each row at end-of-sequence, a closed code
@@ -263,8 +274,9 @@ def sample_batch(loaded: LoadedModel, rows: list[Row], pieces: dict[int, str]) -
     are generate's own and ``_Stop``'s one id per row.
 
     The prompts' shared head (a group's episodes share their first prompt, then its system
-    prompt and task) is computed once (:func:`_head_cache`) and each row's own tail follows
-    it, padded in front: ``head | pad… | tail``; a row alone is one plain prompt."""
+    prompt and task) is computed once (:func:`_head_cache`, which keeps it for the next
+    batch) and each row's own tail follows it, padded in front: ``head | pad… | tail``; a
+    row alone is one plain prompt."""
     import torch
 
     stops, tokenizer = loaded.stop_ids, loaded.tokenizer
@@ -279,13 +291,13 @@ def sample_batch(loaded: LoadedModel, rows: list[Row], pieces: dict[int, str]) -
     mask = torch.tensor([[1] * shared + [0] * (width - len(t)) + [1] * len(t) for t in tails],
                         device=loaded.device)
     with torch.inference_mode():
-        cache = _head_cache(loaded, head, len(rows)) if shared else None
+        cache = _head_cache(loaded, head, len(rows), memo) if shared else None
         loaded.model.generate(
             input_ids=ids, attention_mask=mask, cache=cache,
             generation_config=_generation_config(max(r.sampling.max_tokens for r in rows),
                                                  stops, pad),
             logits_processor=[_Picker(rows)],
-            stopping_criteria=[_Stop(tokenizer, rows, pieces, stops)])
+            stopping_criteria=[_Stop(tokenizer, rows, memo.pieces, stops)])
     for row in rows:
         if not row.ended:
             row.end()
@@ -299,10 +311,17 @@ def shared_length(prompts: list[list[int]]) -> int:
     (3, 1)
     """
     first, most = prompts[0], min(len(p) for p in prompts) - 1
-    shared = 0
-    while shared < most and all(p[shared] == first[shared] for p in prompts):
-        shared += 1
-    return shared
+    return min([most, *(_common(first, p) for p in prompts[1:])])
+
+
+def _common(a: list[int], b: list[int]) -> int:
+    """The length of the prefix ``a`` and ``b`` share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _cache_shareable(model: Any) -> bool:
@@ -313,16 +332,39 @@ def _cache_shareable(model: Any) -> bool:
     return kinds == {"full_attention"} and not getattr(config, "sliding_window", None)
 
 
-def _head_cache(loaded: LoadedModel, head: list[int], rows: int) -> Any:
-    """The KV cache of ``head`` computed once (batch 1), repeated for ``rows`` rows."""
+def _head_cache(loaded: LoadedModel, head: list[int], rows: int, memo: Memo) -> Any:
+    """The KV cache of ``head`` (batch 1), repeated for ``rows`` rows. What it shares with
+    the last batch's head (the system prompt and task, turn after turn) is taken from
+    ``memo`` unless the weights have changed since (a training step); the rest is computed
+    and the head kept for the next batch."""
+    import copy
+
     import torch
     from transformers import DynamicCache
 
-    cache = DynamicCache(config=loaded.model.config)
-    loaded.model(input_ids=torch.tensor([head], device=loaded.device), cache=cache,
-                 use_cache=True, logits_to_keep=1)
+    weights = _weights_version(loaded.model)
+    kept, cache = 0, None
+    if memo.head is not None and memo.head[2] == weights:
+        kept = _common(memo.head[0], head)
+        if kept:
+            cache = copy.deepcopy(memo.head[1])
+            if kept < len(memo.head[0]):
+                cache.crop(kept - len(memo.head[0]))  # transformers: remove that many
+    if cache is None:
+        kept, cache = 0, DynamicCache(config=loaded.model.config)
+    if kept < len(head):
+        loaded.model(input_ids=torch.tensor([head[kept:]], device=loaded.device), cache=cache,
+                     use_cache=True, logits_to_keep=1)
+    if memo.head is None or kept < len(head) or kept < len(memo.head[0]):
+        memo.head = (head, copy.deepcopy(cache), weights)
     cache.batch_repeat_interleave(rows)
     return cache
+
+
+def _weights_version(model: Any) -> tuple[tuple[int, int], ...]:
+    """Each parameter's identity and version counter (bumped by every in-place change, such
+    as an optimizer step or loading weights): equal only while the weights are unchanged."""
+    return tuple((id(p), p._version) for p in model.parameters())
 
 
 class _Picker:

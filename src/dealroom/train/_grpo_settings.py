@@ -120,7 +120,7 @@ class GRPOSettings(LoRASettings):
     runs rollout_batch at a time instead."""
     rollout_batch: Positive = 8
     """Rollouts an in-process policy runs at a time (tasks of one event loop): the replies
-    they are due at the same moment generate as one batch (docs/training.md, "Batched
+    they have due at the same moment generate as one batch (docs/training.md, "GRPO: batched
     rollouts"); 1: one rollout at a time."""
     rollout_backend: Literal["process", "ray"] = "process"
     """Where rollouts run when rollout_workers is above 1: process (worker processes on this

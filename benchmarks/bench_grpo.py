@@ -21,7 +21,7 @@ checkpointing, the default); it prints seconds and peak memory (GPU memory on CU
 process's peak RSS) and the ratio to ``before``.
 
     python benchmarks/bench_grpo.py --rollout-speed [--group 4] [--turns 2] [--tokens 64]
-        [--model ...]
+        [--repeat 2] [--model ...]
 
 measures the rollouts of one step (one group of ``--group`` episodes, the update left out)
 twice, each way in a process of its own: one at a time (``rollout_batch = 1``, as GRPO ran
@@ -189,12 +189,16 @@ def rollout_figures(args: argparse.Namespace, width: int) -> dict:
 
 
 def rollout_speed(args: argparse.Namespace) -> None:
-    """:func:`rollout_figures` one at a time and batched, each in a process of its own."""
+    """:func:`rollout_figures` one at a time and batched, each in a process of its own,
+    ``--repeat`` times in the order 1, G, G, 1, 1, G... (so a load that drifts weighs on both
+    ways alike); the ratio is of the ways' total tokens per total second."""
     import subprocess
     import sys
 
     rows = []
-    for width in (1, args.group):
+    order = [w for r in range(args.repeat)
+             for w in ((1, args.group) if r % 2 == 0 else (args.group, 1))]
+    for width in order:
         done = subprocess.run([sys.executable, __file__, "--rollout-speed", "--width",
                                str(width), "--model", args.model, "--group", str(args.group),
                                "--turns", str(args.turns), "--tokens", str(args.tokens),
@@ -206,12 +210,14 @@ def rollout_speed(args: argparse.Namespace) -> None:
     print(f"one step's rollouts, G={args.group}, {args.turns} turns x {args.tokens} tokens, "
           f"{args.model}:")
     for row in rows:
-        speed = row["root_tokens"] / row["rollout_s"]
         print(f"  rollout_batch={row['rollout_batch']:<3} {row['root_tokens']:>6,} root tokens "
-              f"in {row['rollout_s']:>7.1f} s = {speed:6.2f} tok/s "
-              f"({speed * rows[0]['rollout_s'] / rows[0]['root_tokens']:.2f}x); generating "
-              f"{row['generate_s']:.1f} s ({row['generate_s'] / row['rollout_s']:.0%}); "
-              f"batches by size {row['batches']}")
+              f"in {row['rollout_s']:>7.1f} s = {row['root_tokens'] / row['rollout_s']:6.2f} "
+              f"tok/s; generating {row['generate_s']:.1f} s "
+              f"({row['generate_s'] / row['rollout_s']:.0%}); batches by size {row['batches']}")
+    speed = {w: sum(r["root_tokens"] for r in rows if r["rollout_batch"] == w)
+             / sum(r["rollout_s"] for r in rows if r["rollout_batch"] == w) for w in set(order)}
+    print(f"  batched / one at a time: {speed[args.group]:.2f} / {speed[1]:.2f} tok/s = "
+          f"{speed[args.group] / speed[1]:.2f}x")
 
 
 def main() -> None:
@@ -223,6 +229,8 @@ def main() -> None:
     parser.add_argument("--rollout-speed", action="store_true",
                         help="one step's rollouts one at a time and batched (see above)")
     parser.add_argument("--width", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--repeat", type=int, default=2,
+                        help="--rollout-speed: runs of each way, in the order 1, G, G, 1...")
     parser.add_argument("--model", default="hf:local,threads=2")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--group", type=int, default=4)

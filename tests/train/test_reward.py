@@ -1,6 +1,12 @@
 """GRPO's reward is the scores' headline by default (docs/judging.md, "The headline"): a
 rollout whose memo passes only negative criteria earns 0, not the share of negatives; ``[grpo]
-reward = "total"`` keeps the pass rate over all criteria."""
+reward = "total"`` keeps the pass rate over all criteria. The reward spec (docs/training.md,
+"The reward"): ``pass+evidence`` adds the evidence F1 with a weight, a function of the user's
+by import path, each term logged; a bad spec is a ConfigError before any work."""
+
+import json
+import math
+import re
 
 import pytest
 
@@ -59,7 +65,110 @@ def test_reward_total_keeps_the_pass_rate_over_all_criteria(room, tmp_path):
 
 
 def test_the_setting():
-    assert GRPOSettings().reward == "headline"
+    assert GRPOSettings().reward == "pass"
+    assert GRPOSettings(reward="headline").reward == "pass"  # its old name
     assert GRPOSettings(reward="total").reward == "total"
     with pytest.raises((ConfigError, ValueError)):
         GRPOSettings(reward="positive")
+
+
+def test_pass_plus_evidence_adds_the_weighted_evidence_f1(room, tmp_path, monkeypatch):
+    import dealroom.judge._run as front
+    from dealroom.judge._evidence import Evidence
+
+    monkeypatch.setattr(front, "room_evidence", lambda *a: Evidence(1, 1, 4, 3, 4, 3))
+    done, n = _rollout(room, tmp_path / "r2",
+                       reward={"kind": "pass+evidence", "evidence_weight": 2.0})
+    assert done.terms == {"pass": 0.0, "evidence": pytest.approx(0.75)}
+    assert done.reward == pytest.approx(1.5)
+    scores = json.loads((tmp_path / "r2" / "scores.json").read_text())
+    assert scores["evidence"]["f1"] == pytest.approx(0.75)
+
+
+USER_REWARDS = """
+def grounded(scores, run_dir):
+    assert (run_dir / "scores.json").is_file()
+    return {"memo_written": float((run_dir / "output").is_dir()), "criteria": scores.n_criteria}
+
+def broken(scores, run_dir):
+    return float("nan")
+"""
+
+
+@pytest.fixture
+def user_rewards(tmp_path, monkeypatch):
+    (tmp_path / "my_rewards.py").write_text(USER_REWARDS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return "my_rewards"
+
+
+def test_a_user_reward_function_by_import_path(room, tmp_path, user_rewards):
+    done, n = _rollout(room, tmp_path / "r3", reward=f"{user_rewards}:grounded")
+    assert done.status == "ok" and done.terms["criteria"] == n
+    assert done.reward == pytest.approx(done.terms["memo_written"] + n)
+    assert done.terms["pass"] == 0.0  # the pass figure is logged beside the function's terms
+    bad, _ = _rollout(room, tmp_path / "r4", reward=f"{user_rewards}:broken")
+    assert bad.status == "judge_error" and bad.reward is None
+    assert "my_rewards:broken gave user = nan" in bad.error
+
+
+@pytest.mark.parametrize(("reward", "said"), [
+    ("pass+evidences", 'reward must be "pass"'),
+    ("no_such_module_xyz:fn", "cannot import no_such_module_xyz"),
+    ("os.path:no_such_function", "os.path has no no_such_function"),
+    ({"kind": "pass", "evidence_weight": 1.0}, "evidence_weight weighs the evidence term"),
+    ({"kind": "pass+evidence", "evidence_weight": -1.0}, "evidence_weight must be a number"),
+    ({"kind": "pass+evidence", "weights": 1.0}, "unknown key 'weights'"),
+    (3, "or a table such as"),
+])
+def test_a_bad_reward_spec_is_a_config_error(reward, said):
+    from dealroom.train._grpo_settings import spec_from_dict
+
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        spec_from_dict({"model": "hf:local", "rooms": ["r"], "grpo": {"reward": reward}})
+
+
+def test_a_grpo_step_logs_each_term_of_pass_plus_evidence(tiny_model_dir, room, tmp_path,
+                                                          monkeypatch):
+    import torch
+
+    import dealroom.judge._run as front
+    from dealroom.judge._evidence import Evidence
+    from dealroom.train import train_grpo
+    from dealroom.train._grpo_settings import spec_from_dict
+
+    torch.set_num_threads(2)
+    f1s = iter([Evidence(1, 1, 2, 2, 2, 2), Evidence(1, 0, 2, 1, 2, 1)] * 8)  # F1 1.0, 0.5
+    monkeypatch.setattr(front, "room_evidence", lambda *a: next(f1s))
+    spec = spec_from_dict({"model": f"hf:{tiny_model_dir}", "rooms": [str(room)],
+                           "sub": "oracle", "grpo": {
+                               "group_size": 2, "batch_size": 2, "steps": 1, "max_new_tokens": 8,
+                               "max_turns": 1, "lora_rank": 4, "lora_alpha": 8,
+                               "extra_groups": 0, "reward": {"kind": "pass+evidence",
+                                                             "evidence_weight": 0.5}}})
+    result = train_grpo(spec, tmp_path / "ckpt", judge=PassFirstJudge())
+    row = result.log[0]
+    assert row["reward_pass"] == 0.5 and row["reward_evidence"] == 0.75
+    assert row["reward_mean"] == pytest.approx(0.5 + 0.5 * 0.75) and row["pass_rate"] == 0.5
+    assert row["groups"] == 1 and math.isfinite(row["loss"])
+    rollouts = [json.loads(x) for x in (tmp_path / "ckpt" / "rollouts.jsonl").read_text()
+                .splitlines()]
+    assert [r["terms"] for r in rollouts] == [{"pass": 1.0, "evidence": 1.0},
+                                              {"pass": 0.0, "evidence": 0.5}]
+    assert [r["reward"] for r in rollouts] == [1.5, 0.25]
+
+
+class PassFirstJudge:
+    """Passes every criterion of the first rollout judged, fails every one after."""
+
+    name = "pass-first"
+    args: dict = {}
+    calls = 0
+
+    async def __call__(self, task, deliverables):
+        from dealroom.judge import CriterionResult, Scores
+
+        verdict = "pass" if self.calls == 0 else "fail"
+        self.calls += 1
+        return Scores([CriterionResult(c["id"], "", verdict, "") for c in task["criteria"]],
+                      judge={"name": self.name})

@@ -7,6 +7,7 @@ by import path, each term logged; a bad spec is a ConfigError before any work.""
 import json
 import math
 import re
+from pathlib import Path
 
 import pytest
 
@@ -128,7 +129,7 @@ def test_a_bad_reward_spec_is_a_config_error(reward, said):
         spec_from_dict({"model": "hf:local", "rooms": ["r"], "grpo": {"reward": reward}})
 
 
-def test_a_grpo_step_logs_each_term_of_pass_plus_evidence(tiny_model_dir, room, tmp_path,
+def test_a_grpo_step_with_budgetmix_logs_each_term_of_pass_plus_evidence(tiny_model_dir, room, tmp_path,
                                                           monkeypatch):
     import torch
 
@@ -146,8 +147,9 @@ def test_a_grpo_step_logs_each_term_of_pass_plus_evidence(tiny_model_dir, room, 
                                "max_turns": 1, "lora_rank": 4, "lora_alpha": 8,
                                "extra_groups": 0, "reward": {"kind": "pass+evidence",
                                                              "evidence_weight": 0.5}}})
-    result = train_grpo(spec, tmp_path / "ckpt", judge=PassFirstJudge())
-    row = result.log[0]
+    result = train_grpo(spec, tmp_path / "ckpt", judge=PassFirstJudge(), budgetmix=[1])
+    row = result.log[0]  # BudgetMix's audit passed (a violation stops training)
+    assert row["budgets"] == [1]
     assert row["reward_pass"] == 0.5 and row["reward_evidence"] == 0.75
     assert row["reward_mean"] == pytest.approx(0.5 + 0.5 * 0.75) and row["pass_rate"] == 0.5
     assert row["groups"] == 1 and math.isfinite(row["loss"])
@@ -172,3 +174,33 @@ class PassFirstJudge:
         self.calls += 1
         return Scores([CriterionResult(c["id"], "", verdict, "") for c in task["criteria"]],
                       judge={"name": self.name})
+
+
+def test_self_distillation_selection_ranks_by_the_reward_spec(room, tmp_path):
+    """Two runs of one room pass the same criteria (the rubric asks for documents, not pages);
+    one cites the evidence's pages, the other wrong ones: by pass rate they tie (the folder
+    path breaks it), by pass+evidence the grounded run is first."""
+    from dealroom.harness import run_agent
+    from dealroom.judge import judge_run
+    from dealroom.models import ScriptedModel
+    from dealroom.train import select_runs
+    from dealroom.train._distill_spec import SelectBars
+
+    gold = (room / "answer_key" / "gold_memo.md").read_text()
+    wrong = re.sub(r"p\.(\d+)", lambda m: f"p.{int(m.group(1)) + 7}", gold)
+    runs = []
+    for name, memo in (("a-wrong-pages", wrong), ("b-grounded", gold)):
+        out = tmp_path / name
+        run_agent(room, out, root=ScriptedModel(["```python\nsubmit()\n```"]), sub="oracle")
+        (out / "output" / "memo.md").write_text(memo)
+        judge_run(out)
+        runs.append(out)
+    by_pass = select_runs(runs, top_k=1, room_median=False)
+    assert [Path(r["run"]).name for r in by_pass.kept] == ["a-wrong-pages"]
+    spec = SelectBars(reward={"kind": "pass+evidence", "evidence_weight": 0.5}, top_k=1,
+                      room_median=False)
+    by_reward = select_runs(runs, top_k=spec.top_k, room_median=False, reward=spec.reward)
+    kept = by_reward.kept[0]
+    assert Path(kept["run"]).name == "b-grounded" and kept["terms"]["evidence"] == 1.0
+    assert kept["reward"] == pytest.approx(kept["terms"]["pass"] + 0.5)
+    assert by_reward.reward == {"kind": "pass+evidence", "evidence_weight": 0.5}

@@ -129,8 +129,8 @@ def test_a_bad_reward_spec_is_a_config_error(reward, said):
         spec_from_dict({"model": "hf:local", "rooms": ["r"], "grpo": {"reward": reward}})
 
 
-def test_a_grpo_step_with_budgetmix_logs_each_term_of_pass_plus_evidence(tiny_model_dir, room, tmp_path,
-                                                          monkeypatch):
+def test_a_grpo_step_with_budgetmix_logs_each_term_of_pass_plus_evidence(
+        tiny_model_dir, room, tmp_path, monkeypatch):
     import torch
 
     import dealroom.judge._run as front

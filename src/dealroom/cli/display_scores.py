@@ -40,8 +40,9 @@ def render_scores(data: ScoresRecord, written: Path | None) -> None:
             kind, str(row["n"]), str(row["passed"]), str(row["errors"]), _pct(row["pass_rate"])
         )
     console.print(table)
-    if data.get("evidence"):
-        console.print(evidence_line(data["evidence"]))
+    evidence = data.get("evidence")
+    if evidence:
+        console.print(evidence_line(dict(evidence)))
     for r in data["criteria_results"]:
         if r["verdict"] != "pass":
             style = "red" if r["verdict"] == "fail" else "yellow"

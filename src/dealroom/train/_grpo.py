@@ -308,8 +308,8 @@ def step_figures(groups: list[Group]) -> dict[str, Any]:
     """The rollout side of a log row (see docs/training.md, "Logged metrics")."""
     rollouts = [r for g in groups for r in g.rollouts]
     rewarded = [r for r in rollouts if r.reward is not None]
-    rewards = [r.reward for r in rewarded]
-    passed = [r.terms.get("pass", r.reward) for r in rewarded]  # rollouts logged before terms
+    rewards = [r.reward for r in rewarded if r.reward is not None]
+    passed = [r.terms.get("pass", r.reward or 0.0) for r in rewarded]  # logged before terms
     mean = _mean(rewards)
     std = (None if mean is None else
            (sum((r - mean) ** 2 for r in rewards) / len(rewards)) ** 0.5)

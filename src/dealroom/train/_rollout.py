@@ -105,10 +105,9 @@ async def run_rollout(rollout: Rollout, client: ModelClient, *, sub: str, judge:
                       budgetmix: BudgetMixLabel | None, reward: Any = "pass") -> Rollout:
     """Run, judge and measure one rollout in place; failures become its status. ``reward``:
     the reward spec (:attr:`GRPOSettings.reward`, as its ``to_dict`` gives it)."""
-    from dealroom.train._reward import RewardError, reward_of
-
     from dealroom.harness import run_agent_async
     from dealroom.judge import ajudge_run
+    from dealroom.train._reward import RewardError, reward_of
 
     run_dir = Path(rollout.run)
     if run_dir.exists():  # a rollout cut short by a kill: it is run again from the start

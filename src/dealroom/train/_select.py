@@ -23,9 +23,9 @@ them all. Within a room (the run's ``config.json`` ``room``) runs are ranked by 
 coverage, then folder path; the first ``top_k`` are kept. Given a reward spec (``reward``,
 docs/training.md "The reward"), the reward takes the pass rate's place in the ranking and the
 room median (a run whose reward cannot be had, its room's task unreadable or a reward function
-failing, is ``unreadable``); the bars stay on the pass rate and coverage. Every entry says in ``simulated``
-which of its models were simulators (root ``scripted``, sub ``oracle``): such a run teaches the
-harness's script, not a model's behaviour.
+failing, is ``unreadable``); the bars stay on the pass rate and coverage. Every entry says in
+``simulated`` which of its models were simulators (root ``scripted``, sub ``oracle``): such a
+run teaches the harness's script, not a model's behaviour.
 """
 
 from __future__ import annotations

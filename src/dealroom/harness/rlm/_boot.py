@@ -29,6 +29,7 @@ def make_sandbox(episode: Episode) -> ProcessSandbox:
         "context_tokens": episode.sub_context_tokens(),
         "deliverables": ctx.deliverables.files,
         "memo_limit": ctx.settings.memo_limit,
+        "models": ctx.pool.describe(ctx.settings, episode.sub),
     }
     return ProcessSandbox(
         ctx.room_dir,
@@ -55,6 +56,7 @@ def bootstrap(host: Host) -> dict[str, Any]:
         context_tokens=host.options["context_tokens"],
         deliverables=host.options["deliverables"],
         memo_limit=host.options["memo_limit"],
+        models=host.options.get("models"),
     )
 
 

@@ -187,6 +187,8 @@ def written(small_room, tmp_path_factory):
                              name="sub", context_window=4096)
 
     run_agent(small_room, tmp / "rlm", root=ScriptedModel(ROOT_MODEL), sub=sub(), depth=2)
+    run_agent(small_room, tmp / "named", root=ScriptedModel(ROOT_MODEL),
+              sub={"fast": sub(), "strong": sub()}, depth=2)
     run_agent(small_room, tmp / "compacted", root=ScriptedModel(
         [compacting_root], cycle=True, context_window=2048), sub=sub(), max_turns=6)
     run_agent(small_room, tmp / "tools", harness="toolloop", root="scripted",
@@ -202,7 +204,8 @@ def written(small_room, tmp_path_factory):
             await session.run("print(llm('hi'))")
 
     asyncio.run(repl())
-    runs = [tmp / name for name in ("rlm", "compacted", "tools", "resumed", "fork", "repl")]
+    runs = [tmp / name for name in ("rlm", "named", "compacted", "tools", "resumed", "fork",
+                                    "repl")]
     configs = [json.loads((r / "config.json").read_text()) for r in runs]
     events = [json.loads(line) for r in runs
               for line in (r / "trajectory.jsonl").read_text().splitlines()]

@@ -165,3 +165,22 @@ def test_sub_flags_parse_named_and_bare_models():
     for bad in (["a", "b"], ["fast=a", "b"], ["fast=a", "fast=b"], ["fast="]):
         with pytest.raises(ConfigError):
             sub_specs(bad)
+
+
+def test_metrics_tell_cost_per_model_depth_and_child(generated_room, tmp_path, servers):
+    fast, strong = servers
+    script = ["```python\nprint(rlm('look', sub='strong'), llm('a', model='fast'), "
+              "llm('b', model='strong'))\n```", SUBMIT]
+    _run(tmp_path, generated_room, _subs(fast, strong), script, depth=2)
+    usage = json.loads((tmp_path / "run" / "metrics.json").read_text())["usage"]
+    assert usage["by_sub"]["fast"]["calls"] == 1
+    assert usage["by_sub"]["strong"]["calls"] == 2  # the child's root turn and b
+    (child, tree), = usage["by_child"].items()
+    assert child.startswith("root/c1-") and tree["calls"] == 1 and tree["cost_usd"] > 0
+    split = usage["split"]
+    assert set(split) == {"root", "sub.fast", "sub.strong", "children"}
+    assert split["children"] == tree
+    assert sum(p["calls"] for p in split.values()) == usage["total"]["calls"]
+    assert abs(sum(p["cost_usd"] for p in split.values()) - usage["total"]["cost_usd"]) < 1e-9
+    assert usage["root_cost_share"] == 0  # the scripted root is free
+    assert set(usage["by_depth"]) == {"0", "1"}

@@ -171,9 +171,9 @@ class SubPool:
         for model in self.models.values():
             by_spec.setdefault(model.client.name, model)
         for event in previous:
-            model = by_spec.get(str(event.get("model")))
-            if event.get("type") == "model_call" and event.get("role") == "sub" and model:
-                model.spent += float((event.get("usage") or {}).get("cost_usd") or 0.0)
+            found = by_spec.get(str(event.get("model")))
+            if event.get("type") == "model_call" and event.get("role") == "sub" and found:
+                found.spent += float((event.get("usage") or {}).get("cost_usd") or 0.0)
 
     def limit(self, models: list[SubModel]) -> int:
         """Calls of one batch read and sent at a time: the sum of its models' limits (each

@@ -184,3 +184,21 @@ def test_metrics_tell_cost_per_model_depth_and_child(generated_room, tmp_path, s
     assert abs(sum(p["cost_usd"] for p in split.values()) - usage["total"]["cost_usd"]) < 1e-9
     assert usage["root_cost_share"] == 0  # the scripted root is free
     assert set(usage["by_depth"]) == {"0", "1"}
+    # dealroom summary tells where the tokens and dollars went
+    from rich.console import Console
+
+    from dealroom.cli.display_scores import render_summary
+    from dealroom.eval import summarize_runs
+
+    result = summarize_runs([tmp_path / "run"])
+    row = result["runs"][0]
+    assert list(row["split"]) == ["root", "sub.fast", "sub.strong", "children"]
+    assert row["policy"].endswith("fast=" + _subs(fast, strong)["fast"] + ", strong="
+                                  + _subs(fast, strong)["strong"])
+    console = Console(record=True, width=300)
+    render_summary(result, console)
+    text = console.export_text()
+    line = next(x for x in text.splitlines() if ": root " in x)
+    assert "% of tokens, $" in line and "; fast " in line and "; strong " in line
+    assert line.split("; children ")[1].startswith(
+        f"{row['split']['children']['share']:.1%} of tokens")

@@ -55,6 +55,36 @@ def sub_specs(values: Sequence[str] | str | None) -> str | dict[str, str] | None
     return out
 
 
+def subs_label(value: Any) -> Any:
+    """A spec file's named sub-agents (a table ``{fast = "A", strong = "B"}``) as one label,
+    ``"fast=A strong=B"`` (what sweeps and GRPO record and group by; :func:`sub_specs` of its
+    words gives ``run_agent``'s ``sub``); any other value as it is.
+
+    >>> subs_label({"fast": "oracle:recall=0.5", "strong": "oracle"})
+    'fast=oracle:recall=0.5 strong=oracle'
+    """
+    if not isinstance(value, Mapping):
+        return value
+    if not value:
+        raise ConfigError("a table of sub-agent models is empty: give NAME = \"MODEL\" pairs")
+    check_names(list(value))
+    for name, spec in value.items():
+        if not isinstance(spec, str) or not spec.strip() or " " in spec.strip():
+            raise ConfigError(f"sub-agent {name} = {spec!r}: give a model spec (a string "
+                              "without spaces)")
+    return " ".join(f"{name}={str(spec).strip()}" for name, spec in value.items())
+
+
+def label_specs(label: str) -> list[str]:
+    """The model specs of a sub-agent label (one bare spec, or each ``NAME=SPEC``'s spec).
+
+    >>> label_specs("fast=oracle:recall=0.5 strong=oracle"), label_specs("local")
+    (['oracle:recall=0.5', 'oracle'], ['local'])
+    """
+    subs = sub_specs(label.split())
+    return list(subs.values()) if isinstance(subs, dict) else [str(subs)]
+
+
 def _split(value: str) -> tuple[str, str] | None:
     """``(name, spec)`` of ``NAME=SPEC``; None for a bare spec (``oracle:recall=0.5``,
     ``m@http://h/v1#price_input=1`` have no bare name before their first ``=``)."""

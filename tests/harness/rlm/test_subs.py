@@ -39,7 +39,7 @@ def _reply(text):
     def reply(request):
         system = request["messages"][0]["content"]
         if system.startswith("You are the lead associate"):  # a child's root turn
-            return "```python\nsubmit('child on ' + %r)\n```" % text
+            return f"```python\nsubmit('child on ' + {text!r})\n```"
         return text
     return reply
 

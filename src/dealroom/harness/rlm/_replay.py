@@ -37,8 +37,9 @@ class Replay:
     them records nothing new and shows that output again."""
     waves: set[int] = field(default_factory=set)
     answered: dict[str, SubAnswer] = field(default_factory=dict)
-    """:func:`answer_key` of a sub-call's model and input → its answer: a call sent again with the same
-    prompt and slices (after its cell was cut, say) is answered from the records."""
+    """:func:`answer_key` of a sub-call's model and input → its answer: a call sent again to
+    the same model with the same prompt and slices (after its cell was cut, say) is answered
+    from the records."""
     compactions: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
     """(agent, turn) → the ``compaction`` events made before that turn's call, in order."""
 

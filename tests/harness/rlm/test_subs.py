@@ -202,3 +202,24 @@ def test_metrics_tell_cost_per_model_depth_and_child(generated_room, tmp_path, s
     assert "% of tokens, $" in line and "; fast " in line and "; strong " in line
     assert line.split("; children ")[1].startswith(
         f"{row['split']['children']['share']:.1%} of tokens")
+
+
+def test_the_scripted_root_reads_with_one_model_and_checks_with_another(generated_room,
+                                                                        tmp_path):
+    fast = "oracle:recall=0.6,noise=0.3,price_input=0.1,price_output=0.4"
+    strong = "oracle:price_input=2,price_output=8,context_window=65536"
+    result = run_agent(generated_room, tmp_path / "run", root="scripted:read=fast,check=strong",
+                       sub={"fast": fast, "strong": strong})
+    assert result.status == "submitted"
+    events = RunFolder.open(tmp_path / "run").events()
+    subs = [e for e in events if e["type"] == "model_call" and e["role"] == "sub"]
+    checks = [e for e in subs if e["model"] == strong]
+    assert checks and len(checks) < len(subs)
+    assert all(len(e["input"]["docs"]) == 1 and len(set(e["input"]["docs"][0]["pages"])) == 1
+               for e in checks)  # one cited page each
+    last_wave = max(e["wave"] for e in subs if e["model"] == fast)
+    assert min(e["wave"] for e in checks) > last_wave  # after the reading waves
+    usage = json.loads((tmp_path / "run" / "metrics.json").read_text())["usage"]
+    fast_cost, strong_cost = usage["by_sub"]["fast"], usage["by_sub"]["strong"]
+    per_token = strong_cost["cost_usd"] / strong_cost["input_tokens"]
+    assert per_token > 10 * fast_cost["cost_usd"] / fast_cost["input_tokens"] > 0

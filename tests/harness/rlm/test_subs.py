@@ -223,3 +223,37 @@ def test_the_scripted_root_reads_with_one_model_and_checks_with_another(generate
     fast_cost, strong_cost = usage["by_sub"]["fast"], usage["by_sub"]["strong"]
     per_token = strong_cost["cost_usd"] / strong_cost["input_tokens"]
     assert per_token > 10 * fast_cost["cost_usd"] / fast_cost["input_tokens"] > 0
+
+
+def test_max_cost_holds_across_the_models(generated_room, tmp_path, servers):
+    fast, strong = servers
+    script = ["```python\nr = llm_batch([{'prompt': f'p{i}', 'model': m} for i in range(20) "
+              "for m in ('fast', 'strong')])\nprint(sum(bool(x) for x in r))\n```", SUBMIT]
+    _, root, events, _ = _run(tmp_path, generated_room, _subs(fast, strong), script,
+                              max_cost_usd=0.02)
+    spent = sum(e["usage"]["cost_usd"] for e in events if e["type"] == "model_call")
+    assert 0 < spent <= 0.02
+    assert fast.calls and strong.calls and fast.calls + strong.calls < 40
+    assert _output(root).endswith(f"\n{fast.calls + strong.calls}")  # the rest refused
+
+
+def test_a_resumed_run_reopens_its_named_models_and_sends_nothing_twice(generated_room,
+                                                                        tmp_path, servers):
+    from dealroom.harness import resume_run
+
+    fast, strong = servers
+    script = ["```python\nr = llm_batch([{'prompt': f'p{i}', 'model': m} for i in range(3) "
+              "for m in ('fast', 'strong')])\nprint(r)\n```",
+              "```python\nprint(llm('again', model='strong'))\n```", SUBMIT]
+    _run(tmp_path, generated_room, _subs(fast, strong), script, max_turns=5)
+    sent = (fast.calls, strong.calls)
+    trajectory = tmp_path / "run" / "trajectory.jsonl"
+    lines = trajectory.read_text().splitlines()
+    cut = next(i for i, line in enumerate(lines) if '"type": "cell"' in line
+               or '"type":"cell"' in line)
+    trajectory.write_text("\n".join(lines[:cut + 1]) + "\n")  # killed after turn 1's cell
+    result = resume_run(tmp_path / "run", root=ScriptedModel(script))
+    assert result.status == "submitted"
+    assert (fast.calls, strong.calls) == (sent[0], sent[1] + 1)  # only turn 2's call again
+    config = RunFolder.open(tmp_path / "run").config
+    assert config["subs"] == _subs(fast, strong)

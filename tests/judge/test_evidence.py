@@ -31,6 +31,28 @@ def test_the_gold_memo_is_grounded(room):
     assert evidence.recall == 1.0 and evidence.n_findings_cited == evidence.n_findings > 0
 
 
+@pytest.mark.parametrize(("profile", "docs", "seed"), [
+    ("bank", 6, 0), ("software", 20, 5), ("manufacturer", 12, 3)])
+def test_the_gold_memo_is_grounded_in_every_profile(profile, docs, seed, tmp_path):
+    from dealroom.room import generate_room
+
+    generate_room(tmp_path / "room", docs=docs, seed=seed, profile=profile, secret="tests")
+    evidence = judge_memo(tmp_path / "room", gold(tmp_path / "room")).evidence
+    assert evidence.f1 >= 0.9 and evidence.n_findings > 0
+
+
+def test_the_gold_memo_of_a_cuad_room_is_grounded(tmp_path):
+    """A ``cuad import`` room: its rubric's ``pages`` are where the labelled clauses are."""
+    from dealroom.room import CuadSettings, import_cuad, write_cuad_sample
+
+    cuad = write_cuad_sample(tmp_path / "CUAD_v1", contracts=4, seed=3)
+    import_cuad(cuad, tmp_path / "room", CuadSettings(workers=1))
+    evidence = judge_memo(tmp_path / "room", gold(tmp_path / "room")).evidence
+    assert evidence.f1 >= 0.9 and evidence.n_findings > 0
+    wrong = re.sub(r"p\.(\d+)", lambda m: f"p.{int(m.group(1)) + 7}", gold(tmp_path / "room"))
+    assert judge_memo(tmp_path / "room", wrong).evidence.recall < 0.5
+
+
 def test_an_empty_memo_scores_zero(room):
     evidence = judge_memo(room, "").evidence
     assert evidence.f1 == 0.0 and evidence.recall == 0.0 and evidence.n_citations == 0

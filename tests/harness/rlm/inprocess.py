@@ -15,6 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from dealroom.harness.rlm._repl_api import build_namespace
+from dealroom.models import schema_via
 
 
 class InProcessSandbox:
@@ -56,7 +57,9 @@ class InProcessSandbox:
                                       max_depth=ep.ctx.settings.depth,
                                       context_tokens=ep.sub_context_tokens(),
                                       deliverables=ep.ctx.deliverables.files,
-                                      memo_limit=ep.ctx.settings.memo_limit)
+                                      memo_limit=ep.ctx.settings.memo_limit,
+                                      schema_via=schema_via(ep.ctx.sub) if ep.ctx.sub
+                                      else "prompt")
         started = time.monotonic()
 
         def run() -> tuple[str, str | None]:

@@ -20,6 +20,7 @@ computing and sleeping (and CPU spent while calls are out)."""
 def make_sandbox(episode: Episode) -> ProcessSandbox:
     """A :class:`ProcessSandbox` for ``episode``, with its own scratch folder."""
     from dealroom.harness.sandbox import ProcessSandbox, SandboxLimits
+    from dealroom.models import schema_via
 
     ctx = episode.ctx
     scratch = ctx.scratch / episode.agent.replace("/", "_")
@@ -29,6 +30,7 @@ def make_sandbox(episode: Episode) -> ProcessSandbox:
         "context_tokens": episode.sub_context_tokens(),
         "deliverables": ctx.deliverables.files,
         "memo_limit": ctx.settings.memo_limit,
+        "schema_via": schema_via(ctx.sub) if ctx.sub is not None else "prompt",
     }
     return ProcessSandbox(
         ctx.room_dir,
@@ -55,6 +57,7 @@ def bootstrap(host: Host) -> dict[str, Any]:
         context_tokens=host.options["context_tokens"],
         deliverables=host.options["deliverables"],
         memo_limit=host.options["memo_limit"],
+        schema_via=host.options.get("schema_via", "prompt"),
     )
 
 

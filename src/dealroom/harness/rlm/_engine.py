@@ -50,6 +50,7 @@ from dealroom.harness.rlm._prompt import (
 )
 from dealroom.harness.rlm._replay import Replay, SubAnswer, input_key
 from dealroom.harness.rlm._root import RootCalls, no_code_note
+from dealroom.harness.rlm._schema import SchemaAsk, typed_plan
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.rlm._slices import (
     SubPlan,
@@ -538,6 +539,9 @@ class Episode(RootCalls):
         return _Admitted(plan, reservation, fields, call, key)
 
     def _plan(self, call: dict[str, Any], context_tokens: int) -> SubPlan:
+        if "schema" in call:
+            return typed_plan(self.ctx.room, call, self.ctx.sub_client, system=SUB_SYSTEM,
+                              context_tokens=context_tokens)
         return plan_sub_input(self.ctx.room, call, system=SUB_SYSTEM,
                               context_tokens=context_tokens)
 
@@ -586,12 +590,18 @@ class Episode(RootCalls):
         sub: Any = self.ctx.sub_client  # the oracle takes context= beside ModelClient's
         refused: list[dict[str, Any]] = []  # attempts refused for length, re-cut smaller
         out = self._sub_max_output()
+        typed = SchemaAsk.of(admitted.call, sub) if "schema" in admitted.call else None
         while True:
             try:
                 with hedging(self.ctx.hedges[fields["wave"]]):
-                    result = await sub.chat(plan.messages(self.ctx.room), max_tokens=out,
-                                            temperature=self.ctx.settings.temperature,
-                                            **context)
+                    if typed is None:
+                        result = await sub.chat(plan.messages(self.ctx.room), max_tokens=out,
+                                                temperature=self.ctx.settings.temperature,
+                                                **context)
+                    else:
+                        result = await typed.ask(sub.chat, plan.messages(self.ctx.room),
+                                                 self.tracker, sub, out, temperature=self.
+                                                 ctx.settings.temperature, **context)
                 break
             except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
                 smaller = self._recut(exc, admitted, refused, out)
@@ -614,16 +624,20 @@ class Episode(RootCalls):
                                                                      result.tokens)
             self.ctx.emit("model_call", self.agent, self.depth + 1, **fields,
                           output=result.text, reasoning=result.reasoning,
-                          usage=result.usage.to_dict(), error=None,
-                          latency_s=result.latency_s,
+                          usage=result.usage.to_dict(), latency_s=result.latency_s,
                           provider={**provider_record(result),
-                                    **({"refused": refused} if refused else {})})
+                                    **({"refused": refused} if refused else {}),
+                                    **(typed.provider() if typed else {})},
+                          **(typed.fields() if typed else {"error": None}))
 
         order.done(k, record)
         answer: SubAnswer = {"ok": True, "text": answer_text(result.text, result.reasoning),
                              "notes": plan.notes + cut_note(result), "unsent": plan.unsent}
+        if typed is not None:
+            answer = typed.answer(answer)
         self.ctx.replay.subs[fields["call_id"]] = answer  # a rebuild replays it, never re-asks
-        self.ctx.replay.answered[admitted.key] = answer  # and so does a re-send
+        if answer["ok"]:
+            self.ctx.replay.answered[admitted.key] = answer  # and so does a re-send
         return answer
 
     def _failed(self, admitted: _Admitted, k: int, order: InOrder, exc: BaseException,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from dealroom.errors import InputError
@@ -57,7 +58,7 @@ def schema_via(client: Any) -> str:
     chosen = getattr(spec, "schema_via", "auto")
     if chosen in VIA:
         return str(chosen)
-    refused = getattr(client, "refused", set())
+    refused: set[str] = getattr(client, "refused", set())
     if {"json_schema", "json_object"} <= refused:
         return "prompt"  # the endpoint turned both shapes down
     facts = getattr(client, "_facts", None)
@@ -138,7 +139,7 @@ def read_structured(text: str, validator: Any) -> tuple[Any, str | None]:
     return None, first_error or "the answer holds no JSON value"
 
 
-def _candidates(text: str) -> Any:
+def _candidates(text: str) -> Iterator[Any]:
     text = text.strip()
     try:
         yield json.loads(text)

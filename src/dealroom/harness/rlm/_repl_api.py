@@ -161,8 +161,9 @@ def _call(prompt: Any, text: Any = None, docs: Any = None, schema: Any = None
 def json_schema(schema: Any) -> Any:
     """``schema`` as a JSON Schema dict: a dict as given, a pydantic model class converted
     (``model_json_schema()``); anything else a TypeError that says what to give."""
-    if isinstance(schema, type) and callable(getattr(schema, "model_json_schema", None)):
-        return schema.model_json_schema()
+    convert = getattr(schema, "model_json_schema", None)
+    if isinstance(schema, type) and callable(convert):
+        return convert()
     if isinstance(schema, dict):
         return schema
     raise TypeError(f"schema= takes a JSON Schema dict or a pydantic model class, not "

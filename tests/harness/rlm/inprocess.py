@@ -15,7 +15,6 @@ from types import SimpleNamespace
 from typing import Any
 
 from dealroom.harness.rlm._repl_api import build_namespace
-from dealroom.models import schema_via
 
 
 class InProcessSandbox:
@@ -58,8 +57,7 @@ class InProcessSandbox:
                                       context_tokens=ep.sub_context_tokens(),
                                       deliverables=ep.ctx.deliverables.files,
                                       memo_limit=ep.ctx.settings.memo_limit,
-                                      schema_via=schema_via(ep.ctx.sub) if ep.ctx.sub
-                                      else "prompt")
+                                      models=ep.ctx.pool.describe(ep.ctx.settings, ep.sub))
         started = time.monotonic()
 
         def run() -> tuple[str, str | None]:

@@ -190,3 +190,64 @@ def test_scripted_root_cells_stay_the_line_format_for_a_sub_without_schemas(tmp_
     assert sub.calls and all(c.response_format is None for c in sub.calls)
     assert "One line per issue: ISSUE:" in sub.calls[0].messages[-1]["content"]
     assert root.name == "scripted"
+
+
+NAMED = ("```python\nS = " + repr(SCHEMA) + "\n"
+         "print('VIA', llm.models['fast']['schema_via'], llm.models['strong']['schema_via'])\n"
+         "one = llm('Who is owed what?', text='Acme.', schema=S, model='strong')\n"
+         "both = llm_batch([{'prompt': 'first', 'text': 'Acme.', 'schema': S, 'model': m}\n"
+         "                  for m in ('fast', 'strong')])\n"
+         "print('GOT', one['amount'], [r['party'] for r in both])\n```")
+
+
+def test_a_schema_goes_to_the_named_model_asked_its_own_way(generated_room, tmp_path):
+    """``strong`` honours ``response_format`` (its spec says so); ``fast`` ignores it and
+    answers in prose around JSON, so its calls carry the schema in the prompt."""
+    def strong_reply(request):
+        return GOOD if request.get("response_format") else "Acme, 2.5 million."
+
+    def fast_reply(request):
+        assert "response_format" not in request
+        return f"Sure: {GOOD} - hope it helps." if "JSON Schema" in user_text(request) else "?"
+
+    root = ScriptedModel([NAMED, SUBMIT], name="cells")
+    with MockOpenAIServer(fast_reply, model="fast-m") as fast, \
+            MockOpenAIServer(strong_reply, model="strong-m") as strong:
+        run_agent(generated_room, tmp_path / "run", root=root, max_turns=3,
+                  sub={"fast": f"fast-m@{fast.base_url}#price_input=0.1,price_output=0.4",
+                       "strong": f"strong-m@{strong.base_url}#schema_via=response_format,"
+                                 "price_input=2,price_output=8"})
+        fast_requests, strong_requests = list(fast.requests), list(strong.requests)
+    shown = root.messages[1][-1]["content"]
+    assert "VIA prompt response_format" in shown and "GOT 2500000 ['Acme', 'Acme']" in shown
+    assert len(strong_requests) == 2 and len(fast_requests) == 1
+    assert all(r["response_format"]["json_schema"]["schema"] == SCHEMA for r in strong_requests)
+    assert all("JSON Schema" not in user_text(r) for r in strong_requests)
+    assert json.dumps(SCHEMA) in user_text(fast_requests[0])
+    folder = RunFolder.open(tmp_path / "run")
+    subs = [e for e in folder.events() if e["type"] == "model_call" and e["role"] == "sub"]
+    via = {e["model"]: e["provider"]["schema"]["via"] for e in subs}
+    assert via == {folder.config["subs"]["fast"]: "prompt",
+                   folder.config["subs"]["strong"]: "response_format"}
+    assert all(e["parsed"] == json.loads(GOOD) for e in subs)
+
+
+def test_the_re_ask_is_held_to_its_model_s_cost_cap(tmp_path):
+    """A re-ask is a call like any other: a model at its cap does not make it, and the item
+    fails with the cap's reason."""
+    from dealroom.harness.rlm._schema import SchemaAsk
+    from dealroom.harness.rlm._subs import SubModel
+    from dealroom.harness.rlm._subwindow import SubWindow
+    from dealroom.models import Prices
+    from dealroom.types import Budget
+
+    sub = ScriptedModel(['{"party": "Acme"}'], cycle=True, prices=Prices(input=2, output=8))
+    model = SubModel("strong", sub, SubWindow(sub), cap=0.0)
+    ask = SchemaAsk(SCHEMA, "prompt")
+    tracker = BudgetTracker(Budget())
+    result = asyncio.run(ask.ask(sub.chat, [{"role": "user", "content": "Who?"}], tracker,
+                                 model, 64))
+    assert len(sub.calls) == 1 and result.text == '{"party": "Acme"}'
+    assert ask.error is not None and "'amount' is a required property" in ask.error
+    assert "model 'strong' is at its cost cap" in ask.error
+    assert ask.answer({"ok": True, "text": result.text})["ok"] is False

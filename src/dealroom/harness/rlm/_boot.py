@@ -20,7 +20,6 @@ computing and sleeping (and CPU spent while calls are out)."""
 def make_sandbox(episode: Episode) -> ProcessSandbox:
     """A :class:`ProcessSandbox` for ``episode``, with its own scratch folder."""
     from dealroom.harness.sandbox import ProcessSandbox, SandboxLimits
-    from dealroom.models import schema_via
 
     ctx = episode.ctx
     scratch = ctx.scratch / episode.agent.replace("/", "_")
@@ -30,7 +29,8 @@ def make_sandbox(episode: Episode) -> ProcessSandbox:
         "context_tokens": episode.sub_context_tokens(),
         "deliverables": ctx.deliverables.files,
         "memo_limit": ctx.settings.memo_limit,
-        "schema_via": schema_via(ctx.sub) if ctx.sub is not None else "prompt",
+        **ctx.tools.repl_options(),
+        "models": ctx.pool.describe(ctx.settings, episode.sub),
     }
     return ProcessSandbox(
         ctx.room_dir,
@@ -46,10 +46,11 @@ def make_sandbox(episode: Episode) -> ProcessSandbox:
 def bootstrap(host: Host) -> dict[str, Any]:
     """Runs inside the worker: the REPL names of :func:`build_namespace` over the room."""
     from dealroom.harness.rlm._repl_api import build_namespace
+    from dealroom.harness.rlm._tools import ToolError, repl_tools
     from dealroom.room import Room
 
     assert host.room_dir is not None, "make_sandbox always gives the worker its room"
-    return build_namespace(
+    namespace = build_namespace(
         host.request,
         room=Room.open(host.room_dir),
         depth=host.depth,
@@ -57,8 +58,9 @@ def bootstrap(host: Host) -> dict[str, Any]:
         context_tokens=host.options["context_tokens"],
         deliverables=host.options["deliverables"],
         memo_limit=host.options["memo_limit"],
-        schema_via=host.options.get("schema_via", "prompt"),
+        models=host.options.get("models"),
     )
+    return {**namespace, "ToolError": ToolError, **repl_tools(host.request, host.options)}
 
 
 class StartingSandbox:

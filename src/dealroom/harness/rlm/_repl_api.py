@@ -142,8 +142,8 @@ def _ref(doc: Any) -> Any:
     return doc
 
 
-def _call(prompt: Any, text: Any = None, docs: Any = None, schema: Any = None
-          ) -> dict[str, Any]:
+def _call(prompt: Any, text: Any = None, docs: Any = None, schema: Any = None,
+          model: Any = None) -> dict[str, Any]:
     if isinstance(prompt, dict):
         return _call(**prompt)
     if docs is not None and (isinstance(docs, str) or hasattr(docs, "id")):
@@ -155,6 +155,8 @@ def _call(prompt: Any, text: Any = None, docs: Any = None, schema: Any = None
     }
     if schema is not None:
         call["schema"] = json_schema(schema)
+    if model is not None:  # a named sub-agent model (llm.models); the host checks the name
+        call["model"] = str(model)
     return call
 
 
@@ -174,18 +176,20 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
                     max_depth: int, context_tokens: int, deliverables: dict[str, str],
                     title: str = "Due Diligence Memo",
                     memo_limit: int = MEMO_LIMIT,
-                    schema_via: str = "prompt") -> dict[str, Any]:
+                    models: dict[str, Any] | None = None) -> dict[str, Any]:
     """The REPL globals: ``room, llm, llm_batch, rlm, memo, budget, history, submit,
     SubcallError``.
 
-    ``llm.context_tokens`` is how many tokens of text one sub-call can carry,
-    ``llm.schema_via`` how a ``schema=`` is asked for (``response_format``: the server
-    constrains the reply; ``prompt``); a result's
+    ``llm.context_tokens`` is how many tokens of text one sub-call can carry (``llm.models``:
+    name → each sub-agent model's window, prices, slice size and ``schema_via``: how a
+    ``schema=`` is asked of it, ``response_format`` where the server constrains the reply,
+    else ``prompt``; ``llm.schema_via`` is the default model's); a result's
     ``.unsent`` is what the host had to leave out; ``memo`` writes
     ``deliverables`` (name → file name). ``__state__`` (not for the model) returns what the
     host needs after each cell.
     """
-    memo = Memo(title, deliverables, memo_limit)
+    memo = Memo(title, deliverables, memo_limit,
+                resolve=lambda doc, page: room.doc(doc).locate(page))
     flags: dict[str, Any] = {"submitted": False, "answer": None}
 
     def show_notes(result: dict[str, Any]) -> None:
@@ -208,27 +212,36 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
                 out.append(SubResult(r["text"], r.get("unsent") or (), r.get("notes") or ()))
         return out
 
-    def llm(prompt: str, text: str | None = None, docs: Any = None, schema: Any = None) -> Any:
+    def llm(prompt: str, text: str | None = None, docs: Any = None, schema: Any = None,
+            model: str | None = None) -> Any:
         """One sub-agent call on a bounded slice (docs: ids or (id, first, last) tuples);
         with ``schema`` (a JSON Schema dict or a pydantic model class) the answer is the
-        parsed value that matches it."""
-        result = llm_batch([_call(prompt, text, docs, schema)])[0]
+        parsed value that matches it; ``model``: a name in ``llm.models`` (default: the
+        agent's default)."""
+        result = llm_batch([_call(prompt, text, docs, schema, model)])[0]
         if isinstance(result, SubcallError):
             raise SubcallFailed(result.error)
         return result
 
     llm.context_tokens = context_tokens  # type: ignore[attr-defined]
-    llm.schema_via = schema_via  # type: ignore[attr-defined]
+    llm.models = dict(models or {})  # type: ignore[attr-defined]
+    default = next((m for m in (models or {}).values() if m.get("default")), {})
+    llm.schema_via = default.get("schema_via", "prompt")  # type: ignore[attr-defined]
 
-    def rlm(task: str, docs: Any = None, budget: dict | None = None) -> str:
-        """A child agent with its own REPL over the same room; returns its answer."""
+    def rlm(task: str, docs: Any = None, budget: dict | None = None,
+            sub: str | None = None) -> str:
+        """A child agent with its own REPL over the same room; returns its answer. ``sub``:
+        the name of its default sub-agent model (and its own model)."""
         if depth + 1 >= max_depth:
             raise RuntimeError(
                 f"rlm() is not available at depth {depth} with max depth {max_depth}: "
                 "use llm() or llm_batch(), or run with a larger --depth"
             )
         docs_list = [_ref(d) for d in (docs or [])]
-        result = request("rlm", {"task": str(task), "docs": docs_list, "budget": budget or {}})
+        payload = {"task": str(task), "docs": docs_list, "budget": budget or {}}
+        if sub is not None:
+            payload["sub"] = str(sub)
+        result = request("rlm", payload)
         if not result["ok"]:
             raise SubcallFailed(result["error"])
         return result["text"]
@@ -241,6 +254,10 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
 
     def state() -> dict[str, Any]:
         return {**memo.snapshot(), **flags}
+
+    def reopen() -> None:  # dealroom ask: the run's submit() no longer ends the episode
+        flags["submitted"] = False
+        flags["answer"] = None
 
     return {
         "room": room,
@@ -256,4 +273,5 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
         "MemoTooLarge": MemoTooLarge,
         "Path": Path,
         "__state__": state,
+        "__reopen__": reopen,
     }

@@ -37,6 +37,7 @@ from dealroom.types import Usage
 
 if TYPE_CHECKING:
     from dealroom.harness._common._budget import BudgetTracker
+    from dealroom.harness.rlm._subs import SubModel
     from dealroom.models import ChatResult, ModelClient
     from dealroom.room import Room
 
@@ -73,9 +74,10 @@ class SchemaAsk:
         return None if schema is None else cls(schema, schema_via(sub))
 
     async def ask(self, chat: Any, messages: list[dict[str, Any]], tracker: BudgetTracker,
-                  sub: ModelClient, max_tokens: int, **options: Any) -> ChatResult:
-        """``chat`` (the sub model's) once, and once more with the validator's message when
-        the answer does not match; the result's usage and latency count both."""
+                  model: SubModel, max_tokens: int, **options: Any) -> ChatResult:
+        """``chat`` (``model``'s) once, and once more with the validator's message when the
+        answer does not match (reserved in the budget and ``model``'s cost cap as any call);
+        the result's usage and latency count both."""
         self.rejected.clear()
         if self.via == "response_format":
             options["response_format"] = schema_format(self.schema)
@@ -88,19 +90,25 @@ class SchemaAsk:
         self.rejected.append({"output": first.text, "error": self.error})
         again = _with_note(messages, retry_note(self.error, self.schema))
         tokens = sum(prompt_tokens(str(m.get("content") or "")) for m in again) + max_tokens
-        reservation = tracker.reserve(tokens, sub.prices.cost(tokens - max_tokens, 0,
-                                                              max_tokens))
+        cost = model.client.prices.cost(tokens - max_tokens, 0, max_tokens)
+        capped = model.refuse(cost)
+        reservation = None if capped else tracker.reserve(tokens, cost)
         if reservation is None:
-            self.error = f"{FAILED}: {self.error}; no budget left to ask again"
+            if capped is None:
+                model.settle(cost, Usage())
+            why = capped or "no budget left to ask again"
+            self.error = f"{FAILED}: {self.error}; {why}"
             return first
         try:
             second = await chat(again, max_tokens=max_tokens, **options)
         except Exception as exc:  # noqa: BLE001 - the re-ask's failure is this call's result
             charged = failed_call_usage(exc, reservation, tokens)
             tracker.settle(reservation, Usage())  # charged with the first's, by the caller
+            model.settle(cost, Usage())
             self.error = f"{FAILED}: {self.error}; asking again failed: {error_text(exc)}"
             return dataclasses.replace(first, usage=first.usage + charged)
         tracker.settle(reservation, Usage())  # charged with the first's, by the caller
+        model.settle(cost, Usage())
         self.value, error = read_structured(answer_text(second.text, second.reasoning),
                                             validator)
         if error is not None:

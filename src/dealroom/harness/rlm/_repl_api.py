@@ -225,7 +225,8 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
 
     llm.context_tokens = context_tokens  # type: ignore[attr-defined]
     llm.models = dict(models or {})  # type: ignore[attr-defined]
-    default = next((m for m in (models or {}).values() if m.get("default")), {})
+    default: dict[str, Any] = next((m for m in (models or {}).values() if m.get("default")),
+                                   {})
     llm.schema_via = default.get("schema_via", "prompt")  # type: ignore[attr-defined]
 
     def rlm(task: str, docs: Any = None, budget: dict | None = None,

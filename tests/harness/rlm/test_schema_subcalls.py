@@ -88,9 +88,12 @@ def test_an_endpoint_without_it_gets_the_schema_in_the_prompt_and_prose_is_read(
 
 
 def test_an_answer_that_does_not_match_is_asked_again_once_with_the_reason(tmp_path):
+    from dealroom.models import Prices
+
     answers = iter(['{"party": "Acme", "amount": "2.5m"}', GOOD])
+    prices = Prices(input=2, output=8)
     shown, subs, requests = run(tmp_path, lambda request: next(answers), [ASK],
-                                schema_via="response_format")
+                                schema_via="response_format", prices=prices)
     assert "GOT True Acme 2500000" in shown and len(requests) == 2
     assert "'2.5m' is not of type 'integer'" in user_text(requests[1])
     assert requests[1]["response_format"] == requests[0]["response_format"]
@@ -98,6 +101,14 @@ def test_an_answer_that_does_not_match_is_asked_again_once_with_the_reason(tmp_p
     assert call["output"] == GOOD and call["parsed"]["amount"] == 2500000
     assert call["usage"]["calls"] == 2  # both attempts counted
     assert call["usage"]["input_tokens"] > 2 * len(user_text(requests[0]).split()) // 2
+    usage = call["usage"]  # priced on both attempts' tokens, the first's answer included
+    assert usage["cost_usd"] == pytest.approx(prices.cost(usage["input_tokens"], 0,
+                                                          usage["output_tokens"]))
+    _, [once], _ = run(tmp_path / "once", lambda request: GOOD, [ASK],
+                       schema_via="response_format", prices=prices)
+    assert once["usage"]["calls"] == 1
+    for key in ("input_tokens", "output_tokens", "cost_usd"):  # the re-ask is the larger
+        assert usage[key] > 2 * once["usage"][key]
     [rejected] = call["provider"]["schema"]["rejected"]
     assert rejected["output"] == '{"party": "Acme", "amount": "2.5m"}'
 

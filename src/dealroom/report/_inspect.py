@@ -22,7 +22,6 @@ Needs the ``inspect`` extra (``pip install "dealroom[inspect]"``).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from dealroom._util.files import make_dir
 from dealroom.errors import ConfigError, MissingDependency
 from dealroom.report._inspect_events import sample_events, sample_messages, usage_of
+from dealroom.report._listing import run_name, unique_name
 from dealroom.report._trace import model_name, trace_summary
 from dealroom.runs import RunFolder, find_runs, primary_deliverable
 
@@ -58,7 +58,8 @@ def export_inspect(sources: Iterable[Path], out: Path, *,
     written: list[Path] = []
     taken: set[str] = set()
     for n, (run, name) in enumerate(named):
-        name = _unique(name, taken)
+        name = unique_name(name, taken)
+        taken.add(name)
         written.append(write_inspect_log(run, out / f"{name}.eval"))
         if progress:
             progress(n + 1, len(named))
@@ -222,28 +223,8 @@ def _packages() -> dict[str, str]:
 
 
 def _names(source: Path) -> list[tuple[Path, str]]:
-    """The run folders ``source`` names, each with a file name: its path below ``source``
-    (``/`` as ``_``), or its own name for a run folder given by name."""
-    runs = find_runs([source])
-    out = []
-    for run in runs:
-        try:
-            rel = run.relative_to(source)
-        except ValueError:
-            rel = Path(run.name)
-        parts = [p for p in rel.parts if p != "episodes"] or [run.name]
-        out.append((run, re.sub(r"[^A-Za-z0-9._=-]+", "_", "_".join(parts)).strip("._")
-                    or "run"))
-    return out
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    n, candidate = 1, name
-    while candidate in taken:
-        n += 1
-        candidate = f"{name}-{n}"
-    taken.add(candidate)
-    return candidate
+    """The run folders ``source`` names, each with a file name (see :func:`run_name`)."""
+    return [(run, run_name(run, source)) for run in find_runs([source])]
 
 
 def _check_out(out: Path) -> None:

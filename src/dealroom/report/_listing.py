@@ -144,7 +144,8 @@ def run_row(run: Path) -> dict[str, Any]:
 
 
 def _stamp(run: Path) -> tuple:
-    out = []
+    """What changes when a run is written to: its files' sizes and modification times."""
+    out: list[tuple[int, int] | None] = []
     for name in (TRAJECTORY, SCORES, METRICS):
         try:
             st = (run / name).stat()

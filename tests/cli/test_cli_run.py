@@ -46,6 +46,10 @@ def test_every_setting_of_every_harness_is_a_run_flag_and_reaches_the_harness(mo
             given[field] = False
             argv += [param.secondary_opts[0]]
             continue
+        if typing.get_origin(hints[param.name]) is list:  # a repeatable flag: a list of paths
+            given[field] = [f"v{n}.py"]
+            argv += [param.opts[0], f"v{n}.py"]
+            continue
         value = {int: 70 + n, str: f"v{n}"}.get(hints[param.name], 0.25 + n)
         given[field] = value
         argv += [param.opts[0], str(value)]

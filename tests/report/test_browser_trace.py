@@ -237,3 +237,38 @@ def _memo_and_urls(browser, index: Path, width: int, docs: bool) -> None:
         (images / "viewer-failures.png").write_bytes((shots / "viewer-failures.png")
                                                      .read_bytes())
     assert browser.errors == []
+
+
+def test_a_transcript_citation_shows_the_printed_page_and_lights_its_line(browser, tmp_path):
+    """A memo citing ``[D00001 p.3, printed 453:7]``: the link says both, and the page opens
+    titled with the printed page and line, that margin line lit."""
+    from dealroom.room import IngestSettings, ingest
+
+    src = tmp_path / "src"
+    src.mkdir()
+    pages = ["DEPOSITION OF JANE ROE"] + [f"Page {p}\n" + "\n".join(
+        f"{n} A. The fee was never discussed." if (p, n) == (453, 7) else f"{n} Q. Asked?"
+        for n in range(1, 26)) for p in (452, 453)]
+    (src / "roe.txt").write_text("\f".join(pages))
+    ingest(src, tmp_path / "room", IngestSettings(workers=1))
+    run = tmp_path / "run"
+    (run / "output").mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps({
+        "version": 1, "harness": "rlm", "room": str(tmp_path / "room"), "root": "scripted",
+        "sub": "oracle", "deliverables": {"memo": "memo.md"}}))
+    events = [_event(0, "run_start", room="roe", docs=1, tokens=100),
+              _event(1, "run_end", status="submitted", reason="submit()", turns=1,
+                     ended="submitted")]
+    (run / "trajectory.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    (run / "output" / "memo.md").write_text(
+        "# Memo\n\n- The witness says the board never heard of the fee. "
+        "[D00001 p.3, printed 453:7]\n")
+    browser.errors.clear()
+    browser.open(write_trace(run, tmp_path / "view").as_uri() + "#memo")
+    browser.wait_for("document.querySelector('#memo article.memo-md a.ref') !== null")
+    assert text_of(browser, "#memo article.memo-md a.ref") == "D00001 p.3, printed 453:7"
+    browser.click("#memo article.memo-md a.ref")
+    marked = browser.wait_for("document.querySelector('#panel mark.cited')?.textContent")
+    assert marked == "7 A. The fee was never discussed."
+    assert text_of(browser, "#panel h2.doc-title") == "D00001 p.3 (printed 453:7) of 3"
+    assert browser.errors == []

@@ -77,6 +77,17 @@ def run(
         None, "--budgetmix",
         help="PLAN:STEP:GROUP: follow that BudgetMix plan entry (its T, recorded in config)."),
     progress_every: float = typer.Option(None, "--progress-every", min=0, help=PROGRESS_HELP),
+    tools: list[Path] = typer.Option(
+        None, "--tools", help="Python file whose public functions the REPL holds, run inside "
+                              "the sandbox (repeatable)."),
+    host_tools: list[Path] = typer.Option(
+        None, "--host-tools", help="Python file whose public functions run on the host, called "
+                                   "from the REPL with JSON in and out, each call recorded "
+                                   "(repeatable)."),
+    host_tool_timeout: float = typer.Option(
+        None, "--host-tool-timeout", help="Seconds one host tool call may take (default 60)."),
+    max_host_tool_calls: int = typer.Option(
+        None, "--max-host-tool-calls", help="Host tool calls per run (default 1000)."),
 ) -> None:
     """Run an agent on a data room; records go to the run folder as it works.
 
@@ -99,7 +110,10 @@ def run(
              "output_limit": output_limit, "sub_max_output": sub_max_output,
              "temperature": temperature, "budget_visible": budget_visible,
              "reasoning_history": reasoning_history, "compact_at": compact_at,
-             "max_errors": max_errors, "memo_limit": memo_limit}
+             "max_errors": max_errors, "memo_limit": memo_limit,
+             "tools": [str(p) for p in tools] if tools else None,
+             "host_tools": [str(p) for p in host_tools] if host_tools else None,
+             "host_tool_timeout": host_tool_timeout, "max_host_tool_calls": max_host_tool_calls}
     options: dict[str, Any] = {SETTING_OF_FLAG.get(flag, flag): v for flag, v in flags.items()}
     if budgetmix is not None:
         from dealroom.eval import budgetmix_run_options

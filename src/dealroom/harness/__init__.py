@@ -12,6 +12,10 @@ from typing import TYPE_CHECKING
 from dealroom._util.lazy import lazy_exports
 
 _EXPORTS = {
+    "AskResult": "dealroom.harness._ask",
+    "ask_run": "dealroom.harness._ask",
+    "ask_run_async": "dealroom.harness._ask",
+    "read_answers": "dealroom.harness._ask",
     "fork_run": "dealroom.harness._api",
     "fork_run_async": "dealroom.harness._api",
     "get_harness": "dealroom.harness._api",
@@ -44,6 +48,7 @@ if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXP
         run_agent,
         run_agent_async,
     )
+    from dealroom.harness._ask import AskResult, ask_run, ask_run_async, read_answers
     from dealroom.harness._common import OpenRun, RunEvents, RunResult, open_run, reopen_run
     from dealroom.harness._deliver import DELIVERABLE_FORMATS, Deliverables, check_deliverables
     from dealroom.harness._protocol import Harness, Listener

@@ -173,7 +173,8 @@ def check_same_models(folder: RunFolder, clients: dict[str, ModelClient | None])
                 "True) to continue anyway")
 
 
-def check_same_room(folder: RunFolder, events: list[dict[str, Any]]) -> None:
+def check_same_room(folder: RunFolder, events: list[dict[str, Any]],
+                    room: Path | None = None) -> None:
     """Raise InputError when the room ``config.json`` names is not the one the run recorded
     at its start: another number of documents, or both another name and another token count
     (a room moved or ingested again keeps its documents and tokens, not always its name).
@@ -184,11 +185,12 @@ def check_same_room(folder: RunFolder, events: list[dict[str, Any]]) -> None:
                   and e.get("agent", "root") == "root"), None)
     if start is None:
         return
-    manifest = load_manifest(folder.room)
+    room = folder.room if room is None else room
+    manifest = load_manifest(room)
     docs, tokens = len(manifest.documents), manifest.totals()["tokens"]
     if start.get("docs") != docs or (start.get("room") != manifest.name
                                      and start.get("tokens") != tokens):
-        raise InputError(f"{folder.path}/config.json names the room {folder.room} "
+        raise InputError(f"{folder.path}/config.json names the room {room} "
                          f"({manifest.name!r}, {docs} documents), but the run was recorded on "
                          f"{start.get('room')!r} ({start.get('docs')} documents): give the run "
                          "its own room back in config.json")

@@ -155,9 +155,23 @@ async def open_run(harness: str, room_dir: Path, out: Path, *, root: ModelClient
                                                                        ("sub", sub))
               if isinstance(getattr(m, "counts_source", None), str)}
     events.emit("run_start", room=room.name, docs=room.totals["docs"],
-                tokens=room.totals["tokens"], counts_source=counts,
+                tokens=room.totals["tokens"], room_digest=room_digest(room_dir),
+                counts_source=counts,
                 warnings=estimate_warnings(settings, counts))
     return OpenRun(room, folder, instructions, events, Deliverables(folder))
+
+
+def room_digest(room: Path) -> str:
+    """SHA-256 over the room's documents (id, path, file hash): another room, or one whose
+    documents changed, has another digest."""
+    import hashlib
+
+    from dealroom.room import load_manifest
+
+    digest = hashlib.sha256()
+    for doc in sorted(load_manifest(room).documents, key=lambda d: d.id):
+        digest.update(f"{doc.id}\t{doc.path}\t{doc.sha256}\n".encode())
+    return digest.hexdigest()
 
 
 def estimate_warnings(settings: HarnessSettings, counts: dict[str, str]) -> list[str]:

@@ -37,6 +37,7 @@ from dealroom.harness._common._calls import (
 from dealroom.harness._common._clock import off_loop
 from dealroom.harness.rlm._boot import StartingSandbox
 from dealroom.harness.rlm._context import RootContext, refused_count, refused_for_length
+from dealroom.harness.rlm._followup import FollowUp
 from dealroom.harness.rlm._memo import checked_memo
 from dealroom.harness.rlm._prompt import (
     FIRST_USER,
@@ -58,6 +59,7 @@ from dealroom.harness.rlm._slices import (
     prompt_tokens,
 )
 from dealroom.harness.rlm._subwindow import MAX_RECUTS, MIN_TOKENS, SubWindow
+from dealroom.harness.rlm._tools import ToolBox
 from dealroom.models import HedgeWave, answer_text, gather_bounded, hedging, history_content
 from dealroom.types import Budget
 
@@ -150,6 +152,10 @@ class RunContext:
     """The most words-v1 tokens of input a sub-call was promised when an agent was told
     ``llm.context_tokens``: the host admits that much even after its count grew (a call the
     endpoint then refuses is re-cut, and what was not sent handed back as ``unsent``)."""
+    tools: ToolBox = field(default_factory=ToolBox)
+    """The user's sandboxed and host tools (``--tools``, ``--host-tools``)."""
+    ask: FollowUp | None = None
+    """The follow-up question of ``dealroom ask``, put to the root after the run's last turn."""
 
     def __post_init__(self) -> None:
         if self.sub_window is None and self.sub is not None:
@@ -244,6 +250,9 @@ class Episode(RootCalls):
                 if code is None:
                     note = no_code_note(reply)
                     context.record_turn(turn, reply, None, note)
+                    if (question := await self._follow_up(turn, sandbox)) is not None:
+                        messages.append({"role": "user", "content": question})
+                        continue
                     streak += 1
                     if (why := self._too_many_errors(streak)) is not None:
                         status, reason = "errors", why
@@ -252,6 +261,10 @@ class Episode(RootCalls):
                     continue
                 output, state = await self._cell(await sandbox.started(), turn, code)
                 context.record_turn(turn, reply, code, output)
+                if (question := await self._follow_up(turn, sandbox)) is not None:
+                    state, streak = {}, 0
+                    messages.append({"role": "user", "content": question})
+                    continue
                 if state.get("submitted"):
                     status, reason = "submitted", "the agent called submit()"
                     break
@@ -285,7 +298,7 @@ class Episode(RootCalls):
         system = ROOT_SYSTEM.format(
             output_limit=s.output_limit, sub_context=self.sub_context_tokens(),
             rlm_line=rlm_line,
-        )
+        ) + self.ctx.tools.prompt
         first = self._turn_line(1)
         if self.depth == 0:
             totals = self.ctx.room.totals
@@ -298,6 +311,20 @@ class Episode(RootCalls):
             docs_line = f"Documents to start from: {self.docs}\n" if self.docs else ""
             user = CHILD_FIRST.format(task=self.task, docs_line=docs_line, turn_line=first)
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    async def _follow_up(self, turn: int, starting: StartingSandbox) -> str | None:
+        """After the run's last turn, in ``dealroom ask``: the REPL reopened (``submit()``
+        cleared, ``answers`` set; kept for a rebuild) and the question; else None."""
+        ask = self.ctx.ask
+        if ask is None or self.depth or turn != ask.after_turn:
+            return None
+        sandbox = await starting.started()
+        code = ask.prime_code()
+        result = await self._run(sandbox, turn, code)
+        if result.error:
+            raise DealroomError(f"reopening the REPL for the question failed: {result.error}")
+        self._cells.append((turn, code))
+        return ask.message(self._turn_line(turn + 1))
 
     def _next(self, turn: int, output: str) -> str:
         return NEXT_USER.format(turn_line=self._turn_line(turn + 1), output=output)
@@ -327,6 +354,9 @@ class Episode(RootCalls):
             output += f"\n{refused}"
         shown = truncate(output.strip() or "(no output)", self.ctx.settings.output_limit)
         recorded = self.ctx.replay.cell_output(self.agent, turn)
+        if recorded is not None and self.ctx.ask is not None and not self.depth:
+            self.ctx.ask.check_replay(turn, self.ctx.replay.cell_errors.get((self.agent, turn)),
+                                      result.error)
         if recorded is not None:  # replayed: the agent sees what it saw then
             await self._memo_changed(state, turn, record=False)
             return recorded, state
@@ -421,6 +451,8 @@ class Episode(RootCalls):
             return await self._llm_batch(payload.get("calls") or [], turn)
         if kind == "rlm":
             return await self._child(payload, turn)
+        if kind == "host_tool":
+            return await self.ctx.tools.answer(self, payload, turn)
         if kind == "history":
             return {"turns": self.context.history if self.context else []}
         if kind == "budget":
@@ -435,6 +467,11 @@ class Episode(RootCalls):
         n = self._counters.get(turn, 0)
         self._counters[turn] = n + 1
         return f"{self.agent}/t{turn}/s{n}"
+
+    def host_call_id(self, turn: int) -> str:
+        """Deterministic id of the next host tool call made in ``turn`` (see :meth:`_call_id`)."""
+        head, n = self._call_id(turn).rsplit("/s", 1)
+        return f"{head}/h{n}"
 
     async def _llm_batch(self, calls: list[dict[str, Any]], turn: int) -> dict[str, Any]:
         """Size and budget every call in order (reading no text), then read and send the

@@ -136,7 +136,8 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
     ``deliverables`` (name → file name). ``__state__`` (not for the model) returns what the
     host needs after each cell.
     """
-    memo = Memo(title, deliverables, memo_limit)
+    memo = Memo(title, deliverables, memo_limit,
+                resolve=lambda doc, page: room.doc(doc).locate(page))
     flags: dict[str, Any] = {"submitted": False, "answer": None}
 
     def show_notes(result: dict[str, Any]) -> None:
@@ -185,6 +186,10 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
     def state() -> dict[str, Any]:
         return {**memo.snapshot(), **flags}
 
+    def reopen() -> None:  # dealroom ask: the run's submit() no longer ends the episode
+        flags["submitted"] = False
+        flags["answer"] = None
+
     return {
         "room": room,
         "llm": llm,
@@ -199,4 +204,5 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
         "MemoTooLarge": MemoTooLarge,
         "Path": Path,
         "__state__": state,
+        "__reopen__": reopen,
     }

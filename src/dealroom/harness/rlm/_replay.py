@@ -35,12 +35,16 @@ class Replay:
     cells: dict[tuple[str, int], str] = field(default_factory=dict)
     """(agent, turn) of cells already recorded → the output the agent was shown: re-running
     them records nothing new and shows that output again."""
+    cell_errors: dict[tuple[str, int], str | None] = field(default_factory=dict)
+    """(agent, turn) of cells already recorded → the error the cell raised then (or None)."""
     waves: set[int] = field(default_factory=set)
     answered: dict[str, SubAnswer] = field(default_factory=dict)
     """:func:`input_key` of a sub-call's input → its answer: a call sent again with the same
     prompt and slices (after its cell was cut, say) is answered from the records."""
     compactions: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
     """(agent, turn) → the ``compaction`` events made before that turn's call, in order."""
+    host_tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Call id of a host tool call → its answer (``ok`` with ``result``, or ``error``)."""
 
     @classmethod
     def from_events(cls, events: Iterable[dict[str, Any]]) -> Replay:
@@ -54,12 +58,17 @@ class Replay:
                 replay.root[(e["agent"], e["turn"])] = e
             elif e["type"] == "cell":
                 replay.cells[(e["agent"], e["turn"])] = e["output"]
+                replay.cell_errors[(e["agent"], e["turn"])] = e.get("error")
             elif e["type"] == "compaction":
                 replay.compactions.setdefault((e["agent"], e["turn"]), []).append(e)
             elif e["type"] == "wave":
                 replay.waves.add(e["wave"])
             elif e["type"] == "child_end":
                 replay.children[e["call_id"]] = {"ok": True, "text": e["text"]}
+            elif e["type"] == "host_tool":
+                replay.host_tools[e["call_id"]] = (
+                    {"ok": True, "result": e.get("result")} if e.get("error") is None
+                    else {"ok": False, "error": e["error"]})
         return replay
 
     def cell_output(self, agent: str, turn: int) -> str | None:

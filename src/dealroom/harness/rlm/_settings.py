@@ -61,5 +61,17 @@ class RLMSettings:
     """What the root's history keeps of its earlier replies' reasoning: ``drop`` (the answer
     alone, what Qwen3's and GLM's chat templates do) or ``keep`` (the whole reply)."""
 
+    tools: list[str] = Field(default_factory=list)
+    """Python files whose public functions the REPL holds, run inside the sandbox
+    (``--tools``, repeatable)."""
+    host_tools: list[str] = Field(default_factory=list)
+    """Python files whose public functions run on the host, reached from the REPL with JSON
+    arguments and results, each call recorded (``--host-tools``, repeatable)."""
+    host_tool_timeout: Annotated[float, Field(gt=0, le=3600, json_schema_extra={
+        "why": "seconds"})] = 60.0
+    """Seconds one host tool call may take before it fails in the REPL."""
+    max_host_tool_calls: Annotated[int, Field(ge=0)] = 1000
+    """Host tool calls per run; past it a call fails in the REPL."""
+
     def budget(self) -> Budget:
         return Budget(self.max_turns, self.max_tokens, self.max_cost_usd, self.max_seconds)

@@ -4,18 +4,21 @@ const meta = DR.data.meta;
 const $ = (sel) => document.querySelector(sel);
 const texts = new Set(meta.texts);
 
-function ref(doc, first, last, quote) {
+function ref(doc, first, last, quote, printed) {  /* printed: the page as printed, "452:7" */
   const pages = first ? (last && last !== first ? ` pp.${first}-${last}` : ` p.${first}`) : "";
-  if (!texts.has(doc)) return esc(doc + pages);
+  const shown = doc + pages + (printed ? `, printed ${printed}` : "");
+  if (!texts.has(doc)) return esc(shown);
   const q = quote ? ` data-q="${esc(quote)}"` : "";
-  return `<a class="ref" href="#" data-doc="${esc(doc)}" data-page="${esc(first || 1)}"${q}>${esc(doc + pages)}</a>`;
+  const line = printed && first === (last || first) ? /:(\d+)$/.exec(printed) : null;
+  const ml = line ? ` data-mline="${line[1]}"` : "";
+  return `<a class="ref" href="#" data-doc="${esc(doc)}" data-page="${esc(first || 1)}"${q}${ml}>${esc(shown)}</a>`;
 }
-const CITATION = /\b(D\d{5})(?: (?:p|pp)\.(\d+)(?:-(\d+))?)?/g;
+const CITATION = /\b(D\d{5})(?: (?:p|pp)\.(\d+)(?:-(\d+))?(?:, printed ([^\]\s,;]+(?: to [^\]\s,;]+)?))?)?/g;
 function linkCitations(text) {  /* each line a span (the judge's line numbers link to it); a
   citation carries its line's words, to find the cited passage on the page */
   return text.split("\n").map((line, i) => {
     const quote = line.replace(CITATION, " ").replace(/[\[\]()*_#|]/g, " ").replace(/\s+/g, " ").trim();
-    const html = esc(line).replace(CITATION, (m, doc, a, b) => ref(doc, a ? +a : null, b ? +b : null, quote));
+    const html = esc(line).replace(CITATION, (m, doc, a, b, pr) => ref(doc, a ? +a : null, b ? +b : null, quote, pr));
     return `<span class="ln" data-line="${i + 1}">${html}</span>`;
   }).join("\n");
 }
@@ -39,11 +42,25 @@ function tokens(u) { return u ? (u.input_tokens || 0) + (u.output_tokens || 0) :
 /* -- the header and tabs ------------------------------------------------------------------ */
 const FAILURES = { no_code: "no code", cell_error: "cell error", failed_wave: "failed wave",
   low_budget: "low budget", tool_error: "tool error" };
+function asks() {  /* the run's follow-up questions, each linking to its own turns */
+  if (!(meta.asks || []).length) return;
+  const el = $("#asks");
+  el.hidden = false;
+  el.innerHTML = "<b>follow-up questions</b>" + meta.asks.map((a) =>
+    `<div class="ask"><a href="asks/${esc(a.number)}/index.html">${esc(a.number)}. ${esc(a.question)}</a>` +
+    ` <span class="muted">${esc(a.status)}, ${esc(a.turns)} turns, $${fmt(a.cost_usd || 0, 4)}</span>` +
+    `<div class="answer">${linkCitations(a.answer ?? "(no answer)")}</div></div>`).join("");
+}
 function banner() {
+  asks();
   const f = meta.fork;
   if (!f) return;
   const el = $("#banner");
   el.hidden = false;
+  if (meta.ask) {
+    el.innerHTML = `<b>follow-up question ${esc(meta.ask.number)}</b> on <span class="source" title="${esc(f.path)}">${esc(f.run)}</span> after its turn ${esc(meta.ask.after_turn)}: ${esc(meta.ask.question)}`;
+    return;
+  }
   el.innerHTML = `<b>forked run</b>: continues <span class="source" title="${esc(f.path)}">${esc(f.run)}</span> after turn ${esc(f.turn)} · policy before: <code>${esc(f.before ?? "–")}</code> → after: <code>${esc(f.after ?? "–")}</code>`;
 }
 function model(role) {  // the model id sent and where, as config.json records it
@@ -241,21 +258,26 @@ function showCall(item) {
     <h3>answer</h3><pre class="answer">${esc(item.out ?? "")}</pre>
     ${item.err ? `<h3>error</h3><pre class="err">${esc(JSON.stringify(item.err))}</pre>` : ""}`);
 }
-async function showDoc(id, page, quote) {
+async function showDoc(id, page, quote, mline) {  /* mline: a transcript's margin line */
   const doc = await DR.load(`doc:${id}`, `${meta.docs_href}/${id}.js`);
   page = Math.max(1, Math.min(page, doc.pages.length));
-  const label = doc.labels && doc.labels.length ? doc.labels[page - 1] : "";
+  let label = doc.labels && doc.labels.length ? doc.labels[page - 1] : "";
+  if (label && mline && doc.line_numbers) label += `:${mline}`;
   const ocr = doc.ocr ? doc.ocr[String(page)] : undefined;
   panel(`<h2 class="doc-title">${esc(id)} p.${page}${label ? ` (printed ${esc(label)})` : ""} of ${doc.pages.length}</h2><p>${esc(doc.title)}</p>
     ${ocr !== undefined ? `<p class="ocr">text read by OCR from the page image (confidence ${Math.round(ocr)})</p>` : ""}
     <p>${page > 1 ? `<a class="ref" href="#" data-doc="${esc(id)}" data-page="${page - 1}">previous page</a>` : ""}
     ${page < doc.pages.length ? `<a class="ref" href="#" data-doc="${esc(id)}" data-page="${page + 1}">next page</a>` : ""}</p>
-    <pre class="page-text">${highlighted(doc.pages[page - 1], quote)}</pre>`);
+    <pre class="page-text">${highlighted(doc.pages[page - 1], quote, doc.line_numbers ? mline : 0)}</pre>`);
   const mark = $("#panel mark.cited");
   if (mark) mark.scrollIntoView({ block: "center" });
 }
-function highlighted(text, quote) {
-  const at = passage(text, quote);
+function marginLine(text, n) {  /* the line a transcript page numbers n in its margin */
+  const m = n ? new RegExp(`^[ \\t]*${n}(?:[ \\t].*)?$`, "m").exec(text) : null;
+  return m ? { start: m.index, end: m.index + m[0].length } : null;
+}
+function highlighted(text, quote, mline) {
+  const at = marginLine(text, mline) || passage(text, quote);
   if (!at) return esc(text);
   return esc(text.slice(0, at.start)) + `<mark class="cited">${esc(text.slice(at.start, at.end))}</mark>` + esc(text.slice(at.end));
 }
@@ -311,7 +333,7 @@ function linkTextCitations(root) {  /* citations in rendered Markdown: each text
     const block = n.parentElement.closest("[data-lines]") || root;
     const quote = block.textContent.replace(CITATION, " ").replace(/[\[\]()*_#|]/g, " ").replace(/\s+/g, " ").trim();
     const span = document.createElement("span");
-    span.innerHTML = esc(n.nodeValue).replace(CITATION, (m, doc, a, b) => ref(doc, a ? +a : null, b ? +b : null, quote));
+    span.innerHTML = esc(n.nodeValue).replace(CITATION, (m, doc, a, b, pr) => ref(doc, a ? +a : null, b ? +b : null, quote, pr));
     n.replaceWith(...span.childNodes);
   });
 }
@@ -360,7 +382,7 @@ document.addEventListener("click", (ev) => {
   if (!a) return;
   ev.preventDefault();
   if (a.matches("nav button")) showTab(a.dataset.tab);
-  else if (a.classList.contains("ref")) showDoc(a.dataset.doc, +a.dataset.page || 1, a.dataset.q);
+  else if (a.classList.contains("ref")) showDoc(a.dataset.doc, +a.dataset.page || 1, a.dataset.q, +a.dataset.mline || 0);
   else if (a.classList.contains("line-ref")) showMemoLine(+a.dataset.line);
   else showCall(subs[a.closest("tr").dataset.n]);
 });

@@ -190,6 +190,8 @@ def written(small_room, tmp_path_factory):
     host_tools.write_text('def echo(text: str) -> str:\n    """Echo."""\n    return text\n')
     run_agent(small_room, tmp / "rlm", root=ScriptedModel(ROOT_MODEL), sub=sub(), depth=2,
               host_tools=[str(host_tools)])
+    run_agent(small_room, tmp / "named", root=ScriptedModel(ROOT_MODEL),
+              sub={"fast": sub(), "strong": sub()}, depth=2)
     run_agent(small_room, tmp / "compacted", root=ScriptedModel(
         [compacting_root], cycle=True, context_window=2048), sub=sub(), max_turns=6)
     run_agent(small_room, tmp / "tools", harness="toolloop", root="scripted",
@@ -207,8 +209,8 @@ def written(small_room, tmp_path_factory):
     asyncio.run(repl())
     ask_run(tmp / "rlm", "Anything else?", root=ScriptedModel(["```python\nsubmit('no')\n```"]),
             sub=sub())
-    runs = [tmp / name for name in ("rlm", "compacted", "tools", "resumed", "fork", "repl",
-                                    "rlm/asks/1")]
+    runs = [tmp / name for name in ("rlm", "named", "compacted", "tools", "resumed", "fork",
+                                    "repl", "rlm/asks/1")]
     configs = [json.loads((r / "config.json").read_text()) for r in runs]
     events = [json.loads(line) for r in runs
               for line in (r / "trajectory.jsonl").read_text().splitlines()]

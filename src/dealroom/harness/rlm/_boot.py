@@ -30,6 +30,7 @@ def make_sandbox(episode: Episode) -> ProcessSandbox:
         "deliverables": ctx.deliverables.files,
         "memo_limit": ctx.settings.memo_limit,
         **ctx.tools.repl_options(),
+        "models": ctx.pool.describe(ctx.settings, episode.sub),
     }
     return ProcessSandbox(
         ctx.room_dir,
@@ -57,6 +58,7 @@ def bootstrap(host: Host) -> dict[str, Any]:
         context_tokens=host.options["context_tokens"],
         deliverables=host.options["deliverables"],
         memo_limit=host.options["memo_limit"],
+        models=host.options.get("models"),
     )
     return {**namespace, "ToolError": ToolError, **repl_tools(host.request, host.options)}
 

@@ -39,8 +39,9 @@ class Replay:
     """(agent, turn) of cells already recorded → the error the cell raised then (or None)."""
     waves: set[int] = field(default_factory=set)
     answered: dict[str, SubAnswer] = field(default_factory=dict)
-    """:func:`input_key` of a sub-call's input → its answer: a call sent again with the same
-    prompt and slices (after its cell was cut, say) is answered from the records."""
+    """:func:`answer_key` of a sub-call's model and input → its answer: a call sent again to
+    the same model with the same prompt and slices (after its cell was cut, say) is answered
+    from the records."""
     compactions: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
     """(agent, turn) → the ``compaction`` events made before that turn's call, in order."""
     host_tools: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -53,7 +54,8 @@ class Replay:
             if e["type"] == "model_call" and e["role"] == "sub":
                 replay.subs[e["call_id"]] = _sub_result(e)
                 if e.get("error") is None:
-                    replay.answered[input_key(e["input"])] = replay.subs[e["call_id"]]
+                    key = answer_key(str(e.get("model") or ""), e["input"])
+                    replay.answered[key] = replay.subs[e["call_id"]]
             elif e["type"] == "model_call" and e.get("error") is None:
                 replay.root[(e["agent"], e["turn"])] = e
             elif e["type"] == "cell":
@@ -92,6 +94,12 @@ _KEY = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
 def input_key(record: dict[str, Any]) -> str:
     """A sub-call's input record (prompt, text, slices by reference) as a key."""
     return _KEY.encode(record)
+
+
+def answer_key(model: str, record: dict[str, Any]) -> str:
+    """The key of a sub-call's answer: its model's spec name and its input (the same input
+    sent to two named models is two calls)."""
+    return f"{model}\n{_KEY.encode(record)}"
 
 
 def _sub_result(event: dict[str, Any]) -> SubAnswer:

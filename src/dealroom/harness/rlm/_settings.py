@@ -40,6 +40,9 @@ class RLMSettings:
         "why": "tokens, or omitted"})] | None = None
     """Most tokens of room text the root should put in one sub-call (``llm.context_tokens`` in
     the REPL); default: all that the sub-agent's context window leaves room for."""
+    max_cost_per_model: dict[str, Limit] | None = None
+    """Dollars each named sub-agent model may cost in the episode (``{"strong": 5}``); a call
+    past its model's cap fails in the REPL with the reason (``--max-cost`` holds over all)."""
     temperature: Temperature = 0.0
     """Sampling temperature of the root and sub-agents."""
     budget_visible: bool = True

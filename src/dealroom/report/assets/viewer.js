@@ -114,11 +114,19 @@ function agentBox(agent) {
     const parent = agent.slice(0, agent.lastIndexOf("/"));
     const box = document.createElement("details");
     box.className = "child"; box.open = true;
-    box.innerHTML = `<summary>child ${esc(agent)}</summary><div></div>`;
+    box.innerHTML = `<summary>child ${esc(agent)}${childTotals(agent)}</summary><div></div>`;
     turnBox(parent, null).appendChild(box);
     el = box.lastElementChild;
   }
   return (agents[agent] = { el, turns: {}, current: null });
+}
+function childTotals(agent) {  // the child's subtree, as metrics.json usage.by_child has it
+  const u = ((meta.usage || {}).by_child || {})[agent];
+  return u ? ` · ${fmt(u.calls)} calls · ${fmt(tokens(u))} tokens · $${fmt(u.cost_usd, 4)} (with its children)` : "";
+}
+function subName(spec) {  // a named sub-agent model's name (--sub fast=...), else its spec
+  const named = Object.entries(meta.subs || {}).find(([, s]) => s === spec);
+  return named ? named[0] : spec;
 }
 function turnBox(agent, turn) {
   const box = agentBox(agent);
@@ -149,7 +157,7 @@ function waveBox(item, parent) {
   if (!waves[key]) {
     const box = document.createElement("details");
     box.className = "wave";
-    box.innerHTML = `<summary>wave ${esc(item.wave ?? "–")}</summary><table class="calls"><thead><tr><th>call</th><th>slices</th><th>answer</th><th>tokens in / out</th><th>latency</th><th></th></tr></thead><tbody></tbody></table>`;
+    box.innerHTML = `<summary>wave ${esc(item.wave ?? "–")}</summary><table class="calls"><thead><tr><th>call</th><th>slices</th><th>answer</th><th>model</th><th>tokens in / out</th><th>cost</th><th>latency</th><th></th></tr></thead><tbody></tbody></table>`;
     parent.appendChild(box);
     waves[key] = { box, calls: 0, tokens: 0 };
   }
@@ -189,7 +197,7 @@ function render(item) {
       const row = document.createElement("tr");
       row.className = "call" + (item.err ? " failed" : ""); row.dataset.n = n;
       const answer = item.err ? "" : String(item.out ?? "").replace(/\s+/g, " ").trim();
-      row.innerHTML = `<td><a href="#" class="open-call">${esc(item.id)}</a></td><td>${slices}</td><td class="preview" title="${esc(answer.slice(0, 400))}">${esc(answer.length > 80 ? answer.slice(0, 79) + "…" : answer)}</td><td>${fmt(item.usage.input_tokens)} / ${fmt(item.usage.output_tokens)}</td><td>${fmt(item.lat, 2)} s</td><td>${item.err ? "<span class=err>failed</span>" : ""}</td>`;
+      row.innerHTML = `<td><a href="#" class="open-call">${esc(item.id)}</a></td><td>${slices}</td><td class="preview" title="${esc(answer.slice(0, 400))}">${esc(answer.length > 80 ? answer.slice(0, 79) + "…" : answer)}</td><td>${esc(subName(item.model))}</td><td>${fmt(item.usage.input_tokens)} / ${fmt(item.usage.output_tokens)}</td><td class="num">$${fmt(item.usage.cost_usd || 0, 4)}</td><td>${fmt(item.lat, 2)} s</td><td>${item.err ? "<span class=err>failed</span>" : ""}</td>`;
       w.box.querySelector("tbody").appendChild(row);
       w.box.firstElementChild.textContent = `wave ${item.wave ?? "–"} · ${w.calls} calls · ${fmt(w.tokens)} tokens`;
       break;
@@ -362,7 +370,11 @@ function usageTab() {
   const sources = Object.entries(u.counts_source || {}).map(([k, n]) => `${esc(k)}: ${fmt(n)}`).join(", ");
   const guessed = u.usage_estimated_calls ? `<p class="note err">usage of ${fmt(u.usage_estimated_calls)} calls is a words-v1 estimate (the server reported none and counts none): tokens, cost and budgets rest on it</p>` : "";
   const from = sources ? `<p class=note>counts from: ${sources}</p>` : "";
-  $("#usage").innerHTML = u.total ? guessed + from + table("role", u.by_role) + table("model", u.by_model) + table("depth", u.by_depth) : "<p class=note>no usage recorded</p>";
+  const children = Object.entries(u.by_child || {}).map(([k, v]) => [`<span style="padding-left:${(k.split("/").length - 2) * 1.2}em">${esc(k)}</span>`, v]);
+  const tree = children.length ? `<h3>children (each with its own children)</h3><table class="children"><thead><tr><th>child</th><th>calls</th><th>input</th><th>output</th><th>cost USD</th></tr></thead><tbody>` +
+    children.map(([k, v]) => `<tr><td>${k}</td><td>${fmt(v.calls)}</td><td>${fmt(v.input_tokens)}</td><td>${fmt(v.output_tokens)}</td><td>${fmt(v.cost_usd, 4)}</td></tr>`).join("") + "</tbody></table>" : "";
+  const split = u.split ? table("part (the root, each sub-agent model it called, its children)", u.split) : "";
+  $("#usage").innerHTML = u.total ? guessed + from + split + table("role", u.by_role) + table("sub-agent model", u.by_sub) + table("model", u.by_model) + table("depth", u.by_depth) + tree : "<p class=note>no usage recorded</p>";
 }
 
 async function showMemoLine(n) {  /* a judge's "line N": the delivered memo, that line lit */

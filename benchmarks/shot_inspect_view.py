@@ -29,7 +29,6 @@ from dealroom.judge import judge_run  # noqa: E402
 from dealroom.report import export_inspect  # noqa: E402
 from dealroom.room import generate_room  # noqa: E402
 
-
 SCROLL_TO_FIRST_REPLY = """(() => {
   const card = [...document.querySelectorAll('div')].find(
     e => e.innerText.trim().startsWith('ASSISTANT'));

@@ -13,18 +13,42 @@ from pathlib import Path
 
 import pytest
 from support.browser import Browser, find_chromium
+from support.cli import dealroom
 
 from dealroom.errors import ConfigError, MissingDependency
 from dealroom.report import export_inspect
 
-inspect_log = pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed")
+
+@pytest.fixture
+def inspect_log():
+    """``inspect_ai.log``; the test is skipped where the inspect extra is not installed."""
+    return pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed "
+                               "(pip install -c constraints.txt -e '.[inspect]')")
+
+
+@pytest.fixture(scope="module")
+def real_sweep(generated_room, tmp_path_factory) -> Path:
+    """A sweep as ``dealroom eval sweep`` writes it: two policies x 2 samples at T = 3, judged."""
+    from dealroom.eval import run_sweep
+
+    tmp = tmp_path_factory.mktemp("inspect-sweep")
+    (tmp / "spec.toml").write_text(
+        f'rooms = ["{generated_room}"]\nroots = ["scripted", "scripted:coverage=0.3"]\n'
+        'subs = ["oracle"]\nmax_turns = [3]\nsamples = 2\n')
+    result = run_sweep(tmp / "spec.toml", tmp / "sweep", workers=1)
+    assert (result.episodes, result.done) == (4, 4)
+    return tmp / "sweep"
 
 
 def _events(run: Path) -> list[dict]:
     return [json.loads(line) for line in (run / "trajectory.jsonl").read_text().splitlines()]
 
 
-def test_a_judged_run_reads_back_with_inspect(scripted_run, tmp_path):
+def _episodes(sweep: Path) -> list[dict]:
+    return json.loads((sweep / "sweep.json").read_text())["episodes"]
+
+
+def test_a_judged_run_reads_back_with_inspect(inspect_log, scripted_run, tmp_path):
     [path] = export_inspect([scripted_run], tmp_path / "logs")
     assert path == tmp_path / "logs" / "scripted.eval"
     log = inspect_log.read_eval_log(str(path))
@@ -68,7 +92,7 @@ def test_a_judged_run_reads_back_with_inspect(scripted_run, tmp_path):
     assert sample.metadata["status"] == "submitted" and sample.metadata["run"] == "scripted"
 
 
-def test_a_child_is_a_span_and_a_judge_error_stays_unscored(child_run, tmp_path):
+def test_a_child_is_a_span_and_a_judge_error_stays_unscored(inspect_log, child_run, tmp_path):
     events = _events(child_run)  # child_start and child_end under the child's path, as the
     for e in events:             # rlm engine writes them
         if e["type"] in ("child_start", "child_end"):
@@ -88,16 +112,53 @@ def test_a_child_is_a_span_and_a_judge_error_stays_unscored(child_run, tmp_path)
     assert verdicts == {"C-001": "pass", "C-002": "error"}
 
 
-def test_each_episode_of_a_sweep_is_a_log(copied_sweep, tmp_path):
-    written = export_inspect([copied_sweep], tmp_path / "logs")
-    assert len(written) == len(json.loads((copied_sweep / "sweep.json").read_text())["episodes"])
-    assert len({p.name for p in written}) == len(written)
-    listed = inspect_log.list_eval_logs(str(tmp_path / "logs"))
-    assert len(listed) == len(written)
-    roots = {inspect_log.read_eval_log(str(p), header_only=True).eval.metadata["root"]
-             for p in written}
-    assert roots == {"scripted", "scripted:coverage=0.3"}
-    assert export_inspect([copied_sweep], tmp_path / "logs") == written  # replaced in place
+def test_each_episode_of_a_sweep_reads_back_as_a_log(inspect_log, real_sweep, tmp_path):
+    written = export_inspect([real_sweep], tmp_path / "logs")
+    episodes = _episodes(real_sweep)
+    assert len(written) == len(episodes) == 4 and len({p.name for p in written}) == 4
+    assert len(inspect_log.list_eval_logs(str(tmp_path / "logs"))) == len(written)
+    by_path = {str(real_sweep / "episodes" / e["id"]): e for e in episodes}
+    for path in written:
+        log = inspect_log.read_eval_log(str(path))
+        entry = by_path[log.eval.metadata["run"]]
+        [sample] = log.samples
+        assert log.status == "success" and log.eval.dataset.name == entry["room"]
+        assert log.eval.metadata["root"] == entry["root_spec"]
+        assert sample.scores["rubric"].value == pytest.approx(entry["pass_rate"])
+        cells = [e for e in _events(real_sweep / "episodes" / entry["id"])
+                 if e["type"] == "cell" and e["agent"] == "root"]
+        assert [m.text for m in sample.messages if m.role == "tool"] == \
+            [c["output"] for c in cells] and cells
+    assert export_inspect([real_sweep], tmp_path / "logs") == written  # replaced in place
+
+
+def test_named_sub_agents_are_model_roles(inspect_log, generated_room, tmp_path):
+    from dealroom.harness import run_agent
+
+    run = tmp_path / "named"
+    run_agent(generated_room, run, root="scripted",
+              sub={"fast": "oracle:recall=0.5", "strong": "oracle"}, max_turns=3)
+    [path] = export_inspect([run], tmp_path / "logs")
+    log = inspect_log.read_eval_log(str(path), header_only=True)
+    models = json.loads((run / "config.json").read_text())["models"]
+    assert {role: m.model for role, m in log.eval.model_roles.items()} == \
+        {role: m["model"] for role, m in models.items() if role != "root"}
+    assert set(log.eval.model_roles) == {"sub", "sub.fast", "sub.strong"}
+    assert log.eval.metadata["subs"] == {"fast": "oracle:recall=0.5", "strong": "oracle"}
+
+
+def test_the_command_writes_a_run_and_a_sweep(inspect_log, scripted_run, real_sweep, tmp_path):
+    out = tmp_path / "logs"
+    done = dealroom("export", "inspect", scripted_run, real_sweep, "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert f"open: inspect view --log-dir {out}" in done.stdout
+    logs = sorted(out.glob("*.eval"))
+    assert len(logs) == 1 + len(_episodes(real_sweep)) and out / "scripted.eval" in logs
+    assert all(inspect_log.read_eval_log(str(p)).samples for p in logs)
+    (tmp_path / "file").write_text("x")
+    refused = dealroom("export", "inspect", scripted_run, "--out", tmp_path / "file")
+    assert refused.returncode == 1 and "is a file: give --out a folder" in refused.stderr
+    assert "Traceback" not in refused.stderr
 
 
 def test_a_folder_of_other_files_is_refused(scripted_run, tmp_path):
@@ -124,8 +185,10 @@ def _free_port() -> int:
 
 @pytest.mark.skipif(find_chromium() is None or shutil.which("inspect") is None,
                     reason="no Chromium or no `inspect` command")
-def test_inspect_view_shows_an_exported_run_in_chromium(scripted_run, child_run, tmp_path):
-    export_inspect([scripted_run, child_run], tmp_path / "logs")
+def test_inspect_view_shows_an_exported_run_and_sweep_in_chromium(scripted_run, child_run,
+                                                                  real_sweep, tmp_path):
+    written = export_inspect([scripted_run, child_run, real_sweep], tmp_path / "logs")
+    episode = next(p.name for p in written if p.name not in ("scripted.eval", "child-run.eval"))
     port = _free_port()
     server = subprocess.Popen(["inspect", "view", "--log-dir", str(tmp_path / "logs"),
                                "--host", "127.0.0.1", "--port", str(port)],
@@ -146,11 +209,14 @@ def test_inspect_view_shows_an_exported_run_in_chromium(scripted_run, child_run,
             shown = f"{rate:.3f}".rstrip("0")  # the listing shows the judged run's mean
             listing = browser.wait_for(f"document.body.innerText.includes('{shown}') && "
                                        "document.body.innerText", timeout=60)
-            assert "2 rows" in listing and listing.count("dealroom/rlm") == 2
-            browser.evaluate("location.hash = '#/tasks/scripted.eval'")
-            text = browser.wait_for("document.body.innerText.includes('rubric') && "
-                                    "document.body.innerText", timeout=60)
-            assert "dealroom/rlm" in text and "INPUT" in text.upper()
+            assert f"{len(written)} rows" in listing
+            assert listing.count("dealroom/rlm") == len(written) == 2 + len(_episodes(real_sweep))
+            for name in ("scripted.eval", episode):  # a run, and one episode of the sweep
+                browser.evaluate(f"location.hash = '#/tasks/{name}'")
+                text = browser.wait_for(f"document.body.innerText.includes('{name}') && "
+                                        "document.body.innerText.includes('rubric') && "
+                                        "document.body.innerText", timeout=60)
+                assert "dealroom/rlm" in text and "INPUT" in text.upper()
             assert not [e for e in browser.errors if "404" not in e]
     finally:
         server.terminate()

@@ -4,9 +4,15 @@ cost, turns), each opening its trace; served, the list follows runs as they are 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
 import threading
+import time
+import urllib.request
 
 import pytest
 from support.browser import Browser, find_chromium
@@ -106,3 +112,65 @@ def test_served_the_list_follows_runs_as_they_are_written(scripted_run, tmp_path
         stop.set()
         server.shutdown()
         server.server_close()
+
+
+def test_named_sub_agents_show_in_the_policy(generated_room, tmp_path):
+    from dealroom.harness import run_agent
+
+    run_agent(generated_room, tmp_path / "runs" / "named", root="scripted",
+              sub={"fast": "oracle:recall=0.5", "strong": "oracle"}, max_turns=3)
+    [row] = _rows(write_listing(tmp_path / "runs", tmp_path / "list").parent)
+    assert row["policy"] == "scripted + fast=oracle:recall=0.5, strong=oracle"
+
+
+def test_a_follow_up_answer_rewrites_the_runs_trace(scripted_run, tmp_path):
+    from dealroom.harness import ask_run
+    from dealroom.testing import ScriptedModel
+
+    runs, out = tmp_path / "runs", tmp_path / "list"
+    shutil.copytree(scripted_run, runs / "first")
+    listing = Listing(runs, out)
+    listing.update()
+    assert not (out / "runs" / "first" / "asks").exists()
+    ask_run(runs / "first", "How many findings?",
+            root=ScriptedModel(['```python\nsubmit(f"{len(findings)} findings")\n```']))
+    listing.update()  # what a served list's next pass does
+    assert (out / "runs" / "first" / "asks" / "1" / "index.html").is_file()
+
+
+def test_view_serve_over_a_folder_follows_its_runs(scripted_run, tmp_path):
+    """``dealroom view DIR --serve`` in its own process: a run written after it started
+    is listed on a later load of the list's data, without restarting it."""
+    runs = tmp_path / "runs"
+    shutil.copytree(scripted_run, runs / "first")
+    proc = subprocess.Popen([sys.executable, "-m", "dealroom", "view", str(runs), "--serve",
+                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "COLUMNS": "300"})
+    try:
+        line = ""
+        while "serving on" not in line:
+            line = proc.stdout.readline()
+            assert line, proc.stderr.read()
+        url = re.search(r"http://[\d.]+:\d+/", line).group(0)
+        assert [r["name"] for r in _served_rows(url)] == ["first"]
+        shutil.copytree(scripted_run, runs / "second")
+        deadline = time.monotonic() + 60  # the list is rewritten every REFRESH_S seconds
+        while len(rows := _served_rows(url)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert sorted((r["name"], r["status"]) for r in rows) == [
+            ("first", "submitted"), ("second", "submitted")]
+        assert "<html" in _get(url + rows[1]["trace"])
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+
+
+def _served_rows(url: str) -> list[dict]:
+    match = PUT.match(_get(url + "data/runs.js"))
+    assert match
+    return json.loads(match.group(1))["rows"]
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.read().decode("utf-8")

@@ -5,7 +5,8 @@ own log types (``inspect_ai.log.write_eval_log``), so ``inspect view --log-dir D
 them and ``inspect_ai.log.read_eval_log`` reads them. One log holds one sample:
 
     EvalSpec      task ``dealroom/<harness>``, the room as the dataset, the root's model as
-                  the model and the sub-agent's as ``model_roles["sub"]``, the run's
+                  the model and the sub-agents' as ``model_roles`` (``sub``, and
+                  ``sub.NAME`` for each named one), the run's
                   settings as ``solver_args``, config.json's names under ``metadata``
     sample        id: the run's name; input: the task and the room (the root's first prompt);
                   target: the rubric's criteria (when judged); messages: the root's turns
@@ -36,6 +37,7 @@ from dealroom.runs import RunFolder, find_runs, primary_deliverable
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
+    from inspect_ai.model import ModelConfig
 
 SCORE = "rubric"
 """The name of the judge's score in the logs."""
@@ -77,7 +79,6 @@ def write_inspect_log(run: Path, path: Path) -> Path:
 def eval_log(run: Path) -> EvalLog:
     """The run folder ``run`` as an inspect_ai ``EvalLog`` of one sample (see the module)."""
     from inspect_ai.log import EvalConfig, EvalDataset, EvalError, EvalLog, EvalSpec, EvalStats
-    from inspect_ai.model import ModelConfig
 
     _require()
     folder = RunFolder.open(Path(run))
@@ -87,22 +88,20 @@ def eval_log(run: Path) -> EvalLog:
     start = _started(config, folder.path)
     sample = _sample(folder, events, summary, start)
     settings: dict[str, Any] = dict(config.get("settings") or {})
-    root, sub = _model(config, "root"), _model(config, "sub")
     status = _status(summary)
     ident = hashlib.sha256(str(folder.path.resolve()).encode()).hexdigest()[:22]
-    sub_role: dict[str, ModelConfig | list[ModelConfig]] | None = (
-        {"sub": ModelConfig(model=sub)} if sub else None)
     spec = EvalSpec(
         eval_id=ident, run_id=ident, task_id=ident, created=start.isoformat(),
         task=f"dealroom/{config.get('harness') or 'rlm'}",
         task_display_name=f"{summary['room']}: {folder.name}",
         dataset=EvalDataset(name=summary["room"], location=str(config.get("room") or ""),
                             samples=1, sample_ids=[sample.id]),
-        model=root, model_roles=sub_role,
+        model=_model(config, "root"), model_roles=_roles(config),
         solver=str(config.get("harness") or "rlm"), solver_args=settings,
         config=EvalConfig(epochs=1), packages=_packages(),
         metadata={"run": str(folder.path), "root": config.get("root"),
-                  "sub": config.get("sub"), "room": config.get("room"),
+                  "sub": config.get("sub"), "subs": config.get("subs"),
+                  "room": config.get("room"),
                   "started_at": config.get("started_at")})
     end = sample.completed_at or start.isoformat()
     return EvalLog(
@@ -199,6 +198,19 @@ def _model(config: Any, role: str) -> str:
     if isinstance(record, dict) and record.get("model"):
         return str(record["model"])
     return model_name(config.get(role)) or ""
+
+
+def _roles(config: Any) -> dict[str, ModelConfig | list[ModelConfig]] | None:
+    """Every role but the root's as inspect's ``model_roles``: ``sub`` (the default
+    sub-agent) and ``sub.NAME`` for each named one (config.json's ``models``)."""
+    from inspect_ai.model import ModelConfig
+
+    names = [r for r in config.get("models") or {} if r != "root"]
+    if config.get("sub") and "sub" not in names:
+        names.insert(0, "sub")
+    roles: dict[str, ModelConfig | list[ModelConfig]] = {
+        r: ModelConfig(model=m) for r in names if (m := _model(config, r))}
+    return roles or None
 
 
 def _started(config: Any, run: Path) -> datetime:

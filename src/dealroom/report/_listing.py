@@ -10,8 +10,8 @@ its trace viewer; with ``--serve`` the list is rewritten as runs are written.
       rooms/ROOM/       the documents' texts the traces link to, written once per room
 
 A run's trace is rewritten only when its files changed since the last pass (the size and
-modification time of its trajectory, scores and metrics), so watching a sweep re-reads only
-the runs that moved.
+modification time of its trajectory, scores, metrics and asks' answers), so watching a sweep
+re-reads only the runs that moved.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from dealroom.runs import METRICS, SCORES, TRAJECTORY, RunFolder, find_runs
 REFRESH_S = 2.0
 """How often a served list reloads its rows, and how often ``watch_listing`` looks."""
 LISTING = "data/runs.js"
+ASKS, ANSWER = "asks", "answer.json"
+"""Where ``dealroom ask`` versions a run's answers: ``RUN/asks/N/answer.json``."""
 
 
 class Listing:
@@ -136,19 +138,29 @@ def run_row(run: Path) -> dict[str, Any]:
     total = ((metrics.get("usage") or {}).get("total") or {}).get("cost_usd")
     return {"path": str(run), "status": end.get("status") if end else "running",
             "room": Path(str(config.get("room") or "")).name,
-            "policy": " + ".join(p for p in (model_name(config.get("root")),
-                                             model_name(config.get("sub"))) if p),
+            "policy": " + ".join(p for p in (model_name(config.get("root")), _subs(config))
+                                 if p),
             "pass_rate": scores.get("pass_rate"),
             "cost_usd": round(float(total if total is not None else cost), 6),
             "turns": turns}
 
 
+def _subs(config: Any) -> str | None:
+    """The sub-agents' models: the one (``oracle``), or each by name (``fast=a, strong=b``)."""
+    named = config.get("subs")
+    if isinstance(named, dict) and named:
+        return ", ".join(f"{name}={model_name(spec)}" for name, spec in named.items())
+    return model_name(config.get("sub"))
+
+
 def _stamp(run: Path) -> tuple:
-    """What changes when a run is written to: its files' sizes and modification times."""
+    """What changes when a run is written to: its files' sizes and modification times, and
+    its follow-up questions' answers (``dealroom ask``)."""
     out: list[tuple[int, int] | None] = []
-    for name in (TRAJECTORY, SCORES, METRICS):
+    for path in (*(run / name for name in (TRAJECTORY, SCORES, METRICS)),
+                 *sorted((run / ASKS).glob(f"*/{ANSWER}"))):
         try:
-            st = (run / name).stat()
+            st = path.stat()
             out.append((st.st_size, st.st_mtime_ns))
         except OSError:
             out.append(None)

@@ -124,6 +124,9 @@ def test_each_episode_of_a_sweep_reads_back_as_a_log(inspect_log, real_sweep, tm
         [sample] = log.samples
         assert log.status == "success" and log.eval.dataset.name == entry["room"]
         assert log.eval.metadata["root"] == entry["root_spec"]
+        assert log.eval.task_args == {  # the specs as dealroom's viewer names them
+            "room": "g20", "root": entry["root_spec"].split(",")[0],
+            "sub": entry["sub_spec"].split(",")[0], "depth": 1, "max_turns": 3}
         assert sample.scores["rubric"].value == pytest.approx(entry["pass_rate"])
         cells = [e for e in _events(real_sweep / "episodes" / entry["id"])
                  if e["type"] == "cell" and e["agent"] == "root"]
@@ -145,6 +148,7 @@ def test_named_sub_agents_are_model_roles(inspect_log, generated_room, tmp_path)
         {role: m["model"] for role, m in models.items() if role != "root"}
     assert set(log.eval.model_roles) == {"sub", "sub.fast", "sub.strong"}
     assert log.eval.metadata["subs"] == {"fast": "oracle:recall=0.5", "strong": "oracle"}
+    assert log.eval.task_args["sub"] == {"fast": "oracle:recall=0.5", "strong": "oracle"}
 
 
 def test_the_command_writes_a_run_and_a_sweep(inspect_log, scripted_run, real_sweep, tmp_path):

@@ -4,7 +4,8 @@ Each run folder (each episode of a sweep) becomes ``DIR/NAME.eval``, written wit
 own log types (``inspect_ai.log.write_eval_log``), so ``inspect view --log-dir DIR`` lists
 them and ``inspect_ai.log.read_eval_log`` reads them. One log holds one sample:
 
-    EvalSpec      task ``dealroom/<harness>``, the room as the dataset, the root's model as
+    EvalSpec      task ``dealroom/<harness>``, the policy as ``task_args`` (root and sub
+                  specs, room, depth, T), the room as the dataset, the root's model as
                   the model and the sub-agents' as ``model_roles`` (``sub``, and
                   ``sub.NAME`` for each named one), the run's
                   settings as ``solver_args``, config.json's names under ``metadata``
@@ -96,6 +97,7 @@ def eval_log(run: Path) -> EvalLog:
         task_display_name=f"{summary['room']}: {folder.name}",
         dataset=EvalDataset(name=summary["room"], location=str(config.get("room") or ""),
                             samples=1, sample_ids=[sample.id]),
+        task_args=_policy(config, summary["room"]),
         model=_model(config, "root"), model_roles=_roles(config),
         solver=str(config.get("harness") or "rlm"), solver_args=settings,
         config=EvalConfig(epochs=1), packages=_packages(),
@@ -198,6 +200,19 @@ def _model(config: Any, role: str) -> str:
     if isinstance(record, dict) and record.get("model"):
         return str(record["model"])
     return model_name(config.get(role)) or ""
+
+
+def _policy(config: Any, room: str) -> dict[str, Any]:
+    """What sets runs of one task apart, as the eval's ``task_args`` (``inspect view`` lists
+    them beside each log): the root's and sub-agents' specs (without endpoints or prices),
+    the room, the depth and the turn budget."""
+    settings = config.get("settings") or {}
+    named = config.get("subs")
+    sub = ({n: model_name(spec) for n, spec in named.items()} if isinstance(named, dict)
+           and named else model_name(config.get("sub")))
+    policy = {"root": model_name(config.get("root")), "sub": sub, "room": room,
+              "depth": settings.get("depth"), "max_turns": settings.get("max_turns")}
+    return {k: v for k, v in policy.items() if v is not None}
 
 
 def _roles(config: Any) -> dict[str, ModelConfig | list[ModelConfig]] | None:

@@ -54,9 +54,11 @@ class Listing:
         ``allow_empty`` (then find_runs' ConfigError)."""
         try:
             runs = find_runs([self.source])
-        except ConfigError:
-            if not self.source.is_dir() or not allow_empty:
+        except ConfigError as exc:
+            if not self.source.is_dir():
                 raise
+            if not allow_empty:
+                raise ConfigError(f"{self.source} is not a run folder, and {exc}") from None
             runs = []
         for run in runs:
             stamp = _stamp(run)

@@ -113,7 +113,7 @@ class UsageSummary(TypedDict, total=False):
     """Where the tokens went, a partition of ``total``: ``root`` (its own calls),
     ``sub.NAME`` (the root's sub-calls to each model), ``children`` (every child subtree)."""
     root_cost_share: float | None
-    """The root's own calls' dollars over the run's (null when nothing cost)."""
+    """The root's own calls' dollars over the run's (None when nothing cost)."""
 
 
 @with_config(RECORD_CONFIG)

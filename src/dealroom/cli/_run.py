@@ -71,6 +71,9 @@ def run(
     memo_limit: int = typer.Option(
         None, "--memo-limit",
         help="Characters the root's memo may hold; a write past it fails (default 10 MiB)."),
+    child_concurrency: int = typer.Option(
+        None, "--child-concurrency",
+        help="Children of one rlm_batch() that run at a time (default 4)."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP,
                                 callback=read_models_file),
     budgetmix: str = typer.Option(
@@ -99,7 +102,8 @@ def run(
              "output_limit": output_limit, "sub_max_output": sub_max_output,
              "temperature": temperature, "budget_visible": budget_visible,
              "reasoning_history": reasoning_history, "compact_at": compact_at,
-             "max_errors": max_errors, "memo_limit": memo_limit}
+             "max_errors": max_errors, "memo_limit": memo_limit,
+             "child_concurrency": child_concurrency}
     options: dict[str, Any] = {SETTING_OF_FLAG.get(flag, flag): v for flag, v in flags.items()}
     if budgetmix is not None:
         from dealroom.eval import budgetmix_run_options

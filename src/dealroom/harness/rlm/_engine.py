@@ -36,7 +36,9 @@ from dealroom.harness._common._calls import (
 )
 from dealroom.harness._common._clock import off_loop
 from dealroom.harness.rlm._boot import StartingSandbox
+from dealroom.harness.rlm._children import child_answer, run_children
 from dealroom.harness.rlm._context import RootContext, refused_count, refused_for_length
+from dealroom.harness.rlm._fair import FairGate, gate_for
 from dealroom.harness.rlm._memo import checked_memo
 from dealroom.harness.rlm._prompt import (
     FIRST_USER,
@@ -150,6 +152,8 @@ class RunContext:
     """The most words-v1 tokens of input a sub-call was promised when an agent was told
     ``llm.context_tokens``: the host admits that much even after its count grew (a call the
     endpoint then refuses is re-cut, and what was not sent handed back as ``unsent``)."""
+    gates: dict[str, FairGate] = field(default_factory=dict)
+    """Per sub model: the slots of every agent's sub-calls, taken round robin by agent."""
 
     def __post_init__(self) -> None:
         if self.sub_window is None and self.sub is not None:
@@ -421,6 +425,8 @@ class Episode(RootCalls):
             return await self._llm_batch(payload.get("calls") or [], turn)
         if kind == "rlm":
             return await self._child(payload, turn)
+        if kind == "rlm_batch":
+            return await run_children(self, payload.get("children") or [], turn)
         if kind == "history":
             return {"turns": self.context.history if self.context else []}
         if kind == "budget":
@@ -589,9 +595,9 @@ class Episode(RootCalls):
         while True:
             try:
                 with hedging(self.ctx.hedges[fields["wave"]]):
-                    result = await sub.chat(plan.messages(self.ctx.room), max_tokens=out,
-                                            temperature=self.ctx.settings.temperature,
-                                            **context)
+                    result = await gate_for(self.ctx.gates, sub, SEND_WINDOW).run(
+                        self.agent, sub.chat(plan.messages(self.ctx.room), max_tokens=out,
+                        temperature=self.ctx.settings.temperature, **context))
                 break
             except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
                 smaller = self._recut(exc, admitted, refused, out)
@@ -676,8 +682,9 @@ class Episode(RootCalls):
     def _sub_max_output(self) -> int:
         return min(self.ctx.settings.sub_max_output, self.ctx.sub_client.context_window // 4)
 
-    async def _child(self, payload: dict[str, Any], turn: int) -> SubAnswer:
-        call_id = self._call_id(turn)
+    async def _child(self, payload: dict[str, Any], turn: int,
+                     call_id: str | None = None) -> SubAnswer:
+        call_id = call_id or self._call_id(turn)
         cached = self.ctx.replay.child_result(call_id)
         if cached is not None:
             return cached
@@ -692,15 +699,21 @@ class Episode(RootCalls):
         )
         tracker = self.tracker.child(requested)
         agent = f"{self.agent}/c{turn}-{call_id.rsplit('/s', 1)[1]}"
-        self.ctx.emit("child_start", agent, self.depth + 1, call_id=call_id,
-                      task=payload.get("task"), budget=tracker.budget.to_dict())
+        if call_id not in self.ctx.replay.started:  # a resumed child started once
+            self.ctx.emit("child_start", agent, self.depth + 1, call_id=call_id,
+                          task=payload.get("task"), budget=tracker.budget.to_dict(),
+                          parent=self.agent)
         child = Episode(self.ctx, agent=agent, depth=self.depth + 1, tracker=tracker,
                         task=payload.get("task"), docs=payload.get("docs"))
-        result = await child.run()
+        try:
+            result = await child.run()
+        except Exception as exc:  # noqa: BLE001 - a child that raised is its call's failure
+            result = EpisodeResult("error", error_text(exc), child.memo, None,
+                                   tracker.turns)
         text = result.answer if result.answer is not None else result.memo
+        answer = child_answer(result.status, result.reason, text, child.failure)
         self.ctx.emit("child_end", agent, self.depth + 1, call_id=call_id,
                       status=result.status, reason=result.reason, text=text,
-                      turns=result.turns)
-        answer: SubAnswer = {"ok": True, "text": text}
+                      turns=result.turns, error=answer.get("error"))
         self.ctx.replay.children[call_id] = answer
         return answer

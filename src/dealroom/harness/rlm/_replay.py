@@ -41,6 +41,8 @@ class Replay:
     prompt and slices (after its cell was cut, say) is answered from the records."""
     compactions: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
     """(agent, turn) → the ``compaction`` events made before that turn's call, in order."""
+    started: set[str] = field(default_factory=set)
+    """Call ids of the children whose ``child_start`` is recorded (a resumed one goes on)."""
 
     @classmethod
     def from_events(cls, events: Iterable[dict[str, Any]]) -> Replay:
@@ -58,8 +60,12 @@ class Replay:
                 replay.compactions.setdefault((e["agent"], e["turn"]), []).append(e)
             elif e["type"] == "wave":
                 replay.waves.add(e["wave"])
+            elif e["type"] == "child_start":
+                replay.started.add(e["call_id"])
             elif e["type"] == "child_end":
-                replay.children[e["call_id"]] = {"ok": True, "text": e["text"]}
+                replay.children[e["call_id"]] = (
+                    {"ok": False, "error": e["error"]} if e.get("error") is not None
+                    else {"ok": True, "text": e["text"]})
         return replay
 
     def cell_output(self, agent: str, turn: int) -> str | None:

@@ -61,5 +61,10 @@ class RLMSettings:
     """What the root's history keeps of its earlier replies' reasoning: ``drop`` (the answer
     alone, what Qwen3's and GLM's chat templates do) or ``keep`` (the whole reply)."""
 
+    child_concurrency: Annotated[int, Field(ge=1, le=256, json_schema_extra={
+        "why": "children at a time"})] = 4
+    """Children of one ``rlm_batch([...])`` that run at a time (each its own REPL and
+    sandbox); the rest start as these finish."""
+
     def budget(self) -> Budget:
         return Budget(self.max_turns, self.max_tokens, self.max_cost_usd, self.max_seconds)

@@ -1,0 +1,92 @@
+"""``rlm_batch([...])``: an agent's children, side by side.
+
+    REPL: rlm_batch([{"task", "docs", "budget", "sub"}, ...])  ── one "rlm_batch" request ──▶
+    host: call ids taken in order  ─▶  budgets carved  ─▶  children run, at most
+          ``child_concurrency`` at a time (each as ``rlm()``'s child: its own agent id, REPL
+          and sandbox)  ─▶  {"results": [answer or {"ok": False, "error"}, ...]} in order
+
+The call ids (hence the children's agent ids, ``PARENT/c{turn}-{n}``) are taken before any
+child starts, so a resumed run gives each child the id it had: a child that ended is answered
+from its ``child_end`` record, one that was cut off plays again from its own records. A child
+that fails (its model failed, or it raised) is its item's :class:`SubcallError`, never the
+batch's. Its sub-calls pass the run's :class:`~dealroom.harness.rlm._fair.FairGate`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any
+
+from dealroom.errors import DealroomError
+from dealroom.harness._common._calls import error_text
+from dealroom.models import gather_bounded
+
+if TYPE_CHECKING:
+    from dealroom.harness._common._budget import BudgetTracker
+    from dealroom.harness.rlm._engine import Episode
+    from dealroom.harness.rlm._replay import SubAnswer
+
+MAX_CHILDREN = 1024
+"""Most children in one ``rlm_batch``; a larger batch is refused before any starts."""
+SHARED = ("max_tokens", "max_cost_usd")
+"""Budget keys split evenly among the children that do not name them (turns are each child's
+own, and the wall clock is shared as they run side by side)."""
+SUB_NAMES = ("default",)
+"""The sub-model names a child may ask for (``sub``)."""
+
+
+async def run_children(parent: Episode, children: list[dict[str, Any]],
+                       turn: int) -> dict[str, Any]:
+    """Run ``children`` (``rlm()`` payloads) of ``parent`` in ``turn``; answers in order."""
+    depth, most = parent.depth, parent.ctx.settings.depth
+    if depth + 1 >= most:
+        raise DealroomError(f"rlm_batch() is not available at depth {depth} with max depth "
+                            f"{most}: use llm_batch(), or run with a larger --depth")
+    if len(children) > MAX_CHILDREN:
+        raise DealroomError(f"rlm_batch got {len(children):,} children; one batch takes at "
+                            f"most {MAX_CHILDREN:,}: split the list")
+    ids = [parent._call_id(turn) for _ in children]  # in order, before any child starts
+    payloads = carve(parent.tracker, children)
+    jobs = [functools.partial(_one, parent, payload, turn, call_id)
+            for payload, call_id in zip(payloads, ids, strict=True)]
+    done = await gather_bounded(jobs, limit=parent.ctx.settings.child_concurrency)
+    return {"results": [r if isinstance(r, dict) else {"ok": False, "error": error_text(r)}
+                        for r in done]}
+
+
+async def _one(parent: Episode, payload: dict[str, Any], turn: int,
+               call_id: str) -> SubAnswer:
+    cached = parent.ctx.replay.child_result(call_id)
+    if cached is not None:
+        return cached
+    sub = payload.get("sub")
+    if sub is not None and sub not in SUB_NAMES:
+        return {"ok": False, "error": f"unknown sub-model {sub!r}: this run has "
+                                      f"{', '.join(SUB_NAMES)}"}
+    return await parent._child(payload, turn, call_id)
+
+
+def carve(tracker: BudgetTracker, children: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The children's payloads, each budget given a share of :data:`SHARED` it does not name:
+    what the parent has left, less what the others named, split evenly."""
+    payloads = [{**c, "budget": dict(c.get("budget") or {})} for c in children]
+    budgets = [p["budget"] for p in payloads]
+    for key, left in (("max_tokens", tracker.tokens_left()),
+                      ("max_cost_usd", tracker.cost_left())):
+        free = [b for b in budgets if b.get(key) is None]
+        if left == float("inf") or not free:
+            continue
+        named = sum(float(b[key]) for b in budgets if b.get(key) is not None)
+        share = max(left - named, 0.0) / len(free)
+        for b in free:
+            b[key] = int(share) if key == "max_tokens" else round(share, 6)
+    return payloads
+
+
+def child_answer(status: str, reason: str, text: str, failure: str | None) -> SubAnswer:
+    """A child's answer as its REPL gets it: a failure when its own model failed (or it
+    raised), with why."""
+    if status == "error":
+        why = f"{reason}: {failure}" if failure and failure not in reason else reason
+        return {"ok": False, "error": f"the child failed: {why}"}
+    return {"ok": True, "text": text}

@@ -183,3 +183,35 @@ def test_a_cancelled_wait_gives_no_slot_away():
         return gate.busy + gate.waiting
 
     assert asyncio.run(main()) == 0
+
+
+def test_the_next_child_s_repl_starts_ahead_and_one_never_used_is_closed(tmp_path):
+    from inprocess import InProcessSandbox
+    from test_rlm_engine import make_ctx, run_episode
+
+    log: list[str] = []
+
+    class Logged(InProcessSandbox):
+        async def start(self):
+            log.append(f"start {self.episode.agent}")
+            await super().start()
+
+        async def close(self):
+            log.append(f"close {self.episode.agent}")
+            await super().close()
+
+    def child(messages):
+        log.append("reply " + child_task({"messages": messages}))
+        return "```python\nsubmit('done')\n```"
+
+    root = root_of("r = rlm_batch(['t0', 't1', {'task': 't2', 'sub': 'nope'}, 't3'])",
+                   "submit()")
+    ctx = make_ctx(tmp_path, root, ScriptedModel([child], cycle=True), depth=2,
+                   child_concurrency=2)
+    ctx.sandbox_factory = Logged
+    run_episode(ctx)
+    assert log.index("start root/c1-2") < log.index("close root/c1-0")  # ahead of its turn
+    assert "reply t2" not in log and "close root/c1-2" in log  # refused: its REPL closed
+    started = sorted(x.split()[1] for x in log if x.startswith("start"))
+    assert started == sorted(x.split()[1] for x in log if x.startswith("close"))
+    assert started == ["root", "root/c1-0", "root/c1-1", "root/c1-2", "root/c1-3"]

@@ -5,6 +5,10 @@
           ``child_concurrency`` at a time (each as ``rlm()``'s child: its own agent id, REPL
           and sandbox)  ─▶  {"results": [answer or {"ok": False, "error"}, ...]} in order
 
+While a child works, the REPL of the one ``child_concurrency`` places behind it starts (a
+fresh interpreter that opens the room takes longer than a model call), so a slot that frees
+finds its next child's REPL ready; one started for a child that never ran is closed.
+
 The call ids (hence the children's agent ids, ``PARENT/c{turn}-{n}``) are taken before any
 child starts, so a resumed run gives each child the id it had: a child that ended is answered
 from its ``child_end`` record, one that was cut off plays again from its own records. A child
@@ -14,6 +18,8 @@ batch's. Its sub-calls pass the run's :class:`~dealroom.harness.rlm._fair.FairGa
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 from typing import TYPE_CHECKING, Any
 
@@ -47,15 +53,29 @@ async def run_children(parent: Episode, children: list[dict[str, Any]],
                             f"most {MAX_CHILDREN:,}: split the list")
     ids = [parent._call_id(turn) for _ in children]  # in order, before any child starts
     payloads = carve(parent.tracker, children)
-    jobs = [functools.partial(_one, parent, payload, turn, call_id)
-            for payload, call_id in zip(payloads, ids, strict=True)]
-    done = await gather_bounded(jobs, limit=parent.ctx.settings.child_concurrency)
+    ahead = parent.ctx.settings.child_concurrency
+    agents = [child_agent(parent.agent, turn, call_id) for call_id in ids]
+    jobs = [functools.partial(_one, parent, payload, turn, call_id,
+                              ids[k + ahead:k + ahead + 1], agents[k + ahead:k + ahead + 1])
+            for k, (payload, call_id) in enumerate(zip(payloads, ids, strict=True))]
+    try:
+        done = await gather_bounded(jobs, limit=ahead)
+    finally:
+        await _close_unused(parent, agents)
     return {"results": [r if isinstance(r, dict) else {"ok": False, "error": error_text(r)}
                         for r in done]}
 
 
-async def _one(parent: Episode, payload: dict[str, Any], turn: int,
-               call_id: str) -> SubAnswer:
+def child_agent(parent: str, turn: int, call_id: str) -> str:
+    """The agent id of the child that ``call_id`` (of ``parent``, in ``turn``) starts."""
+    return f"{parent}/c{turn}-{call_id.rsplit('/s', 1)[1]}"
+
+
+async def _one(parent: Episode, payload: dict[str, Any], turn: int, call_id: str,
+               next_ids: list[str], next_agents: list[str]) -> SubAnswer:
+    for later, agent in zip(next_ids, next_agents, strict=True):
+        if parent.ctx.replay.child_result(later) is None:
+            _warm_up(parent, agent)
     cached = parent.ctx.replay.child_result(call_id)
     if cached is not None:
         return cached
@@ -64,6 +84,29 @@ async def _one(parent: Episode, payload: dict[str, Any], turn: int,
         return {"ok": False, "error": f"unknown sub-model {sub!r}: this run has "
                                       f"{', '.join(SUB_NAMES)}"}
     return await parent._child(payload, turn, call_id)
+
+
+def _warm_up(parent: Episode, agent: str) -> None:
+    """Start the REPL of the child ``agent`` now; its episode takes it when it starts."""
+    ctx = parent.ctx
+    if agent in ctx.warm:
+        return
+    stand_in = type(parent)(ctx, agent=agent, depth=parent.depth + 1, tracker=parent.tracker)
+    sandbox = ctx.sandbox_factory(stand_in)
+    ctx.warm[agent] = (sandbox, asyncio.ensure_future(sandbox.start()))
+
+
+async def _close_unused(parent: Episode, agents: list[str]) -> None:
+    """Close the REPLs started ahead for children that never took them."""
+    for agent in agents:
+        warm = parent.ctx.warm.pop(agent, None)
+        if warm is None:
+            continue
+        sandbox, start = warm
+        with contextlib.suppress(Exception):
+            await start
+        with contextlib.suppress(Exception):
+            await sandbox.close()
 
 
 def carve(tracker: BudgetTracker, children: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -36,7 +36,7 @@ from dealroom.harness._common._calls import (
 )
 from dealroom.harness._common._clock import off_loop
 from dealroom.harness.rlm._boot import StartingSandbox
-from dealroom.harness.rlm._children import child_answer, run_children
+from dealroom.harness.rlm._children import child_agent, child_answer, run_children
 from dealroom.harness.rlm._context import RootContext, refused_count, refused_for_length
 from dealroom.harness.rlm._fair import FairGate, gate_for
 from dealroom.harness.rlm._memo import checked_memo
@@ -154,6 +154,8 @@ class RunContext:
     endpoint then refuses is re-cut, and what was not sent handed back as ``unsent``)."""
     gates: dict[str, FairGate] = field(default_factory=dict)
     """Per sub model: the slots of every agent's sub-calls, taken round robin by agent."""
+    warm: dict[str, tuple[Sandbox, asyncio.Future[None]]] = field(default_factory=dict)
+    """Agent id → its REPL's start, begun ahead of the child (``rlm_batch``'s next ones)."""
 
     def __post_init__(self) -> None:
         if self.sub_window is None and self.sub is not None:
@@ -698,7 +700,7 @@ class Episode(RootCalls):
             max_seconds=asked.get("max_seconds"),
         )
         tracker = self.tracker.child(requested)
-        agent = f"{self.agent}/c{turn}-{call_id.rsplit('/s', 1)[1]}"
+        agent = child_agent(self.agent, turn, call_id)
         if call_id not in self.ctx.replay.started:  # a resumed child started once
             self.ctx.emit("child_start", agent, self.depth + 1, call_id=call_id,
                           task=payload.get("task"), budget=tracker.budget.to_dict(),

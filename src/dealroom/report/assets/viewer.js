@@ -90,21 +90,31 @@ const waves = {};
 const subs = {};
 let nextPage = 0;
 
-function agentBox(agent) {
+function agentBox(agent, item) {  /* a child: a box in the parent's turn that started it */
   if (agents[agent]) return agents[agent];
-  let el = $("#timeline-body");
+  let el = $("#timeline-body"), box = null;
   if (agent.includes("/")) {
-    const parent = agent.slice(0, agent.lastIndexOf("/"));
-    const box = document.createElement("details");
-    box.className = "child"; box.open = true;
-    box.innerHTML = `<summary>child ${esc(agent)}</summary><div></div>`;
-    turnBox(parent, null).appendChild(box);
+    const parent = (item && item.parent) || agent.slice(0, agent.lastIndexOf("/"));
+    const started = /\/t(\d+)\/s\d+$/.exec((item && item.call_id) || "");
+    box = document.createElement("details");
+    box.className = "child"; box.open = true; box.dataset.agent = agent;
+    box.innerHTML = `<summary>child ${esc(agent)}<span class="task"></span> · <span class="state">running</span></summary><div></div>`;
+    turnBox(parent, started ? +started[1] : null).appendChild(box);
     el = box.lastElementChild;
   }
-  return (agents[agent] = { el, turns: {}, current: null });
+  return (agents[agent] = { el, turns: {}, current: null, box });
 }
-function turnBox(agent, turn) {
-  const box = agentBox(agent);
+function childState(item) {  /* the child's summary: its task, then how it ended */
+  const box = (agents[item.a] || {}).box;
+  if (!box) return;
+  if (item.k === "child_start") box.querySelector(".task").textContent = ` · ${item.task ?? ""}`;
+  if (item.k !== "child_end") return;
+  const state = box.querySelector(".state");
+  state.textContent = `${item.status}, ${item.turns} turns` + (item.error ? `: ${item.error}` : "");
+  state.classList.toggle("err", !!item.error);
+}
+function turnBox(agent, turn, item) {
+  const box = agentBox(agent, item);
   if (turn === null || turn === undefined) turn = box.current ?? 0;
   box.current = turn;
   if (!box.turns[turn]) {
@@ -139,7 +149,11 @@ function waveBox(item, parent) {
   return waves[key];
 }
 function render(item) {
-  const at = turnBox(item.a, item.turn);
+  if (item.k === "child_start" && item.a.includes("/")) {  // the child's box says it all
+    agentBox(item.a, item); childState(item);
+    return;
+  }
+  const at = turnBox(item.a, item.turn, item);
   switch (item.k) {
     case "reply":
       if (item.seen && item.seen.length) {
@@ -186,10 +200,12 @@ function render(item) {
       add(at, "budget", `${item.of ? `turn ${esc(item.turn)} of ${esc(item.of)}` : `turn ${esc(item.turn)}`} · ${fmt(item.tokens)} tokens · $${fmt(item.cost, 4)} · ${fmt(item.t, 1)} s`);
       break;
     case "child_start":
-      add(at, "child-line", `rlm() child started: ${esc(item.task)}`);
+      childState(item);
+      add(at, "child-line", `child started: ${esc(item.task)}`);
       break;
     case "child_end":
-      add(at, "child-line", `child ended (${esc(item.status)}, ${esc(item.turns)} turns): ${esc(item.text)}`);
+      childState(item);
+      add(at, "child-line", `child ended (${esc(item.status)}, ${esc(item.turns)} turns): ${esc(item.error || item.text)}`);
       break;
     case "memo":
       add(at, "memo-line", `memo: ${esc(item.sections)} sections, ${fmt(item.chars)} chars`);

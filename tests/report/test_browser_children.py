@@ -1,9 +1,11 @@
 """The trace viewer draws a batch of children (rlm_batch) as a tree: each child a box in the
 parent's turn that started it, in the batch's order, with its task, how it ended and its own
-turns, and its own children nested inside it."""
+turns, its subtree's totals (metrics.json's ``by_child``), and its own children nested inside
+it: one tree, not a second one in the usage tab."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -34,6 +36,17 @@ def test_the_viewer_shows_a_batch_of_children_as_a_tree(small_room, tmp_path):
                           "```python\nsubmit()\n```"])
     run_agent(small_room, tmp_path / "run", root=root, depth=3,
               sub=ScriptedModel([agents_model], cycle=True))
+    by_child = json.loads((tmp_path / "run" / "metrics.json").read_text())["usage"]["by_child"]
+    assert set(by_child) == {"root/c1-0", "root/c1-1", "root/c1-2", "root/c1-0/c1-0",
+                             "root/c1-0/c1-1"}
+
+    def totals(agent):  # the subtree's, as metrics.json has it: the lead's holds its children's
+        u = by_child[agent]
+        return (f" · {u['calls']:,} calls · {u['input_tokens'] + u['output_tokens']:,} tokens"
+                f" · ${u['cost_usd']:.4f} (with its children)")
+
+    assert by_child["root/c1-0"]["calls"] == sum(
+        by_child[a]["calls"] for a in ("root/c1-0/c1-0", "root/c1-0/c1-1")) + 2
     index = write_trace(tmp_path / "run", tmp_path / "view")
     with Browser(timeout=30) as browser:
         browser.open(index.as_uri())
@@ -41,11 +54,11 @@ def test_the_viewer_shows_a_batch_of_children_as_a_tree(small_room, tmp_path):
         top = browser.evaluate(
             "Array.from(document.querySelectorAll('#turn-1 > details.child'))"
             ".map(d => d.firstElementChild.textContent)")
-        assert top == ["child root/c1-0 · lead · submitted, 2 turns",
-                       "child root/c1-1 · plain · submitted, 1 turns",
+        assert top == ["child root/c1-0 · lead · submitted, 2 turns" + totals("root/c1-0"),
+                       "child root/c1-1 · plain · submitted, 1 turns" + totals("root/c1-1"),
                        "child root/c1-2 · fails · error, 1 turns: the child failed: the root "
                        "model failed (see the model_call event): ValueError: the endpoint "
-                       "fell over"]
+                       "fell over" + totals("root/c1-2")]
         assert browser.evaluate(
             "document.querySelector('details.child[data-agent=\"root/c1-2\"] .state')"
             ".classList.contains('err')")

@@ -11,7 +11,7 @@ import pytest
 from dealroom.errors import InputError
 from dealroom.harness import run_agent
 from dealroom.harness.rlm import RLMSettings
-from dealroom.harness.rlm import _engine as engine
+from dealroom.harness.rlm import _subs as sub_models
 from dealroom.harness.rlm._fair import FairGate
 from dealroom.harness.rlm._prompt import SUB_SYSTEM
 from dealroom.models import ScriptedModel
@@ -93,7 +93,7 @@ def test_a_failed_child_is_its_own_subcall_error(small_room, tmp_path):
     seen = root.messages[1][-1]["content"]
     assert "['str', 'SubcallError', 'SubcallError', 'str']" in seen
     assert "the child failed" in seen and "fell over" in seen
-    assert "unknown sub-model 'strong': this run has default" in seen
+    assert "unknown model 'strong': this run's sub-agent models are default" in seen
     ends = {e["agent"]: e for e in events_of(tmp_path / "run") if e["type"] == "child_end"}
     assert ends["root/c1-1"]["error"] and ends["root/c1-0"]["error"] is None
 
@@ -121,7 +121,7 @@ def test_rlm_batch_is_refused_at_depth_one_and_bad_items_are_named(small_room, t
 
 
 def test_children_share_the_run_s_sub_call_limit(small_room, tmp_path, monkeypatch):
-    monkeypatch.setattr(engine, "SEND_WINDOW", 4)  # the run's limit for a client naming none
+    monkeypatch.setattr(sub_models, "SEND_WINDOW", 4)  # a model's limit when its client names none
     flight = {"now": 0, "most": 0}
 
     async def model(messages):

@@ -12,8 +12,9 @@ finds its next child's REPL ready; one started for a child that never ran is clo
 The call ids (hence the children's agent ids, ``PARENT/c{turn}-{n}``) are taken before any
 child starts, so a resumed run gives each child the id it had: a child that ended is answered
 from its ``child_end`` record, one that was cut off plays again from its own records. A child
-that fails (its model failed, or it raised) is its item's :class:`SubcallError`, never the
-batch's. Its sub-calls pass the run's :class:`~dealroom.harness.rlm._fair.FairGate`.
+that fails (its model failed, or it raised, or its ``sub`` names no sub-agent model of the
+run) is its item's :class:`SubcallError`, never the batch's. Its sub-calls pass the fair gate
+of their named sub model (:mod:`~dealroom.harness.rlm._fair`).
 """
 
 from __future__ import annotations
@@ -37,8 +38,6 @@ MAX_CHILDREN = 1024
 SHARED = ("max_tokens", "max_cost_usd")
 """Budget keys split evenly among the children that do not name them (turns are each child's
 own, and the wall clock is shared as they run side by side)."""
-SUB_NAMES = ("default",)
-"""The sub-model names a child may ask for (``sub``)."""
 
 
 async def run_children(parent: Episode, children: list[dict[str, Any]],
@@ -79,10 +78,9 @@ async def _one(parent: Episode, payload: dict[str, Any], turn: int, call_id: str
     cached = parent.ctx.replay.child_result(call_id)
     if cached is not None:
         return cached
-    sub = payload.get("sub")
-    if sub is not None and sub not in SUB_NAMES:
-        return {"ok": False, "error": f"unknown sub-model {sub!r}: this run has "
-                                      f"{', '.join(SUB_NAMES)}"}
+    unknown = parent.ctx.pool.get(payload.get("sub") or parent.sub)  # its named sub model
+    if isinstance(unknown, str):
+        return {"ok": False, "error": unknown}
     return await parent._child(payload, turn, call_id)
 
 

@@ -1,6 +1,7 @@
 """Fair admission of sub-calls across the agents of one run.
 
-Every sub-call of a run (the root's and its children's) takes a slot of one :class:`FairGate`
+Every sub-call of a run (the root's and its children's) takes a slot of its named sub model's
+:class:`FairGate` (one gate per ``--sub NAME=MODEL``, as many slots as its endpoint takes)
 before it is sent. While slots are free a call goes straight through; once they are all taken,
 waiting calls queue per agent and a freed slot goes to the next agent in turn (round robin), so
 a child that sends 5,000 calls cannot hold back the one beside it that sends 5.
@@ -15,7 +16,10 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from dealroom.harness.rlm._subs import SubModel
 
 T = TypeVar("T")
 
@@ -85,12 +89,10 @@ class FairGate:
         self.busy -= 1
 
 
-def gate_for(gates: dict[str, FairGate], client: Any, default: int) -> FairGate:
-    """The run's gate of ``client`` (made on first use): as many slots as its endpoint's
-    concurrency, else ``default``."""
-    gate = gates.get(client.name)
+def gate_for(gates: dict[str, FairGate], model: SubModel) -> FairGate:
+    """The run's gate of the named sub model ``model`` (made on first use): as many slots as
+    its endpoint's concurrency."""
+    gate = gates.get(model.name)
     if gate is None:
-        spec = getattr(client, "spec", None)
-        gate = gates[client.name] = FairGate(
-            max(1, getattr(spec, "concurrency", None) or default))
+        gate = gates[model.name] = FairGate(model.concurrency)
     return gate

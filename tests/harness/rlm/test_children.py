@@ -114,10 +114,15 @@ def test_rlm_batch_is_refused_at_depth_one_and_bad_items_are_named(small_room, t
     root = root_of("rlm_batch(['x'])", "rlm_batch([{'tsk': 'x'}])", "submit()")
     run_agent(small_room, tmp_path / "run", root=root, sub=ScriptedModel(["x"], cycle=True))
     assert "rlm_batch() is not available at depth 0" in root.messages[1][-1]["content"]
-    root = root_of("rlm_batch([{'task': 'x', 'budgets': {}}])", "submit()")
-    run_agent(small_room, tmp_path / "run2", root=root, depth=2,
-              sub=ScriptedModel(["x"], cycle=True))
+    root = root_of("rlm_batch([{'task': 'x', 'budgets': {}}])",
+                   "print(rlm_batch(['deeper']))", "submit()")
+    child = ScriptedModel(["```python\nrlm_batch(['x'])\n```",
+                           "```python\nsubmit('refused')\n```"], cycle=True)
+    run_agent(small_room, tmp_path / "run2", root=root, depth=2, sub=child)
     assert "unknown keys ['budgets']" in root.messages[1][-1]["content"]
+    assert "['refused']" in root.messages[2][-1]["content"]  # a child at the deepest level:
+    assert "rlm_batch() is not available at depth 1 with max depth 2" in \
+        child.messages[1][-1]["content"]
 
 
 def test_children_share_the_run_s_sub_call_limit(small_room, tmp_path, monkeypatch):

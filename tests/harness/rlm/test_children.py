@@ -190,7 +190,7 @@ def test_a_cancelled_wait_gives_no_slot_away():
     assert asyncio.run(main()) == 0
 
 
-def test_the_next_child_s_repl_starts_ahead_and_one_never_used_is_closed(tmp_path):
+def test_the_next_child_s_repl_starts_ahead_and_each_one_started_is_closed(tmp_path):
     from inprocess import InProcessSandbox
     from test_rlm_engine import make_ctx, run_episode
 
@@ -215,8 +215,8 @@ def test_the_next_child_s_repl_starts_ahead_and_one_never_used_is_closed(tmp_pat
                    child_concurrency=2)
     ctx.sandbox_factory = Logged
     run_episode(ctx)
-    assert log.index("start root/c1-2") < log.index("close root/c1-0")  # ahead of its turn
-    assert "reply t2" not in log and "close root/c1-2" in log  # refused: its REPL closed
+    assert log.index("start root/c1-3") < log.index("close root/c1-1")  # ahead of its turn
+    assert "reply t2" not in log and "start root/c1-2" not in log  # refused: no REPL
     started = sorted(x.split()[1] for x in log if x.startswith("start"))
     assert started == sorted(x.split()[1] for x in log if x.startswith("close"))
-    assert started == ["root", "root/c1-0", "root/c1-1", "root/c1-2", "root/c1-3"]
+    assert started == ["root", "root/c1-0", "root/c1-1", "root/c1-3"]

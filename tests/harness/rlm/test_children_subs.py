@@ -123,3 +123,28 @@ def test_a_child_with_few_calls_is_admitted_ahead_of_the_queues_of_busy_ones(
     assert starts.count("small") == 8 and len(starts) == 4 * 40 + 8 + 1
     after = starts[starts.index("ARRIVED") + 1:]
     assert after.index("small") <= len(bigs)  # a FIFO would have let the 24 waiting go first
+
+
+def test_a_repl_started_ahead_is_that_of_the_child_s_named_sub(small_room, tmp_path):
+    """One child at a time: the second child's REPL starts while the first works, and tells
+    it the slice size and default of the model its item names, not the run's default."""
+    def model(name: str, window: int) -> ScriptedModel:
+        def reply(messages):
+            if sum(m["role"] == "assistant" for m in messages) == 0:
+                return ("```python\nprint('TOLD', llm.context_tokens, "
+                        "[n for n, m in llm.models.items() if m['default']])\n```")
+            told = messages[-1]["content"].split("TOLD ", 1)[1].splitlines()[0]
+            return f"```python\nsubmit({told!r})\n```"
+
+        return ScriptedModel([reply], cycle=True, name=f"{name}-m", context_window=window)
+
+    root = ScriptedModel(["```python\nimport json\nprint('OUT', json.dumps([rlm_batch(['b', "
+                          "{'task': 'a', 'sub': 'strong'}]), llm.models['fast']['slice_tokens'],"
+                          " llm.models['strong']['slice_tokens']]))\n```",
+                          "```python\nsubmit()\n```"])
+    run_agent(small_room, tmp_path / "run", root=root, depth=2, child_concurrency=1,
+              sub={"fast": model("fast", 8192), "strong": model("strong", 32768)})
+    seen = root.messages[1][-1]["content"].split("OUT ", 1)[1].splitlines()[0]
+    (on_fast, on_strong), fast, strong = json.loads(seen)
+    assert on_fast == f"{fast} ['fast']" and on_strong == f"{strong} ['strong']"
+    assert strong > fast

@@ -54,8 +54,9 @@ async def run_children(parent: Episode, children: list[dict[str, Any]],
     payloads = carve(parent.tracker, children)
     ahead = parent.ctx.settings.child_concurrency
     agents = [child_agent(parent.agent, turn, call_id) for call_id in ids]
-    jobs = [functools.partial(_one, parent, payload, turn, call_id,
-                              ids[k + ahead:k + ahead + 1], agents[k + ahead:k + ahead + 1])
+    later = [(call_id, agent, payload.get("sub") or parent.sub)
+             for call_id, agent, payload in zip(ids, agents, payloads, strict=True)]
+    jobs = [functools.partial(_one, parent, payload, turn, call_id, later[k + ahead:k + ahead + 1])
             for k, (payload, call_id) in enumerate(zip(payloads, ids, strict=True))]
     try:
         done = await gather_bounded(jobs, limit=ahead)
@@ -71,10 +72,10 @@ def child_agent(parent: str, turn: int, call_id: str) -> str:
 
 
 async def _one(parent: Episode, payload: dict[str, Any], turn: int, call_id: str,
-               next_ids: list[str], next_agents: list[str]) -> SubAnswer:
-    for later, agent in zip(next_ids, next_agents, strict=True):
-        if parent.ctx.replay.child_result(later) is None:
-            _warm_up(parent, agent)
+               later: list[tuple[str, str, str | None]]) -> SubAnswer:
+    for later_id, agent, sub in later:
+        if parent.ctx.replay.child_result(later_id) is None:
+            _warm_up(parent, agent, sub)
     cached = parent.ctx.replay.child_result(call_id)
     if cached is not None:
         return cached
@@ -84,12 +85,14 @@ async def _one(parent: Episode, payload: dict[str, Any], turn: int, call_id: str
     return await parent._child(payload, turn, call_id)
 
 
-def _warm_up(parent: Episode, agent: str) -> None:
-    """Start the REPL of the child ``agent`` now; its episode takes it when it starts."""
+def _warm_up(parent: Episode, agent: str, sub: str | None) -> None:
+    """Start the REPL of the child ``agent`` (on the named sub model ``sub``: its
+    ``llm.context_tokens`` and ``llm.models``) now; its episode takes it when it starts."""
     ctx = parent.ctx
-    if agent in ctx.warm:
+    if agent in ctx.warm or isinstance(ctx.pool.get(sub), str):  # an unknown name: refused
         return
-    stand_in = type(parent)(ctx, agent=agent, depth=parent.depth + 1, tracker=parent.tracker)
+    stand_in = type(parent)(ctx, agent=agent, depth=parent.depth + 1, tracker=parent.tracker,
+                            sub=sub)
     sandbox = ctx.sandbox_factory(stand_in)
     ctx.warm[agent] = (sandbox, asyncio.ensure_future(sandbox.start()))
 

@@ -5,9 +5,10 @@
           ``child_concurrency`` at a time (each as ``rlm()``'s child: its own agent id, REPL
           and sandbox)  ─▶  {"results": [answer or {"ok": False, "error"}, ...]} in order
 
-While a child works, the REPL of the one ``child_concurrency`` places behind it starts (a
-fresh interpreter that opens the room takes longer than a model call), so a slot that frees
-finds its next child's REPL ready; one started for a child that never ran is closed.
+Once a child's own REPL is up, the REPL of the one ``child_concurrency`` places behind it
+starts (a fresh interpreter that opens the room takes longer than a model call), so a slot
+that frees finds its next child's REPL ready, and the first children's REPLs do not share the
+CPU with those started ahead; one started for a child that never ran is closed.
 
 The call ids (hence the children's agent ids, ``PARENT/c{turn}-{n}``) are taken before any
 child starts, so a resumed run gives each child the id it had: a child that ended is answered
@@ -56,11 +57,14 @@ async def run_children(parent: Episode, children: list[dict[str, Any]],
     agents = [child_agent(parent.agent, turn, call_id) for call_id in ids]
     later = [(call_id, agent, payload.get("sub") or parent.sub)
              for call_id, agent, payload in zip(ids, agents, payloads, strict=True)]
-    jobs = [functools.partial(_one, parent, payload, turn, call_id, later[k + ahead:k + ahead + 1])
-            for k, (payload, call_id) in enumerate(zip(payloads, ids, strict=True))]
+    batch = {"open": True}  # no REPL is started ahead once the batch has ended
+    jobs = [functools.partial(_one, parent, payload, turn, later[k],
+                              later[k + ahead:k + ahead + 1], batch)
+            for k, payload in enumerate(payloads)]
     try:
         done = await gather_bounded(jobs, limit=ahead)
     finally:
+        batch["open"] = False
         await _close_unused(parent, agents)
     return {"results": [r if isinstance(r, dict) else {"ok": False, "error": error_text(r)}
                         for r in done]}
@@ -71,30 +75,37 @@ def child_agent(parent: str, turn: int, call_id: str) -> str:
     return f"{parent}/c{turn}-{call_id.rsplit('/s', 1)[1]}"
 
 
-async def _one(parent: Episode, payload: dict[str, Any], turn: int, call_id: str,
-               later: list[tuple[str, str, str | None]]) -> SubAnswer:
-    for later_id, agent, sub in later:
-        if parent.ctx.replay.child_result(later_id) is None:
-            _warm_up(parent, agent, sub)
+async def _one(parent: Episode, payload: dict[str, Any], turn: int,
+               this: tuple[str, str, str | None], later: list[tuple[str, str, str | None]],
+               batch: dict[str, bool]) -> SubAnswer:
+    call_id, agent, sub = this
     cached = parent.ctx.replay.child_result(call_id)
     if cached is not None:
         return cached
-    unknown = parent.ctx.pool.get(payload.get("sub") or parent.sub)  # its named sub model
+    unknown = parent.ctx.pool.get(sub)  # its named sub model
     if isinstance(unknown, str):
         return {"ok": False, "error": unknown}
+
+    def start_later(_: object = None) -> None:  # once this child's own REPL is up
+        for later_id, later_agent, later_sub in later:
+            if batch["open"] and parent.ctx.replay.child_result(later_id) is None:
+                _warm_up(parent, later_agent, later_sub)
+
+    _warm_up(parent, agent, sub).add_done_callback(start_later)
     return await parent._child(payload, turn, call_id)
 
 
-def _warm_up(parent: Episode, agent: str, sub: str | None) -> None:
+def _warm_up(parent: Episode, agent: str, sub: str | None) -> asyncio.Future[None]:
     """Start the REPL of the child ``agent`` (on the named sub model ``sub``: its
-    ``llm.context_tokens`` and ``llm.models``) now; its episode takes it when it starts."""
+    ``llm.context_tokens`` and ``llm.models``) unless it is started; its episode takes it
+    when it starts. Its start."""
     ctx = parent.ctx
-    if agent in ctx.warm or isinstance(ctx.pool.get(sub), str):  # an unknown name: refused
-        return
-    stand_in = type(parent)(ctx, agent=agent, depth=parent.depth + 1, tracker=parent.tracker,
-                            sub=sub)
-    sandbox = ctx.sandbox_factory(stand_in)
-    ctx.warm[agent] = (sandbox, asyncio.ensure_future(sandbox.start()))
+    if agent not in ctx.warm:
+        stand_in = type(parent)(ctx, agent=agent, depth=parent.depth + 1,
+                                tracker=parent.tracker, sub=sub)
+        sandbox = ctx.sandbox_factory(stand_in)
+        ctx.warm[agent] = (sandbox, asyncio.ensure_future(sandbox.start()))
+    return ctx.warm[agent][1]
 
 
 async def _close_unused(parent: Episode, agents: list[str]) -> None:

@@ -57,7 +57,9 @@ READ_JSON = (
     "id> | <title> | <path> ===' and each of its pages '--- <document id> page <n> ---'. "
     "If there is none, give no findings."
 )
-TYPED = llm.schema_via == "response_format"  # findings come as fields, not lines of prose
+# findings come as fields, not lines of prose, where the sub takes a schema and the parser
+# reads fields (one replayed from a run older than typed findings reads prose only)
+TYPED = llm.schema_via == "response_format" and globals().get("PARSES_FIELDS", False)
 SLICE_TOKENS = max(256, int(llm.context_tokens * 0.9))
 units = []  # (category, (doc, first page, last page), tokens): every page of every document
 for d in sorted(room.docs, key=lambda d: (d.folder, d.id)):
@@ -121,6 +123,7 @@ ECHO = re.compile(r"^(===|---|\\||#)|^D\\d{5}( page \\d+)?\\W*$")
 FINDING = re.compile(r"^[\\s\\-*\\d.]*\\**ISSUE\\**\\s*:\\s*\\**\\s*"
                      r"(?!none\\b)[^|\\s]+(?:[ \\t]+[^|\\s]+){2}", re.I)  # as measure's
 non_findings = 0  # replies holding no line in the finding format (and not NONE)
+PARSES_FIELDS = True  # parse_findings reads schema-typed replies too
 
 def parse_findings(reply, refs):
     \"\"\"Turn a sub-agent's reply into memo findings citing the document and page read: a

@@ -1,21 +1,32 @@
-"""Search precision: ``room.search`` against clause labels, precision at 5 per clause question.
+"""Search precision and speed: ``room.search`` by bm25 alone and hybrid (bm25 + embeddings).
 
-Imports a CUAD-format folder as a room (``dealroom cuad import``): your copy of CUAD v1 with
-``--cuad``, else a 40-contract sample in CUAD's format written from dealroom's own clause texts
-(:func:`dealroom.room.write_cuad_sample`: contracts whose boilerplate uses *change*, *control*,
-*termination* and the like on many pages in other senses, as real contracts do). For each of
-ten clause questions it asks ``room.search(question, k=5)`` and counts the hits whose contract
-is labelled with that category: P@5 = labelled hits / 5, and whether any labelled contract is
-in the top 5.
+Imports a CUAD-format folder as a room (``dealroom cuad import``, passage embeddings built):
+your copy of CUAD v1 with ``--cuad``, else a 40-contract sample in CUAD's format written from
+dealroom's own clause texts (:func:`dealroom.room.write_cuad_sample`: contracts whose
+boilerplate uses *change*, *control*, *termination* and the like on many pages in other
+senses, as real contracts do). For each of ten clause questions it asks
+``room.search(question, k=5)`` and counts
+
+* document level: the hits whose contract is labelled with that category (P@5 = labelled
+  hits / 5), and whether any labelled contract is in the top 5;
+* page level: the hits on a page that a labelled span of that category is on.
+
+The same room is searched twice: with its embeddings (hybrid) and without (bm25 alone, as a
+room built without the ``[search]`` extra). It also reports the time to build the embeddings
+of this room and their size, per token, extrapolated (linearly: the work is per passage) to an
+80M-token room, and with ``--speed-docs N`` the search time per query on a generated room of
+N documents (see :func:`speed`).
 
     python benchmarks/bench_search.py                       # the 40-contract sample
     python benchmarks/bench_search.py --cuad ~/data/CUAD_v1 --contracts 40 --seed 1
+    python benchmarks/bench_search.py --speed-docs 5000     # + search time on 5,000 docs
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -34,23 +45,114 @@ QUESTIONS = {
     "audit rights books and records": "Audit Rights",
 }
 """Question → the CUAD category whose labelled contracts count as relevant."""
+SPEED_QUERIES = (
+    "change of control", "termination for convenience", "company termination fee",
+    "non-compete", "indemnification cap", "consent to assignment", "material adverse effect",
+    "governing law", "most favored nation pricing", "exclusive license",
+    "liquidated damages", "audit rights books and records",
+)
+TARGET_TOKENS = 80_000_000
 
 
-def measure(room_dir: Path) -> list[tuple[str, float, bool, float]]:
-    """``(question, P@5, any labelled in the top 5, milliseconds)`` per question."""
+def _bm25_only(query: str, n: int, ranges: object) -> list[tuple[int, float, int]]:
+    from dealroom.errors import RoomError
+
+    raise RoomError("measured without embeddings")
+
+
+def measure(room_dir: Path, hybrid: bool) -> list[tuple[str, float, float, bool, float]]:
+    """``(question, doc P@5, page P@5, any labelled in the top 5, ms)`` per question."""
     from dealroom.room import Room
 
     labels = json.loads((room_dir / "answer_key" / "cuad_labels.json").read_text())
     rows = []
-    with Room.open(room_dir) as room:
+    with Room.open(room_dir, dense_search=None if hybrid else _bm25_only) as room:
+        room.search("warm up", k=5)  # the model's load is not a query's time
         for question, category in QUESTIONS.items():
             relevant = {c["doc"] for c in labels["contracts"] if c["labels"].get(category)}
+            pages = {(c["doc"], p) for c in labels["contracts"]
+                     for span in c["labels"].get(category, [])
+                     for p in range(span["pages"][0], span["pages"][-1] + 1)}
             started = time.perf_counter()
             hits = room.search(question, k=5)
             ms = 1000 * (time.perf_counter() - started)
             good = sum(h.doc in relevant for h in hits)
-            rows.append((question, good / 5, good > 0, ms))
+            on_page = sum((h.doc, h.page) in pages for h in hits)
+            rows.append((question, good / 5, on_page / 5, good > 0, ms))
     return rows
+
+
+def build_cost(room_dir: Path) -> tuple[float, int, int]:
+    """Seconds to embed the room's passages, bytes of the dense files, tokens of the room."""
+    from dealroom.room import Room
+    from dealroom.room._dense import DENSE_FILES, embed_index, encoder
+    from dealroom.room._index import read_json, read_layout
+
+    encoder()  # the model's load is paid once per process, not per token
+    idx = room_dir / ".index"
+    meta = read_json(idx / "meta.json")
+    started = time.perf_counter()
+    embed_index(idx, read_layout(idx, meta["counts"]))
+    seconds = time.perf_counter() - started
+    with Room.open(room_dir) as room:
+        tokens = room.totals["tokens"]
+    return seconds, sum((idx / name).stat().st_size for name in DENSE_FILES), tokens
+
+
+def speed(docs: int, tokens: str, tmp: Path) -> None:
+    """Search time per query on a generated room of ``docs`` documents: its bm25 index is
+    built for real; its passage embeddings are random unit vectors of the real shape (one row
+    per passage of the room): the time of the dense half depends on the number of passages,
+    not on their values, and embedding 80M tokens takes hours on a CPU (see the build cost)."""
+    import numpy as np
+
+    from dealroom._util.files import write_json_atomic
+    from dealroom.room import Room, build_index, generate_room
+    from dealroom.room._dense import DENSE_VERSION, MODEL, PASSAGE_WORDS, _sha, passages
+    from dealroom.room._index import read_json, read_layout
+
+    room_dir = tmp / "speed"
+    started = time.perf_counter()
+    generate_room(room_dir, docs=docs, seed=3, tokens=tokens, secret="bench")
+    build_index(room_dir, dense=False)
+    print(f"speed room: {docs:,} docs generated and indexed in "
+          f"{time.perf_counter() - started:.0f} s")
+    idx = room_dir / ".index"
+    layout = read_layout(idx, read_json(idx / "meta.json")["counts"])
+    with Room.open(room_dir) as room:
+        where = [(p, a) for p in range(room.totals["pages"])
+                 for a in passages(room._rowid_text(p + 1))]
+        totals = room.totals
+    del layout
+    rng = np.random.default_rng(0)
+    matrix = np.lib.format.open_memmap(idx / "dense.npy", mode="w+", dtype=np.float16,
+                                       shape=(len(where), 384))
+    for i in range(0, len(where), 65536):
+        block = rng.standard_normal((min(65536, len(where) - i), 384)).astype(np.float32)
+        matrix[i:i + len(block)] = block / np.linalg.norm(block, axis=1, keepdims=True)
+    matrix.flush()
+    del matrix
+    np.save(idx / "dense_map.npy", np.array(where, dtype=np.int32).reshape(-1, 2))
+    write_json_atomic(idx / "dense.json", {
+        "version": DENSE_VERSION, "model": MODEL, "passages": len(where),
+        "passage_words": PASSAGE_WORDS, "meta_sha256": _sha(idx / "meta.json")})
+    with Room.open(room_dir) as room:
+        room.search("warm up", k=5)
+        for hybrid in (False, True):
+            if not hybrid:
+                room._dense_search = _bm25_only  # measured without embeddings first
+            else:
+                room._dense_search = room.dense_pages
+            times = []
+            for _ in range(2):
+                for q in SPEED_QUERIES:
+                    started = time.perf_counter()
+                    room.search(q, k=20)
+                    times.append(1000 * (time.perf_counter() - started))
+            print(f"  {'hybrid' if hybrid else 'bm25  '} search on {totals['docs']:,} docs / "
+                  f"{totals['tokens'] / 1e6:.1f}M tokens / {len(where):,} passages, "
+                  f"{len(times)} queries: mean {statistics.mean(times):.1f} ms, median "
+                  f"{statistics.median(times):.1f} ms, max {max(times):.1f} ms")
 
 
 def main() -> None:
@@ -58,24 +160,41 @@ def main() -> None:
     parser.add_argument("--cuad", type=Path, help="a CUAD v1 folder (default: the sample)")
     parser.add_argument("--contracts", type=int, default=40)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--speed-docs", type=int, default=0,
+                        help="also time search on a generated room of this many documents")
+    parser.add_argument("--speed-tokens", default="80M", help="that room's total tokens")
     args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model is read from its package's files
     from dealroom.room import CuadSettings, import_cuad, write_cuad_sample
 
+    print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} "
+          f"{os.getloadavg()[2]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp:
         cuad = args.cuad or write_cuad_sample(Path(tmp) / "CUAD_v1", args.contracts, args.seed)
         room = Path(tmp) / "room"
-        settings = CuadSettings(contracts=args.contracts, seed=args.seed,
+        settings = CuadSettings(contracts=args.contracts, seed=args.seed, dense=True,
                                 categories=tuple(sorted(set(QUESTIONS.values()))))
         report = import_cuad(cuad, room, settings)
         totals = report.manifest.totals()
         print(f"room: {totals['docs']} contracts, {totals['pages']} pages "
               f"({'CUAD' if args.cuad else 'CUAD-format sample'})")
-        rows = measure(room)
-    for question, p5, hit, ms in rows:
-        print(f"  {question:38s} P@5 {p5:.1f}  {'labelled in top 5' if hit else 'NONE in top 5'}"
-              f"  {ms:.1f} ms")
-    print(f"mean P@5 {statistics.mean(r[1] for r in rows):.2f}; questions with a labelled "
-          f"contract in the top 5: {sum(r[2] for r in rows)}/{len(rows)}")
+        results = {hybrid: measure(room, hybrid) for hybrid in (False, True)}
+        seconds, size, tokens = build_cost(room)
+        if args.speed_docs:
+            speed(args.speed_docs, args.speed_tokens, Path(tmp))
+    print(f"{'question':36s} {'bm25 doc/page':>14s} {'hybrid doc/page':>16s}")
+    for (q, d0, p0, h0, _), (_, d1, p1, h1, ms) in zip(results[False], results[True],
+                                                      strict=True):
+        print(f"  {q:34s} {d0:5.1f} {p0:4.1f}{'' if h0 else ' NONE':5s}   {d1:5.1f} {p1:4.1f}"
+              f"{'' if h1 else ' NONE':5s} {ms:6.1f} ms")
+    for hybrid, rows in results.items():
+        print(f"{'hybrid' if hybrid else 'bm25  '}: mean P@5 document {statistics.mean(r[1] for r in rows):.2f}, "
+              f"page {statistics.mean(r[2] for r in rows):.2f}; questions with a labelled "
+              f"contract in the top 5: {sum(r[3] for r in rows)}/{len(rows)}")
+    scale = TARGET_TOKENS / tokens
+    print(f"embeddings of this room ({tokens:,} tokens): built in {seconds:.1f} s, "
+          f"{size / 1e6:.2f} MB; extrapolated to 80M tokens: {seconds * scale / 3600:.1f} h, "
+          f"{size * scale / 1e6:.0f} MB (this machine's CPUs)")
 
 
 if __name__ == "__main__":

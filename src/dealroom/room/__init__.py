@@ -24,6 +24,7 @@ _EXPORTS = {
     "generate_room": "dealroom.room._generate",
     "GenerateSettings": "dealroom.room._generate",
     "parse_count": "dealroom.room._generate",
+    "dense_installed": "dealroom.room._dense:installed",
     "ensure_index": "dealroom.room._index",
     "index_status": "dealroom.room._index",
     "ingest": "dealroom.room._ingest",
@@ -97,6 +98,7 @@ if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXP
         format_of,
     )
     from dealroom.room._generate import GenerateSettings, generate_room, parse_count
+    from dealroom.room._dense import installed as dense_installed
     from dealroom.room._index import ensure_index, index_status
     from dealroom.room._ingest import (
         INGEST_REASONS,

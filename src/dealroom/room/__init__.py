@@ -87,6 +87,7 @@ if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXP
     from dealroom.room._cuad import CuadSettings, import_cuad, load_cuad
     from dealroom.room._cuad_sample import write_cuad_sample
     from dealroom.room._deliverable import deliverable_text
+    from dealroom.room._dense import installed as dense_installed
     from dealroom.room._extract import (
         REASONS,
         Extraction,
@@ -98,7 +99,6 @@ if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXP
         format_of,
     )
     from dealroom.room._generate import GenerateSettings, generate_room, parse_count
-    from dealroom.room._dense import installed as dense_installed
     from dealroom.room._index import ensure_index, index_status
     from dealroom.room._ingest import (
         INGEST_REASONS,

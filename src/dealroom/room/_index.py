@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from dealroom._util.files import write_json_atomic
 from dealroom.errors import RoomError
-from dealroom.room._dense import DENSE_FILES, dense_status, embed_index, installed
+from dealroom.room._dense import DENSE_FILES, embed_index, installed
 from dealroom.room._extract import PAGE_BREAK, Extraction, extract_document
 from dealroom.room._manifest import MANIFEST, check_documents, document_path, load_manifest
 from dealroom.room._normalize import normalize_pages

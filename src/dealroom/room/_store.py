@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from dealroom.errors import RoomError
+from dealroom.room._dense import DenseIndex, DenseSearch, fuse
 from dealroom.room._grep import (
     PARALLEL_BYTES,
     ScanResult,
@@ -46,7 +47,6 @@ from dealroom.room._index import (
     read_json,
     read_layout,
 )
-from dealroom.room._dense import DenseIndex, DenseSearch, fuse
 from dealroom.room._manifest import room_name
 from dealroom.room._normalize import fold_quotes
 from dealroom.room._search import SearchIndex, parse_query, query_phrase, snippet_regex

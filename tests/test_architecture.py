@@ -157,7 +157,7 @@ def test_the_run_folder_tree_names_every_file_of_the_format() -> None:
 COMMON = set(typing.get_type_hints(Event))
 ROOT_MODEL = [
     "```python\nr = llm_batch([{'prompt': 'read', 'docs': ['D00001']}, 'free text'])\n"
-    "memo.section('Findings', 'Draft.')\nprint(r)\n```",
+    "memo.section('Findings', 'Draft.')\nprint(r, echo('x'))\n```",
     "```python\nprint(rlm('Check D00002', docs=['D00002']))\n```",
     "```python\nsubmit()\n```",
 ]
@@ -176,7 +176,7 @@ def written(small_room, tmp_path_factory):
     resume, fork, REPL."""
     import asyncio
 
-    from dealroom.harness import fork_run, resume_run, run_agent
+    from dealroom.harness import ask_run, fork_run, resume_run, run_agent
     from dealroom.harness.rlm import open_repl
     from dealroom.models import ScriptedModel
 
@@ -186,7 +186,12 @@ def written(small_room, tmp_path_factory):
         return ScriptedModel(["```python\nsubmit('child: nothing found')\n```"], cycle=True,
                              name="sub", context_window=4096)
 
-    run_agent(small_room, tmp / "rlm", root=ScriptedModel(ROOT_MODEL), sub=sub(), depth=2)
+    host_tools = tmp / "host_tools.py"
+    host_tools.write_text('def echo(text: str) -> str:\n    """Echo."""\n    return text\n')
+    run_agent(small_room, tmp / "rlm", root=ScriptedModel(ROOT_MODEL), sub=sub(), depth=2,
+              host_tools=[str(host_tools)])
+    run_agent(small_room, tmp / "named", root=ScriptedModel(ROOT_MODEL),
+              sub={"fast": sub(), "strong": sub()}, depth=2)
     run_agent(small_room, tmp / "compacted", root=ScriptedModel(
         [compacting_root], cycle=True, context_window=2048), sub=sub(), max_turns=6)
     run_agent(small_room, tmp / "tools", harness="toolloop", root="scripted",
@@ -202,7 +207,10 @@ def written(small_room, tmp_path_factory):
             await session.run("print(llm('hi'))")
 
     asyncio.run(repl())
-    runs = [tmp / name for name in ("rlm", "compacted", "tools", "resumed", "fork", "repl")]
+    ask_run(tmp / "rlm", "Anything else?", root=ScriptedModel(["```python\nsubmit('no')\n```"]),
+            sub=sub())
+    runs = [tmp / name for name in ("rlm", "named", "compacted", "tools", "resumed", "fork",
+                                    "repl", "rlm/asks/1")]
     configs = [json.loads((r / "config.json").read_text()) for r in runs]
     events = [json.loads(line) for r in runs
               for line in (r / "trajectory.jsonl").read_text().splitlines()]

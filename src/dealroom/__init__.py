@@ -7,6 +7,7 @@ The public API, imported lazily so ``import dealroom`` stays fast:
     run_agent       run the RLM or tool-loop harness on a room    (dealroom.harness)
     resume_run      finish an interrupted run                     (dealroom.harness)
     fork_run        continue a run after root turn J, another root (dealroom.harness)
+    ask_run         a follow-up question on a finished run        (dealroom.harness)
     judge_run       score a run's memo against the rubric         (dealroom.judge)
     judge_memo      score any memo file against a room's rubric   (dealroom.judge)
     metrics_from_run  coverage, accounting, behaviour of a run    (dealroom.measure)
@@ -35,12 +36,13 @@ _EXPORTS = {
     "DEMO_DOCS": "dealroom._demo",
     "diagnose": "dealroom._doctor",
     "fork_run": "dealroom.harness",
+    "ask_run": "dealroom.harness",
 }
 
 if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXPORTS)
     from dealroom._demo import DEMO_DOCS, run_demo, run_demo_async
     from dealroom._doctor import diagnose
-    from dealroom.harness import fork_run, resume_run, run_agent
+    from dealroom.harness import ask_run, fork_run, resume_run, run_agent
     from dealroom.judge import judge_memo, judge_run
     from dealroom.measure import metrics_from_run
     from dealroom.room import Room, generate_room

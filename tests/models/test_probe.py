@@ -32,12 +32,17 @@ class Plain(ServedModelServer):
 
 class LlamaCpp(Plain):
     """llama.cpp's ``llama-server``: ``/props`` ``n_ctx``, ``/tokenize`` ``{content}``,
-    ``/apply-template``."""
+    ``/apply-template``; ``total_slots`` (its ``--parallel``) when ``slots`` is given."""
+
+    def __init__(self, slots: int | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        self.slots = slots
 
     async def _props(self, request: web.Request) -> web.Response:
         self.probes.append("/props")
-        return web.json_response({"default_generation_settings": {"n_ctx": self.context_window},
-                                  "chat_template": "{{ messages }}"})
+        props = {"default_generation_settings": {"n_ctx": self.context_window},
+                 "chat_template": "{{ messages }}"}
+        return web.json_response(props | ({"total_slots": self.slots} if self.slots else {}))
 
     @staticmethod
     def templated(messages: list[dict[str, Any]]) -> str:
@@ -166,3 +171,35 @@ def test_counted_usage_is_not_an_estimate(generated_room, tmp_path) -> None:
     assert usage["usage_estimated_calls"] == 0
     assert usage["counts_source"].get("extras", 0) > 0
     assert RunFolder.open(tmp_path / "run").events()[0]["warnings"] == []
+
+
+def test_a_server_that_computes_one_request_at_a_time_gets_one() -> None:
+    """llama.cpp's ``/props`` says ``total_slots``: no more requests are kept open than that,
+    so none waits inside the server while its deadline runs."""
+    async def four_at_once(server) -> int:
+        client = open_model(f"{server.model}@{server.base_url}", concurrency=4)
+        try:
+            facts = await client.server_facts()
+            await asyncio.gather(*(client.chat(MESSAGES, max_tokens=8) for _ in range(4)))
+            return facts.slots
+        finally:
+            await client.aclose()
+
+    with LlamaCpp(context_window=4096, slots=1, latency=0.2) as server:
+        assert asyncio.run(four_at_once(server)) == 1
+    assert server.max_in_flight == 1
+    assert len(server.requests) == 4
+
+
+def test_a_server_with_several_slots_keeps_the_clients_concurrency() -> None:
+    async def four_at_once(server) -> None:
+        client = open_model(f"{server.model}@{server.base_url}", concurrency=4)
+        try:
+            await client.server_facts()
+            await asyncio.gather(*(client.chat(MESSAGES, max_tokens=8) for _ in range(4)))
+        finally:
+            await client.aclose()
+
+    with LlamaCpp(context_window=4096, slots=8, latency=0.2) as server:
+        asyncio.run(four_at_once(server))
+    assert server.max_in_flight == 4

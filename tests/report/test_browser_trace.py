@@ -237,3 +237,77 @@ def _memo_and_urls(browser, index: Path, width: int, docs: bool) -> None:
         (images / "viewer-failures.png").write_bytes((shots / "viewer-failures.png")
                                                      .read_bytes())
     assert browser.errors == []
+
+
+def test_a_transcript_citation_shows_the_printed_page_and_lights_its_line(browser, tmp_path):
+    """A memo citing ``[D00001 p.3, printed 453:7]``: the link says both, and the page opens
+    titled with the printed page and line, that margin line lit."""
+    from dealroom.room import IngestSettings, ingest
+
+    src = tmp_path / "src"
+    src.mkdir()
+    pages = ["DEPOSITION OF JANE ROE"] + [f"Page {p}\n" + "\n".join(
+        f"{n} A. The fee was never discussed." if (p, n) == (453, 7) else f"{n} Q. Asked?"
+        for n in range(1, 26)) for p in (452, 453)]
+    (src / "roe.txt").write_text("\f".join(pages))
+    ingest(src, tmp_path / "room", IngestSettings(workers=1))
+    run = tmp_path / "run"
+    (run / "output").mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps({
+        "version": 1, "harness": "rlm", "room": str(tmp_path / "room"), "root": "scripted",
+        "sub": "oracle", "deliverables": {"memo": "memo.md"}}))
+    events = [_event(0, "run_start", room="roe", docs=1, tokens=100),
+              _event(1, "run_end", status="submitted", reason="submit()", turns=1,
+                     ended="submitted")]
+    (run / "trajectory.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    (run / "output" / "memo.md").write_text(
+        "# Memo\n\n- The witness says the board never heard of the fee. "
+        "[D00001 p.3, printed 453:7]\n")
+    browser.errors.clear()
+    browser.open(write_trace(run, tmp_path / "view").as_uri() + "#memo")
+    browser.wait_for("document.querySelector('#memo article.memo-md a.ref') !== null")
+    assert text_of(browser, "#memo article.memo-md a.ref") == "D00001 p.3, printed 453:7"
+    browser.click("#memo article.memo-md a.ref")
+    marked = browser.wait_for("document.querySelector('#panel mark.cited')?.textContent")
+    assert marked == "7 A. The fee was never discussed."
+    assert text_of(browser, "#panel h2.doc-title") == "D00001 p.3 (printed 453:7) of 3"
+    assert browser.errors == []
+
+
+def test_the_viewer_tells_each_calls_model_and_cost_and_each_childs_totals(
+        browser, small_generated_room, tmp_path):
+    from dealroom.harness import run_agent
+    from dealroom.models import Prices, ScriptedModel
+
+    def sub(name, price):
+        return ScriptedModel(["```python\nsubmit('child done')\n```"], cycle=True, name=name,
+                             context_window=8192, prices=Prices(price, price, 4 * price))
+
+    root = ScriptedModel(["```python\nr = llm_batch([{'prompt': 'a', 'model': 'fast'}, "
+                          "{'prompt': 'b', 'model': 'strong'}])\n"
+                          "print(rlm('look', sub='strong'))\n```",
+                          "```python\nsubmit()\n```"])
+    run_agent(small_generated_room, tmp_path / "run", root=root, depth=2,
+              sub={"fast": sub("fast-m", 10.0), "strong": sub("strong-m", 200.0)})
+    usage = json.loads((tmp_path / "run" / "metrics.json").read_text())["usage"]
+    (child, tree), = usage["by_child"].items()
+    index = write_trace(tmp_path / "run", tmp_path / "view")
+    browser.errors.clear()
+    browser.open(index.as_uri())
+    browser.wait_for("document.querySelectorAll('details.wave tr.call').length >= 2")
+    rows = browser.evaluate("Array.from(document.querySelectorAll('details.wave tr.call'))"
+                            ".map(r => Array.from(r.cells).map(c => c.textContent))")
+    head = browser.evaluate("Array.from(document.querySelectorAll('details.wave th'))"
+                            ".map(h => h.textContent)")
+    assert "model" in head and "cost" in head
+    cost, model = head.index("cost"), head.index("model")
+    assert sorted(r[model] for r in rows) == ["fast", "strong"]
+    by_model = {r[model]: float(r[cost].lstrip("$")) for r in rows}
+    assert 0 < by_model["fast"] < by_model["strong"]
+    summary = text_of(browser, "details.child > summary")
+    assert summary.startswith(f"child {child} · {tree['calls']} calls")
+    assert f"${tree['cost_usd']:.4f}" in summary
+    usage_tab = text_of(browser, "#usage")
+    assert "children (each with its own children)" in usage_tab and child in usage_tab
+    assert "by sub-agent model" in usage_tab
+    assert browser.errors == []

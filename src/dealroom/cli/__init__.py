@@ -24,7 +24,7 @@ from dealroom.errors import DealroomError, DealroomWarning, InputError
 
 WORKFLOW: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Rooms", ("generate", "ingest", "cuad", "lab", "inspect", "validate", "repl")),
-    ("Run", ("run", "resume")),
+    ("Run", ("run", "resume", "ask")),
     ("Judge and view", ("judge", "summary", "view")),
     ("Evaluate", ("eval", "report")),
     ("Train", ("export", "train", "budgetmix")),
@@ -93,6 +93,7 @@ eval_app = typer.Typer(name="eval", no_args_is_help=True,
 app.add_typer(eval_app, name="eval")
 
 from dealroom.cli import (  # noqa: E402,F401  (registers commands)
+    _ask,
     _budgetmix,
     _doctor,
     _eval,

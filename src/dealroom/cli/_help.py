@@ -32,6 +32,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
             "dealroom run rooms/toy --out runs/toy-3 --harness toolloop --root NAME"),
     "resume": ("dealroom resume runs/toy-1",
                "dealroom resume runs/toy-1 --from-turn 3 --out runs/toy-1-fork --root NAME"),
+    "ask": ("dealroom ask runs/toy-1 'Which contracts need consent for the merger?'",
+            "dealroom ask runs/toy-1 'Add the lease findings to the memo' --revise"),
     "judge": ("dealroom judge runs/toy-1", "dealroom judge runs/toy-1 --judge NAME",
               "dealroom judge runs/toy-1 --by-turn"),
     "summary": ("dealroom summary runs/toy-1 runs/toy-2", "dealroom summary runs/toy-1 --json"),

@@ -89,6 +89,28 @@ def render_run_result(result) -> None:  # type: ignore[no-untyped-def]
                  + [("records", result.run_dir)])
 
 
+def render_answer(result, as_json: bool = False) -> None:  # type: ignore[no-untyped-def]
+    """``dealroom ask``'s answer: the text, then status, turns, cost, citations, paths."""
+    if as_json:
+        render_json(result.to_dict(), indent=2)
+        return
+    from rich.markdown import Markdown
+
+    if result.answer is not None:
+        console.print(Markdown(result.answer))
+    bad = [c for c in result.citations if not c["ok"]]
+    rows = [("ask", str(result.number)), ("status", f"{result.status} ({escape(result.reason)})"),
+            ("turns", str(result.turns)),
+            ("cost", f"${result.usage.get('cost_usd', 0.0):.4f}"),
+            ("citations", f"{len(result.citations) - len(bad)} of {len(result.citations)} "
+                          "name a document and page of the room")]
+    rows += [("", f"[yellow]{escape(c['doc'])} p.{c['page']}: {escape(c['why'])}[/]")
+             for c in bad]
+    if result.revised:
+        rows.append(("memo", "revised: the run's memo is now the one this answer left"))
+    render_facts(rows, [("records", result.folder)])
+
+
 def render_facts(rows: list[tuple[str, str]], paths: list[tuple[str, object]],
                  where: Console | None = None) -> None:
     """Label-value ``rows`` (values in markup) as a table, then ``paths`` in the same columns,

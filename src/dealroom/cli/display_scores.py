@@ -106,6 +106,7 @@ def render_summary(result: dict[str, Any], where: Console | None = None) -> None
     else:
         _render_blocks([*rows, (f"totals of {totals[0]}", totals[1])], where)
     _print_endpoints(result["runs"], where)
+    _print_split(result["runs"], where)
     if t.get("headline_positive_runs"):
         where.print(f"headline: pass rate on positive criteria for the "
                     f"{t['headline_positive_runs']} runs whose rubric has negative criteria, "
@@ -118,6 +119,16 @@ def render_summary(result: dict[str, Any], where: Console | None = None) -> None
         + (f"; judge cost ${t['judge_cost_usd']:.2f}" if t["judge_cost_usd"] else "")
         + (f"; {t['unpriced_calls']} unpriced calls" if t["unpriced_calls"] else "")
     )
+
+
+def _print_split(runs: list[dict[str, Any]], where: Console) -> None:
+    """Where each run's tokens and dollars went (root, each sub-agent model, children), for
+    runs with named sub-agent models or children."""
+    shown = [r for r in runs if set(r.get("split") or {}) - {"root", "sub.default"}]
+    for r in shown:
+        parts = [f"{key.removeprefix('sub.')} {_pct(p['share'])} of tokens, "
+                 f"${p['cost_usd']:.4f}" for key, p in r["split"].items()]
+        where.print(f"{_run_name(r)}: " + "; ".join(parts), soft_wrap=True)
 
 
 def _run_cells(r: dict[str, Any]) -> list[str]:

@@ -41,7 +41,7 @@ def run_row(run_dir: Path) -> dict[str, Any]:
         "run": run_dir.name,
         "path": str(run_dir),
         "room": metrics.get("room") or str(config.get("room", "")),
-        "policy": " / ".join(str(p) for p in (config.get("root"), config.get("sub")) if p),
+        "policy": " / ".join(str(p) for p in (config.get("root"), _subs_label(config)) if p),
         "harness": metrics.get("harness", ""),
         "root_model": metrics.get("root_model", ""),
         "sub_model": metrics.get("sub_model", folder.config.get("sub", "")),
@@ -75,7 +75,32 @@ def run_row(run_dir: Path) -> dict[str, Any]:
         "room_tokens": coverage.get("tokens_total") or _room_tokens(metrics.get("room")),
         "wall_s": metrics.get("wall_s", 0.0),
         "endpoints": endpoints(config),
+        "split": where_it_went(usage.get("split") or {}),
+        "cost_by_sub": {name: u.get("cost_usd", 0.0)
+                        for name, u in (usage.get("by_sub") or {}).items()},
     }
+
+
+def _subs_label(config: Mapping[str, Any]) -> str | None:
+    """The sub-agent part of a run's policy: its spec, or ``fast=A, strong=B``."""
+    named = config.get("subs")
+    if named:
+        return ", ".join(f"{name}={spec}" for name, spec in named.items())
+    return config.get("sub")
+
+
+def where_it_went(split: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """``metrics.json`` ``usage.split`` as part → ``{tokens, cost_usd, share}`` (share of the
+    run's tokens), in the order root, each sub, children."""
+    order = sorted(split, key=lambda k: (k != "root", k == "children", k))
+    total = sum(int(split[k].get("input_tokens", 0)) + int(split[k].get("output_tokens", 0))
+                for k in order)
+    out = {}
+    for key in order:
+        tokens = int(split[key].get("input_tokens", 0)) + int(split[key].get("output_tokens", 0))
+        out[key] = {"tokens": tokens, "cost_usd": float(split[key].get("cost_usd", 0.0)),
+                    "share": ratio(tokens, total)}
+    return out
 
 
 def endpoints(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

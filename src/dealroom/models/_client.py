@@ -229,6 +229,8 @@ class OpenAICompatibleClient:
         if self._endpoint is None or self._loop is not loop or self._endpoint.closed:
             self._endpoint = acquire(self.spec, self.base_url, self._tls)
             self._loop = loop
+            if self._facts is not None and self._facts.slots:
+                self._endpoint.limit_to(self._facts.slots)
         return self._endpoint
 
     def _payload(self, messages: list[dict[str, Any]], limit: int | None,
@@ -309,6 +311,8 @@ class OpenAICompatibleClient:
         if self._facts is None:
             self._facts = await probe_server(self.request, self.model)
             self._window_from(self._facts.window)
+        if self._facts.slots:
+            self._get_endpoint().limit_to(self._facts.slots)
         return self._facts
 
     @property

@@ -102,13 +102,19 @@ class Endpoint:
         self.semaphore = asyncio.Semaphore(concurrency)
         self.limit = concurrency
         self.refs = 0
+        self.cap: int | None = None
+        """What the server computes at once, where it said (see :meth:`limit_to`)."""
+        self._held: list[asyncio.Task[None]] = []
 
     @property
     def closed(self) -> bool:
         return self.session.closed
 
     def raise_limit(self, concurrency: int) -> None:
-        """The limit is the largest any client of the endpoint asked for; it only grows."""
+        """The limit is the largest any client of the endpoint asked for, up to the server's
+        :attr:`cap`; it only grows."""
+        if self.cap is not None:
+            concurrency = min(concurrency, self.cap)
         for _ in range(concurrency - self.limit):
             self.semaphore.release()
         if concurrency > self.limit:
@@ -117,7 +123,22 @@ class Endpoint:
             self.session.connector._limit = concurrency  # type: ignore[union-attr]
         self.limit = max(self.limit, concurrency)
 
+    def limit_to(self, slots: int) -> None:
+        """Keep at most ``slots`` requests open: the server computes no more at once, and a
+        request queued inside it would spend its deadline waiting. Permits above ``slots`` are
+        taken and held (as requests in flight finish), so the limit only shrinks here."""
+        self.cap = slots if self.cap is None else min(self.cap, slots)
+        if self.cap < self.limit:
+            self._held.append(asyncio.ensure_future(self._hold(self.limit - self.cap)))
+            self.limit = self.cap
+
+    async def _hold(self, permits: int) -> None:
+        for _ in range(permits):
+            await self.semaphore.acquire()
+
     async def close(self) -> None:
+        for task in self._held:
+            task.cancel()
         await self.session.close()
 
 

@@ -81,12 +81,28 @@ class OracleSettings:
         return cls(**values)
 
 
+SPEC_KNOBS = ("price_input", "price_output", "context_window")
+"""Knobs of the oracle's spec beside its answers' (``oracle:recall=0.6,price_input=0.1,
+price_output=0.4``): what its calls cost and how large a slice it takes, so that it can stand
+for a named model of a given price (``--sub fast=oracle:recall=0.6,price_input=0.1``)."""
+
+
 def oracle_spec(text: str, options: dict[str, str]) -> ModelSpec:
     """The spec of ``oracle`` / ``oracle:recall=...``; bad knobs are a ConfigError now."""
-    settings = OracleSettings.parse(text, options)
-    return ModelSpec(name=text, kind=ORACLE, model=MODEL_ID, context_window=CONTEXT_WINDOW,
-                     concurrency=1024, priced=True, options={f.name: getattr(settings, f.name)
-                                                for f in fields(settings)})
+    own = {k: options[k] for k in SPEC_KNOBS if k in options}
+    settings = OracleSettings.parse(text, {k: v for k, v in options.items() if k not in own})
+    try:
+        prices = Prices(input=float(own.get("price_input", 0)),
+                        output=float(own.get("price_output", 0)))
+        window = int(own.get("context_window", CONTEXT_WINDOW))
+    except (ValueError, TypeError):
+        raise ConfigError(f"{text!r}: price_input and price_output are USD per 1M tokens, "
+                          "context_window an integer") from None
+    if window < 1024:
+        raise ConfigError(f"{text!r}: context_window must be at least 1024, got {window}")
+    return ModelSpec(name=text, kind=ORACLE, model=MODEL_ID, context_window=window,
+                     concurrency=1024, priced=True, prices=prices,
+                     options={f.name: getattr(settings, f.name) for f in fields(settings)})
 
 
 def create(spec: ModelSpec) -> OracleModel:
@@ -110,7 +126,7 @@ class OracleModel:
         self.name = spec.name
         self.model = spec.model or MODEL_ID
         self.context_window = spec.context_window
-        self.prices = Prices()
+        self.prices = spec.prices
         self.settings = OracleSettings(**spec.options)
         self._keys: dict[str, list[dict[str, Any]]] = {}
 
@@ -143,7 +159,9 @@ class OracleModel:
         tokens = context.get("tokens")  # the input as the harness counted it, when it did
         if not isinstance(tokens, int):
             tokens = estimate_usage(messages, "", self.prices).input_tokens
-        usage = Usage(input_tokens=tokens, output_tokens=count_tokens(text), calls=1)
+        out = count_tokens(text)
+        usage = Usage(input_tokens=tokens, output_tokens=out, calls=1,
+                      cost_usd=self.prices.cost(tokens, 0, out))
         return ChatResult(text=text, usage=usage, model=self.model, finish_reason="stop",
                           latency_s=0.0)
 

@@ -9,6 +9,10 @@ Each serving stack exposes its window and its token count in its own way:
     llama-cpp-python    (none)                          POST /extras/tokenize/count {input}
     Ollama              POST /api/show num_ctx          (none)
 
+llama.cpp's ``/props`` also says how many requests the server computes at once
+(``total_slots``, its ``--parallel``): the client then keeps no more open (``slots``), so a
+request never waits inside the server while its deadline runs.
+
 :func:`probe_server` asks in that order and keeps the first that answers; :class:`ServerFacts`
 says which ``counts_source`` a count then has (``tokenize``, ``llama.cpp``, ``extras``), or
 ``estimate`` where the server offers none.
@@ -43,6 +47,8 @@ class ServerFacts:
     count_route: str | None = None
     """``messages`` (vLLM ``/tokenize``), ``content`` (llama.cpp), ``extras``
     (llama-cpp-python), or None."""
+    slots: int | None = None
+    """Requests the server computes at once, where it says (llama.cpp ``total_slots``)."""
 
     @property
     def counts_source(self) -> str:
@@ -52,7 +58,8 @@ class ServerFacts:
 
     def to_dict(self) -> dict[str, Any]:
         return {"family": self.family, "window": self.window,
-                "window_source": self.window_source, "counts_source": self.counts_source}
+                "window_source": self.window_source, "counts_source": self.counts_source,
+                "slots": self.slots}
 
 
 async def _json(request: Request, method: str, path: str, body: Any = None) -> Any:
@@ -82,7 +89,8 @@ async def probe_server(request: Request, model: str) -> ServerFacts:
     props = await _json(request, "GET", "/props")
     if isinstance(props, dict):
         n_ctx = props_n_ctx(props)
-        facts = ServerFacts("llama.cpp", n_ctx, "/props n_ctx" if n_ctx else None)
+        facts = ServerFacts("llama.cpp", n_ctx, "/props n_ctx" if n_ctx else None,
+                            slots=_int(props.get("total_slots")))
         if isinstance((await _json(request, "POST", "/tokenize",
                                    {"content": "ping"}) or {}).get("tokens"), list):
             facts.count_route = "content"

@@ -18,6 +18,7 @@ from dealroom.errors import DealroomError
 from dealroom.eval import Row, as_of, bootstrap_ci, coverage_pass, run_row
 from dealroom.measure import correlation, ratio
 from dealroom.report._sources import Source, behind, run_setting
+from dealroom.report._where import where_data
 from dealroom.runs import RunFolder
 
 NO_TAU = "not used (criteria pass rates)"
@@ -50,6 +51,7 @@ def episode(row: Row, source: Source) -> dict[str, Any]:
         "input_tokens": row.input_tokens, "output_tokens": row.output_tokens,
         "root_input_tokens": row.root_input_tokens, "root_output_tokens": row.root_output_tokens,
         "wall_s": extra.get("wall_s", math.nan), "judge_errors": extra.get("n_errors") or 0,
+        "split": extra.get("split") or {},
     }
 
 
@@ -150,6 +152,7 @@ def plot_data(episodes: list[dict[str, Any]], passk: list[dict[str, Any]],
         "depth": _depth_pairs(judged),
         "grid": _grid_data(analyses, sampled),
         "by_turn": _by_turn(judged),
+        "where": where_data(sampled, policy_name, _described),
     }
     for data in plots.values():
         if "note" not in data:

@@ -8,7 +8,8 @@ from importlib import resources
 
 VIEWER_BODY = """<header><h1 id="title"></h1><div class="banner" id="banner" hidden></div>
 <div class="facts" id="facts"></div>
-<div class="facts models" id="models" hidden></div></header>
+<div class="facts models" id="models" hidden></div>
+<div class="asks" id="asks" hidden></div></header>
 <nav><button data-tab="timeline" class="on">Timeline</button><button data-tab="memo">Memo</button>
 <button data-tab="scores">Scores</button><button data-tab="coverage">Coverage</button>
 <button data-tab="usage">Usage</button></nav>

@@ -112,7 +112,8 @@ def trace_summary(folder: RunFolder, events: list[dict[str, Any]],
     coverage = metrics.get("coverage") or {}
     return {
         "run": folder.name, "harness": config.get("harness"), "root": config.get("root"),
-        "sub": config.get("sub"), "settings": config.get("settings") or {},
+        "sub": config.get("sub"), "subs": config.get("subs") or {},
+        "settings": config.get("settings") or {},
         "models": {role: {"model": m.get("model"), "base_url": m.get("base_url")}
                    for role, m in (config.get("models") or {}).items() if isinstance(m, dict)},
         "root_model": model_name(config.get("root")), "sub_model": model_name(config.get("sub")),
@@ -125,6 +126,8 @@ def trace_summary(folder: RunFolder, events: list[dict[str, Any]],
         "tree": coverage_tree(manifest, coverage.get("by_document") or {}),
         "scores": scores_view(folder.scores()),
         "fork": fork_view(dict(config)),
+        "ask": config.get("ask"),
+        "asks": asks_view(folder.path),
         "failures": failures_by_turn(events, dict(config)),
     }
 
@@ -150,6 +153,16 @@ def fork_view(config: dict[str, Any]) -> dict[str, Any] | None:
     source = str(forked.get("run") or "")
     return {"run": Path(source).name, "path": source, "turn": forked.get("turn"),
             "before": model_name(forked.get("root")), "after": model_name(config.get("root"))}
+
+
+def asks_view(run: Path) -> list[dict[str, Any]]:
+    """The run's follow-up questions (``dealroom ask``): number, question, answer, status,
+    turns and cost of each answered one."""
+    from dealroom.harness import read_answers
+
+    return [{"number": a.get("number"), "question": a.get("question"),
+             "answer": a.get("answer"), "status": a.get("status"), "turns": a.get("turns"),
+             "cost_usd": (a.get("usage") or {}).get("cost_usd")} for a in read_answers(run)]
 
 
 def failures_by_turn(events: list[dict[str, Any]], config: dict[str, Any]

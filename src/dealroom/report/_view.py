@@ -74,6 +74,10 @@ def _write_viewer(folder: RunFolder, out: Path, docs_dir: Path | None,
         "docs": index, "texts": sorted(written), "per_page": ITEMS_PER_PAGE})
     html = page(title or f"dealroom trace: {folder.name}", "viewer", scripts=["data/meta.js"])
     (out / "index.html").write_text(html, encoding="utf-8")
+    for ask in summary["asks"]:  # each follow-up question's own turns, beside the run's
+        asked = folder.path / "asks" / str(ask["number"])
+        _write_viewer(RunFolder.open(asked), out / "asks" / str(ask["number"]), docs_dir,
+                      f"dealroom trace: {folder.name}, question {ask['number']}")
     return out / "index.html"
 
 
@@ -109,7 +113,8 @@ def write_docs(folder: RunFolder, ids: set[str], docs_dir: Path) -> set[str]:
             texts = [room.text(doc, n) for n in range(1, doc.pages + 1)]
             write_script(docs_dir / f"{doc_id}.js", f"doc:{doc_id}",
                          {"id": doc_id, "title": doc.title, "path": doc.path, "pages": texts,
-                          "labels": doc.labels, "ocr": {str(p): c for p, c in doc.ocr.items()}})
+                          "labels": doc.labels, "line_numbers": doc.line_numbers,
+                          "ocr": {str(p): c for p, c in doc.ocr.items()}})
             have.add(doc_id)
     return have
 

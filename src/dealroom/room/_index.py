@@ -45,6 +45,7 @@ from dealroom.room._extract import PAGE_BREAK, Extraction, extract_document
 from dealroom.room._manifest import MANIFEST, check_documents, document_path, load_manifest
 from dealroom.room._normalize import normalize_pages
 from dealroom.room._ocr_store import overlay_ocr
+from dealroom.room._printed import read_printed
 from dealroom.room._tables import TableWriter
 
 if TYPE_CHECKING:
@@ -55,14 +56,21 @@ INDEX_FILES = ("meta.json", "docs.json", "layout.bin", "text.bin", "lower.bin", 
                "tokens.bin", "lines.bin")
 """Every file a build writes in ``.index/`` (and all a reader opens), but the optional
 passage embeddings (``DENSE_FILES``), which only the host reads."""
-INDEX_VERSION = 4
+INDEX_VERSION = 5
 """2: pages normalized (:mod:`dealroom.room._normalize`); 3: token and line tables; 4: quotes
-folded, plain text paginated, page labels and OCR marks in docs.json."""
+folded, plain text paginated, page labels and OCR marks in docs.json; 5: printed page labels
+read from the text (:mod:`dealroom.room._printed`) and transcripts' line numbers in docs.json."""
+READABLE_VERSIONS = (4, INDEX_VERSION)
+"""Index formats a read-only room may be opened with as they are (4 lacks only the labels read
+from the text); a writable room's older index is rebuilt."""
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 COMMON_SHARE = 0.02
 """Terms on more than this share of pages get a row in ``common`` (used to plan queries)."""
 LAYOUT = ("doc_start", "doc_end", "doc_page0", "page_start", "page_end", "page_cstart",
           "page_cend")
+PRINTED_FORMATS = frozenset({"pdf", "docx", "txt", "md", "png", "jpg", "tiff"})
+"""Formats whose pages are printed pages: their page numbers are read from the text (a sheet,
+a slide, an e-mail or a web page prints none that a citation uses)."""
 INLINE_FORMATS = frozenset({"md", "txt", "csv", "html", "eml"})
 """Formats cheap enough to extract in-process; the others go to a process pool."""
 
@@ -89,8 +97,9 @@ def _ordered(docs: Sequence[DocumentRecord]) -> list[DocumentRecord]:
     return sorted(docs, key=lambda d: (d.path, d.id))
 
 
-def index_status(room_dir: Path) -> str | None:
-    """``None`` when ``ROOM/.index/`` is complete and current, else why it must be (re)built."""
+def index_status(room_dir: Path, versions: Sequence[int] = (INDEX_VERSION,)) -> str | None:
+    """``None`` when ``ROOM/.index/`` is complete and current (of one of ``versions``), else
+    why it must be (re)built."""
     room_dir = Path(room_dir)
     meta_path = index_dir(room_dir) / "meta.json"
     if not meta_path.is_file():
@@ -99,7 +108,7 @@ def index_status(room_dir: Path) -> str | None:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return "the index's meta.json is unreadable"
-    if meta.get("version") != INDEX_VERSION:
+    if meta.get("version") not in versions:
         return f"the index has format {meta.get('version')}, this dealroom reads {INDEX_VERSION}"
     if meta.get("manifest_sha256") != _manifest_hash(room_dir):
         return f"{MANIFEST} changed since the index was built"
@@ -340,10 +349,17 @@ def _write_all(room_dir: Path, out: Path, docs: list[DocumentRecord],
 
 def _doc_record(doc: DocumentRecord, got: Extraction) -> dict[str, Any]:
     """The document's line of docs.json: its manifest record, its page count, and (when it
-    has them) its printed page labels and its OCR'd pages with their confidence."""
+    has them) its printed page labels (the PDF's ``/PageLabels`` first, else those read from
+    the text: ``labels_from``), whether it numbers its lines (``line_numbers``), and its OCR'd
+    pages with their confidence."""
     record: dict[str, Any] = {**doc.to_dict(), "pages": len(got.pages)}
+    printed = read_printed(got.pages if doc.format in PRINTED_FORMATS else [])
     if got.labels and len(got.labels) == len(got.pages):
-        record["labels"] = list(got.labels)
+        record.update(labels=list(got.labels), labels_from="pdf")
+    elif printed.informative:
+        record.update(labels=printed.labels, labels_from="text")
+    if printed.line_numbers:
+        record["line_numbers"] = True
     if got.ocr:
         record["ocr"] = {str(page): conf for page, conf in sorted(got.ocr.items())}
     return record
@@ -385,6 +401,9 @@ def ensure_index(room_dir: Path, progress: Progress | None = None) -> Path:
         _share(index_dir(room_dir))
         return index_dir(room_dir)
     if not os.access(room_dir, os.W_OK):
+        if index_status(room_dir, READABLE_VERSIONS) is None:  # an older format still read
+            _share(index_dir(room_dir))
+            return index_dir(room_dir)
         raise RoomError(
             f"{reason} and {room_dir} is read-only: build the index where the room is writable "
             "(Room.open or dealroom.room.build_index) and copy .index/ along with the room"

@@ -49,6 +49,7 @@ from dealroom.room._index import (
 )
 from dealroom.room._manifest import room_name
 from dealroom.room._normalize import fold_quotes
+from dealroom.room._printed import printed_line, printed_page
 from dealroom.room._search import SearchIndex, parse_query, query_phrase, snippet_regex
 from dealroom.room._tables import LINE_ARRAYS, TOKEN_ARRAYS, read_tables, token_end
 
@@ -93,10 +94,20 @@ class Hit:
     passage embeddings the reciprocal-rank fusion of bm25 and embedding similarity; ``None``
     for grep."""
     label: str = ""
-    """The page's printed label (``A-65``) where the PDF defines one; cite ``page``."""
+    """The page's printed label (``A-65``, ``452``) where the document prints one (its PDF's
+    page labels, else the numbers read from its text); ``page`` is the PDF index."""
+    printed_line: int = 0
+    """The line number printed in the margin (a transcript's ``7`` of ``452:7``); 0: none."""
+
+    @property
+    def printed(self) -> str:
+        """The printed page as cited: ``"A-65"``, ``"452:7"`` (page and line), ``""``: none."""
+        if not self.label:
+            return ""
+        return f"{self.label}:{self.printed_line}" if self.printed_line else self.label
 
     def __repr__(self) -> str:
-        printed = f" (printed {self.label})" if self.label else ""
+        printed = f" (printed {self.printed})" if self.printed else ""
         return f"[{self.doc} p.{self.page}]{printed} l.{self.line}: {self.snippet}"
 
 
@@ -131,8 +142,8 @@ class HitList(list):  # type: ignore[type-arg]
 class Doc:
     """One document of the room; ``.text`` and ``.page(n)`` read it from the text layer."""
 
-    __slots__ = ("_room", "category", "folder", "format", "id", "index", "labels", "ocr", "pages",
-                 "path", "title", "tokens")
+    __slots__ = ("_room", "category", "folder", "format", "id", "index", "labels", "labels_from",
+                 "line_numbers", "ocr", "pages", "path", "title", "tokens")
 
     def __init__(self, room: Room, index: int, record: dict[str, Any]) -> None:
         self._room = room
@@ -147,14 +158,59 @@ class Doc:
         self.tokens: int = record["tokens"]
         self.pages: int = record["pages"]
         self.labels: list[str] = record.get("labels", [])
-        """Printed page labels (``["i", "ii", "A-1", ...]``), one per page; empty when the
-        document prints none (page ``n`` is then labelled ``n``)."""
+        """Printed page labels (``["", "i", "ii", "A-1", ...]``), one per page (``""``: that
+        page prints none); empty when the document prints none that differ from its PDF index."""
+        self.labels_from: str = record.get("labels_from", "pdf" if self.labels else "")
+        """Where the labels come from: ``pdf`` (its ``/PageLabels``), ``text`` (the numbers its
+        pages print, read at ingest), ``""`` (none)."""
+        self.line_numbers: bool = record.get("line_numbers", False)
+        """Whether its pages number their lines in the margin (a transcript: cite ``452:7``)."""
         self.ocr: dict[int, float] = {int(p): c for p, c in record.get("ocr", {}).items()}
         """Pages read by OCR, with the engine's mean word confidence (0-100)."""
 
     def label(self, n: int) -> str:
         """The printed label of page ``n`` (``"A-65"``), or ``""`` when it prints none."""
         return self.labels[n - 1] if self.labels and 1 <= n <= len(self.labels) else ""
+
+    def page_of(self, printed: str | int) -> int:
+        """The page (PDF index, 1-based) that prints ``printed``: a label (``"A-12"``,
+        ``"iv"``, ``"452"``, ``"Page 452"``) or a transcript's page and line (``"452:7"``).
+
+        A document whose labels are all its PDF index stores none: a number then names the
+        page of that index. Raises :class:`RoomKeyError` naming close labels when no page
+        prints it.
+        """
+        want = printed_page(printed)[0]
+        for n, label in enumerate(self.labels, 1):
+            if label.casefold() == want.casefold():
+                return n
+        if not self.labels and want.isdigit() and 1 <= int(want) <= self.pages:
+            return int(want)
+        shown = [lab for lab in self.labels if lab]
+        close = difflib.get_close_matches(want, shown, n=3, cutoff=0.5)
+        hint = (f"; close: {', '.join(close)}" if close else
+                f"; it prints {shown[0]} to {shown[-1]}" if shown else
+                f"; it prints no page labels (pages 1-{self.pages})")
+        raise RoomKeyError(f"{self.id} prints no page {str(printed)!r}{hint} (doc.labels)")
+
+    def locate(self, page: int | str) -> tuple[int, str]:
+        """A cited page → ``(PDF page, the page as printed or "")``: an int is the PDF index,
+        a string the page as printed (``"A-12"``, a transcript's ``"452:7"``, see
+        :meth:`page_of`). A printed line of a document that numbers none raises ValueError."""
+        if isinstance(page, int) and not isinstance(page, bool):
+            return page, self.printed(page)
+        label, line = printed_page(page)
+        if line and not self.line_numbers:
+            raise ValueError(f"{self.id} does not number its lines: cite {label!r} without "
+                             f"the line ({page!r})")
+        n = self.page_of(label)
+        return n, self.printed(n, line) or (f"{label}:{line}" if line else "")
+
+    def printed(self, n: int, line: int = 0) -> str:
+        """How page ``n`` (and a margin ``line``) is cited as printed: ``"A-12"``,
+        ``"452:7"``; ``""`` when the page prints no label."""
+        label = self.label(n)
+        return f"{label}:{line}" if label and line else label
 
     @property
     def text(self) -> str:
@@ -184,6 +240,8 @@ class Room:
         room.docs                           every Doc: .id .path .title .category .folder
                                             .format .tokens .pages .text .page(n)
                                             .labels (printed page labels) .ocr (OCR'd pages)
+                                            .page_of("A-12") .locate("452:7") .printed(n)
+                                            .line_numbers (a transcript's margin)
         room.doc("D00042")                  one document, by id or path
         room.text("D00042", pages=(2, 4))   text of pages 2-4 (None: all, 3: page 3)
         room.page_spans("D00042")           (start, end) char offsets of each page
@@ -191,9 +249,11 @@ class Room:
         room.grep(r"change of control", folder=None, max_hits=200)   regex, case-insensitive
         room.search("consent assignment", k=20, folder=None)         ranked pages (hybrid)
 
-    Hits have ``.doc .page .line .offset .snippet .match .score .label``; cite them as
-    ``[D00042 p.3]``. Attributes: ``name``, ``path``, ``docs`` (in folder order), ``totals``
-    (docs, folders, categories, tokens, pages). Pages are 1-based everywhere.
+    Hits have ``.doc .page .line .offset .snippet .match .score .label .printed_line
+    .printed``; cite them as ``[D00042 p.3]`` (``page`` is the PDF index; ``printed`` the page
+    as printed, ``"A-12"`` or a transcript's ``"452:7"``). Attributes: ``name``, ``path``,
+    ``docs`` (in folder order), ``totals`` (docs, folders, categories, tokens, pages). Pages
+    are 1-based everywhere.
     """
 
     def __init__(self, path: Path, records: list[dict[str, Any]], layout: dict[str, Any],
@@ -423,12 +483,16 @@ class Room:
         context = text[max(line_start, lo - SNIPPET // 2):min(line_end, hi + SNIPPET // 2)]
         d = self.docs[doc]
         page = p - a["doc_page0"][doc] + 1
+        line = before.count(b"\n") + 1
+        margin = 0
+        if d.line_numbers:
+            margin = printed_line(decode_span(text, ps, pe, "replace"), line)
         return Hit(
-            doc=d.id, page=page, line=before.count(b"\n") + 1,
+            doc=d.id, page=page, line=line,
             offset=a["page_cstart"][p] + len(before.decode("utf-8", "ignore")),
             snippet=" ".join(context.decode("utf-8", "replace").split()), path=d.path,
             match=text[lo:hi].decode("utf-8", "replace")[:SNIPPET], score=score,
-            label=d.label(page),
+            label=d.label(page), printed_line=margin,
         )
 
     # -- search ---------------------------------------------------------------------------

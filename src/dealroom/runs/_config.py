@@ -17,6 +17,18 @@ RUN_VERSION = 2
 
 
 @with_config(RECORD_CONFIG)
+class AskRecord(TypedDict):
+    """The follow-up question an ask folder (``RUN/asks/N``, ``dealroom ask``) answers."""
+
+    number: int
+    """N: the run's first question is 1."""
+    question: str
+    """The question as asked."""
+    after_turn: int
+    """The run's last root turn: its turns 1..J are replayed, the question comes after."""
+
+
+@with_config(RECORD_CONFIG)
 class ModelRecord(TypedDict, total=False):
     """Which endpoint and model played a role (``dealroom.models.model_record``): the
     resolved spec and what the server said about itself. Secrets never: the route is the
@@ -105,11 +117,16 @@ class RunConfig(TypedDict, total=False):
     root: str | None
     """The root model's spec name (absent for a REPL session)."""
     sub: str | None
-    """The sub-agent model's spec name (absent for harnesses without sub-agents)."""
+    """The sub-agent model's spec name (absent for harnesses without sub-agents); with named
+    sub-agents, the default's (the first)."""
+    subs: dict[str, str]
+    """Only in a run with named sub-agents (``--sub fast=A --sub strong=B``): name → spec
+    name, the first the default; ``models`` has each as ``sub.NAME``."""
     settings: dict[str, Any]
     """The harness's settings dataclass as a dict (``RLMSettings``, ``ToolLoopSettings``)."""
     models: dict[str, ModelRecord]
-    """Role (``root``, ``sub``) → which endpoint and model played it (:class:`ModelRecord`).
+    """Role (``root``, ``sub``, ``sub.NAME`` for named sub-agents) → which endpoint and model
+    played it (:class:`ModelRecord`).
     Children run on the ``sub`` model, each agent's compactions on its own model; the judge's
     is in ``scores.json``."""
     deliverables: dict[str, str]
@@ -128,6 +145,9 @@ class RunConfig(TypedDict, total=False):
     root}``, the source run, the root turn J after which the new policy took over, how many of
     the source's events were copied (those with a smaller ``seq`` are turns 1..J, replayed),
     and the source's root."""
+    ask: AskRecord
+    """Only in an ask folder (``RUN/asks/N``, ``dealroom ask``): ``{number, question,
+    after_turn}``; ``forked_from`` names the run it reopened."""
     budgetmix: BudgetMixLabel
     """Only in a run of a BudgetMix plan: ``{plan, step, group}``, the plan's ``id`` and the
     entry the run follows (``dealroom budgetmix audit`` checks it)."""

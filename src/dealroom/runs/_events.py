@@ -45,6 +45,9 @@ class RunStart(Event, total=False):
     """Documents in the room."""
     tokens: int
     """Tokens in the room."""
+    room_digest: str
+    """SHA-256 over the room's documents (id, path, file hash): ``dealroom ask`` refuses a
+    room whose documents changed since."""
     counts_source: dict[str, str]
     """Per served model role (``root``, ``sub``): how its server counts prompts
     (``tokenize``, ``llama.cpp``, ``extras``) or ``estimate`` (it counts none)."""
@@ -266,6 +269,28 @@ class Tool(Event, total=False):
     """The document a ``read`` opened (its id); None for other calls and failed reads."""
 
 
+class HostTool(Event, total=False):
+    """A call from the REPL to one of the user's host tools (``--host-tools``)."""
+
+    type: Required[Literal["host_tool"]]  # type: ignore[misc]  # a TypedDict narrows no field
+    turn: int
+    """The turn whose cell made the call."""
+    call_id: str
+    """``AGENT/tTURN/hN``: a resumed run answers the same call from this record."""
+    name: str
+    """The tool."""
+    arguments: dict[str, Any]
+    """``{"args": [...], "kwargs": {...}}`` as the REPL sent them (JSON)."""
+    result: Any
+    """What the tool returned (JSON); None when it failed."""
+    result_chars: int
+    """Characters of the result's JSON."""
+    seconds: float
+    """Seconds the call took."""
+    error: str | None
+    """Why the call failed (raised in the REPL as ``ToolError``); None when it succeeded."""
+
+
 class Resumed(Event, total=False):
     """``dealroom resume`` continued the run from here."""
 
@@ -286,6 +311,7 @@ EVENT_TYPES: dict[str, type] = {
     "child_end": ChildEnd,
     "memo": MemoChanged,
     "tool": Tool,
+    "host_tool": HostTool,
     "resumed": Resumed,
 }
 """Event type → its record."""
@@ -310,7 +336,8 @@ TrajectoryEvent = Annotated[
     | Annotated[SandboxStarted, Tag("sandbox")] | Annotated[Cell, Tag("cell")]
     | Annotated[Wave, Tag("wave")] | Annotated[ChildStart, Tag("child_start")]
     | Annotated[ChildEnd, Tag("child_end")] | Annotated[MemoChanged, Tag("memo")]
-    | Annotated[Tool, Tag("tool")] | Annotated[Resumed, Tag("resumed")]
+    | Annotated[Tool, Tag("tool")] | Annotated[HostTool, Tag("host_tool")]
+    | Annotated[Resumed, Tag("resumed")]
     | Annotated[Event, Tag("event")],
     Discriminator(_event_tag),
 ]
@@ -328,10 +355,12 @@ def event_fields(type: str) -> tuple[str, ...]:
 
 
 OPTIONAL_ON_WRITE: dict[str, tuple[str, ...]] = {"run_end": ("ended",),
-                                                  "run_start": ("counts_source", "warnings")}
+                                                  "run_start": ("counts_source", "warnings",
+                                                                "room_digest")}
 """Fields a writer may leave out, by event type: a harness of its own that never degrades
 writes ``run_end`` without ``ended`` (readers take ``status`` then); one with no served model
-writes ``run_start`` without ``counts_source`` and ``warnings``."""
+writes ``run_start`` without ``counts_source`` and ``warnings`` (and ``room_digest``, which
+only ``dealroom ask`` reads)."""
 
 _WRITERS: dict[str, tuple[Record[Any], tuple[str, ...], str]] = {}
 """Event type → its record's check, the fields a write needs and its fields in words, built

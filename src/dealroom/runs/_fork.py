@@ -57,12 +57,13 @@ def fork_point(events: list[dict[str, Any]], turn: int) -> int:
 
 
 def fork_run_folder(source: RunFolder, out: Path, turn: int,
-                    config: dict[str, Any]) -> RunFolder:
+                    config: dict[str, Any], cut: int | None = None) -> RunFolder:
     """Create ``out`` holding ``source``'s events up to the end of root turn ``turn`` and
     ``config`` with ``forked_from`` added (check ``out`` with :meth:`RunFolder.check_new`
-    before opening models)."""
+    before opening models); ``cut``: how many events to copy, where the caller knows
+    (``dealroom ask`` keeps a last turn that ended the episode)."""
     events = source.events()
-    cut = fork_point(events, turn)
+    cut = fork_point(events, turn) if cut is None else cut
     forked_from = {"run": str(source.path.resolve()), "turn": turn, "events": cut,
                    "root": source.config.get("root")}
     folder = RunFolder.create(out, {**config, "forked_from": forked_from})

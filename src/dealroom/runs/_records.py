@@ -103,6 +103,17 @@ class UsageSummary(TypedDict, total=False):
     ``llama.cpp``, ``extras`` (the server's own count), ``estimate``."""
     root_share: RootShare
     """The root's share of the agents' input and output tokens."""
+    by_sub: dict[str, UsageRecord]
+    """Usage per sub-agent model name (``default`` for a run's one; ``fast``, ``strong``...
+    for ``--sub NAME=MODEL``): its sub-calls and the child roots that ran on it, any depth."""
+    by_child: dict[str, UsageRecord]
+    """Usage per child agent id (``root/c3-1``), its whole subtree included (a parent's
+    figures include its children's)."""
+    split: dict[str, UsageRecord]
+    """Where the tokens went, a partition of ``total``: ``root`` (its own calls),
+    ``sub.NAME`` (the root's sub-calls to each model), ``children`` (every child subtree)."""
+    root_cost_share: float
+    """The root's own calls' dollars over the run's (NaN when nothing cost)."""
 
 
 @with_config(RECORD_CONFIG)

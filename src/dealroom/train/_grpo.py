@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from dealroom._util.files import write_json_atomic, write_text_atomic
 from dealroom._util.secrets import redact_secrets
 from dealroom.errors import ConfigError, DealroomError
+from dealroom.harness import label_specs
 from dealroom.runs import append_jsonl, read_jsonl
 from dealroom.train._grpo_settings import GRPOSettings, GRPOSpec, check_spec, load_grpo_spec
 from dealroom.train._grpo_step import (
@@ -340,7 +341,7 @@ def _record(spec: GRPOSpec) -> dict[str, Any]:
     model the frozen sub-agents are (as a run's ``config.json`` records it)."""
     from dealroom.models import model_record, resolve_model_spec
 
-    sub = model_record(resolve_model_spec(spec.sub, role="sub"))
+    sub = model_record(resolve_model_spec(label_specs(spec.sub)[0], role="sub"))  # default
     return {"version": GRPO_VERSION, "kind": "grpo", "base": spec.model,
             "spec": redact_secrets(json.loads(json.dumps(spec.to_dict()))),
             "models": {"sub": sub}}

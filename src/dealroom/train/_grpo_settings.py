@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidatorFunctionWrapHandler,
@@ -33,6 +34,7 @@ from dealroom._util.files import read_toml
 from dealroom._util.schema import Schema, as_tuple
 from dealroom.errors import ConfigError
 from dealroom.eval import GeneratedRooms
+from dealroom.harness import label_specs, subs_label
 from dealroom.train._settings import Count, LoRASettings, Positive, Rate, check_reporting
 
 if TYPE_CHECKING:
@@ -199,8 +201,9 @@ class GRPOSpec(Schema):
     """Training rooms to generate into ``CKPT/rooms/`` (the sweep's ``[[generate]]``)."""
     heldout: tuple[str, ...] = ()
     """Held-out rooms (folders or globs) for the evaluation every ``eval_every`` steps."""
-    sub: str = "oracle"
-    """The frozen sub-agents' model spec."""
+    sub: Annotated[str, BeforeValidator(subs_label)] = "oracle"
+    """The frozen sub-agents' model spec, or a table of named ones (``sub = {fast = "A",
+    strong = "B"}``, the first the default; recorded as the label ``"fast=A strong=B"``)."""
     judge: str = "reference"
     """The judge whose criteria pass rate is the reward."""
     harness: str = "rlm"
@@ -292,7 +295,8 @@ def check_spec(spec: GRPOSpec) -> Harness:
     if resolve_model_spec(spec.model, role="root").kind != "hf":
         raise ConfigError(f"model: GRPO trains an in-process model: give hf:local or hf:PATH, "
                           f"not {spec.model!r}")
-    resolve_model_spec(spec.sub, role="sub")
+    for sub in label_specs(spec.sub):
+        resolve_model_spec(sub, role="sub")
     if spec.judge not in judge_names():
         resolve_model_spec(spec.judge, role="judge")
     return harness

@@ -103,7 +103,7 @@ async def run_rollout(rollout: Rollout, client: ModelClient, *, sub: str, judge:
                       budgetmix: BudgetMixLabel | None, reward: str = "headline") -> Rollout:
     """Run, judge and measure one rollout in place; failures become its status. ``reward``:
     the scores' ``headline`` (default) or ``total`` pass rate (:attr:`GRPOSettings.reward`)."""
-    from dealroom.harness import run_agent_async
+    from dealroom.harness import run_agent_async, sub_specs
     from dealroom.judge import ajudge_run
 
     run_dir = Path(rollout.run)
@@ -112,7 +112,8 @@ async def run_rollout(rollout: Rollout, client: ModelClient, *, sub: str, judge:
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     try:
         await run_agent_async(Path(rollout.room), run_dir, harness=harness, root=client,
-                              sub=sub, max_turns=rollout.max_turns, temperature=temperature,
+                              sub=sub_specs(sub.split()), max_turns=rollout.max_turns,
+                              temperature=temperature,
                               budgetmix=budgetmix, **settings)
     except Exception as exc:  # noqa: BLE001 - a crashed rollout is recorded and replaced
         rollout.status, rollout.error = CRASHED, _error(exc)

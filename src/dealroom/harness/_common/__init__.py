@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from dealroom.errors import ConfigError
 from dealroom.harness._deliver import Deliverables, check_deliverables
 from dealroom.harness._protocol import HarnessSettings, Listener
+from dealroom.harness._subs import named_specs, sub_roles
 from dealroom.runs import Metrics, RunFolder, RunRecorder, check_fork_copied
 from dealroom.types import Usage
 
@@ -155,9 +156,23 @@ async def open_run(harness: str, room_dir: Path, out: Path, *, root: ModelClient
                                                                        ("sub", sub))
               if isinstance(getattr(m, "counts_source", None), str)}
     events.emit("run_start", room=room.name, docs=room.totals["docs"],
-                tokens=room.totals["tokens"], counts_source=counts,
+                tokens=room.totals["tokens"], room_digest=room_digest(room_dir),
+                counts_source=counts,
                 warnings=estimate_warnings(settings, counts))
     return OpenRun(room, folder, instructions, events, Deliverables(folder))
+
+
+def room_digest(room: Path) -> str:
+    """SHA-256 over the room's documents (id, path, file hash): another room, or one whose
+    documents changed, has another digest."""
+    import hashlib
+
+    from dealroom.room import load_manifest
+
+    digest = hashlib.sha256()
+    for doc in sorted(load_manifest(room).documents, key=lambda d: d.id):
+        digest.update(f"{doc.id}\t{doc.path}\t{doc.sha256}\n".encode())
+    return digest.hexdigest()
 
 
 def estimate_warnings(settings: HarnessSettings, counts: dict[str, str]) -> list[str]:
@@ -204,13 +219,15 @@ def run_config(harness: str, room_dir: Path, settings: HarnessSettings, *,
     from dealroom.room import DEFAULT_DELIVERABLES
 
     roles = {role: m for role, m in (("root", root), ("sub", sub)) if m is not None}
+    models = {**roles, **sub_roles(sub)}  # the default sub itself, and each named one
     return {
         "harness": harness,
         "room": str(Path(room_dir).resolve()),
         **{role: m.name for role, m in roles.items()},
+        **({"subs": subs} if (subs := named_specs(sub)) else {}),
         "settings": asdict(settings),
-        "models": {role: model_record(m) for role, m in roles.items()},
-        "simulators": sorted({m.name for m in roles.values() if getattr(m, "simulator", False)}),
+        "models": {role: model_record(m) for role, m in models.items()},
+        "simulators": sorted({m.name for m in models.values() if getattr(m, "simulator", False)}),
         "deliverables": dict(deliverables or DEFAULT_DELIVERABLES),
         "concurrency": concurrency,
         "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

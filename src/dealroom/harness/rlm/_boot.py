@@ -29,6 +29,8 @@ def make_sandbox(episode: Episode) -> ProcessSandbox:
         "context_tokens": episode.sub_context_tokens(),
         "deliverables": ctx.deliverables.files,
         "memo_limit": ctx.settings.memo_limit,
+        **ctx.tools.repl_options(),
+        "models": ctx.pool.describe(ctx.settings, episode.sub),
     }
     return ProcessSandbox(
         ctx.room_dir,
@@ -44,10 +46,11 @@ def make_sandbox(episode: Episode) -> ProcessSandbox:
 def bootstrap(host: Host) -> dict[str, Any]:
     """Runs inside the worker: the REPL names of :func:`build_namespace` over the room."""
     from dealroom.harness.rlm._repl_api import build_namespace, host_dense_search
+    from dealroom.harness.rlm._tools import ToolError, repl_tools
     from dealroom.room import Room
 
     assert host.room_dir is not None, "make_sandbox always gives the worker its room"
-    return build_namespace(
+    namespace = build_namespace(
         host.request,
         room=Room.open(host.room_dir, dense_search=host_dense_search(host.request)),
         depth=host.depth,
@@ -55,7 +58,9 @@ def bootstrap(host: Host) -> dict[str, Any]:
         context_tokens=host.options["context_tokens"],
         deliverables=host.options["deliverables"],
         memo_limit=host.options["memo_limit"],
+        models=host.options.get("models"),
     )
+    return {**namespace, "ToolError": ToolError, **repl_tools(host.request, host.options)}
 
 
 class StartingSandbox:

@@ -15,7 +15,7 @@ checks the snapshot again, so a memo tampered with inside the worker cannot pass
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,20 +25,83 @@ from dealroom.runs import deliverable_key, primary_deliverable
 MEMO_LIMIT = 10 * 2**20
 """Characters of memo text (the memo and every deliverable's own text together) by default."""
 
-Citation = str | tuple[str, int] | tuple[str, int, int]
+PageRef = int | str
+"""A page as cited: the PDF index (``3``) or the page as printed (``"A-12"``, ``"452:7"``)."""
+Resolver = Callable[[str, PageRef], tuple[int, str]]
+"""``(document id, page)`` → ``(PDF page, the page as printed or "")``: the REPL's is
+``room.doc(id).locate(page)``."""
+
+
+@dataclass(frozen=True)
+class Cite:
+    """A citation resolved against the room: PDF pages ``first``-``last`` and, where the
+    document prints its own, the printed pages (``"A-12"``, ``"452:7"``, ``"A-2 to A-3"``)."""
+
+    doc: str
+    first: int
+    last: int
+    printed: str = ""
+
+
+Citation = str | tuple[str, int] | tuple[str, int, int] | Cite
 
 
 def format_citation(cite: Citation) -> str:
-    """Render ``"D00042"``, ``("D00042", 3)`` or ``("D00042", 3, 4)`` as a memo citation.
+    """Render ``"D00042"``, ``("D00042", 3)``, ``("D00042", 3, 4)`` or a :class:`Cite` as a
+    memo citation; a printed page follows the PDF index inside the brackets.
 
-    >>> format_citation(("D00042", 3, 4))
-    '[D00042 pp.3-4]'
+    >>> format_citation(("D00042", 3, 4)), format_citation(Cite("D00007", 12, 12, "452:7"))
+    ('[D00042 pp.3-4]', '[D00007 p.12, printed 452:7]')
     """
     if isinstance(cite, str):
         return f"[{cite}]"
-    if len(cite) == 2 or cite[1] == cite[2]:
-        return f"[{cite[0]} p.{cite[1]}]"
-    return f"[{cite[0]} pp.{cite[1]}-{cite[2]}]"
+    if isinstance(cite, Cite):
+        doc, first, last, printed = cite.doc, cite.first, cite.last, cite.printed
+    else:
+        doc, first, last, printed = cite[0], cite[1], cite[-1], ""
+    pages = f"p.{first}" if first == last else f"pp.{first}-{last}"
+    return f"[{doc} {pages}{f', printed {printed}' if printed else ''}]"
+
+
+def resolve_cite(cite: Any, resolve: Resolver | None) -> Citation:
+    """One ``cites=`` entry as stored: a document id; ``(id, page)`` or ``(id, first, last)``
+    with PDF pages (ints) or printed pages (``"A-12"``, ``"452:7"``); or a mapping ``{"doc":
+    id, "page": ..., "last": ..., "line": 7}`` (a ``line`` makes ``page`` the printed page
+    of a transcript). With the room's ``resolve``, pages become a :class:`Cite` naming both
+    the PDF page and the printed one; without it, printed pages are refused."""
+    if isinstance(cite, Cite):
+        return cite
+    if isinstance(cite, dict):
+        unknown = set(cite) - {"doc", "page", "last", "line"}
+        if unknown or "doc" not in cite:
+            raise ValueError(f"a citation mapping takes doc, page, last and line, got {cite!r}")
+        page, line = cite.get("page"), cite.get("line")
+        parts = [cite["doc"], *([] if page is None else
+                                [f"{page}:{line}" if line else page]),
+                 *([cite["last"]] if cite.get("last") is not None else [])]
+    elif isinstance(cite, tuple | list):
+        parts = list(cite)
+    else:
+        parts = [cite]
+    if not 1 <= len(parts) <= 3:
+        raise ValueError(f"a citation is an id, (id, page) or (id, first, last), got {cite!r}")
+    doc = str(getattr(parts[0], "id", parts[0]))
+    pages: list[PageRef] = [p if isinstance(p, int) and not isinstance(p, bool) else str(p)
+                            for p in parts[1:]]
+    if not pages:
+        return doc
+    if resolve is None:
+        if not all(isinstance(p, int) for p in pages):
+            raise ValueError(f"{cite!r}: a printed page is found in the room's documents; "
+                             "cite the PDF page (an int) here")
+        return (doc, *pages)  # type: ignore[return-value]
+    (first, shown), (last, shown_last) = resolve(doc, pages[0]), resolve(doc, pages[-1])
+    if last < first:
+        raise ValueError(f"{cite!r}: the range ends before it starts (PDF pages {first}-{last})")
+    printed = shown if first == last and shown == shown_last else (
+        f"{shown} to {shown_last}" if shown and shown_last else "")
+    plain = printed in (str(first), f"{first} to {last}")
+    return Cite(doc, first, last, "" if plain else printed)
 
 
 class MemoTooLarge(ValueError):
@@ -101,15 +164,20 @@ class Memo:
 
     ``memo.section(title, text)`` adds or replaces a section's prose; ``memo.finding(section,
     title, text, cites=[("D00042", 3)], severity="high", amount="$1.2 million",
-    next_step=...)`` appends a finding; ``memo.write(markdown)`` replaces the whole memo with
+    next_step=...)`` appends a finding (a page may be cited as printed: ``("D00042", "A-12")``,
+    ``("D00007", "452:7")``); ``memo.write(markdown)`` replaces the whole memo with
     free markdown; ``memo.write(markdown, name=FILE)`` gives the deliverable ``FILE`` its own
     text; ``memo.render()`` returns the markdown; ``print(memo)`` shows an outline.
     ``deliverables`` (name → file name) are the task's; the memo is written to each.
     """
 
     def __init__(self, title: str = "Due Diligence Memo",
-                 deliverables: dict[str, str] | None = None, limit: int = MEMO_LIMIT) -> None:
+                 deliverables: dict[str, str] | None = None, limit: int = MEMO_LIMIT,
+                 resolve: Resolver | None = None) -> None:
         self.title = clean(title)
+        self.resolve = resolve
+        """Finds cited pages in the room (the REPL's memo has it): printed pages are accepted
+        and shown beside the PDF index."""
         self.deliverables = dict(deliverables or {"memo": "memo.md"})
         self.limit = limit
         self._sections: dict[str, Section] = {}
@@ -146,8 +214,12 @@ class Memo:
         amount: str | None = None,
         next_step: str | None = None,
     ) -> Finding:
-        """Append a finding to ``section`` (created if needed)."""
-        found = Finding(clean(title), clean(text), list(cites),
+        """Append a finding to ``section`` (created if needed). ``cites``: ids, ``(id, page)``,
+        ``(id, first, last)`` or ``{"doc": id, "page": ..., "line": ...}``, a page being the
+        PDF index (an int) or the page as printed (``"A-12"``, a transcript's ``"452:7"``);
+        see :func:`resolve_cite`."""
+        resolved = [resolve_cite(c, self.resolve) for c in cites]
+        found = Finding(clean(title), clean(text), resolved,
                         *(None if x is None else clean(x) for x in (severity, amount,
                                                                      next_step)))
         check_size(self.size() + found.size() + len(clean(section)) + 8, self.limit)

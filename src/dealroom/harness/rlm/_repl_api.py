@@ -114,16 +114,19 @@ def _ref(doc: Any) -> Any:
     return doc
 
 
-def _call(prompt: Any, text: Any = None, docs: Any = None) -> dict[str, Any]:
+def _call(prompt: Any, text: Any = None, docs: Any = None, model: Any = None) -> dict[str, Any]:
     if isinstance(prompt, dict):
         return _call(**prompt)
     if docs is not None and (isinstance(docs, str) or hasattr(docs, "id")):
         docs = [docs]
-    return {
+    call = {
         "prompt": str(prompt),
         "text": None if text is None else str(text),
         "docs": [_ref(d) for d in docs or []],
     }
+    if model is not None:  # a named sub-agent model (llm.models); the host checks the name
+        call["model"] = str(model)
+    return call
 
 
 def host_dense_search(request: Callable[[str, dict], dict]
@@ -147,16 +150,19 @@ def host_dense_search(request: Callable[[str, dict], dict]
 def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: int,
                     max_depth: int, context_tokens: int, deliverables: dict[str, str],
                     title: str = "Due Diligence Memo",
-                    memo_limit: int = MEMO_LIMIT) -> dict[str, Any]:
+                    memo_limit: int = MEMO_LIMIT,
+                    models: dict[str, Any] | None = None) -> dict[str, Any]:
     """The REPL globals: ``room, llm, llm_batch, rlm, memo, budget, history, submit,
     SubcallError``.
 
-    ``llm.context_tokens`` is how many tokens of text one sub-call can carry; a result's
+    ``llm.context_tokens`` is how many tokens of text one sub-call can carry (``llm.models``:
+    name → each sub-agent model's window, prices and slice size); a result's
     ``.unsent`` is what the host had to leave out; ``memo`` writes
     ``deliverables`` (name → file name). ``__state__`` (not for the model) returns what the
     host needs after each cell.
     """
-    memo = Memo(title, deliverables, memo_limit)
+    memo = Memo(title, deliverables, memo_limit,
+                resolve=lambda doc, page: room.doc(doc).locate(page))
     flags: dict[str, Any] = {"submitted": False, "answer": None}
 
     def show_notes(result: dict[str, Any]) -> None:
@@ -174,24 +180,32 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
                        if r["ok"] else SubcallError(r["error"]))
         return out
 
-    def llm(prompt: str, text: str | None = None, docs: Any = None) -> str:
-        """One sub-agent call on a bounded slice (docs: ids or (id, first, last) tuples)."""
-        result = llm_batch([_call(prompt, text, docs)])[0]
+    def llm(prompt: str, text: str | None = None, docs: Any = None, model: str | None = None
+            ) -> str:
+        """One sub-agent call on a bounded slice (docs: ids or (id, first, last) tuples);
+        ``model``: a name in ``llm.models`` (default: the agent's default)."""
+        result = llm_batch([_call(prompt, text, docs, model)])[0]
         if isinstance(result, SubcallError):
             raise SubcallFailed(result.error)
         return result
 
     llm.context_tokens = context_tokens  # type: ignore[attr-defined]
+    llm.models = dict(models or {})  # type: ignore[attr-defined]
 
-    def rlm(task: str, docs: Any = None, budget: dict | None = None) -> str:
-        """A child agent with its own REPL over the same room; returns its answer."""
+    def rlm(task: str, docs: Any = None, budget: dict | None = None,
+            sub: str | None = None) -> str:
+        """A child agent with its own REPL over the same room; returns its answer. ``sub``:
+        the name of its default sub-agent model (and its own model)."""
         if depth + 1 >= max_depth:
             raise RuntimeError(
                 f"rlm() is not available at depth {depth} with max depth {max_depth}: "
                 "use llm() or llm_batch(), or run with a larger --depth"
             )
         docs_list = [_ref(d) for d in (docs or [])]
-        result = request("rlm", {"task": str(task), "docs": docs_list, "budget": budget or {}})
+        payload = {"task": str(task), "docs": docs_list, "budget": budget or {}}
+        if sub is not None:
+            payload["sub"] = str(sub)
+        result = request("rlm", payload)
         if not result["ok"]:
             raise SubcallFailed(result["error"])
         return result["text"]
@@ -204,6 +218,10 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
 
     def state() -> dict[str, Any]:
         return {**memo.snapshot(), **flags}
+
+    def reopen() -> None:  # dealroom ask: the run's submit() no longer ends the episode
+        flags["submitted"] = False
+        flags["answer"] = None
 
     return {
         "room": room,
@@ -219,4 +237,5 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
         "MemoTooLarge": MemoTooLarge,
         "Path": Path,
         "__state__": state,
+        "__reopen__": reopen,
     }

@@ -35,12 +35,17 @@ class Replay:
     cells: dict[tuple[str, int], str] = field(default_factory=dict)
     """(agent, turn) of cells already recorded → the output the agent was shown: re-running
     them records nothing new and shows that output again."""
+    cell_errors: dict[tuple[str, int], str | None] = field(default_factory=dict)
+    """(agent, turn) of cells already recorded → the error the cell raised then (or None)."""
     waves: set[int] = field(default_factory=set)
     answered: dict[str, SubAnswer] = field(default_factory=dict)
-    """:func:`input_key` of a sub-call's input → its answer: a call sent again with the same
-    prompt and slices (after its cell was cut, say) is answered from the records."""
+    """:func:`answer_key` of a sub-call's model and input → its answer: a call sent again to
+    the same model with the same prompt and slices (after its cell was cut, say) is answered
+    from the records."""
     compactions: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
     """(agent, turn) → the ``compaction`` events made before that turn's call, in order."""
+    host_tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Call id of a host tool call → its answer (``ok`` with ``result``, or ``error``)."""
 
     @classmethod
     def from_events(cls, events: Iterable[dict[str, Any]]) -> Replay:
@@ -49,17 +54,23 @@ class Replay:
             if e["type"] == "model_call" and e["role"] == "sub":
                 replay.subs[e["call_id"]] = _sub_result(e)
                 if e.get("error") is None:
-                    replay.answered[input_key(e["input"])] = replay.subs[e["call_id"]]
+                    key = answer_key(str(e.get("model") or ""), e["input"])
+                    replay.answered[key] = replay.subs[e["call_id"]]
             elif e["type"] == "model_call" and e.get("error") is None:
                 replay.root[(e["agent"], e["turn"])] = e
             elif e["type"] == "cell":
                 replay.cells[(e["agent"], e["turn"])] = e["output"]
+                replay.cell_errors[(e["agent"], e["turn"])] = e.get("error")
             elif e["type"] == "compaction":
                 replay.compactions.setdefault((e["agent"], e["turn"]), []).append(e)
             elif e["type"] == "wave":
                 replay.waves.add(e["wave"])
             elif e["type"] == "child_end":
                 replay.children[e["call_id"]] = {"ok": True, "text": e["text"]}
+            elif e["type"] == "host_tool":
+                replay.host_tools[e["call_id"]] = (
+                    {"ok": True, "result": e.get("result")} if e.get("error") is None
+                    else {"ok": False, "error": e["error"]})
         return replay
 
     def cell_output(self, agent: str, turn: int) -> str | None:
@@ -83,6 +94,12 @@ _KEY = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
 def input_key(record: dict[str, Any]) -> str:
     """A sub-call's input record (prompt, text, slices by reference) as a key."""
     return _KEY.encode(record)
+
+
+def answer_key(model: str, record: dict[str, Any]) -> str:
+    """The key of a sub-call's answer: its model's spec name and its input (the same input
+    sent to two named models is two calls)."""
+    return f"{model}\n{_KEY.encode(record)}"
 
 
 def _sub_result(event: dict[str, Any]) -> SubAnswer:

@@ -287,6 +287,37 @@ print(f"delegating {{len(chosen)}} of {{len(room.docs)}} documents ({coverage:.0
 ```'''
 
 
+ROUTE = '''\
+```python
+READ_MODEL = {read!r}
+_read_batch = llm_batch
+def llm_batch(calls):
+    """The reading waves go to READ_MODEL (a call naming its model keeps it)."""
+    return _read_batch([{{**c, "model": c.get("model", READ_MODEL)}} if isinstance(c, dict)
+                        else {{"prompt": c, "model": READ_MODEL}} for c in calls])
+print(f"reading with {{READ_MODEL}}")
+```'''
+
+CHECK = '''\
+```python
+CATEGORY = {{d.id: d.category for d in room.docs}}
+cited = sorted({{c for _, f in findings for c in f["cites"] if isinstance(c, tuple)}})
+results = llm_batch([{{"prompt": READ_PROMPT, "docs": [(doc, page, page)], "model": {check!r}}}
+                     for doc, page in cited])
+checked = [(c, f) for c, f in findings if not any(isinstance(x, tuple) for x in f["cites"])]
+for (doc, page), result in zip(cited, results):
+    if isinstance(result, SubcallError):  # unchecked: the readers' findings on it stay
+        checked += [(c, f) for c, f in findings if (doc, page) in f["cites"]]
+        continue
+    checked += [(CATEGORY[doc], item) for item in parse_findings(result, [(doc, page, page)])]
+findings = checked
+memo._writes = [w for w in memo._writes if w[0] != "finding"]
+for category, item in findings:
+    memo.finding(section_for(category, item), **item)
+print(f"CHECKED {{len(cited)}} cited pages with {check!r}: {{len(findings)}} findings")
+```'''
+
+
 @dataclass(frozen=True)
 class ScriptedVariant:
     """The options of ``scripted:KEY=VALUE,...``; the defaults are the plain policy."""
@@ -299,6 +330,13 @@ class ScriptedVariant:
     """Most sub-calls per wave (1: one call per turn, no parallel waves); None: as planned."""
     memo: str = "incremental"
     """``incremental``: write findings as waves return; ``end``: only after the last wave."""
+    read: str = ""
+    """The named sub-agent model the reading waves go to (``llm(..., model=read)``); "": the
+    default. Slices are sized by ``llm.context_tokens`` (the default's): name the read model
+    first (``--sub fast=... --sub strong=...``)."""
+    check: str = ""
+    """A named sub-agent model that checks the findings after the last wave: each cited page
+    is read again by it, and its findings replace the readers' (the memo is written then)."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.coverage <= 1.0:
@@ -308,6 +346,10 @@ class ScriptedVariant:
                               f"got {self.waves!r} (leave it out for waves as planned)")
         if self.memo not in ("incremental", "end"):
             raise ConfigError(f"scripted memo must be incremental or end, got {self.memo!r}")
+        for key in ("read", "check"):
+            if not re.fullmatch(r"[A-Za-z0-9_-]*", getattr(self, key)):
+                raise ConfigError(f"scripted {key} must be a sub-agent model's name, got "
+                                  f"{getattr(self, key)!r}")
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> ScriptedVariant:
@@ -320,20 +362,21 @@ class ScriptedVariant:
             values: dict[str, Any] = {k: known[k](v) for k, v in options.items()}
         except ValueError:
             raise ConfigError(f"bad scripted option in {options}: coverage is a number, seed "
-                              "and waves integers, memo incremental or end") from None
+                              "and waves integers, memo incremental or end, read and check "
+                              "model names") from None
         return cls(**values)
 
     def steps(self) -> list[str]:
         """The opening cells: outline, parser (and deferred memo), plan (and reshaped waves)."""
-        parser = PARSER + "\n" + DEFER if self.memo == "end" else PARSER
-        plan = PLAN
+        parser = PARSER + "\n" + DEFER if self.memo == "end" or self.check else PARSER
+        plan = PLAN + ("\n" + ROUTE.format(read=self.read) if self.read else "")
         if self.coverage < 1.0 or self.waves:
             plan += "\n" + RESHAPE.format(seed=self.seed, coverage=self.coverage,
                                          width=self.waves or "WAVE")
         return [OUTLINE, parser, plan]
 
     def finish(self) -> str:
-        return FLUSH + "\n" + FINISH if self.memo == "end" else FINISH
+        return FLUSH + "\n" + FINISH if self.memo == "end" or self.check else FINISH
 
 
 def scripted_policy(messages: list[dict[str, Any]],
@@ -345,7 +388,9 @@ def scripted_policy(messages: list[dict[str, Any]],
     if turn < len(steps):
         return steps[turn]
     last = messages[-1]["content"] if messages else ""
-    if "WAVES_DONE" in last or _turns_left(last) <= 1:
+    if variant.check and "WAVES_DONE" in last and _turns_left(last) > 1:
+        return CHECK.format(check=variant.check)
+    if "WAVES_DONE" in last or "CHECKED" in last or _turns_left(last) <= 1:
         return variant.finish()
     return WAVE_CELL
 

@@ -40,6 +40,9 @@ class RLMSettings:
         "why": "tokens, or omitted"})] | None = None
     """Most tokens of room text the root should put in one sub-call (``llm.context_tokens`` in
     the REPL); default: all that the sub-agent's context window leaves room for."""
+    max_cost_per_model: dict[str, Limit] | None = None
+    """Dollars each named sub-agent model may cost in the episode (``{"strong": 5}``); a call
+    past its model's cap fails in the REPL with the reason (``--max-cost`` holds over all)."""
     temperature: Temperature = 0.0
     """Sampling temperature of the root and sub-agents."""
     budget_visible: bool = True
@@ -60,6 +63,18 @@ class RLMSettings:
     reasoning_history: Literal["drop", "keep"] = "drop"
     """What the root's history keeps of its earlier replies' reasoning: ``drop`` (the answer
     alone, what Qwen3's and GLM's chat templates do) or ``keep`` (the whole reply)."""
+
+    tools: list[str] = Field(default_factory=list)
+    """Python files whose public functions the REPL holds, run inside the sandbox
+    (``--tools``, repeatable)."""
+    host_tools: list[str] = Field(default_factory=list)
+    """Python files whose public functions run on the host, reached from the REPL with JSON
+    arguments and results, each call recorded (``--host-tools``, repeatable)."""
+    host_tool_timeout: Annotated[float, Field(gt=0, le=3600, json_schema_extra={
+        "why": "seconds"})] = 60.0
+    """Seconds one host tool call may take before it fails in the REPL."""
+    max_host_tool_calls: Annotated[int, Field(ge=0)] = 1000
+    """Host tool calls per run; past it a call fails in the REPL."""
 
     def budget(self) -> Budget:
         return Budget(self.max_turns, self.max_tokens, self.max_cost_usd, self.max_seconds)

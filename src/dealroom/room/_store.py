@@ -22,6 +22,7 @@ import re
 import sys
 from bisect import bisect_right
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -272,7 +273,8 @@ class Room:
         self._search = SearchIndex(idx / "search.db", n_pages)
         self._dense = DenseIndex(idx)
         self._dense_search = dense_search or self._dense.search
-        self._noted = False
+        self._no_dense = False
+        self._pool: ThreadPoolExecutor | None = None
         self.totals = {
             "docs": len(self.docs),
             "folders": len({d.folder for d in self.docs}),
@@ -298,7 +300,9 @@ class Room:
         return cls(path, read_json(idx / "docs.json"), layout, meta["counts"], dense_search)
 
     def close(self) -> None:
-        """Release the memory maps and the search database."""
+        """Release the memory maps, the search database and the dense half's thread."""
+        if self._pool is not None:
+            self._pool.shutdown()
         self._search.close()
         for m in (self._text, self._lower):
             if isinstance(m, mmap.mmap):
@@ -515,9 +519,11 @@ class Room:
             ranges = [(a["doc_page0"][lo] + 1, a["doc_page0"][hi + 1])
                       for lo, hi in _runs(self._folder_docs(folder))]
         literal = any(u.quoted for u in units)
-        depth = k if literal else max(k, FUSE_DEPTH)
+        dense = not literal and k > 0 and not self._no_dense  # known to have none: bm25 alone
+        depth = max(k, FUSE_DEPTH) if dense else k
+        pending = self._start_near(query, depth, ranges) if dense else None
         rows = self._search.query(units, depth, ranges, query_phrase(query), self._rowid_text)
-        near = None if literal or k <= 0 else self._near(query, depth, ranges)
+        near = pending.result() if pending is not None else None
         at: dict[int, int] = {}
         if near is not None:
             at = {rowid: offset for rowid, _, offset in near}
@@ -534,14 +540,27 @@ class Room:
         no passage embeddings (or the ``[search]`` extra is not installed)."""
         return self._dense.search(query, n, ranges)
 
+    def _start_near(self, query: str, n: int, ranges: list[tuple[int, int]] | None
+                    ) -> Future[list[tuple[int, float, int]] | None]:
+        """:meth:`_near` on a thread of its own, while bm25 ranks on this one (both release
+        the GIL); here where no thread can be started (a sandbox's process limit)."""
+        try:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="room-dense")
+            return self._pool.submit(self._near, query, n, ranges)
+        except RuntimeError:  # can't start new thread
+            done: Future[list[tuple[int, float, int]] | None] = Future()
+            done.set_result(self._near(query, n, ranges))
+            return done
+
     def _near(self, query: str, n: int, ranges: list[tuple[int, int]] | None
               ) -> list[tuple[int, float, int]] | None:
         """The dense ranking, or ``None`` (said once) when there is none."""
         try:
             return [tuple(row) for row in self._dense_search(query, n, ranges)]  # type: ignore[misc]
         except RoomError as exc:
-            if not self._noted:
-                self._noted = True
+            if not self._no_dense:
+                self._no_dense = True
                 print(f"[note] room.search ranks by words only (bm25): {exc}", file=sys.stderr)
             return None
 

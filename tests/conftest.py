@@ -33,7 +33,7 @@ def _no_embeddings_unless_asked(monkeypatch):
     """The CLI builds rooms as without the [search] extra (no passage embeddings: loading the
     model and embedding every room would cost seconds a test); tests of hybrid search ask for
     them (``dense=True``, ``--dense``)."""
-    monkeypatch.setattr("dealroom.room.dense_installed", lambda: False)
+    monkeypatch.setattr("dealroom.cli._ingest.search_extra", lambda: False)
 
 
 @pytest.fixture(autouse=True)

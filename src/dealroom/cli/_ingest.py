@@ -48,8 +48,15 @@ Force = Annotated[bool, typer.Option("--force", help="Replace an existing room o
 Dense = Annotated[bool | None, typer.Option(
     "--dense/--no-dense", show_default=False,
     help="Embed the pages' passages for hybrid search (room.search: bm25 + meaning). Default: "
-    "on when the [search] extra is installed. Hours on a CPU at 80M tokens "
+    "on when the [search] extra is installed. The slow part of a build on a CPU "
     "(docs/benchmarks.md).")]
+
+
+def search_extra() -> bool:
+    """Whether the ``[search]`` extra is installed (the CLI's default for ``--dense``)."""
+    from dealroom.room import dense_installed
+
+    return dense_installed()
 
 
 def dense_choice(flag: bool | None) -> bool:
@@ -57,17 +64,16 @@ def dense_choice(flag: bool | None) -> bool:
     note when it is not). ``--dense`` without the extra is a :class:`MissingDependency`
     before anything is written."""
     from dealroom.errors import MissingDependency
-    from dealroom.room import dense_installed
 
-    if flag and not dense_installed():
+    installed = search_extra()
+    if flag and not installed:
         raise MissingDependency("sentence-transformers", extra="search",
                                 feature="--dense (passage embeddings)")
     if flag is not None:
         return flag
-    if dense_installed():
-        return True
-    dense_note()
-    return False
+    if not installed:
+        dense_note()
+    return installed
 
 
 @app.command()

@@ -23,6 +23,7 @@ extra) searches by bm25 alone. They are not agent files: in an agent's REPL the 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -31,7 +32,7 @@ import mmap
 import re
 import threading
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -248,14 +249,16 @@ class DenseIndex:
             d = self._load()
             if not len(d.where) or n <= 0:
                 return []
-            q = _embed_query(query)
-            keep = _in_ranges(d.where[d.firsts, 0], ranges)
-            groups = np.flatnonzero(keep) if keep is not None else np.arange(len(d.firsts))
-            if len(groups) > max(CANDIDATES, 8 * n):  # the pages nearest on average first
-                near = _page_scores(d.pages, q)
-                if keep is not None:
-                    near = np.where(keep, near, -np.inf)
-                groups = np.sort(_top(near, max(CANDIDATES, 8 * n)))
+            with _one_thread():  # a few words and one product: as fast, and none contend
+                q = _embed_query(query)
+                keep = _in_ranges(d.where[d.firsts, 0], ranges)
+                groups = np.flatnonzero(keep) if keep is not None else \
+                    np.arange(len(d.firsts))
+                if len(groups) > max(CANDIDATES, 8 * n):  # the pages nearest on average
+                    near = _page_scores(d.pages, q)
+                    if keep is not None:
+                        near = np.where(keep, near, -np.inf)
+                    groups = np.sort(_top(near, max(CANDIDATES, 8 * n)))
         if not len(groups):
             return []
         firsts = d.firsts[groups]
@@ -281,18 +284,25 @@ class _Loaded(NamedTuple):
     """dense_pages.npy as a torch tensor."""
 
 
-def _embed_query(query: str) -> np.ndarray:
-    """The query's unit-length embedding (float32), on one thread: a few words are as fast
-    on one, and many contend."""
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    """torch on one thread for the block (then as before)."""
     import torch
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        with torch.inference_mode():
-            q = encoder().encode([query], normalize_embeddings=True, convert_to_numpy=True)
+        yield
     finally:
         torch.set_num_threads(threads)
+
+
+def _embed_query(query: str) -> np.ndarray:
+    """The query's unit-length embedding (float32)."""
+    import torch
+
+    with torch.inference_mode():
+        q = encoder().encode([query], normalize_embeddings=True, convert_to_numpy=True)
     return np.asarray(q[0], dtype=np.float32)
 
 

@@ -1,7 +1,5 @@
 """Where the tokens went: per named sub-agent model, per child subtree, and the split."""
 
-import math
-
 from dealroom.measure._costs import cost_split
 
 
@@ -34,7 +32,7 @@ def test_a_child_counts_its_subtree_and_the_split_partitions_the_total():
     assert out["root_cost_share"] == 1.0 / 6.875
 
 
-def test_one_sub_is_named_default_and_no_cost_is_nan():
+def test_one_sub_is_named_default_and_no_cost_is_null():
     out = cost_split([call("root", "sub", "A", 0.0, 1)], {"sub": "A"})
     assert set(out["by_sub"]) == {"default"} and set(out["split"]) == {"sub.default"}
-    assert math.isnan(out["root_cost_share"])
+    assert out["root_cost_share"] is None

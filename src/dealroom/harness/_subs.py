@@ -55,7 +55,7 @@ def sub_specs(values: Sequence[str] | str | None) -> str | dict[str, str] | None
     return out
 
 
-def subs_label(value: Any) -> Any:
+def subs_label(value: object) -> object:
     """A spec file's named sub-agents (a table ``{fast = "A", strong = "B"}``) as one label,
     ``"fast=A strong=B"`` (what sweeps and GRPO record and group by; :func:`sub_specs` of its
     words gives ``run_agent``'s ``sub``); any other value as it is.

@@ -41,7 +41,7 @@ def cost_split(events: Iterable[dict[str, Any]], config: Mapping[str, Any],
 
     ``by_sub``: sub-agent name → usage of the calls to it (sub-calls, and child roots running
     on it), any depth; ``by_child``: child agent id → usage of its subtree;
-    ``root_cost_share``: the root's own calls' dollars over all (NaN when nothing cost).
+    ``root_cost_share``: the root's own calls' dollars over all (None when nothing cost).
     """
     prices = prices or {}
     names = sub_names(config)
@@ -74,8 +74,7 @@ def cost_split(events: Iterable[dict[str, Any]], config: Mapping[str, Any],
         "by_sub": _records(by_sub),
         "by_child": _records(by_child),
         "split": _records(split),
-        "root_cost_share": root.cost_usd / total.cost_usd if total.cost_usd > 0
-        else float("nan"),
+        "root_cost_share": root.cost_usd / total.cost_usd if total.cost_usd > 0 else None,
     }
 
 

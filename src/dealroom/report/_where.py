@@ -49,7 +49,7 @@ def where_tokens(d: dict[str, Any]) -> str:
             if share >= 12:
                 cost = d["policies"][names[j]].get(part, [0, 0])[1]
                 ax.text(start + share / 2, j, f"${cost:.3g}", ha="center", va="center",
-                        fontsize=SMALL - 1)
+                        fontsize=SMALL)
         left = [a + b for a, b in zip(left, shares, strict=True)]
     ticks, common = short_labels(names)
     ax.set_yticks(range(len(names)), [_wrap(n) for n in ticks], fontsize=SMALL)

@@ -112,8 +112,8 @@ class UsageSummary(TypedDict, total=False):
     split: dict[str, UsageRecord]
     """Where the tokens went, a partition of ``total``: ``root`` (its own calls),
     ``sub.NAME`` (the root's sub-calls to each model), ``children`` (every child subtree)."""
-    root_cost_share: float
-    """The root's own calls' dollars over the run's (NaN when nothing cost)."""
+    root_cost_share: float | None
+    """The root's own calls' dollars over the run's (None when nothing cost)."""
 
 
 @with_config(RECORD_CONFIG)

@@ -37,7 +37,8 @@ class FakeRoom:
         self.docs = [
             SimpleNamespace(id=i, title=f"Doc {i}", path=f"documents/01 Contracts/{i}.md",
                             category="01 Contracts", folder="01 Contracts",
-                            tokens=sum(len(p.split()) for p in pages), pages=len(pages))
+                            tokens=sum(len(p.split()) for p in pages), pages=len(pages),
+                            locate=lambda page: (page, ""))  # prints no page labels
             for i, pages in PAGES.items()
         ]
         self.totals = {"docs": 3, "tokens": 40, "categories": 1}

@@ -52,6 +52,7 @@ from dealroom.harness.rlm._prompt import (
 )
 from dealroom.harness.rlm._replay import Replay, SubAnswer, answer_key
 from dealroom.harness.rlm._root import RootCalls, no_code_note
+from dealroom.harness.rlm._schema import SchemaAsk, typed_plan
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.rlm._slices import (
     SubPlan,
@@ -584,7 +585,7 @@ class Episode(RootCalls):
         if not self.tracker.fits(least, sub.prices.cost(least - out, 0, out)):
             return self._refused([])
         try:
-            plan = self._plan(call, model.admitted_tokens(self.ctx.settings))
+            plan = self._plan(call, model.admitted_tokens(self.ctx.settings), sub)
         except (DealroomError, KeyError, LookupError) as exc:
             return {"ok": False, "error": f"bad call: {exc}", "notes": []}
         key = answer_key(sub.name, plan.record)
@@ -604,7 +605,11 @@ class Episode(RootCalls):
                   "wave": wave, "input": plan.record, "tokens": None}
         return _Admitted(plan, reservation, fields, call, key, model=model, held=cost)
 
-    def _plan(self, call: dict[str, Any], context_tokens: int) -> SubPlan:
+    def _plan(self, call: dict[str, Any], context_tokens: int, sub: Any) -> SubPlan:
+        """The call sized to ``context_tokens``; with a schema, asked as ``sub`` takes it."""
+        if "schema" in call:
+            return typed_plan(self.ctx.room, call, sub, system=SUB_SYSTEM,
+                              context_tokens=context_tokens)
         return plan_sub_input(self.ctx.room, call, system=SUB_SYSTEM,
                               context_tokens=context_tokens)
 
@@ -620,7 +625,8 @@ class Episode(RootCalls):
             if live is None:
                 continue
             try:
-                plan = self._plan(live, window.context_tokens(model.max_output(self.ctx.settings)))
+                plan = self._plan(live, window.context_tokens(model.max_output(self.ctx.settings)),
+                                  model.client)
             except (DealroomError, KeyError, LookupError):
                 continue
             await window.calibrate(plan.messages(self.ctx.room), plan.tokens)
@@ -658,12 +664,18 @@ class Episode(RootCalls):
         wave = fields["wave"]
         hedges = self.ctx.hedges[wave] if model.name == self.ctx.pool.default else \
             model.hedge(wave)  # each model's stragglers against its own latencies
+        typed = SchemaAsk.of(admitted.call, sub) if "schema" in admitted.call else None
         while True:
             try:
                 with hedging(hedges):
-                    result = await sub.chat(plan.messages(self.ctx.room), max_tokens=out,
-                                            temperature=self.ctx.settings.temperature,
-                                            **context)
+                    if typed is None:
+                        result = await sub.chat(plan.messages(self.ctx.room), max_tokens=out,
+                                                temperature=self.ctx.settings.temperature,
+                                                **context)
+                    else:
+                        result = await typed.ask(sub.chat, plan.messages(self.ctx.room),
+                                                 self.tracker, model, out, temperature=self.
+                                                 ctx.settings.temperature, **context)
                 break
             except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
                 smaller = self._recut(exc, admitted, refused, out)
@@ -687,16 +699,20 @@ class Episode(RootCalls):
                                                                      result.tokens)
             self.ctx.emit("model_call", self.agent, self.depth + 1, **fields,
                           output=result.text, reasoning=result.reasoning,
-                          usage=result.usage.to_dict(), error=None,
-                          latency_s=result.latency_s,
+                          usage=result.usage.to_dict(), latency_s=result.latency_s,
                           provider={**provider_record(result),
-                                    **({"refused": refused} if refused else {})})
+                                    **({"refused": refused} if refused else {}),
+                                    **(typed.provider() if typed else {})},
+                          **(typed.fields() if typed else {"error": None}))
 
         order.done(k, record)
         answer: SubAnswer = {"ok": True, "text": answer_text(result.text, result.reasoning),
                              "notes": plan.notes + cut_note(result), "unsent": plan.unsent}
+        if typed is not None:
+            answer = typed.answer(answer)
         self.ctx.replay.subs[fields["call_id"]] = answer  # a rebuild replays it, never re-asks
-        self.ctx.replay.answered[admitted.key] = answer  # and so does a re-send
+        if answer["ok"]:
+            self.ctx.replay.answered[admitted.key] = answer  # and so does a re-send
         return answer
 
     def _failed(self, admitted: _Admitted, k: int, order: InOrder, exc: BaseException,
@@ -727,12 +743,12 @@ class Episode(RootCalls):
         counted = refused_count(exc)
         refused.append({"tokens": admitted.plan.tokens, "prompt_tokens": counted,
                         "error": error_text(exc)})
-        window = (admitted.model or self._sub_model(None)).window
-        limit = window.recut(admitted.plan.tokens, counted, out)
+        model = admitted.model or self._sub_model(None)
+        limit = model.window.recut(admitted.plan.tokens, counted, out)
         if limit < MIN_TOKENS:
             return None
         try:
-            return self._plan(admitted.call, limit)
+            return self._plan(admitted.call, limit, model.client)
         except (DealroomError, KeyError, LookupError):
             return None
 

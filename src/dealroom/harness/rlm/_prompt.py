@@ -24,6 +24,8 @@ llm(prompt, text=None, docs=None)     one sub-agent call on a bounded slice -> s
                           {sub_context} tokens of text (llm.context_tokens); more is cut to fit
                           the sub-agent's context, with a note, and result.unsent lists the
                           (id, first_page, last_page) slices not sent: send them again.
+                          llm(..., schema=S), S a JSON Schema dict or a pydantic model class:
+                          the answer is the parsed value (dict/list) that matches S.
 llm_batch(calls)          many sub-agent calls in parallel; each call is a prompt string or a dict
                           with llm's arguments; results in order; a failed call gives an
                           SubcallError object in its place (check isinstance(r, SubcallError)).

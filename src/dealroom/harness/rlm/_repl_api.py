@@ -4,7 +4,8 @@ Everything that needs a model or the budget goes to the host through ``host.requ
 payload)`` (see :mod:`dealroom.harness.sandbox`); the host alone holds clients and keys.
 
     REPL name           request kind   host answer
-    llm / llm_batch     "llm"          {"results": [{"ok", "text" | "error", "notes", "unsent"}]}
+    llm / llm_batch     "llm"          {"results": [{"ok", "text" | "error", "notes", "unsent",
+                                        "value" (a call with schema=)}]}
     rlm                 "rlm"          {"ok", "text" | "error"}
     budget              "budget"       the agent's BudgetTracker.snapshot()
     history             "history"      {"turns": [{turn, code, output, reasoning, reply}]}
@@ -55,6 +56,35 @@ class SubResult(str):
         result.unsent = [tuple(u) for u in unsent]
         result.notes = list(notes)
         return result
+
+
+class SubDict(dict):  # type: ignore[type-arg]
+    """A schema-typed answer that is an object: a ``dict`` with ``.unsent`` and ``.notes``
+    as :class:`SubResult` has."""
+
+    unsent: list[tuple[Any, ...]]
+    notes: list[str]
+
+
+class SubList(list):  # type: ignore[type-arg]
+    """A schema-typed answer that is an array: a ``list`` with ``.unsent`` and ``.notes``."""
+
+    unsent: list[tuple[Any, ...]]
+    notes: list[str]
+
+
+def typed_result(value: Any, unsent: Sequence[Sequence[Any]] = (),
+                 notes: Sequence[str] = ()) -> Any:
+    """A schema-typed answer as the REPL gets it: an object or array with ``.unsent`` and
+    ``.notes``, a string as a :class:`SubResult`, a number, boolean or None as it is."""
+    if isinstance(value, str):
+        return SubResult(value, unsent, notes)
+    if not isinstance(value, dict | list):
+        return value
+    out: SubDict | SubList = SubDict(value) if isinstance(value, dict) else SubList(value)
+    out.unsent = [tuple(u) for u in unsent]
+    out.notes = list(notes)
+    return out
 
 
 class SubcallFailed(RuntimeError):
@@ -114,7 +144,8 @@ def _ref(doc: Any) -> Any:
     return doc
 
 
-def _call(prompt: Any, text: Any = None, docs: Any = None, model: Any = None) -> dict[str, Any]:
+def _call(prompt: Any, text: Any = None, docs: Any = None, schema: Any = None,
+          model: Any = None) -> dict[str, Any]:
     if isinstance(prompt, dict):
         return _call(**prompt)
     if docs is not None and (isinstance(docs, str) or hasattr(docs, "id")):
@@ -124,6 +155,8 @@ def _call(prompt: Any, text: Any = None, docs: Any = None, model: Any = None) ->
         "text": None if text is None else str(text),
         "docs": [_ref(d) for d in docs or []],
     }
+    if schema is not None:
+        call["schema"] = json_schema(schema)
     if model is not None:  # a named sub-agent model (llm.models); the host checks the name
         call["model"] = str(model)
     return call
@@ -147,6 +180,18 @@ def host_dense_search(request: Callable[[str, dict], dict]
     return dense_search
 
 
+def json_schema(schema: Any) -> Any:
+    """``schema`` as a JSON Schema dict: a dict as given, a pydantic model class converted
+    (``model_json_schema()``); anything else a TypeError that says what to give."""
+    convert = getattr(schema, "model_json_schema", None)
+    if isinstance(schema, type) and callable(convert):
+        return convert()
+    if isinstance(schema, dict):
+        return schema
+    raise TypeError(f"schema= takes a JSON Schema dict or a pydantic model class, not "
+                    f"{type(schema).__name__}")
+
+
 def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: int,
                     max_depth: int, context_tokens: int, deliverables: dict[str, str],
                     title: str = "Due Diligence Memo",
@@ -156,7 +201,9 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
     SubcallError``.
 
     ``llm.context_tokens`` is how many tokens of text one sub-call can carry (``llm.models``:
-    name → each sub-agent model's window, prices and slice size); a result's
+    name → each sub-agent model's window, prices, slice size and ``schema_via``: how a
+    ``schema=`` is asked of it, ``response_format`` where the server constrains the reply,
+    else ``prompt``; ``llm.schema_via`` is the default model's); a result's
     ``.unsent`` is what the host had to leave out; ``memo`` writes
     ``deliverables`` (name → file name). ``__state__`` (not for the model) returns what the
     host needs after each cell.
@@ -176,21 +223,31 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
         out: list[Any] = []
         for r in answer["results"]:
             show_notes(r)
-            out.append(SubResult(r["text"], r.get("unsent") or (), r.get("notes") or ())
-                       if r["ok"] else SubcallError(r["error"]))
+            if not r["ok"]:
+                out.append(SubcallError(r["error"]))
+            elif "value" in r:  # a call with schema=: the value that matched it
+                out.append(typed_result(r["value"], r.get("unsent") or (),
+                                        r.get("notes") or ()))
+            else:
+                out.append(SubResult(r["text"], r.get("unsent") or (), r.get("notes") or ()))
         return out
 
-    def llm(prompt: str, text: str | None = None, docs: Any = None, model: str | None = None
-            ) -> str:
+    def llm(prompt: str, text: str | None = None, docs: Any = None, schema: Any = None,
+            model: str | None = None) -> Any:
         """One sub-agent call on a bounded slice (docs: ids or (id, first, last) tuples);
-        ``model``: a name in ``llm.models`` (default: the agent's default)."""
-        result = llm_batch([_call(prompt, text, docs, model)])[0]
+        with ``schema`` (a JSON Schema dict or a pydantic model class) the answer is the
+        parsed value that matches it; ``model``: a name in ``llm.models`` (default: the
+        agent's default)."""
+        result = llm_batch([_call(prompt, text, docs, schema, model)])[0]
         if isinstance(result, SubcallError):
             raise SubcallFailed(result.error)
         return result
 
     llm.context_tokens = context_tokens  # type: ignore[attr-defined]
     llm.models = dict(models or {})  # type: ignore[attr-defined]
+    default: dict[str, Any] = next((m for m in (models or {}).values() if m.get("default")),
+                                   {})
+    llm.schema_via = default.get("schema_via", "prompt")  # type: ignore[attr-defined]
 
     def rlm(task: str, docs: Any = None, budget: dict | None = None,
             sub: str | None = None) -> str:

@@ -13,7 +13,8 @@ from typing import Any, NotRequired, TypedDict
 
 
 class SubAnswer(TypedDict):
-    """A sub-call's (or child's) answer as the REPL gets it: ``text`` when ``ok``, else
+    """A sub-call's (or child's) answer as the REPL gets it: ``text`` (and ``value``, with a
+    schema) when ``ok``, else
     ``error``; ``notes`` on how its input was cut or why it was refused; ``unsent``: the
     ``[id, from page, to page]`` slices asked for but not sent."""
 
@@ -22,6 +23,8 @@ class SubAnswer(TypedDict):
     error: NotRequired[str]
     notes: NotRequired[list[str]]
     unsent: NotRequired[list[list[Any]]]
+    value: NotRequired[Any]
+    """A call made with ``schema=``: the value its answer held that matched."""
 
 
 @dataclass
@@ -106,6 +109,11 @@ def _sub_result(event: dict[str, Any]) -> SubAnswer:
     if event.get("error") is None:
         from dealroom.models import answer_text
 
-        return {"ok": True, "text": answer_text(event["output"], event.get("reasoning")),
-                "notes": [], "unsent": list((event.get("input") or {}).get("unsent") or [])}
+        answer: SubAnswer = {"ok": True,
+                             "text": answer_text(event["output"], event.get("reasoning")),
+                             "notes": [],
+                             "unsent": list((event.get("input") or {}).get("unsent") or [])}
+        if "parsed" in event:
+            answer["value"] = event["parsed"]
+        return answer
     return {"ok": False, "error": event["error"], "notes": []}

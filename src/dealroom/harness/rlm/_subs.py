@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from dealroom.errors import ConfigError
 from dealroom.harness._subs import sub_models
 from dealroom.harness.rlm._subwindow import SubWindow
-from dealroom.models import HedgeWave
+from dealroom.models import HedgeWave, schema_via
 
 if TYPE_CHECKING:
     from dealroom.harness.rlm._settings import RLMSettings
@@ -95,7 +95,7 @@ class SubModel:
                 "context_window": self.client.context_window,
                 "price_input": prices.input, "price_output": prices.output,
                 "slice_tokens": self.slice_tokens(settings),
-                "max_cost_usd": self.cap}
+                "max_cost_usd": self.cap, "schema_via": schema_via(self.client)}
 
 
 class SubPool:

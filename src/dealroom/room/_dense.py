@@ -236,8 +236,9 @@ class DenseIndex:
             import torch
 
             where = np.load(self.idx / "dense_map.npy")
+            firsts = _groups(where[:, 0])
             self._loaded = _Loaded(np.load(self.idx / "dense.npy", mmap_mode="r"), where,
-                                   _groups(where[:, 0]),
+                                   firsts, where[firsts, 0],
                                    torch.from_numpy(np.load(self.idx / "dense_pages.npy")))
         return self._loaded
 
@@ -251,7 +252,7 @@ class DenseIndex:
                 return []
             with _one_thread():  # a few words and one product: as fast, and none contend
                 q = _embed_query(query)
-                keep = _in_ranges(d.where[d.firsts, 0], ranges)
+                keep = _in_ranges(d.page_of, ranges)
                 groups = np.flatnonzero(keep) if keep is not None else \
                     np.arange(len(d.firsts))
                 if len(groups) > max(CANDIDATES, 8 * n):  # the pages nearest on average
@@ -264,7 +265,7 @@ class DenseIndex:
         firsts = d.firsts[groups]
         lengths = np.r_[d.firsts[1:], len(d.where)][groups] - firsts
         rows = _rows(firsts, lengths)
-        scores = np.asarray(d.matrix[rows], dtype=np.float32) @ q
+        scores = _scores(d.matrix[rows], q)
         starts = np.r_[0, np.cumsum(lengths)[:-1]]
         best = np.maximum.reduceat(scores, starts)
         out = []
@@ -280,6 +281,8 @@ class _Loaded(NamedTuple):
     where: np.ndarray
     firsts: np.ndarray
     """The first row of each page's passages."""
+    page_of: np.ndarray
+    """The page (index) of each run of passages."""
     pages: Any
     """dense_pages.npy as a torch tensor."""
 
@@ -312,6 +315,15 @@ def _page_scores(pages: Any, q: np.ndarray) -> np.ndarray:
 
     with torch.inference_mode():
         return (pages @ torch.from_numpy(q).to(pages.dtype)).float().numpy()
+
+
+def _scores(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Cosines of the query with float16 ``rows`` (converted by torch: numpy's float16 is
+    slow)."""
+    import torch
+
+    with torch.inference_mode():
+        return (torch.from_numpy(rows).float() @ torch.from_numpy(q)).numpy()
 
 
 def _in_ranges(page_of: np.ndarray, ranges: Sequence[tuple[int, int]] | None

@@ -305,9 +305,11 @@ def test_the_viewer_tells_each_calls_model_and_cost_and_each_childs_totals(
     by_model = {r[model]: float(r[cost].lstrip("$")) for r in rows}
     assert 0 < by_model["fast"] < by_model["strong"]
     summary = text_of(browser, "details.child > summary")
-    assert summary.startswith(f"child {child} · {tree['calls']} calls")
+    assert summary.startswith(f"child {child} · look · submitted, 1 turns · "
+                              f"{tree['calls']} calls")
     assert f"${tree['cost_usd']:.4f}" in summary
     usage_tab = text_of(browser, "#usage")
-    assert "children (each with its own children)" in usage_tab and child in usage_tab
+    assert "1 children" in usage_tab and "box on the timeline" in usage_tab  # one tree, not two
+    assert browser.evaluate("document.querySelectorAll('#usage table.children').length") == 0
     assert "by sub-agent model" in usage_tab
     assert browser.errors == []

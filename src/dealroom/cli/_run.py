@@ -76,6 +76,9 @@ def run(
     memo_limit: int = typer.Option(
         None, "--memo-limit",
         help="Characters the root's memo may hold; a write past it fails (default 10 MiB)."),
+    child_concurrency: int = typer.Option(
+        None, "--child-concurrency",
+        help="Children of one rlm_batch() that run at a time (default 4)."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP,
                                 callback=read_models_file),
     budgetmix: str = typer.Option(
@@ -119,7 +122,8 @@ def run(
              "tools": [str(p) for p in tools] if tools else None,
              "host_tools": [str(p) for p in host_tools] if host_tools else None,
              "host_tool_timeout": host_tool_timeout, "max_host_tool_calls": max_host_tool_calls,
-             "max_cost_per_model": cost_caps(max_cost_per_model)}
+             "max_cost_per_model": cost_caps(max_cost_per_model),
+             "child_concurrency": child_concurrency}
     options: dict[str, Any] = {SETTING_OF_FLAG.get(flag, flag): v for flag, v in flags.items()}
     if budgetmix is not None:
         from dealroom.eval import budgetmix_run_options

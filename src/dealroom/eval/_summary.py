@@ -51,6 +51,7 @@ def run_row(run_dir: Path) -> dict[str, Any]:
         "headline_kind": scores.get("headline_kind") if scores else None,
         "pass_rate": scores.get("pass_rate") if scores else None,
         "pass_rate_positive": scores.get("pass_rate_positive") if scores else None,
+        **_evidence(scores),
         "n_criteria": scores.get("n_criteria"),
         "n_passed": scores.get("n_passed"),
         "n_errors": scores.get("n_errors"),
@@ -79,6 +80,13 @@ def run_row(run_dir: Path) -> dict[str, Any]:
         "cost_by_sub": {name: u.get("cost_usd", 0.0)
                         for name, u in (usage.get("by_sub") or {}).items()},
     }
+
+
+def _evidence(scores: Mapping[str, Any]) -> dict[str, float | None]:
+    """``evidence_f1``, ``evidence_precision`` and ``evidence_recall`` of ``scores.json``'s
+    ``evidence`` (None where a run has none)."""
+    evidence = scores.get("evidence") or {}
+    return {f"evidence_{k}": evidence.get(k) for k in ("f1", "precision", "recall")}
 
 
 def _subs_label(config: Mapping[str, Any]) -> str | None:
@@ -128,6 +136,9 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "headline_positive_runs": sum(r["headline_kind"] == "positive" for r in rows),
         "pass_rate_mean": _mean(r["pass_rate"] for r in rows),
         "pass_rate_positive_mean": _mean(r["pass_rate_positive"] for r in rows),
+        "evidence_f1_mean": _mean(r["evidence_f1"] for r in rows),
+        "evidence_precision_mean": _mean(r["evidence_precision"] for r in rows),
+        "evidence_recall_mean": _mean(r["evidence_recall"] for r in rows),
         "coverage_mean": _mean(r["coverage"] for r in rows),
         "cost_usd": sum(r["cost_usd"] for r in rows),
         "judge_cost_usd": sum(r["judge_cost_usd"] for r in rows),

@@ -226,6 +226,9 @@ class ChildStart(Event, total=False):
     """The task the child was given."""
     budget: dict[str, Any]
     """The child's budget (``Budget.to_dict()``), carved from what its parent had left."""
+    parent: str
+    """The agent id of the child's parent (the agent whose ``rlm()``/``rlm_batch()`` started
+    it)."""
 
 
 class ChildEnd(Event, total=False):
@@ -242,6 +245,9 @@ class ChildEnd(Event, total=False):
     """The child's answer (its memo when it submitted none)."""
     turns: int
     """Turns the child took."""
+    error: str | None
+    """Why the child failed (its model failed, or it raised): its caller got a
+    ``SubcallError``; null when it delivered."""
 
 
 class MemoChanged(Event, total=False):

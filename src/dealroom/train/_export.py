@@ -86,7 +86,7 @@ class ExportResult:
 
 def export_sft(runs: Sequence[Path], out: Path, *, min_pass_rate: float | None = None,
                min_coverage: float | None = None, top_k: int | None = None,
-               room_median: bool = True,
+               room_median: bool = True, reward: Any = None,
                tokenizer: str | None = None, max_length: int = DEFAULT_MAX_LENGTH,
                force: bool = False,
                progress: Callable[[int, int], None] | None = None) -> ExportResult:
@@ -95,6 +95,8 @@ def export_sft(runs: Sequence[Path], out: Path, *, min_pass_rate: float | None =
     ``runs`` are run folders, sweeps or folders of either. ``tokenizer`` is an ``hf:`` spec;
     without one only ``train.jsonl`` and ``manifest.json`` are written. An existing ``out``
     is replaced only with ``force`` and only when it is a dataset (holds ``manifest.json``).
+    ``reward``: a reward spec (docs/training.md, "The reward") that ranks the runs and gives
+    the room median; None: the pass rate.
     """
     start = time.perf_counter()
     check_bars(min_pass_rate, min_coverage, top_k)
@@ -105,7 +107,7 @@ def export_sft(runs: Sequence[Path], out: Path, *, min_pass_rate: float | None =
     run_dirs = find_runs(runs)
     tok = _tokenizer(tokenizer)
     selection = select_runs(run_dirs, min_pass_rate=min_pass_rate, min_coverage=min_coverage,
-                            top_k=top_k, room_median=room_median)
+                            top_k=top_k, room_median=room_median, reward=reward)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
@@ -267,7 +269,8 @@ def _manifest(sources: Sequence[Path], selection: Selection, result: ExportResul
         "sources": [str(s) for s in sources],
         "selection": {"min_pass_rate": min_pass_rate, "min_coverage": min_coverage,
                       "top_k": top_k, "room_median": room_median,
-                      "medians": selection.medians, "rule": result.rule},
+                      "reward": selection.reward, "medians": selection.medians,
+                      "rule": result.rule},
         "tokenizer": result.tokenizer,
         "max_length": max_length,
         "files": {"conversations": TRAIN,

@@ -35,6 +35,7 @@ from dealroom._util.schema import Schema, as_tuple
 from dealroom.errors import ConfigError
 from dealroom.eval import GeneratedRooms
 from dealroom.harness import label_specs, subs_label
+from dealroom.train._reward import PASS, RewardSetting, check_reward_setting
 from dealroom.train._settings import Count, LoRASettings, Positive, Rate, check_reporting
 
 if TYPE_CHECKING:
@@ -88,10 +89,14 @@ class GRPOSettings(LoRASettings):
     """Weight of the KL penalty to the base model (k3 estimator); 0 turns it off."""
     scale_rewards: bool = True
     """Divide a group's advantages by its reward standard deviation (false: Dr. GRPO)."""
-    reward: Literal["headline", "total"] = "headline"
-    """A rollout's reward: its ``scores.json`` headline (the positive criteria's pass rate
-    where the rubric has negative criteria, which an empty memo cannot raise; else the
-    total) or total (the pass rate over all criteria). The held-out pass rate is the same."""
+    reward: RewardSetting = PASS
+    """A rollout's reward (docs/training.md, "The reward"): ``pass``, its ``scores.json``
+    headline (the positive criteria's pass rate where the rubric has negative criteria,
+    which an empty memo cannot raise; else the total; ``headline`` is its old name);
+    ``total`` (the pass rate over all criteria); ``pass+evidence`` (the headline plus
+    evidence_weight times the evidence F1); ``package.module:function`` (yours, called with
+    the scores and the run folder); or a table ``{kind = "pass+evidence", evidence_weight =
+    1.0}``. The held-out pass rate is the total with ``total``, else the headline."""
     temperature: Annotated[float, Field(gt=0, le=2, json_schema_extra={
         "why": "GRPO needs sampled, varied rollouts (greedy decoding gives a group one "
                "answer)"})] = 1.0
@@ -135,6 +140,11 @@ class GRPOSettings(LoRASettings):
     stop_on_watch: bool = False
     """Stop training (TrainingWatchError) at the first watched sign: a rollout reaching for
     a hidden part of the room, or a reward gap over watch_gap; false: warn and log only."""
+
+    @field_validator("reward", mode="before")
+    @classmethod
+    def _reward(cls, value: Any) -> Any:
+        return check_reward_setting(value)
 
     @model_validator(mode="after")
     def _check_grpo(self) -> GRPOSettings:

@@ -71,8 +71,11 @@ class StartingSandbox:
 
     def __init__(self, episode: Episode) -> None:
         self.episode = episode
-        self.sandbox = episode.ctx.sandbox_factory(episode)
-        self._start = asyncio.ensure_future(self.sandbox.start())
+        warm = episode.ctx.warm.pop(episode.agent, None)  # started ahead (rlm_batch)
+        if warm is None:
+            sandbox = episode.ctx.sandbox_factory(episode)
+            warm = (sandbox, asyncio.ensure_future(sandbox.start()))
+        self.sandbox, self._start = warm
         self._recorded = False
 
     async def started(self) -> Sandbox:

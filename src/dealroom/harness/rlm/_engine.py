@@ -37,7 +37,9 @@ from dealroom.harness._common._calls import (
 from dealroom.harness._common._clock import off_loop
 from dealroom.harness._subs import sub_models
 from dealroom.harness.rlm._boot import StartingSandbox
+from dealroom.harness.rlm._children import child_agent, child_answer, run_children
 from dealroom.harness.rlm._context import RootContext, refused_count, refused_for_length
+from dealroom.harness.rlm._fair import FairGate, gate_for
 from dealroom.harness.rlm._followup import FollowUp
 from dealroom.harness.rlm._memo import checked_memo
 from dealroom.harness.rlm._prompt import (
@@ -158,6 +160,10 @@ class RunContext:
     """The most words-v1 tokens of input a sub-call was promised when an agent was told
     ``llm.context_tokens``: the host admits that much even after its count grew (a call the
     endpoint then refuses is re-cut, and what was not sent handed back as ``unsent``)."""
+    gates: dict[str, FairGate] = field(default_factory=dict)
+    """Per sub model: the slots of every agent's sub-calls, taken round robin by agent."""
+    warm: dict[str, tuple[Sandbox, asyncio.Future[None]]] = field(default_factory=dict)
+    """Agent id → its REPL's start, begun ahead of the child (``rlm_batch``'s next ones)."""
     tools: ToolBox = field(default_factory=ToolBox)
     """The user's sandboxed and host tools (``--tools``, ``--host-tools``)."""
     ask: FollowUp | None = None
@@ -469,6 +475,8 @@ class Episode(RootCalls):
                                    int(payload.get("n", 0)),
                                    [tuple(r) for r in payload.get("ranges") or []] or None)
             return {"pages": [list(p) for p in pages]}
+        if kind == "rlm_batch":
+            return await run_children(self, payload.get("children") or [], turn)
         if kind == "host_tool":
             return await self.ctx.tools.answer(self, payload, turn)
         if kind == "history":
@@ -669,13 +677,13 @@ class Episode(RootCalls):
             try:
                 with hedging(hedges):
                     if typed is None:
-                        result = await sub.chat(plan.messages(self.ctx.room), max_tokens=out,
-                                                temperature=self.ctx.settings.temperature,
-                                                **context)
+                        call = sub.chat(plan.messages(self.ctx.room), max_tokens=out,
+                                        temperature=self.ctx.settings.temperature, **context)
                     else:
-                        result = await typed.ask(sub.chat, plan.messages(self.ctx.room),
-                                                 self.tracker, model, out, temperature=self.
-                                                 ctx.settings.temperature, **context)
+                        call = typed.ask(sub.chat, plan.messages(self.ctx.room), self.tracker,
+                                         model, out, temperature=self.ctx.settings.temperature,
+                                         **context)
+                    result = await gate_for(self.ctx.gates, model).run(self.agent, call)
                 break
             except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
                 smaller = self._recut(exc, admitted, refused, out)
@@ -771,8 +779,9 @@ class Episode(RootCalls):
         return self.ctx.pool.used((c.get("model") if isinstance(c, dict) else None
                                    for c in calls), self.sub)
 
-    async def _child(self, payload: dict[str, Any], turn: int) -> SubAnswer:
-        call_id = self._call_id(turn)
+    async def _child(self, payload: dict[str, Any], turn: int,
+                     call_id: str | None = None) -> SubAnswer:
+        call_id = call_id or self._call_id(turn)
         cached = self.ctx.replay.child_result(call_id)
         if cached is not None:
             return cached
@@ -789,16 +798,22 @@ class Episode(RootCalls):
             max_seconds=asked.get("max_seconds"),
         )
         tracker = self.tracker.child(requested)
-        agent = f"{self.agent}/c{turn}-{call_id.rsplit('/s', 1)[1]}"
-        self.ctx.emit("child_start", agent, self.depth + 1, call_id=call_id,
-                      task=payload.get("task"), budget=tracker.budget.to_dict())
+        agent = child_agent(self.agent, turn, call_id)
+        if call_id not in self.ctx.replay.started:  # a resumed child started once
+            self.ctx.emit("child_start", agent, self.depth + 1, call_id=call_id,
+                          task=payload.get("task"), budget=tracker.budget.to_dict(),
+                          parent=self.agent)
         child = Episode(self.ctx, agent=agent, depth=self.depth + 1, tracker=tracker,
                         task=payload.get("task"), docs=payload.get("docs"), sub=sub)
-        result = await child.run()
+        try:
+            result = await child.run()
+        except Exception as exc:  # noqa: BLE001 - a child that raised is its call's failure
+            result = EpisodeResult("error", error_text(exc), child.memo, None,
+                                   tracker.turns)
         text = result.answer if result.answer is not None else result.memo
+        answer = child_answer(result.status, result.reason, text, child.failure)
         self.ctx.emit("child_end", agent, self.depth + 1, call_id=call_id,
                       status=result.status, reason=result.reason, text=text,
-                      turns=result.turns)
-        answer: SubAnswer = {"ok": True, "text": text}
+                      turns=result.turns, error=answer.get("error"))
         self.ctx.replay.children[call_id] = answer
         return answer

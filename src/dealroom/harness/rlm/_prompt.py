@@ -49,6 +49,10 @@ severity, and recommended next steps. When the budget runs out the memo as it st
 RLM_LINE = """\
 rlm(task, docs=None, budget=None)  a child agent with its own REPL over the same room -> str
                           (budget: dict of max_turns/max_tokens/max_cost_usd; taken from yours).
+rlm_batch(children)       child agents side by side; each child is a task string or a dict with
+                          rlm's arguments (task, docs, budget); answers in order, a SubcallError
+                          for a child that failed. Children without a budget share what is
+                          left of yours evenly.
 """
 
 SUB_SYSTEM = """\

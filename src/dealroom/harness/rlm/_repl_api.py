@@ -7,6 +7,7 @@ payload)`` (see :mod:`dealroom.harness.sandbox`); the host alone holds clients a
     llm / llm_batch     "llm"          {"results": [{"ok", "text" | "error", "notes", "unsent",
                                         "value" (a call with schema=)}]}
     rlm                 "rlm"          {"ok", "text" | "error"}
+    rlm_batch           "rlm_batch"    {"results": [{"ok", "text" | "error"}]}
     budget              "budget"       the agent's BudgetTracker.snapshot()
     history             "history"      {"turns": [{turn, code, output, reasoning, reply}]}
     room.search         "search"       {"pages": [[rowid, score, offset]]}: the dense half,
@@ -180,6 +181,33 @@ def host_dense_search(request: Callable[[str, dict], dict]
     return dense_search
 
 
+CHILD_KEYS = ("task", "docs", "budget", "sub")
+"""The keys of one ``rlm_batch`` item."""
+
+
+def _child_item(item: Any) -> dict[str, Any]:
+    """One ``rlm_batch`` item as the host takes it: a task string, or a dict of CHILD_KEYS."""
+    if isinstance(item, str):
+        item = {"task": item}
+    if not isinstance(item, dict) or "task" not in item:
+        raise TypeError(f"rlm_batch items are task strings or dicts with 'task' (and 'docs', "
+                        f"'budget', 'sub'), not {item!r:.80}")
+    unknown = sorted(set(item) - set(CHILD_KEYS))
+    if unknown:
+        raise TypeError(f"rlm_batch item has unknown keys {unknown}: it takes "
+                        f"{', '.join(CHILD_KEYS)}")
+    docs = item.get("docs")
+    if docs is not None and (isinstance(docs, str) or hasattr(docs, "id")):
+        docs = [docs]
+    budget = item.get("budget")
+    if budget is not None and not isinstance(budget, dict):
+        raise TypeError(f"an rlm_batch item's budget is a dict (max_turns, max_tokens, "
+                        f"max_cost_usd, max_seconds), not {budget!r:.80}")
+    sub = item.get("sub")
+    return {"task": str(item["task"]), "docs": [_ref(d) for d in docs or []],
+            "budget": budget or {}, "sub": None if sub is None else str(sub)}
+
+
 def json_schema(schema: Any) -> Any:
     """``schema`` as a JSON Schema dict: a dict as given, a pydantic model class converted
     (``model_json_schema()``); anything else a TypeError that says what to give."""
@@ -197,8 +225,8 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
                     title: str = "Due Diligence Memo",
                     memo_limit: int = MEMO_LIMIT,
                     models: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The REPL globals: ``room, llm, llm_batch, rlm, memo, budget, history, submit,
-    SubcallError``.
+    """The REPL globals: ``room, llm, llm_batch, rlm, rlm_batch, memo, budget, history,
+    submit, SubcallError``.
 
     ``llm.context_tokens`` is how many tokens of text one sub-call can carry (``llm.models``:
     name → each sub-agent model's window, prices, slice size and ``schema_via``: how a
@@ -267,6 +295,17 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
             raise SubcallFailed(result["error"])
         return result["text"]
 
+    def rlm_batch(children: Sequence[Any]) -> list[Any]:
+        """Child agents side by side: items are tasks or dicts {task, docs, budget, sub};
+        answers in order, a SubcallError for a child that failed."""
+        if depth + 1 >= max_depth:
+            raise RuntimeError(
+                f"rlm_batch() is not available at depth {depth} with max depth {max_depth}: "
+                "use llm_batch(), or run with a larger --depth")
+        items = [_child_item(c) for c in children]
+        answer = request("rlm_batch", {"children": items})
+        return [r["text"] if r["ok"] else SubcallError(r["error"]) for r in answer["results"]]
+
     def submit(answer: str | None = None) -> None:
         """End the review; the memo (or, for a child agent, ``answer``) is delivered."""
         flags["submitted"] = True
@@ -285,6 +324,7 @@ def build_namespace(request: Callable[[str, dict], dict], *, room: Room, depth: 
         "llm": llm,
         "llm_batch": llm_batch,
         "rlm": rlm,
+        "rlm_batch": rlm_batch,
         "memo": memo,
         "budget": BudgetView(request),
         "history": HistoryView(request),

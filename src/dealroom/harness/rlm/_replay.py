@@ -47,6 +47,8 @@ class Replay:
     from the records."""
     compactions: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
     """(agent, turn) → the ``compaction`` events made before that turn's call, in order."""
+    started: set[str] = field(default_factory=set)
+    """Call ids of the children whose ``child_start`` is recorded (a resumed one goes on)."""
     host_tools: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Call id of a host tool call → its answer (``ok`` with ``result``, or ``error``)."""
 
@@ -68,8 +70,12 @@ class Replay:
                 replay.compactions.setdefault((e["agent"], e["turn"]), []).append(e)
             elif e["type"] == "wave":
                 replay.waves.add(e["wave"])
+            elif e["type"] == "child_start":
+                replay.started.add(e["call_id"])
             elif e["type"] == "child_end":
-                replay.children[e["call_id"]] = {"ok": True, "text": e["text"]}
+                replay.children[e["call_id"]] = (
+                    {"ok": False, "error": e["error"]} if e.get("error") is not None
+                    else {"ok": True, "text": e["text"]})
             elif e["type"] == "host_tool":
                 replay.host_tools[e["call_id"]] = (
                     {"ok": True, "result": e.get("result")} if e.get("error") is None

@@ -76,5 +76,10 @@ class RLMSettings:
     max_host_tool_calls: Annotated[int, Field(ge=0)] = 1000
     """Host tool calls per run; past it a call fails in the REPL."""
 
+    child_concurrency: Annotated[int, Field(ge=1, le=256, json_schema_extra={
+        "why": "children at a time"})] = 4
+    """Children of one ``rlm_batch([...])`` that run at a time (each its own REPL and
+    sandbox); the rest start as these finish."""
+
     def budget(self) -> Budget:
         return Budget(self.max_turns, self.max_tokens, self.max_cost_usd, self.max_seconds)

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 SEND_WINDOW = 64
 """Sub-calls of one model read and sent at a time when its client names no limit."""
+CHILD_SUBS = ', rlm(..., sub=NAME) and rlm_batch items with a "sub" key'
+"""How the root's prompt tells a child's named model (depth > 1 only)."""
 PROMPT_ROOM = 600
 """Tokens of a call's prompt and template the root's slice size leaves free."""
 
@@ -156,7 +158,7 @@ class SubPool:
             return ""
         default = default or self.default
         lines = [f"Sub-agent models: llm(..., model=NAME), llm_batch items with a \"model\" key"
-                 f"{', rlm(..., sub=NAME)' if settings.depth > 1 else ''}; without one, "
+                 f"{CHILD_SUBS if settings.depth > 1 else ''}; without one, "
                  f"{default}. llm.models has the details; an unknown name fails that call."]
         for name, info in self.describe(settings, default).items():
             cap = f", at most ${info['max_cost_usd']:g} in all" if info["max_cost_usd"] else ""

@@ -107,18 +107,28 @@ const waves = {};
 const subs = {};
 let nextPage = 0;
 
-function agentBox(agent) {
+function agentBox(agent, item) {  /* a child: a box in the parent's turn that started it */
   if (agents[agent]) return agents[agent];
-  let el = $("#timeline-body");
+  let el = $("#timeline-body"), box = null;
   if (agent.includes("/")) {
-    const parent = agent.slice(0, agent.lastIndexOf("/"));
-    const box = document.createElement("details");
-    box.className = "child"; box.open = true;
-    box.innerHTML = `<summary>child ${esc(agent)}${childTotals(agent)}</summary><div></div>`;
-    turnBox(parent, null).appendChild(box);
+    const parent = (item && item.parent) || agent.slice(0, agent.lastIndexOf("/"));
+    const started = /\/t(\d+)\/s\d+$/.exec((item && item.call_id) || "");
+    box = document.createElement("details");
+    box.className = "child"; box.open = true; box.dataset.agent = agent;
+    box.innerHTML = `<summary>child ${esc(agent)}<span class="task"></span> · <span class="state">running</span><span class="totals">${childTotals(agent)}</span></summary><div></div>`;
+    turnBox(parent, started ? +started[1] : null).appendChild(box);
     el = box.lastElementChild;
   }
-  return (agents[agent] = { el, turns: {}, current: null });
+  return (agents[agent] = { el, turns: {}, current: null, box });
+}
+function childState(item) {  /* the child's summary: its task, then how it ended */
+  const box = (agents[item.a] || {}).box;
+  if (!box) return;
+  if (item.k === "child_start") box.querySelector(".task").textContent = ` · ${item.task ?? ""}`;
+  if (item.k !== "child_end") return;
+  const state = box.querySelector(".state");
+  state.textContent = `${item.status}, ${item.turns} turns` + (item.error ? `: ${item.error}` : "");
+  state.classList.toggle("err", !!item.error);
 }
 function childTotals(agent) {  // the child's subtree, as metrics.json usage.by_child has it
   const u = ((meta.usage || {}).by_child || {})[agent];
@@ -128,8 +138,8 @@ function subName(spec) {  // a named sub-agent model's name (--sub fast=...), el
   const named = Object.entries(meta.subs || {}).find(([, s]) => s === spec);
   return named ? named[0] : spec;
 }
-function turnBox(agent, turn) {
-  const box = agentBox(agent);
+function turnBox(agent, turn, item) {
+  const box = agentBox(agent, item);
   if (turn === null || turn === undefined) turn = box.current ?? 0;
   box.current = turn;
   if (!box.turns[turn]) {
@@ -164,7 +174,11 @@ function waveBox(item, parent) {
   return waves[key];
 }
 function render(item) {
-  const at = turnBox(item.a, item.turn);
+  if (item.k === "child_start" && item.a.includes("/")) {  // the child's box says it all
+    agentBox(item.a, item); childState(item);
+    return;
+  }
+  const at = turnBox(item.a, item.turn, item);
   switch (item.k) {
     case "reply":
       if (item.seen && item.seen.length) {
@@ -211,10 +225,12 @@ function render(item) {
       add(at, "budget", `${item.of ? `turn ${esc(item.turn)} of ${esc(item.of)}` : `turn ${esc(item.turn)}`} · ${fmt(item.tokens)} tokens · $${fmt(item.cost, 4)} · ${fmt(item.t, 1)} s`);
       break;
     case "child_start":
-      add(at, "child-line", `rlm() child started: ${esc(item.task)}`);
+      childState(item);
+      add(at, "child-line", `child started: ${esc(item.task)}`);
       break;
     case "child_end":
-      add(at, "child-line", `child ended (${esc(item.status)}, ${esc(item.turns)} turns): ${esc(item.text)}`);
+      childState(item);
+      add(at, "child-line", `child ended (${esc(item.status)}, ${esc(item.turns)} turns): ${esc(item.error || item.text)}`);
       break;
     case "memo":
       add(at, "memo-line", `memo: ${esc(item.sections)} sections, ${fmt(item.chars)} chars`);
@@ -370,9 +386,8 @@ function usageTab() {
   const sources = Object.entries(u.counts_source || {}).map(([k, n]) => `${esc(k)}: ${fmt(n)}`).join(", ");
   const guessed = u.usage_estimated_calls ? `<p class="note err">usage of ${fmt(u.usage_estimated_calls)} calls is a words-v1 estimate (the server reported none and counts none): tokens, cost and budgets rest on it</p>` : "";
   const from = sources ? `<p class=note>counts from: ${sources}</p>` : "";
-  const children = Object.entries(u.by_child || {}).map(([k, v]) => [`<span style="padding-left:${(k.split("/").length - 2) * 1.2}em">${esc(k)}</span>`, v]);
-  const tree = children.length ? `<h3>children (each with its own children)</h3><table class="children"><thead><tr><th>child</th><th>calls</th><th>input</th><th>output</th><th>cost USD</th></tr></thead><tbody>` +
-    children.map(([k, v]) => `<tr><td>${k}</td><td>${fmt(v.calls)}</td><td>${fmt(v.input_tokens)}</td><td>${fmt(v.output_tokens)}</td><td>${fmt(v.cost_usd, 4)}</td></tr>`).join("") + "</tbody></table>" : "";
+  const kids = Object.keys(u.by_child || {}).length;  // their tree is the timeline's
+  const tree = kids ? `<p class="note children">${fmt(kids)} children: each one's totals (its own children included) are in its box on the timeline, with its turns</p>` : "";
   const split = u.split ? table("part (the root, each sub-agent model it called, its children)", u.split) : "";
   $("#usage").innerHTML = u.total ? guessed + from + split + table("role", u.by_role) + table("sub-agent model", u.by_sub) + table("model", u.by_model) + table("depth", u.by_depth) + tree : "<p class=note>no usage recorded</p>";
 }

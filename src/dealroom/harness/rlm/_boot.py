@@ -45,14 +45,14 @@ def make_sandbox(episode: Episode) -> ProcessSandbox:
 
 def bootstrap(host: Host) -> dict[str, Any]:
     """Runs inside the worker: the REPL names of :func:`build_namespace` over the room."""
-    from dealroom.harness.rlm._repl_api import build_namespace
+    from dealroom.harness.rlm._repl_api import build_namespace, host_dense_search
     from dealroom.harness.rlm._tools import ToolError, repl_tools
     from dealroom.room import Room
 
     assert host.room_dir is not None, "make_sandbox always gives the worker its room"
     namespace = build_namespace(
         host.request,
-        room=Room.open(host.room_dir),
+        room=Room.open(host.room_dir, dense_search=host_dense_search(host.request)),
         depth=host.depth,
         max_depth=host.options["max_depth"],
         context_tokens=host.options["context_tokens"],

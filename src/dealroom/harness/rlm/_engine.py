@@ -470,6 +470,11 @@ class Episode(RootCalls):
             return await self._llm_batch(payload.get("calls") or [], turn)
         if kind == "rlm":
             return await self._child(payload, turn)
+        if kind == "search":  # room.search's dense half: the model lives here, not in the REPL
+            pages = await off_loop(self.ctx.room.dense_pages, str(payload.get("query", "")),
+                                   int(payload.get("n", 0)),
+                                   [tuple(r) for r in payload.get("ranges") or []] or None)
+            return {"pages": [list(p) for p in pages]}
         if kind == "rlm_batch":
             return await run_children(self, payload.get("children") or [], turn)
         if kind == "host_tool":

@@ -10,6 +10,8 @@ payload)`` (see :mod:`dealroom.harness.sandbox`); the host alone holds clients a
     rlm_batch           "rlm_batch"    {"results": [{"ok", "text" | "error"}]}
     budget              "budget"       the agent's BudgetTracker.snapshot()
     history             "history"      {"turns": [{turn, code, output, reasoning, reply}]}
+    room.search         "search"       {"pages": [[rowid, score, offset]]}: the dense half,
+                                       embedded and ranked by the host's room (no torch here)
 """
 
 from __future__ import annotations
@@ -159,6 +161,24 @@ def _call(prompt: Any, text: Any = None, docs: Any = None, schema: Any = None,
     if model is not None:  # a named sub-agent model (llm.models); the host checks the name
         call["model"] = str(model)
     return call
+
+
+def host_dense_search(request: Callable[[str, dict], dict]
+                      ) -> Callable[[str, int, Any], list[tuple[int, float, int]]]:
+    """``room.search``'s dense half, asked of the host (which holds the model and the
+    embeddings): the worker loads no torch. A refusal is a :class:`RoomError` saying why."""
+    from dealroom.errors import RoomError
+    from dealroom.harness.sandbox import RemoteError
+
+    def dense_search(query: str, n: int, ranges: Any) -> list[tuple[int, float, int]]:
+        try:
+            answer = request("search", {"query": query, "n": n,
+                                        "ranges": [list(r) for r in ranges or []]})
+        except RemoteError as exc:
+            raise RoomError(str(exc)) from None
+        return [(int(r), float(s), int(o)) for r, s, o in answer["pages"]]
+
+    return dense_search
 
 
 CHILD_KEYS = ("task", "docs", "budget", "sub")

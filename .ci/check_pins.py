@@ -1,6 +1,6 @@
 """Fail when a package of dealroom's dependency tree differs from its pin in constraints.txt.
 
-    python .ci/check_pins.py [constraints.txt] [--extras local,dev,train,report]
+    python .ci/check_pins.py [constraints.txt] [--extras local,dev,train,report,ocr,search]
 
 Only dealroom and what it requires (with the given extras; all of them by default) are
 compared: other packages in the same environment are not ours. A pinned package that is not

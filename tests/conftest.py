@@ -29,6 +29,14 @@ def _no_proxy_from_the_shell(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _no_embeddings_unless_asked(monkeypatch):
+    """The CLI builds rooms as without the [search] extra (no passage embeddings: loading the
+    model and embedding every room would cost seconds a test); tests of hybrid search ask for
+    them (``dense=True``, ``--dense``)."""
+    monkeypatch.setattr("dealroom.cli._ingest.search_extra", lambda: False)
+
+
+@pytest.fixture(autouse=True)
 def _no_secrets_from_other_tests():
     """Each test starts knowing no secret to redact (the set is the process's)."""
     from dealroom._util.redact import SECRETS

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from dealroom.runs import EVENT_TYPES, Event, RunConfig, event_fields
+from dealroom.runs._events import OPTIONAL_ON_WRITE
 
 ROOT = Path(__file__).parents[1]
 SRC = ROOT / "src" / "dealroom"
@@ -190,6 +191,8 @@ def written(small_room, tmp_path_factory):
     host_tools.write_text('def echo(text: str) -> str:\n    """Echo."""\n    return text\n')
     run_agent(small_room, tmp / "rlm", root=ScriptedModel(ROOT_MODEL), sub=sub(), depth=2,
               host_tools=[str(host_tools)])
+    run_agent(small_room, tmp / "named", root=ScriptedModel(ROOT_MODEL),
+              sub={"fast": sub(), "strong": sub()}, depth=2)
     run_agent(small_room, tmp / "compacted", root=ScriptedModel(
         [compacting_root], cycle=True, context_window=2048), sub=sub(), max_turns=6)
     run_agent(small_room, tmp / "tools", harness="toolloop", root="scripted",
@@ -202,13 +205,13 @@ def written(small_room, tmp_path_factory):
 
     async def repl():
         async with open_repl(small_room, sub(), out=tmp / "repl") as session:
-            await session.run("print(llm('hi'))")
+            await session.run("print(llm('hi'), llm_batch([{'prompt': 'n?', 'schema': {}}]))")
 
     asyncio.run(repl())
     ask_run(tmp / "rlm", "Anything else?", root=ScriptedModel(["```python\nsubmit('no')\n```"]),
             sub=sub())
-    runs = [tmp / name for name in ("rlm", "compacted", "tools", "resumed", "fork", "repl",
-                                    "rlm/asks/1")]
+    runs = [tmp / name for name in ("rlm", "named", "compacted", "tools", "resumed", "fork",
+                                    "repl", "rlm/asks/1")]
     configs = [json.loads((r / "config.json").read_text()) for r in runs]
     events = [json.loads(line) for r in runs
               for line in (r / "trajectory.jsonl").read_text().splitlines()]
@@ -226,6 +229,12 @@ def test_real_runs_write_exactly_the_documented_events(written) -> None:
     _, events = written
     documented = documented_table("### Trajectory events")
     assert {e["type"] for e in events} == set(documented)
+    seen: dict[str, set[str]] = {}
     for e in events:
-        assert set(e) - COMMON == set(documented[e["type"]]), e["type"]
+        optional = set(OPTIONAL_ON_WRITE.get(e["type"], ())) & {"parsed"}  # schema calls only
+        fields = set(e) - COMMON
+        assert set(documented[e["type"]]) - optional <= fields, e["type"]
+        assert fields <= set(documented[e["type"]]), e["type"]
         assert set(e) >= COMMON, e["type"]
+        seen.setdefault(e["type"], set()).update(fields)
+    assert seen == {k: set(v) for k, v in documented.items()}

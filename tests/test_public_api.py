@@ -61,12 +61,12 @@ def test_top_level_exports_are_the_objects_of_their_packages_loaded_lazily():
 
 
 def test_the_cli_and_every_package_import_without_the_optional_extras():
-    """A machine without ray, skyrl-gym or matplotlib still runs every command that needs
-    none of them (each optional import is deferred to the feature that uses it)."""
+    """A machine without ray, skyrl-gym, matplotlib or inspect-ai still runs every command that
+    needs none of them (each optional import is deferred to the feature that uses it)."""
     code = ("import sys\n"
             "class Missing:\n"
             "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name.split('.')[0] in {'ray', 'skyrl_gym', 'matplotlib'}:\n"
+            "        if name.split('.')[0] in {'ray', 'skyrl_gym', 'matplotlib', 'inspect_ai'}:\n"
             "            raise ImportError(f'no {name} here')\n"
             "sys.meta_path.insert(0, Missing())\n"
             "import dealroom.cli, dealroom.train, dealroom.eval, dealroom.report\n"

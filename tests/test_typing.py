@@ -89,7 +89,8 @@ CORE_IMPORTS = {"typer": "typer", "rich": "rich", "aiohttp": "aiohttp", "numpy":
                 "pypdf": "pypdf", "python-docx": "docx", "markdown-it-py": "markdown_it",
                 "openpyxl": "openpyxl", "python-pptx": "pptx", "beautifulsoup4": "bs4",
                 "extract-msg": "extract_msg", "google-re2": "re2", "packaging": "packaging",
-                "orjson": "orjson", "yarl": "yarl", "pydantic": "pydantic"}
+                "orjson": "orjson", "yarl": "yarl", "pydantic": "pydantic",
+                "jsonschema": "jsonschema"}
 
 
 def test_a_plain_install_brings_nothing_only_test_support_uses() -> None:

@@ -298,3 +298,16 @@ def test_view_of_a_folder_that_is_no_run_leaves_no_temporary_folder(monkeypatch,
     assert code == 1 and "is not a run folder" in text
     assert list(temp.iterdir()) == []
     assert not (tmp_path / "notes" / "view").exists()
+
+
+def test_dense_without_the_search_extra_is_refused_before_anything_is_written(
+        monkeypatch, capsys, tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "nda.txt").write_text("The Recipient shall keep it confidential.")
+    # tests/conftest.py has the CLI see no [search] extra
+    code, text = cli(monkeypatch, capsys, "ingest", tmp_path / "src", tmp_path / "room",
+                     "--dense")
+    assert code == 1 and 'pip install "dealroom[search]"' in text and "--dense" in text
+    assert not (tmp_path / "room").exists()
+    code, text = cli(monkeypatch, capsys, "ingest", tmp_path / "src", tmp_path / "room")
+    assert code == 0 and "room.search will rank by words only" in text

@@ -46,6 +46,10 @@ def test_every_setting_of_every_harness_is_a_run_flag_and_reaches_the_harness(mo
             given[field] = False
             argv += [param.secondary_opts[0]]
             continue
+        if hints[param.name] == list[str]:  # NAME=USD pairs (--max-cost-per-model)
+            given[field] = {"strong": float(n)}
+            argv += [param.opts[0], f"strong={n}"]
+            continue
         if typing.get_origin(hints[param.name]) is list:  # a repeatable flag: a list of paths
             given[field] = [f"v{n}.py"]
             argv += [param.opts[0], f"v{n}.py"]
@@ -142,3 +146,23 @@ def test_concurrency_is_saved_and_resume_opens_the_models_with_it(small_room, tm
         resumed = dealroom.harness.resume_run(
             run, root=ScriptedModel(["```python\nsubmit()\n```"]))
     assert resumed.status == "submitted" and opened == [7]
+
+
+def test_sub_flags_name_several_models_and_caps_reach_the_harness(monkeypatch):
+    seen = {}
+
+    async def fake_run(room, out, **kwargs):
+        seen.update(kwargs)
+        raise dealroom.errors.ConfigError("stop here")
+
+    monkeypatch.setattr(dealroom.harness, "run_agent_async", fake_run)
+    CliRunner().invoke(app, ["run", "room", "--out", "out", "--sub", "fast=oracle:recall=0.5",
+                             "--sub", "strong=m@http://h/v1#price_input=1",
+                             "--max-cost-per-model", "strong=5"])
+    assert seen["sub"] == {"fast": "oracle:recall=0.5", "strong": "m@http://h/v1#price_input=1"}
+    assert seen["max_cost_per_model"] == {"strong": 5.0}
+    CliRunner().invoke(app, ["run", "room", "--out", "out"])
+    assert seen["sub"] == "local" and seen["max_cost_per_model"] is None
+    bad = CliRunner().invoke(app, ["run", "room", "--out", "out", "--max-cost-per-model", "x"])
+    assert isinstance(bad.exception, dealroom.errors.ConfigError)
+    assert "write NAME=USD" in str(bad.exception)

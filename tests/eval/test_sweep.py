@@ -329,3 +329,21 @@ def test_sweep_json_keeps_a_digest_of_the_generator_secret_and_old_records_resum
     other = write_spec(tmp_path / "other.toml", text.replace(secret, "another"))
     with pytest.raises(ConfigError, match="sweep of another spec .*differs in generate"):
         run_sweep(other, out)
+
+
+def test_a_spec_names_sub_agent_models_in_a_table(tmp_path):
+    spec = write_spec(tmp_path / "spec.toml", 'roots = ["scripted"]\nmax_turns = [3]\n'
+                      'samples = 2\nsubs = [{fast = "oracle:recall=0.5", strong = "oracle"}, '
+                      '"oracle"]\n[[generate]]\ndocs = 6\nsecret = "s"\n')
+    result = run_sweep(spec, tmp_path / "out", workers=1)
+    assert result.done == 4
+    configs = [json.loads(p.read_text()) for p in (tmp_path / "out").rglob("config.json")]
+    named = sorted(c["subs"]["fast"] + " " + c["subs"]["strong"] for c in configs
+                   if "subs" in c)
+    assert named == ["oracle:recall=0.5,seed=0 oracle:seed=0",
+                     "oracle:recall=0.5,seed=1 oracle:seed=1"]
+    assert sum("subs" not in c for c in configs) == 2
+    with pytest.raises(ConfigError, match="sub-agent name '1x'"):
+        run_sweep(write_spec(tmp_path / "bad.toml", 'roots = ["scripted"]\nsubs = [{1x = '
+                             '"oracle"}]\n[[generate]]\ndocs = 6\nsecret = "s"\n'),
+                  tmp_path / "bad")

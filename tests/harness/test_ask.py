@@ -130,3 +130,15 @@ def test_the_viewer_shows_the_asks_under_the_run_each_with_its_turns(small_room,
     asked = (index.parent / "asks" / "1" / "data" / "meta.js").read_text()
     assert '"ask":{"number":1,"question":"What is x + 1?","after_turn":1}' in asked
     assert (index.parent / "asks" / "1" / "index.html").is_file()
+
+
+def test_a_run_with_named_subs_is_asked_with_the_same_names(generated_room, tmp_path):
+    run = tmp_path / "run"
+    run_agent(generated_room, run, root="scripted", sub={"fast": "oracle", "strong": "oracle"},
+              max_turns=3)
+    cell = ("```python\nr = llm('Which contracts need consent?', docs=['D00001'], "
+            "model='strong')\nsubmit(f'strong said {len(r)} chars')\n```")
+    result = ask_run(run, "Ask the strong one.", root=ScriptedModel([cell]))
+    assert result.answer is not None and result.answer.startswith("strong said "), result
+    config = json.loads((run / "asks" / "1" / "config.json").read_text())
+    assert config["subs"] == json.loads((run / "config.json").read_text())["subs"]

@@ -30,6 +30,11 @@ def secrets(monkeypatch):
     monkeypatch.setenv("PLAIN_KEY", "sk-" + SECRET)
 
 
+def served_reply(request: dict) -> str:
+    """As a served model answers: JSON where the request constrains it (vLLM does)."""
+    return '{"findings": []}' if request.get("response_format") else "a finding"
+
+
 def scripted_root(tmp_path):
     path = tmp_path / "root.json"
     path.write_text(json.dumps(CELLS))
@@ -39,7 +44,7 @@ def scripted_root(tmp_path):
 def test_a_run_from_a_models_file_name_is_traced_to_its_endpoint(small_room, tmp_path,
                                                                   secrets):
     run = tmp_path / "run"
-    with ServedModelServer("a finding", model="qwen3-35b", context_window=12_288) as srv:
+    with ServedModelServer(served_reply, model="qwen3-35b", context_window=12_288) as srv:
         path = models_file(tmp_path, srv.base_url, model="qwen3-35b")
         done = dealroom("run", small_room, "--sub", "plain", "--models", path, "--out", run,
                         "--max-turns", "8")

@@ -18,11 +18,17 @@ MESSAGES = [{"role": "system", "content": "You review contracts."},
             {"role": "user", "content": "Find the change of control clause in section 4.2."}]
 
 
+def served_reply(request: dict[str, Any]) -> str:
+    """As a served model answers: JSON where the request constrains it (the scripted root asks
+    llama.cpp and llama-cpp-python, which honour ``response_format``, for its findings so)."""
+    return '{"findings": []}' if request.get("response_format") else "ISSUE: none"
+
+
 class Plain(ServedModelServer):
     """A served model whose ``/v1/models`` says no window and which streams no usage."""
 
     def __init__(self, **options: Any) -> None:
-        super().__init__("ISSUE: none", tokenize=False, report_usage=False, **options)
+        super().__init__(served_reply, tokenize=False, report_usage=False, **options)
         self.probes: list[str] = []
 
     async def _models(self, request: web.Request) -> web.Response:

@@ -78,3 +78,28 @@ def test_the_scripted_model_records_the_format_it_was_asked_for():
     model = ScriptedModel(['{"C-001": "pass"}'])
     asyncio.run(model.chat(HELLO, response_format=FORMAT))
     assert model.calls[0].response_format == FORMAT
+
+
+def test_llama_cpp_python_is_probed_as_honouring_a_schema_and_constrains_its_reply(
+        llama_server):
+    """The `local` model's server (llama-cpp-python) turns the schema into a grammar: a 135M
+    model's reply is JSON that matches (issue 40, item 3)."""
+    from dealroom.models import check_schema, read_structured, schema_format, schema_via
+
+    schema = {"type": "object", "properties": {
+        "answer": {"type": "string", "enum": ["yes", "no"]}, "count": {"type": "integer"}},
+        "required": ["answer", "count"]}
+
+    async def go():
+        async with open_model(llama_server.spec()) as client:
+            before = schema_via(client)
+            await client.server_facts()
+            result = await client.chat([{"role": "user", "content": "Is the sky blue?"}],
+                                       max_tokens=48, response_format=schema_format(schema))
+            return before, schema_via(client), result, client.refused
+
+    before, after, result, refused = asyncio.run(go())
+    assert (before, after) == ("prompt", "response_format")  # probed, once, by the run
+    assert result.structured in ("json_schema", "json_object")
+    value, error = read_structured(result.text, check_schema(schema))
+    assert error is None and value["answer"] in ("yes", "no"), (result.text, refused)

@@ -145,7 +145,10 @@ def recovery_folder(generated_room, tmp_path_factory) -> Path:
 
 def _metrics(coverage: float, cost: float, sub_calls: int) -> dict:
     return {"usage": {"total": {"input_tokens": 1000, "output_tokens": 100, "cost_usd": cost},
-                      "by_role": {"root": {"input_tokens": 100, "output_tokens": 50}}},
+                      "by_role": {"root": {"input_tokens": 100, "output_tokens": 50}},
+                      "split": {"root": {"input_tokens": 100, "output_tokens": 50},
+                                "sub.default": {"input_tokens": 900, "output_tokens": 50,
+                                                "cost_usd": cost}}},
             "behaviour": {"sub_calls": sub_calls, "turns": 3},
             "coverage": {"coverage": coverage}, "wall_s": 2.0}
 

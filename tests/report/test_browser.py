@@ -96,8 +96,12 @@ def test_the_viewer_nests_children_and_links_citations_and_sub_calls(browser, ch
     browser.click("nav button[data-tab=usage]")
     usage = browser.evaluate("Array.from(document.querySelectorAll('#usage tr'))"
                              ".map(r => r.cells[0].textContent)")
-    assert usage == ["role", "child_root", "root", "sub", "model", "oracle", "scripted",
-                     "depth", "0", "1"]
+    assert usage == ["part (the root, each sub-agent model it called, its children)",
+                     "children", "root", "sub.default", "role", "child_root", "root", "sub",
+                     "sub-agent model", "default", "scripted", "model", "oracle", "scripted",
+                     "depth", "0", "1"]  # the children's tree is the timeline's
+    assert "each one's totals (its own children included) are in its box on the timeline" \
+        in browser.evaluate("document.querySelector('#usage p.children').textContent")
     tree = browser.evaluate("document.querySelectorAll('#coverage li').length")
     assert tree == len(room.docs)
     assert browser.errors == []

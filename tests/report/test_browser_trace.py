@@ -272,3 +272,44 @@ def test_a_transcript_citation_shows_the_printed_page_and_lights_its_line(browse
     assert marked == "7 A. The fee was never discussed."
     assert text_of(browser, "#panel h2.doc-title") == "D00001 p.3 (printed 453:7) of 3"
     assert browser.errors == []
+
+
+def test_the_viewer_tells_each_calls_model_and_cost_and_each_childs_totals(
+        browser, small_generated_room, tmp_path):
+    from dealroom.harness import run_agent
+    from dealroom.models import Prices, ScriptedModel
+
+    def sub(name, price):
+        return ScriptedModel(["```python\nsubmit('child done')\n```"], cycle=True, name=name,
+                             context_window=8192, prices=Prices(price, price, 4 * price))
+
+    root = ScriptedModel(["```python\nr = llm_batch([{'prompt': 'a', 'model': 'fast'}, "
+                          "{'prompt': 'b', 'model': 'strong'}])\n"
+                          "print(rlm('look', sub='strong'))\n```",
+                          "```python\nsubmit()\n```"])
+    run_agent(small_generated_room, tmp_path / "run", root=root, depth=2,
+              sub={"fast": sub("fast-m", 10.0), "strong": sub("strong-m", 200.0)})
+    usage = json.loads((tmp_path / "run" / "metrics.json").read_text())["usage"]
+    (child, tree), = usage["by_child"].items()
+    index = write_trace(tmp_path / "run", tmp_path / "view")
+    browser.errors.clear()
+    browser.open(index.as_uri())
+    browser.wait_for("document.querySelectorAll('details.wave tr.call').length >= 2")
+    rows = browser.evaluate("Array.from(document.querySelectorAll('details.wave tr.call'))"
+                            ".map(r => Array.from(r.cells).map(c => c.textContent))")
+    head = browser.evaluate("Array.from(document.querySelectorAll('details.wave th'))"
+                            ".map(h => h.textContent)")
+    assert "model" in head and "cost" in head
+    cost, model = head.index("cost"), head.index("model")
+    assert sorted(r[model] for r in rows) == ["fast", "strong"]
+    by_model = {r[model]: float(r[cost].lstrip("$")) for r in rows}
+    assert 0 < by_model["fast"] < by_model["strong"]
+    summary = text_of(browser, "details.child > summary")
+    assert summary.startswith(f"child {child} · look · submitted, 1 turns · "
+                              f"{tree['calls']} calls")
+    assert f"${tree['cost_usd']:.4f}" in summary
+    usage_tab = text_of(browser, "#usage")
+    assert "1 children" in usage_tab and "box on the timeline" in usage_tab  # one tree, not two
+    assert browser.evaluate("document.querySelectorAll('#usage table.children').length") == 0
+    assert "by sub-agent model" in usage_tab
+    assert browser.errors == []

@@ -13,7 +13,12 @@ from dealroom.report import REPORT_JSON, build_report
 from dealroom.report._plots import PLOTS
 
 METRICS = {"usage": {"total": {"input_tokens": 1000, "output_tokens": 100, "cost_usd": 0.5},
-                     "by_role": {"root": {"input_tokens": 100, "output_tokens": 50}}},
+                     "by_role": {"root": {"input_tokens": 100, "output_tokens": 50}},
+                     "split": {"root": {"input_tokens": 100, "output_tokens": 50},
+                               "sub.fast": {"input_tokens": 600, "output_tokens": 20,
+                                            "cost_usd": 0.1},
+                               "children": {"input_tokens": 300, "output_tokens": 30,
+                                            "cost_usd": 0.4}}},
            "behaviour": {"sub_calls": 4, "turns": 3}, "coverage": {"coverage": 0.25},
            "wall_s": 2.0}
 
@@ -56,6 +61,10 @@ def test_the_headline_and_plots_hold_the_numbers_of_eval(sweep_builder, tmp_path
                                            "b / oracle / d1", "b / oracle / d2")}
     assert plots["depth"]["pairs"][0][:2] == pytest.approx([0.75, 0.55])
     assert plots["grid"]["roots"] == ["a", "b"]
+    where = plots["where"]
+    assert where["parts"] == ["root", "sub.fast", "children"] and where["n"] == 16
+    assert where["policies"]["a / oracle / rlm / d1"] == {
+        "root": [150, 0.0], "sub.fast": [620, 0.1], "children": [330, 0.4]}
     line = plots["by_turn"]["series"]["a / oracle / rlm / d1 · sweep · visible · T=8"]
     assert [p[:2] for p in line] == [[1, pytest.approx(0.375)], [2, pytest.approx(0.75)]]
     assert line[0][2:] == [pytest.approx(0.375)] * 2  # both rooms agree: a zero-width interval

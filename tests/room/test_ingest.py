@@ -260,7 +260,8 @@ def test_index_is_built_from_the_pages_already_extracted(source, tmp_path, monke
     calls = []
     fake = types.ModuleType("dealroom.room._index")
 
-    def build_index(room, pages_by_doc=None, progress=None, *, workers=None):
+    def build_index(room, pages_by_doc=None, progress=None, *, workers=None, dense=None):
+        assert dense is False  # IngestSettings' default: no passage embeddings
         calls.append((room, pages_by_doc))
         progress("index", 1, 1)
 

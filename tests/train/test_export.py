@@ -402,3 +402,22 @@ def test_the_default_export_rejects_runs_under_the_room_median_and_warns_of_simu
                                      "--no-room-median"])
     assert every.exit_code == 0, every.output
     assert "4 runs" in every.output and "no selection" in every.output
+
+
+def test_rows_name_their_run_model_and_room_and_datasets_loads_them(scripted_run, tmp_path):
+    datasets = pytest.importorskip("datasets")
+    run, _ = scripted_run
+    for room, rate in (("A", 0.5), ("B", 0.75)):
+        judged(run, tmp_path / "runs" / f"run-{room}", room=room, pass_rate=rate)
+    export_sft([tmp_path / "runs"], tmp_path / "DS")
+    models = json.loads((run / "config.json").read_text())["models"]
+    chats = datasets.load_dataset("json", data_files=str(tmp_path / "DS" / "train.jsonl"),
+                                  cache_dir=str(tmp_path / "cache"))["train"]
+    assert {"messages", "run", "metadata"} <= set(chats.column_names)
+    meta = sorted(chats["metadata"], key=lambda m: m["room"])
+    assert [(m["run"], m["room"], m["room_path"], m["pass_rate"]) for m in meta] == [
+        ("run-A", "A", "/rooms/A", 0.5), ("run-B", "B", "/rooms/B", 0.75)]
+    assert {m["model"] for m in meta} == {models["root"]["model"]} and meta[0]["model"]
+    assert {m["sub_model"] for m in meta} == {models["sub"]["model"]}
+    assert all(m["harness"] == "rlm" and m["segment"] == 0 for m in meta)
+    assert {m["run_path"] for m in meta} == set(chats["run"])

@@ -58,3 +58,14 @@ def test_a_spec_file_error_names_the_file(tmp_path):
     path.write_text('model = "hf:local"\nrooms = ["a"]\nbudgetmix = [8, 8]\n')
     spec, base = load_grpo_spec(path, budgetmix=[4, 8])  # the flag replaces the spec's
     assert spec.budgetmix == (4, 8) and base == tmp_path.resolve()
+
+
+def test_the_frozen_sub_agents_may_be_named_models():
+    spec = spec_from_dict({**BASE, "sub": {"fast": "oracle:recall=0.5", "strong": "oracle"}})
+    assert spec.sub == "fast=oracle:recall=0.5 strong=oracle"
+    from dealroom.harness import label_specs, sub_specs
+
+    assert sub_specs(spec.sub.split()) == {"fast": "oracle:recall=0.5", "strong": "oracle"}
+    assert label_specs(spec.sub) == ["oracle:recall=0.5", "oracle"]
+    with pytest.raises(ConfigError, match="sub-agent strong = 3"):
+        spec_from_dict({**BASE, "sub": {"fast": "oracle", "strong": 3}})

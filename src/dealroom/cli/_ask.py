@@ -17,7 +17,8 @@ def ask(
     run_dir: Path = typer.Argument(..., metavar="RUN", help="A finished RLM run folder."),
     question: str = typer.Argument(..., help="The question, in quotes."),
     root: str = typer.Option(None, help="Root model that answers (default: the run's)."),
-    sub: str = typer.Option(None, help="Sub-agent model (default: the run's)."),
+    sub: list[str] = typer.Option(
+        None, help="Sub-agent model (default: the run's); --sub fast=A --sub strong=B names them."),
     max_turns: int = typer.Option(10, "--max-turns", min=1,
                                   help="Root turns the answer may take."),
     max_cost: float = typer.Option(None, "--max-cost", help="Dollars the answer may spend."),
@@ -35,11 +36,12 @@ def ask(
     trajectory); the run's memo changes only with --revise. Exits 0 answered, 1 unanswered.
     """
     from dealroom.cli.display import render_answer
-    from dealroom.harness import ask_run_async
+    from dealroom.harness import ask_run_async, sub_specs
 
     with RunDisplay(max_turns=None, every=0 if as_json else None) as display:
         result = asyncio.run(ask_run_async(
-            run_dir, question, root=root, sub=sub, models_file=models, max_turns=max_turns,
+            run_dir, question, root=root, sub=sub_specs(sub or None), models_file=models,
+            max_turns=max_turns,
             max_cost_usd=max_cost, revise=revise, room=room, listeners=(display,)))
     render_answer(result, as_json=as_json)
     if result.answer is None:

@@ -1,4 +1,6 @@
-"""``dealroom export sft``: judged runs as an SFT dataset (see dealroom.train.export_sft)."""
+"""``dealroom export sft`` (judged runs as an SFT dataset, see dealroom.train.export_sft) and
+``dealroom export inspect`` (runs as inspect_ai evaluation logs, see
+dealroom.report.export_inspect)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import typer
 from dealroom.cli import app
 from dealroom.train import SFTSettings
 
-export_app = typer.Typer(name="export", help="Export runs as training data.",
+export_app = typer.Typer(name="export", help="Export runs as training data or inspect_ai logs.",
                          no_args_is_help=True)
 app.add_typer(export_app)
 
@@ -49,3 +51,25 @@ def sft(
                             top_k=top_k, room_median=room_median, tokenizer=tokenizer,
                             max_length=max_length, force=force, progress=progress)
     render_export_result(result)
+
+
+@export_app.command("inspect")
+def inspect_logs(
+    runs: Annotated[list[Path], typer.Argument(
+        metavar="RUNS_OR_SWEEPS...",
+        help="Run folders, sweeps, or folders holding run folders or sweeps.")],
+    out: Annotated[Path, typer.Option(
+        "--out", help="The logs' folder (new, or one of inspect logs): NAME.eval per run.")],
+) -> None:
+    """Write each run (each episode of a sweep) as an inspect_ai evaluation log that `inspect
+    view --log-dir DIR` opens and inspect_ai.log.read_eval_log reads: the task and room as
+    the input, the root's turns as messages, sub-calls as model events, children as spans,
+    the memo as the output, the judge's verdicts as the `rubric` score, usage and cost.
+    Needs the inspect extra."""
+    from dealroom.cli.display import generation_progress
+    from dealroom.cli.display_report import render_exported
+    from dealroom.report import export_inspect
+
+    with generation_progress(0, label="writing logs") as progress:
+        written = export_inspect(runs, out, progress=progress)
+    render_exported(written, out)

@@ -11,6 +11,7 @@ import typer
 
 from dealroom.cli import app
 from dealroom.cli.display_ingest import (
+    dense_note,
     progress_bar,
     render_cuad_labels,
     render_ingest,
@@ -44,6 +45,35 @@ MaxMb = Annotated[float, typer.Option("--max-mb", help="Skip files larger than t
 Workers = Annotated[int, typer.Option(help="Extraction processes.")]
 NoIndex = Annotated[bool, typer.Option("--no-index", help="Do not build the index.")]
 Force = Annotated[bool, typer.Option("--force", help="Replace an existing room or task at OUT.")]
+Dense = Annotated[bool | None, typer.Option(
+    "--dense/--no-dense", show_default=False,
+    help="Embed the pages' passages for hybrid search (room.search: bm25 + meaning). Default: "
+    "on when the [search] extra is installed. The slow part of a build on a CPU "
+    "(docs/benchmarks.md).")]
+
+
+def search_extra() -> bool:
+    """Whether the ``[search]`` extra is installed (the CLI's default for ``--dense``)."""
+    from dealroom.room import dense_installed
+
+    return dense_installed()
+
+
+def dense_choice(flag: bool | None) -> bool:
+    """``--dense/--no-dense``, else whether the ``[search]`` extra is installed (a one-line
+    note when it is not). ``--dense`` without the extra is a :class:`MissingDependency`
+    before anything is written."""
+    from dealroom.errors import MissingDependency
+
+    installed = search_extra()
+    if flag and not installed:
+        raise MissingDependency("sentence-transformers", extra="search",
+                                feature="--dense (passage embeddings)")
+    if flag is not None:
+        return flag
+    if not installed:
+        dense_note()
+    return installed
 
 
 @app.command()
@@ -66,6 +96,7 @@ def ingest(
     follow_symlinks: Annotated[bool, typer.Option(help="Follow symbolic links.")] = True,
     copy_skipped: Annotated[bool, typer.Option(help="Copy skipped files too.")] = False,
     no_index: NoIndex = False,
+    dense: Dense = None,
     force: Force = False,
     ocr: Annotated[
         OcrMode, typer.Option(help="OCR: auto (pages without a text layer, image files), "
@@ -102,6 +133,7 @@ def ingest(
         follow_symlinks=follow_symlinks,
         copy_skipped=copy_skipped,
         build_index=not no_index,
+        dense=not no_index and dense_choice(dense),
         overwrite=force,
         ocr=ocr.value,
         ocr_limits=OcrLimits(max_pages=ocr_max_pages, give_up_after=ocr_give_up_after,
@@ -121,13 +153,15 @@ def lab_import(
     max_mb: MaxMb = 100.0,
     workers: Workers = 2,
     no_index: NoIndex = False,
+    dense: Dense = None,
     force: Force = False,
 ) -> None:
     """Import a Harvey LAB task as a room, rubric included."""
     from dealroom.room import import_lab
 
     settings = IngestSettings(
-        max_bytes=_bytes(max_mb), workers=workers, build_index=not no_index, overwrite=force
+        max_bytes=_bytes(max_mb), workers=workers, build_index=not no_index, overwrite=force,
+        dense=not no_index and dense_choice(dense),
     )
     with progress_bar("importing") as progress:
         report = import_lab(task_dir, out, settings, progress=progress)
@@ -173,6 +207,7 @@ def cuad_import(
         "--labels", help="Labels from CUAD_v1.json (json), master_clauses.csv (csv), or auto: "
         "the JSON where both exist.")] = "auto",
     workers: Workers = 2,
+    dense: Dense = None,
     force: Force = False,
 ) -> None:
     """Build a room and a rubric from CUAD's expert labels (see docs/environment.md)."""
@@ -180,7 +215,8 @@ def cuad_import(
 
     settings = CuadSettings(contracts=contracts, ids=_listed(ids),
                             categories=_listed(categories), seed=seed, workers=workers,
-                            overwrite=force, max_bytes=_bytes(max_mb), labels=labels)
+                            overwrite=force, max_bytes=_bytes(max_mb), labels=labels,
+                            dense=dense_choice(dense))
     with progress_bar("importing") as progress:
         report = import_cuad(cuad_dir, out, settings, progress=progress)
     render_ingest(report)

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from dealroom.cli import app, display
+from dealroom.cli._ingest import Dense, dense_choice
 
 
 @app.command()
@@ -31,9 +32,10 @@ def generate(
                      "answer_key/generation.json); give it back to regenerate the same bytes."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary.")] = False,
+    dense: Dense = None,
 ) -> None:
     """Generate a synthetic diligence data room with an expert-style rubric."""
-    from dealroom.room import GenerateSettings, generate_room, inspect_room
+    from dealroom.room import GenerateSettings, build_index, generate_room, inspect_room
 
     settings = GenerateSettings.model_validate({  # tokens: 31M, 500k, ... (parse_count)
         "docs": docs, "seed": seed, "profile": profile, "tokens": tokens or None,
@@ -41,6 +43,10 @@ def generate(
     with display.generation_progress(settings.docs, quiet=as_json) as progress:
         generate_room(out, settings.docs, settings.seed, settings.profile, settings.tokens,
                       secret=settings.secret, workers=settings.workers, progress=progress)
+    if dense_choice(dense):  # the index with its embeddings now (else built on first open)
+        with display.generation_progress(1, quiet=as_json, label="indexing") as progress:
+            build_index(out, progress=lambda stage, done, total: progress(done, total),
+                        dense=True)
     info = inspect_room(out)
     if as_json:
         display.render_json(info)

@@ -35,11 +35,16 @@ def run(
     harness: str = typer.Option("rlm", help="rlm or toolloop."),
     root: str = typer.Option(
         "scripted", help="Root model: NAME, local, MODEL@URL, scripted[:coverage=..,waves=..]."),
-    sub: str = typer.Option(
-        "local", help="Sub-agent model (rlm): NAME, local, MODEL@URL, oracle[:recall=..]."),
+    sub: list[str] = typer.Option(
+        None, help="Sub-agent model (rlm): NAME, local, MODEL@URL, oracle[:recall=..] "
+                   "(default local); repeat as --sub fast=MODEL --sub strong=MODEL for named "
+                   "models, the first the default."),
     depth: int = typer.Option(None, help="RLM depth: 1 plain sub-calls, 2+ child REPLs."),
     max_turns: int = typer.Option(None, "--max-turns", help="Root turn budget."),
     max_cost: float = typer.Option(None, "--max-cost", help="Budget in USD, children included."),
+    max_cost_per_model: list[str] = typer.Option(
+        None, "--max-cost-per-model",
+        help="NAME=USD: most a named sub-agent model may cost (repeatable); calls past it fail."),
     max_tokens: int = typer.Option(None, "--max-tokens", help="Token budget over all calls."),
     max_seconds: float = typer.Option(None, "--max-seconds", help="Wall-clock budget."),
     concurrency: int = typer.Option(None, help="Parallel calls per endpoint (default 64)."),
@@ -71,6 +76,9 @@ def run(
     memo_limit: int = typer.Option(
         None, "--memo-limit",
         help="Characters the root's memo may hold; a write past it fails (default 10 MiB)."),
+    child_concurrency: int = typer.Option(
+        None, "--child-concurrency",
+        help="Children of one rlm_batch() that run at a time (default 4)."),
     models: Path = typer.Option(None, "--models", help=MODELS_HELP,
                                 callback=read_models_file),
     budgetmix: str = typer.Option(
@@ -98,7 +106,7 @@ def run(
     row ran no code or raised); 2 on bad input, 130 on Ctrl-C.
     """
     from dealroom.errors import ConfigError
-    from dealroom.harness import run_agent_async
+    from dealroom.harness import cost_caps, run_agent_async, sub_specs
 
     if compact not in (None, "off", "on"):
         raise ConfigError(f"--compact takes off (or on), not {compact!r}")
@@ -113,7 +121,9 @@ def run(
              "max_errors": max_errors, "memo_limit": memo_limit,
              "tools": [str(p) for p in tools] if tools else None,
              "host_tools": [str(p) for p in host_tools] if host_tools else None,
-             "host_tool_timeout": host_tool_timeout, "max_host_tool_calls": max_host_tool_calls}
+             "host_tool_timeout": host_tool_timeout, "max_host_tool_calls": max_host_tool_calls,
+             "max_cost_per_model": cost_caps(max_cost_per_model),
+             "child_concurrency": child_concurrency}
     options: dict[str, Any] = {SETTING_OF_FLAG.get(flag, flag): v for flag, v in flags.items()}
     if budgetmix is not None:
         from dealroom.eval import budgetmix_run_options
@@ -122,8 +132,8 @@ def run(
                                              budget_visible=budget_visible))
     with RunDisplay(max_turns=options["max_turns"], every=progress_every) as display:
         result = asyncio.run(run_agent_async(
-            room, out, harness=harness, root=root, sub=sub, models_file=models,
-            concurrency=concurrency, listeners=(display,), **options,
+            room, out, harness=harness, root=root, sub=sub_specs(sub or ["local"]),
+            models_file=models, concurrency=concurrency, listeners=(display,), **options,
         ))
     render_run_result(result)
     _exit_for(result)

@@ -150,19 +150,21 @@ def render_table(rows: list[dict[str, Any]], groups: list[str]) -> None:
     flag = rows[0].get("headline", "headline") if rows else "headline"
     other = "positive" if flag == "total" else "total"
     table = Table(" · ".join(groups), "runs", "rooms", "pass" if flag == "total" else
-                  "headline", "95% CI", other, "all-pass", "cover", "cost", "subs", box=None)
+                  "headline", "95% CI", other, "all-pass", "evid", "cover", "cost", "subs",
+                  box=None)
     for r in rows:
         keys = [str(r[g]) + (SIMULATED if g == "sub" and r.get("simulated") else "")
                 for g in groups]
         table.add_row(" · ".join(keys), str(r["episodes"]), str(r["rooms"]),
                       _pct(r["pass_rate"]), _span(r["ci_low"], r["ci_high"], _pct),
                       _pct(r.get(f"pass_rate_{other}")),
-                      _pct(r["all_pass"]), _pct(r["coverage"]), _usd(r["cost_usd"]),
+                      _pct(r["all_pass"]), _num(r.get("evidence_f1"), 2), _pct(r["coverage"]),
+                      _usd(r["cost_usd"]),
                       _num(r["sub_calls"], 1))
     console.print(table)
     if rows and flag == "headline":
         kind = RATE_NAMES.get(rows[0].get("headline_kind", "total"), "pass rate")
-        console.print(f"[dim]{kind}; total: pass rate on all criteria[/]")
+        console.print(f"[dim]{kind}; total: pass rate on all criteria; evid: evidence F1[/]")
     if any(r.get("simulated") for r in rows):
         console.print(SIMULATED_NOTE)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from dealroom.cli.display import console
+from dealroom.cli.display import console, err_console
 from dealroom.room import INGEST_REPORT, IngestProgress, IngestReport
 
 SHOWN_ENTRIES = 25
@@ -31,11 +31,18 @@ def progress_bar(label: str) -> Iterator[Callable[[IngestProgress], None]]:
         task = bar.add_task("", total=None)
 
         def update(p: IngestProgress) -> None:
-            what = {"extract": p.path[-60:], "ocr": f"OCR: {p.path[-55:]}"}.get(
-                p.stage, "building the index")
+            what = {"extract": p.path[-60:], "ocr": f"OCR: {p.path[-55:]}",
+                    "embed": "embedding passages"}.get(p.stage, "building the index")
             bar.update(task, completed=p.done, total=p.total, description=what)
 
         yield update
+
+
+def dense_note() -> None:
+    """Said once when a room is built without passage embeddings for want of the extra."""
+    err_console.print('note: no passage embeddings (the [search] extra is not installed): '
+                      'room.search will rank by words only; pip install "dealroom[search]"',
+                      markup=False, highlight=False)
 
 
 def _printable(path: str) -> str:

@@ -15,3 +15,10 @@ def render_written(index: Path) -> None:
 def render_serving(address: tuple) -> None:
     host, port = address[:2]
     console.print(f"serving on http://{host}:{port}/ (Ctrl-C stops)")
+
+
+def render_exported(logs: list[Path], out: Path) -> None:
+    """Each log written, then how to open them."""
+    for log in logs:
+        console.print(f"wrote {log}", soft_wrap=True, highlight=False)
+    console.print(f"open: inspect view --log-dir {out}", soft_wrap=True, highlight=False)

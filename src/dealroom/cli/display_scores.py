@@ -40,6 +40,9 @@ def render_scores(data: ScoresRecord, written: Path | None) -> None:
             kind, str(row["n"]), str(row["passed"]), str(row["errors"]), _pct(row["pass_rate"])
         )
     console.print(table)
+    evidence = data.get("evidence")
+    if evidence:
+        console.print(evidence_line(dict(evidence)))
     for r in data["criteria_results"]:
         if r["verdict"] != "pass":
             style = "red" if r["verdict"] == "fail" else "yellow"
@@ -55,6 +58,15 @@ def render_scores(data: ScoresRecord, written: Path | None) -> None:
         )
     if written is not None:
         console.print(f"[dim]→ {written}[/]", soft_wrap=True)
+
+
+def evidence_line(e: dict[str, Any]) -> str:
+    """``evidence F1 0.94: recall 7/7 gold citations, precision 8/9 citations``."""
+    return (f"evidence F1 {_num(e.get('f1'))}: recall {_num(e.get('recall'))} "
+            f"({e.get('n_gold_cited')}/{e.get('n_gold')} gold citations, "
+            f"{e.get('n_findings_cited')}/{e.get('n_findings')} findings), precision "
+            f"{_num(e.get('precision'))} ({e.get('n_citations_correct')}/"
+            f"{e.get('n_citations')} citations on evidence)")
 
 
 def render_by_turn(result: dict[str, Any]) -> None:
@@ -75,7 +87,8 @@ def render_by_turn(result: dict[str, Any]) -> None:
                   f"{result['run']}[/]", soft_wrap=True)
 
 
-SUMMARY_COLUMNS = ("status", "headline", "total", "coverage", "cost", "tokens in/out",
+SUMMARY_COLUMNS = ("status", "headline", "total", "evidence F1", "coverage", "cost",
+                   "tokens in/out",
                    "root share in/out", "sub-calls", "turns")
 """``dealroom summary``'s figures per run, in the order of its table's columns."""
 
@@ -92,6 +105,7 @@ def render_summary(result: dict[str, Any], where: Console | None = None) -> None
              _run_cells(r)) for r in result["runs"]]
     totals = (f"{t['runs']} runs", ["", f"{_pct(t.get('headline_mean'))} mean",
                                     f"{_pct(t['pass_rate_mean'])} mean",
+                                    f"{_num(t.get('evidence_f1_mean'))} mean",
                                     f"{_pct(t['coverage_mean'])} mean", f"${t['cost_usd']:.2f}",
                                     _tokens(t), _shares(t), str(t["sub_calls"]),
                                     str(t["turns"])])
@@ -106,6 +120,7 @@ def render_summary(result: dict[str, Any], where: Console | None = None) -> None
     else:
         _render_blocks([*rows, (f"totals of {totals[0]}", totals[1])], where)
     _print_endpoints(result["runs"], where)
+    _print_split(result["runs"], where)
     if t.get("headline_positive_runs"):
         where.print(f"headline: pass rate on positive criteria for the "
                     f"{t['headline_positive_runs']} runs whose rubric has negative criteria, "
@@ -120,9 +135,19 @@ def render_summary(result: dict[str, Any], where: Console | None = None) -> None
     )
 
 
+def _print_split(runs: list[dict[str, Any]], where: Console) -> None:
+    """Where each run's tokens and dollars went (root, each sub-agent model, children), for
+    runs with named sub-agent models or children."""
+    shown = [r for r in runs if set(r.get("split") or {}) - {"root", "sub.default"}]
+    for r in shown:
+        parts = [f"{key.removeprefix('sub.')} {_pct(p['share'])} of tokens, "
+                 f"${p['cost_usd']:.4f}" for key, p in r["split"].items()]
+        where.print(f"{_run_name(r)}: " + "; ".join(parts), soft_wrap=True)
+
+
 def _run_cells(r: dict[str, Any]) -> list[str]:
     headline = r.get("headline", r["pass_rate"])
-    return [r["status"], _pct(headline), _pct(r["pass_rate"]),
+    return [r["status"], _pct(headline), _pct(r["pass_rate"]), _num(r.get("evidence_f1")),
             _pct(r["coverage"]), f"${r['cost_usd']:.2f}", _tokens(r), _shares(r),
             str(r["sub_calls"]), str(r["turns"])]
 

@@ -63,6 +63,10 @@ def render_sft_result(result: SFTResult) -> None:
     console.print(table)
 
 
+NOT_TERMS = ("reward_mean", "reward_std", "reward_gap")
+"""Keys of a GRPO log row that start with ``reward_`` and are not a reward term's mean."""
+
+
 def render_grpo_result(result: GRPOResult) -> None:
     """Steps, the first and last step's reward and loss, and where the adapter went."""
     from rich.table import Table
@@ -78,6 +82,9 @@ def render_grpo_result(result: GRPOResult) -> None:
         first, last = result.log[0], result.log[-1]
         table.add_row("reward", f"{number(first['reward_mean'], '.3f')} (step {first['step']})"
                                 f" -> {number(last['reward_mean'], '.3f')} (step {last['step']})")
+        for key in (k for k in last if k.startswith("reward_") and k not in NOT_TERMS):
+            table.add_row(f"  {key.removeprefix('reward_')}",
+                          f"{number(first.get(key), '.3f')} -> {number(last[key], '.3f')}")
         table.add_row("last loss", number(last["loss"], ".4f"))
         table.add_row("last step", f"{last['step_s']:,.1f} s ({last['rollout_s']:,.1f} s "
                                    f"rollouts, {last['train_s']:,.1f} s training)")

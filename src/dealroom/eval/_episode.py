@@ -65,14 +65,15 @@ def run_episode(episode: dict[str, Any], sweep: str, judge: str, models: str | N
 def _advance(state: str, run_dir: Path, episode: dict[str, Any], judge: str,
              models: str | None, harness: str, concurrency: int | None,
              timing: dict[str, float]) -> None:
-    from dealroom.harness import resume_run, run_agent
+    from dealroom.harness import resume_run, run_agent, sub_specs
     from dealroom.judge import judge_by_turn, judge_run
 
     models_file = Path(models) if models else None
     clock = time.monotonic()
     if state == "run":
         run_dir.parent.mkdir(parents=True, exist_ok=True)
-        sub = {"sub": episode["sub_spec"]} if episode["sub_spec"] else {}
+        sub: dict[str, Any] = {"sub": sub_specs(episode["sub_spec"].split())} \
+            if episode["sub_spec"] else {}
         run_agent(Path(episode["room_path"]), run_dir, harness=harness,
                   root=episode["root_spec"], models_file=models_file, concurrency=concurrency,
                   **sub, **episode["options"])

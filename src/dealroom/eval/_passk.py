@@ -218,6 +218,7 @@ def table(source: str | Path, by: Iterable[str] = ("root", "sub", "depth", "max_
                     "pass_rate_total": _mean(r.pass_rate_total for r in episodes),
                     "pass_rate_positive": _mean(r.pass_rate_positive for r in episodes),
                     "all_pass": _mean(float(bool(r.all_pass)) for r in episodes),
+                    "evidence_f1": _mean(r.evidence_f1 for r in episodes),
                     "coverage": _mean(r.coverage for r in episodes),
                     "cost_usd": _mean(r.cost_usd for r in episodes),
                     "sub_calls": _mean(r.sub_calls for r in episodes),

@@ -70,6 +70,8 @@ class Row:
     pass_rate_positive: float = math.nan
     """Pass rate over positive criteria alone (``scores.json`` ``pass_rate_positive``)."""
     all_pass: bool | None = None
+    evidence_f1: float = math.nan
+    """Evidence F1 (``scores.json`` ``evidence.f1``; NaN where not measured)."""
     by_type: dict[str, float] = field(default_factory=dict)
     by_turn: list[float] = field(default_factory=list)
     """``pass_rate``'s kind for the memo as of turns 1..turns (empty when not judged by
@@ -199,6 +201,7 @@ def _fill(row: Row, folder: RunFolder) -> None:
     row.pass_rate_total = _num(scores.get("pass_rate"))
     row.pass_rate_positive = _num(scores.get("pass_rate_positive"))
     row.all_pass = scores.get("all_pass")
+    row.evidence_f1 = _num((scores.get("evidence") or {}).get("f1"))
     row.by_type = {k: _num(v.get("pass_rate"))
                    for k, v in (scores.get("pass_rate_by_type") or {}).items()}
     by_turn = (folder.scores_by_turn() or {}).get("by_turn") or []

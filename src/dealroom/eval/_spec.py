@@ -32,11 +32,19 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from dealroom._util.files import read_toml
 from dealroom._util.schema import Schema, as_tuple
 from dealroom.errors import ConfigError, DealroomError, InputError
+from dealroom.harness import label_specs, sub_specs, subs_label
 
 if TYPE_CHECKING:
     from dealroom.harness import Harness
@@ -120,7 +128,9 @@ class SweepSpec(Schema):
     roots: Strings = ("scripted",)
     """Root policies (model specs)."""
     subs: Strings = ("local",)
-    """Sub-agent specs (ignored by a harness without sub-agents); ``dealroom run``'s default."""
+    """Sub-agent specs (ignored by a harness without sub-agents); ``dealroom run``'s default.
+    An entry may be a table of named ones, ``{fast = "A", strong = "B"}`` (the first the
+    default), recorded as the label ``"fast=A strong=B"`` (``--sub fast=A --sub strong=B``)."""
     depth: tuple[AtLeastOne, ...] = (1,)
     """Recursion depths."""
     max_turns: tuple[AtLeastOne, ...] = (30,)
@@ -148,8 +158,12 @@ class SweepSpec(Schema):
 
     @field_validator("rooms", "roots", "subs", "depth", "max_turns", "seeds", mode="before")
     @classmethod
-    def _listed(cls, value: Any) -> Any:
-        return as_tuple(value)
+    def _listed(cls, value: Any, info: ValidationInfo) -> Any:
+        if info.field_name != "subs":
+            return as_tuple(value)
+        if isinstance(value, dict):  # one table of named sub-agents
+            value = [value]
+        return tuple(subs_label(v) for v in as_tuple(value))
 
     @model_validator(mode="after")
     def _check(self) -> SweepSpec:
@@ -317,6 +331,14 @@ def join_parts(head: str, options: dict[str, str], separator: str) -> str:
                    if options else "")
 
 
+def _seeded_subs(label: str | None, seed: int) -> str | None:
+    """A sub-agent label with the sample's seed in each spec that takes one."""
+    subs = sub_specs(label.split()) if label else None
+    if not isinstance(subs, dict):
+        return with_seed(label, seed)
+    return " ".join(f"{name}={with_seed(spec, seed)}" for name, spec in subs.items())
+
+
 def with_seed(spec: str | None, seed: int) -> str | None:
     """``spec`` for sample ``seed``: its own seed plus the sample's, for the policies that take
     one (``scripted``, ``oracle``, ``hf:``); other specs as they are.
@@ -356,7 +378,7 @@ def episodes(spec: SweepSpec, rooms: list[SweepRoom], harness_fields: set[str],
         out.append(EpisodeSpec(
             id=f"{room.name}/{policy}/d{depth}-T{turns}-s{seed}", room=room.name,
             room_path=room.path, root=root, sub=sub, depth=depth, max_turns=turns, seed=seed,
-            root_spec=with_seed(root, seed) or root, sub_spec=with_seed(sub, seed),
+            root_spec=with_seed(root, seed) or root, sub_spec=_seeded_subs(sub, seed),
             options=options, by_turn=turns == top))
     return out
 
@@ -372,7 +394,7 @@ def check_policies(spec: SweepSpec, rooms: list[SweepRoom], harness: Harness,
         resolved = resolve_model_spec(root, models_file=models_file, role="root")
         if resolved.kind == "scripted":
             harness.scripted_root(**resolved.options)
-    subs = spec.subs if harness.uses_sub else ()
+    subs = [s for label in spec.subs for s in label_specs(label)] if harness.uses_sub else ()
     kinds = {sub: resolve_model_spec(sub, models_file=models_file, role="sub").kind
              for sub in subs}
     if "oracle" in kinds.values():

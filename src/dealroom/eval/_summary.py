@@ -41,7 +41,7 @@ def run_row(run_dir: Path) -> dict[str, Any]:
         "run": run_dir.name,
         "path": str(run_dir),
         "room": metrics.get("room") or str(config.get("room", "")),
-        "policy": " / ".join(str(p) for p in (config.get("root"), config.get("sub")) if p),
+        "policy": " / ".join(str(p) for p in (config.get("root"), _subs_label(config)) if p),
         "harness": metrics.get("harness", ""),
         "root_model": metrics.get("root_model", ""),
         "sub_model": metrics.get("sub_model", folder.config.get("sub", "")),
@@ -51,6 +51,7 @@ def run_row(run_dir: Path) -> dict[str, Any]:
         "headline_kind": scores.get("headline_kind") if scores else None,
         "pass_rate": scores.get("pass_rate") if scores else None,
         "pass_rate_positive": scores.get("pass_rate_positive") if scores else None,
+        **_evidence(scores),
         "n_criteria": scores.get("n_criteria"),
         "n_passed": scores.get("n_passed"),
         "n_errors": scores.get("n_errors"),
@@ -75,7 +76,39 @@ def run_row(run_dir: Path) -> dict[str, Any]:
         "room_tokens": coverage.get("tokens_total") or _room_tokens(metrics.get("room")),
         "wall_s": metrics.get("wall_s", 0.0),
         "endpoints": endpoints(config),
+        "split": where_it_went(usage.get("split") or {}),
+        "cost_by_sub": {name: u.get("cost_usd", 0.0)
+                        for name, u in (usage.get("by_sub") or {}).items()},
     }
+
+
+def _evidence(scores: Mapping[str, Any]) -> dict[str, float | None]:
+    """``evidence_f1``, ``evidence_precision`` and ``evidence_recall`` of ``scores.json``'s
+    ``evidence`` (None where a run has none)."""
+    evidence = scores.get("evidence") or {}
+    return {f"evidence_{k}": evidence.get(k) for k in ("f1", "precision", "recall")}
+
+
+def _subs_label(config: Mapping[str, Any]) -> str | None:
+    """The sub-agent part of a run's policy: its spec, or ``fast=A, strong=B``."""
+    named = config.get("subs")
+    if named:
+        return ", ".join(f"{name}={spec}" for name, spec in named.items())
+    return config.get("sub")
+
+
+def where_it_went(split: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """``metrics.json`` ``usage.split`` as part → ``{tokens, cost_usd, share}`` (share of the
+    run's tokens), in the order root, each sub, children."""
+    order = sorted(split, key=lambda k: (k != "root", k == "children", k))
+    total = sum(int(split[k].get("input_tokens", 0)) + int(split[k].get("output_tokens", 0))
+                for k in order)
+    out = {}
+    for key in order:
+        tokens = int(split[key].get("input_tokens", 0)) + int(split[key].get("output_tokens", 0))
+        out[key] = {"tokens": tokens, "cost_usd": float(split[key].get("cost_usd", 0.0)),
+                    "share": ratio(tokens, total)}
+    return out
 
 
 def endpoints(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -103,6 +136,9 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "headline_positive_runs": sum(r["headline_kind"] == "positive" for r in rows),
         "pass_rate_mean": _mean(r["pass_rate"] for r in rows),
         "pass_rate_positive_mean": _mean(r["pass_rate_positive"] for r in rows),
+        "evidence_f1_mean": _mean(r["evidence_f1"] for r in rows),
+        "evidence_precision_mean": _mean(r["evidence_precision"] for r in rows),
+        "evidence_recall_mean": _mean(r["evidence_recall"] for r in rows),
         "coverage_mean": _mean(r["coverage"] for r in rows),
         "cost_usd": sum(r["cost_usd"] for r in rows),
         "judge_cost_usd": sum(r["judge_cost_usd"] for r in rows),

@@ -34,6 +34,11 @@ _EXPORTS = {
     "check_deliverables": "dealroom.harness._deliver",
     "Harness": "dealroom.harness._protocol",
     "Listener": "dealroom.harness._protocol",
+    "SubModels": "dealroom.harness._subs",
+    "cost_caps": "dealroom.harness._subs",
+    "label_specs": "dealroom.harness._subs",
+    "sub_specs": "dealroom.harness._subs",
+    "subs_label": "dealroom.harness._subs",
 }
 """Public name → the module that defines it (``module:name`` where renamed)."""
 
@@ -52,6 +57,13 @@ if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXP
     from dealroom.harness._common import OpenRun, RunEvents, RunResult, open_run, reopen_run
     from dealroom.harness._deliver import DELIVERABLE_FORMATS, Deliverables, check_deliverables
     from dealroom.harness._protocol import Harness, Listener
+    from dealroom.harness._subs import (
+        SubModels,
+        cost_caps,
+        label_specs,
+        sub_specs,
+        subs_label,
+    )
 
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,10 +18,16 @@ from dealroom.errors import ConfigError, InputError
 from dealroom.harness._common import RunResult, config_extra, run_config
 from dealroom.harness._deliver import check_deliverables
 from dealroom.harness._protocol import Harness, HarnessSettings, Listener
+from dealroom.harness._subs import SubModels, sub_roles
 from dealroom.runs import BudgetMixLabel, RunFolder, fork_point, fork_run_folder
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from dealroom.models import ModelClient
+
+    SubSpec: TypeAlias = "str | ModelClient | Mapping[str, str | ModelClient] | None"
+    """One sub-agent model (named ``default``), or name → model (the first is the default)."""
 
 GROUP = "dealroom.harnesses"
 BUILTIN_HARNESSES = {
@@ -47,7 +53,7 @@ def get_harness(name: str) -> Harness:
 
 @contextlib.asynccontextmanager
 async def open_models(harness: Harness, root: str | ModelClient,
-                      sub: str | ModelClient | None, *, models_file: Path | None = None,
+                      sub: SubSpec, *, models_file: Path | None = None,
                       concurrency: int | None = None, room: Path | None = None,
                       ) -> AsyncIterator[tuple[ModelClient, ModelClient | None]]:
     """Open (and preflight) the root and sub-agent clients; spec strings or ready clients.
@@ -77,7 +83,10 @@ async def open_models(harness: Harness, root: str | ModelClient,
 
     try:
         root_client = await one(root, "root")
-        sub_client = await one(sub, "sub") if harness.uses_sub and sub is not None else None
+        sub_client = await one(sub, "sub") if harness.uses_sub and sub is not None and \
+            not isinstance(sub, Mapping) else None
+        if harness.uses_sub and isinstance(sub, Mapping):  # named sub-agents, the first default
+            sub_client = SubModels({name: await one(spec, "sub") for name, spec in sub.items()})
         yield root_client, sub_client
     finally:
         for client in opened:
@@ -86,7 +95,7 @@ async def open_models(harness: Harness, root: str | ModelClient,
 
 async def run_agent_async(room: Path, out: Path, *, harness: str = "rlm",
                           root: str | ModelClient = "scripted",
-                          sub: str | ModelClient | None = "local",
+                          sub: SubSpec = "local",
                           models_file: Path | None = None, concurrency: int | None = None,
                           listeners: tuple[Listener, ...] = (),
                           budgetmix: BudgetMixLabel | None = None, **options: Any) -> RunResult:
@@ -109,7 +118,7 @@ async def run_agent_async(room: Path, out: Path, *, harness: str = "rlm",
 
 
 def run_agent(room: Path, out: Path, *, harness: str = "rlm",
-              root: str | ModelClient = "scripted", sub: str | ModelClient | None = "local",
+              root: str | ModelClient = "scripted", sub: SubSpec = "local",
               models_file: Path | None = None, concurrency: int | None = None,
               listeners: tuple[Listener, ...] = (),
               budgetmix: BudgetMixLabel | None = None, **options: Any) -> RunResult:
@@ -129,7 +138,7 @@ def run_agent(room: Path, out: Path, *, harness: str = "rlm",
 
 
 async def resume_run_async(run_dir: Path, *, root: str | ModelClient | None = None,
-                           sub: str | ModelClient | None = None,
+                           sub: SubSpec = None,
                            models_file: Path | None = None, concurrency: int | None = None,
                            listeners: tuple[Listener, ...] = (),
                            allow_model_change: bool = False) -> RunResult:
@@ -142,7 +151,7 @@ async def resume_run_async(run_dir: Path, *, root: str | ModelClient | None = No
     config = folder.config
     impl = get_harness(config.get("harness", "rlm"))
     root = root or config.get("root")
-    sub = sub or config.get("sub")
+    sub = sub or config.get("subs") or config.get("sub")
     if not root:
         raise ConfigError(f"{run_dir} names no root model in its config: pass root=")
     if concurrency is None:
@@ -150,7 +159,7 @@ async def resume_run_async(run_dir: Path, *, root: str | ModelClient | None = No
     async with open_models(impl, root, sub, models_file=models_file, concurrency=concurrency,
                            room=folder.room) as (root_c, sub_c):
         if not allow_model_change:
-            check_same_models(folder, {"root": root_c, "sub": sub_c})
+            check_same_models(folder, {"root": root_c, **sub_roles(sub_c)})
         return await impl.resume(Path(run_dir), root=root_c, sub=sub_c, listeners=listeners)
 
 
@@ -197,7 +206,7 @@ def check_same_room(folder: RunFolder, events: list[dict[str, Any]],
 
 
 def resume_run(run_dir: Path, *, root: str | ModelClient | None = None,
-               sub: str | ModelClient | None = None, models_file: Path | None = None,
+               sub: SubSpec = None, models_file: Path | None = None,
                concurrency: int | None = None, listeners: tuple[Listener, ...] = (),
                allow_model_change: bool = False) -> RunResult:
     """Finish an interrupted run; completed model calls are replayed from its records. A
@@ -208,19 +217,21 @@ def resume_run(run_dir: Path, *, root: str | ModelClient | None = None,
                                         allow_model_change=allow_model_change))
 
 
-def _require_prices(impl: Harness, root: str | ModelClient, sub: str | ModelClient | None,
+def _require_prices(impl: Harness, root: str | ModelClient, sub: SubSpec,
                     models_file: Path | None) -> None:
     """``--max-cost`` governs the root and the sub-agents: each must have prices."""
     from dealroom.models import require_prices, resolve_model_spec
 
-    governed = [(root, "root")] + ([(sub, "sub")] if impl.uses_sub and sub is not None else [])
+    subs = list(sub.values()) if isinstance(sub, Mapping) else [sub]
+    governed = [(root, "root")] + ([(s, "sub") for s in subs]
+                                   if impl.uses_sub and sub is not None else [])
     require_prices([
         resolve_model_spec(m, models_file=models_file, role=role) if isinstance(m, str) else m
         for m, role in governed
     ])
 async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *,
                          root: str | ModelClient | None = None,
-                         sub: str | ModelClient | None = None, models_file: Path | None = None,
+                         sub: SubSpec = None, models_file: Path | None = None,
                          concurrency: int | None = None, listeners: tuple[Listener, ...] = (),
                          allow_model_change: bool = False, **options: Any) -> RunResult:
     """Fork ``run_dir`` after root turn ``from_turn`` into the new run folder ``out`` and play
@@ -249,7 +260,7 @@ async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *,
                          "outside it")
     kept = {role for role, given in (("root", root), ("sub", sub)) if given is None}
     root = root or config.get("root")
-    sub = sub or config.get("sub")
+    sub = sub or config.get("subs") or config.get("sub")
     if not root:
         raise ConfigError(f"{run_dir} names no root model in its config: pass root=")
     if concurrency is None:
@@ -257,8 +268,9 @@ async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *,
     async with open_models(impl, root, sub, models_file=models_file, concurrency=concurrency,
                            room=source.room) as (root_c, sub_c):
         if not allow_model_change:  # a role given anew is the fork's point; the others not
-            check_same_models(source, {role: c for role, c in (("root", root_c),
-                                                               ("sub", sub_c)) if role in kept})
+            check_same_models(source, {role: c for role, c in {"root": root_c,
+                                                               **sub_roles(sub_c)}.items()
+                                       if role.partition(".")[0] in kept})
         new = run_config(impl.name, source.room, settings, root=root_c, sub=sub_c,
                          concurrency=concurrency, deliverables=source.deliverables)
         fork_run_folder(source, Path(out), from_turn, new)
@@ -266,7 +278,7 @@ async def fork_run_async(run_dir: Path, from_turn: int, out: Path, *,
 
 
 def fork_run(run_dir: Path, from_turn: int, out: Path, *,
-             root: str | ModelClient | None = None, sub: str | ModelClient | None = None,
+             root: str | ModelClient | None = None, sub: SubSpec = None,
              models_file: Path | None = None, concurrency: int | None = None,
              listeners: tuple[Listener, ...] = (), allow_model_change: bool = False,
              **options: Any) -> RunResult:

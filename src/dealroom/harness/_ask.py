@@ -32,6 +32,7 @@ from dealroom.runs import RunFolder, fork_run_folder, root_replies
 from dealroom.types import Usage
 
 if TYPE_CHECKING:
+    from dealroom.harness._api import SubSpec
     from dealroom.models import ModelClient
     from dealroom.room import Room
 
@@ -61,7 +62,7 @@ class AskResult:
 
 
 async def ask_run_async(run_dir: Path, question: str, *, root: str | ModelClient | None = None,
-                        sub: str | ModelClient | None = None, models_file: Path | None = None,
+                        sub: SubSpec = None, models_file: Path | None = None,
                         max_turns: int = 10, max_cost_usd: float | None = None,
                         revise: bool = False, room: Path | None = None,
                         concurrency: int | None = None,
@@ -84,7 +85,7 @@ async def ask_run_async(run_dir: Path, question: str, *, root: str | ModelClient
                                 "max_seconds": None, "max_cost_usd": None if max_cost_usd is None
                                 else spent.cost_usd + max_cost_usd})
     root = root or source.config.get("root")
-    sub = sub or source.config.get("sub")
+    sub = sub or source.config.get("subs") or source.config.get("sub")
     if not root:
         raise ConfigError(f"{run_dir} names no root model in its config: pass root=")
     out = source.path / ASKS / str(number)

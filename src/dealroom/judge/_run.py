@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 from dealroom._util.files import json_safe, write_json_atomic
 from dealroom.errors import ConfigError, InputError
 from dealroom.judge._agreement import agreement
+from dealroom.judge._evidence import room_evidence
 from dealroom.judge._llm import llm_judge
 from dealroom.judge._registry import BASELINE, registered_judge
 from dealroom.judge._scores import Judge, Scores
@@ -101,8 +102,10 @@ async def ajudge_memo(
     task = load_task(room)
     judge = _ready(judge, task, Path(room))
     memo_text = deliverable_text(memo) if isinstance(memo, Path) else memo
+    deliverables = memo_deliverables(task, memo_text)
     async with open_judge(judge, **options) as ready:
-        scores = await ready(task, memo_deliverables(task, memo_text))
+        scores = await ready(task, deliverables)
+    scores.evidence = room_evidence(Path(room), task, deliverables)
     scores.extra["room"] = str(room)
     return scores
 
@@ -130,11 +133,14 @@ async def ajudge_run(
     judge = _ready(judge, task, room)
     compare = _ready(compare, task, room) if compare is not None else None
     deliverables, missing = read_deliverables(folder.path, task)
+    evidence = room_evidence(room, task, deliverables)
     scores = await _score(judge, task, deliverables, options)
+    scores.evidence = evidence
     scores.extra.update(run=folder.name, room=str(room), deliverables_missing=missing)
     other = None
     if compare is not None:
         other = await _score(compare, task, deliverables, options)
+        other.evidence = evidence
         other.extra.update(run=folder.name, room=str(room), deliverables_missing=missing)
     elif scores.judge.get("name") != BASELINE:
         stored = folder.scores(BASELINE)

@@ -17,10 +17,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from dealroom.runs import SCORES_VERSION, ScoresRecord, UsageRecord, check_scores_written
+from dealroom.runs import (
+    SCORES_VERSION,
+    EvidenceRecord,
+    ScoresRecord,
+    UsageRecord,
+    check_scores_written,
+)
 from dealroom.types import Usage
+
+if TYPE_CHECKING:
+    from dealroom.judge._evidence import Evidence
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
 VERDICTS = (PASS, FAIL, ERROR)
@@ -79,6 +88,9 @@ class Scores:
     """Further keys written to ``scores.json`` (run, room, agreement, ...)."""
     negatives: frozenset[str] = frozenset()
     """Ids of the negative criteria (:func:`is_negative`)."""
+    evidence: Evidence | None = None
+    """Whether the memo cites the answer key's documents and pages; set by the front doors
+    (:func:`~dealroom.judge.judge_run`, ...) for any judge; None when not measured."""
 
     @property
     def n_criteria(self) -> int:
@@ -183,6 +195,8 @@ class Scores:
             "criteria_results": [r.to_dict() for r in self.criteria_results],
             "judge": self.judge,
             "usage": cast(UsageRecord, self.usage.to_dict()),
+            "evidence": cast(EvidenceRecord, self.evidence.to_dict()) if self.evidence
+            else None,
             **self.extra,  # type: ignore[typeddict-item]  # checked just below
         }
         check_scores_written(record)
@@ -198,7 +212,10 @@ class Scores:
             )
             for r in data.get("criteria_results", [])
         ]
+        from dealroom.judge._evidence import Evidence
+
         extra_keys = ("run", "room", "agreement", "deliverables_missing")
+        evidence = data.get("evidence")
         return cls(
             results,
             criterion_types(task) if task else {},
@@ -206,6 +223,7 @@ class Scores:
             Usage.from_dict(dict(data.get("usage") or {})),
             {k: v for k, v in data.items() if k in extra_keys},
             negative_ids(task) if task else frozenset(),
+            Evidence.from_dict(dict(evidence)) if evidence else None,
         )
 
 

@@ -66,7 +66,8 @@ bold aside); the scripted root's parser uses the same pattern."""
 
 def non_findings(subs: Sequence[dict[str, Any]]) -> int | None:
     """Of the sub-calls whose prompt asks for ``ISSUE:`` lines, those answered without one
-    (and not ``NONE``); None when no prompt asked.
+    (and not ``NONE``); a call made with a schema asks too, and its answer, which matched,
+    is never one; None when no call asked.
 
     >>> asked = {"prompt": "One line per issue: ISSUE: <what> | PAGE: <page>"}
     >>> non_findings([{"input": asked, "output": "ISSUE: Lease in default | PAGE: 2"},
@@ -75,10 +76,12 @@ def non_findings(subs: Sequence[dict[str, Any]]) -> int | None:
     1
     """
     asked = [e for e in subs if not e.get("error")
-             and "ISSUE:" in str((e.get("input") or {}).get("prompt") or "")]
+             and ("ISSUE:" in str((e.get("input") or {}).get("prompt") or "")
+                  or "schema" in (e.get("input") or {}))]
     if not asked:
         return None
-    return sum(1 for e in asked if not FINDING_LINE.search(e.get("output") or "")
+    return sum(1 for e in asked if "schema" not in (e.get("input") or {})
+               and not FINDING_LINE.search(e.get("output") or "")
                and not re.match(r"\W*NONE\b", (e.get("output") or "").strip(), re.I))
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from dealroom.measure._accounting import account
 from dealroom.measure._behaviour import behaviour
+from dealroom.measure._costs import cost_split
 from dealroom.measure._coverage import CoverageProbe
 from dealroom.runs import METRICS_VERSION, CoverageSummary, Metrics, RunFolder, model_prices
 
@@ -49,7 +50,8 @@ def run_metrics(config: dict[str, Any], events: Sequence[dict[str, Any]], *, run
         "status": end.get("status", "running" if events else "not_started"),
         "wall_s": float(events[-1].get("t", 0.0)) if events else 0.0,
         "events": len(events),
-        "usage": account(events, model_prices(config)),
+        "usage": {**account(events, model_prices(config)),
+                  **cost_split(events, config, model_prices(config))},
         "behaviour": behaviour(events),
         "coverage": None if room is None else _coverage(events, room),
     }

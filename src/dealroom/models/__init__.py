@@ -13,6 +13,8 @@ is (a run's ``config.json`` keeps one per role; :func:`model_change` compares tw
 Replies are split into reasoning and answer (:func:`split_reasoning`; ``ChatResult.text`` is
 the answer); every call carries a reply cap (:func:`reply_cap`). ``hf:`` replies carry a
 :class:`TokenRecord` (the run folder's record, from ``dealroom.runs``).
+A sub-call's ``schema=`` is asked for as :func:`schema_via` says and read back with
+:func:`read_structured`.
 ``dealroom.testing`` holds ``MockOpenAIServer`` and the other test helpers.
 """
 
@@ -58,6 +60,15 @@ from dealroom.models._spec import (
     resolve_model_spec,
     split_spec,
 )
+from dealroom.models._structured import (
+    FINDINGS_SCHEMA,
+    check_schema,
+    read_structured,
+    retry_note,
+    schema_format,
+    schema_prompt,
+    schema_via,
+)
 from dealroom.models._window import PromptCounter, words_estimate
 from dealroom.models._wire import ProviderError
 from dealroom.runs import TokenRecord
@@ -65,6 +76,7 @@ from dealroom.runs import TokenRecord
 __all__ = [
     "CLOSE",
     "ENV",
+    "FINDINGS_SCHEMA",
     "REPLY",
     "reply_text",
     "HISTORY_POLICIES",
@@ -93,6 +105,7 @@ __all__ = [
     "answer_text",
     "chat_pieces",
     "check",
+    "check_schema",
     "default_models_file",
     "encode_pieces",
     "gather_bounded",
@@ -109,9 +122,14 @@ __all__ = [
     "model_record",
     "open_model",
     "provider_names",
+    "read_structured",
     "reply_cap",
     "require_prices",
     "resolve_model_spec",
+    "retry_note",
+    "schema_format",
+    "schema_prompt",
+    "schema_via",
     "split_reasoning",
     "split_spec",
     "strip_controls",

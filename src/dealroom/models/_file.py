@@ -88,6 +88,10 @@ class ModelEntry(Schema):
     """``open``: the chat template opens ``<think>`` in the prompt (DeepSeek-R1, Qwen3
     thinking models served without a reasoning parser), so a reply without ``</think>`` is
     reasoning only; ``auto``: learned from the server and the model's replies."""
+    schema_via: Literal["auto", "response_format", "prompt"] = "auto"
+    """How a sub-call's ``schema=`` is asked for: ``response_format`` (the server constrains
+    the reply), ``prompt`` (the schema in the prompt); ``auto``: ``response_format`` where the
+    server was probed to honour it (vLLM, SGLang, llama.cpp, llama-cpp-python, Ollama, OpenAI)."""
     max_retries: Annotated[int, Field(ge=0, le=100)] = 4
     """Retries after a 429, 5xx, connection error, time-out or malformed body."""
     backoff_s: Seconds = 0.5
@@ -151,7 +155,7 @@ class ModelEntry(Schema):
             connect_timeout=self.connect_timeout, read_timeout=self.read_timeout,
             deadline=self.deadline, stream=self.stream, hedge=self.hedge, tokens=self.tokens,
             max_output_tokens=self.max_output_tokens, reasoning=self.reasoning,
-            max_retries=self.max_retries,
+            schema_via=self.schema_via, max_retries=self.max_retries,
             backoff_s=self.backoff_s, options=options,
             source=None if source is None else str(source),
             **file_settings(net, source.parent if source is not None else Path()),

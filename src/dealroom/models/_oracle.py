@@ -81,12 +81,28 @@ class OracleSettings:
         return cls(**values)
 
 
+SPEC_KNOBS = ("price_input", "price_output", "context_window")
+"""Knobs of the oracle's spec beside its answers' (``oracle:recall=0.6,price_input=0.1,
+price_output=0.4``): what its calls cost and how large a slice it takes, so that it can stand
+for a named model of a given price (``--sub fast=oracle:recall=0.6,price_input=0.1``)."""
+
+
 def oracle_spec(text: str, options: dict[str, str]) -> ModelSpec:
     """The spec of ``oracle`` / ``oracle:recall=...``; bad knobs are a ConfigError now."""
-    settings = OracleSettings.parse(text, options)
-    return ModelSpec(name=text, kind=ORACLE, model=MODEL_ID, context_window=CONTEXT_WINDOW,
-                     concurrency=1024, priced=True, options={f.name: getattr(settings, f.name)
-                                                for f in fields(settings)})
+    own = {k: options[k] for k in SPEC_KNOBS if k in options}
+    settings = OracleSettings.parse(text, {k: v for k, v in options.items() if k not in own})
+    try:
+        prices = Prices(input=float(own.get("price_input", 0)),
+                        output=float(own.get("price_output", 0)))
+        window = int(own.get("context_window", CONTEXT_WINDOW))
+    except (ValueError, TypeError):
+        raise ConfigError(f"{text!r}: price_input and price_output are USD per 1M tokens, "
+                          "context_window an integer") from None
+    if window < 1024:
+        raise ConfigError(f"{text!r}: context_window must be at least 1024, got {window}")
+    return ModelSpec(name=text, kind=ORACLE, model=MODEL_ID, context_window=window,
+                     concurrency=1024, priced=True, prices=prices,
+                     options={f.name: getattr(settings, f.name) for f in fields(settings)})
 
 
 def create(spec: ModelSpec) -> OracleModel:
@@ -104,13 +120,15 @@ class OracleModel:
 
     simulator = True
     takes_context = True
+    schema_via = "response_format"
+    """A call made with a schema is answered as JSON in :data:`FINDINGS_SCHEMA`'s shape."""
 
     def __init__(self, spec: ModelSpec) -> None:
         self.spec = spec
         self.name = spec.name
         self.model = spec.model or MODEL_ID
         self.context_window = spec.context_window
-        self.prices = Prices()
+        self.prices = spec.prices
         self.settings = OracleSettings(**spec.options)
         self._keys: dict[str, list[dict[str, Any]]] = {}
 
@@ -130,20 +148,25 @@ class OracleModel:
 
     async def chat(self, messages: list[dict[str, Any]], *, max_tokens: int | None = None,
                    temperature: float | None = None, stop: list[str] | None = None,
-                   context: dict[str, Any] | None = None, **_: Any) -> ChatResult:
-        """The lines for the findings in the slices ``context`` records (other options, such
-        as a response format, do not apply to a simulator)."""
+                   context: dict[str, Any] | None = None,
+                   response_format: dict[str, Any] | None = None, **_: Any) -> ChatResult:
+        """The lines for the findings in the slices ``context`` records; with a
+        ``response_format``, the same findings as JSON (:func:`structured`)."""
         if not context or "room" not in context:
             raise ModelError("the oracle answers only the sub-calls of a run, which pass the "
                              "record of the slices sent (dealroom run, dealroom eval sweep); it "
                              "cannot be a child agent (rlm()) or a REPL's sub-agent",
                              model=self.name)
         sent = _sent_text(messages) if context.get("truncated") else ""
-        text = answer(self._findings(str(context["room"])), context, sent, self.settings)
+        rows = answer_rows(self._findings(str(context["room"])), context, sent, self.settings)
+        text = structured(rows) if response_format else "\n".join(
+            _format(*row) for row in rows) or "NONE"
         tokens = context.get("tokens")  # the input as the harness counted it, when it did
         if not isinstance(tokens, int):
             tokens = estimate_usage(messages, "", self.prices).input_tokens
-        usage = Usage(input_tokens=tokens, output_tokens=count_tokens(text), calls=1)
+        out = count_tokens(text)
+        usage = Usage(input_tokens=tokens, output_tokens=out, calls=1,
+                      cost_usd=self.prices.cost(tokens, 0, out))
         return ChatResult(text=text, usage=usage, model=self.model, finish_reason="stop",
                           latency_s=0.0)
 
@@ -172,9 +195,20 @@ def answer(findings: list[dict[str, Any]], context: dict[str, Any], sent_text: s
     >>> answer(key, {"docs": [{"id": "D00001", "pages": [3, 4]}]}, "", OracleSettings())
     'NONE'
     """
+    return "\n".join(_format(*row) for row in answer_rows(findings, context, sent_text,
+                                                          settings)) or "NONE"
+
+
+Row = tuple[str, str, str, str, int]
+"""One line's (what, severity, amount, document, page)."""
+
+
+def answer_rows(findings: list[dict[str, Any]], context: dict[str, Any], sent_text: str,
+                settings: OracleSettings) -> list[Row]:
+    """The findings :func:`answer` reports, one row each."""
     ranges = _ranges(context)
     if not ranges:
-        return "NONE"
+        return []
     cut = bool(context.get("truncated"))
     lines = []
     for finding in findings:
@@ -186,7 +220,15 @@ def answer(findings: list[dict[str, Any]], context: dict[str, Any], sent_text: s
                       context.get("prompt", "")))
     wrong = [_look_alike(rng.choice(findings), ranges, rng)
              for _ in range(max(1, len(lines))) if findings and rng.random() < settings.noise]
-    return "\n".join(lines + wrong) or "NONE"
+    return lines + wrong
+
+
+def structured(rows: list[Row]) -> str:
+    """``rows`` as JSON in :data:`FINDINGS_SCHEMA`'s shape (``none`` amounts are null)."""
+    return json.dumps({"findings": [
+        {"issue": " ".join(what.replace("|", "/").split()), "severity": severity,
+         "amount": None if amount == "none" else amount, "document": doc, "page": page}
+        for what, severity, amount, doc, page in rows]})
 
 
 def _ranges(context: dict[str, Any]) -> dict[str, list[tuple[int, int]]]:
@@ -211,7 +253,7 @@ def _was_sent(evidence: dict[str, Any], ranges: dict[str, list[tuple[int, int]]]
     return False
 
 
-def _line(finding: dict[str, Any], seen: list[dict[str, Any]], *, whole: bool) -> str:
+def _line(finding: dict[str, Any], seen: list[dict[str, Any]], *, whole: bool) -> Row:
     cites = " ".join(dict.fromkeys(f"[{e['doc']} p.{e['page']}]" for e in seen))
     if whole:
         what = str(finding.get("summary") or finding.get("title", ""))
@@ -223,12 +265,12 @@ def _line(finding: dict[str, Any], seen: list[dict[str, Any]], *, whole: bool) -
         amount = next((_usd(v) for v in map(_amount_in, (e.get("fact", "") for e in seen))
                        if v is not None), "none")
     main = seen[0]
-    return _format(f"{what} {cites}", str(finding.get("severity", "medium")), amount,
-                   str(main["doc"]), int(main["page"]))
+    return (f"{what} {cites}", str(finding.get("severity", "medium")), amount,
+            str(main["doc"]), int(main["page"]))
 
 
 def _look_alike(finding: dict[str, Any], ranges: dict[str, list[tuple[int, int]]],
-                rng: Random) -> str:
+                rng: Random) -> Row:
     """Another finding's issue, stated as live, with a wrong amount and severity, cited to a
     page that was sent but does not hold it."""
     amounts = [a.get("value") for a in finding.get("amounts") or [] if a.get("value")]
@@ -240,7 +282,7 @@ def _look_alike(finding: dict[str, Any], ranges: dict[str, list[tuple[int, int]]
     page = rng.randint(first, last)
     what = (f"{finding.get('title', 'An issue')}: outstanding, with an exposure of "
             f"{_usd(wrong)} [{doc} p.{page}]")
-    return _format(what, severity, _usd(wrong), doc, page)
+    return what, severity, _usd(wrong), doc, page
 
 
 def _format(what: str, severity: str, amount: str, doc: str, page: int) -> str:

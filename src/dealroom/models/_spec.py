@@ -154,6 +154,9 @@ class ModelSpec(Schema):
     """``open``: the model's chat template opens ``<think>`` in the prompt, so a reply without
     ``</think>`` is reasoning only; ``auto``: learned from the server (llama.cpp's ``GET
     /props`` template) and from the model's replies (one in the shape ``R</think>A``)."""
+    schema_via: Literal["auto", "response_format", "prompt"] = "auto"
+    """How a sub-call's ``schema=`` is asked for: ``response_format`` or ``prompt``;
+    ``auto``: as the server was probed to be (``dealroom.models.schema_via``)."""
     max_retries: Retries = 4
     """Retries after a 429, 5xx, connection error, time-out or malformed body."""
     backoff_s: Seconds = 0.5
@@ -403,7 +406,7 @@ def split_spec(text: str) -> tuple[str, dict[str, str]]:
 SPEC_OPTIONS = ("price_input", "price_cached_input", "price_output", "context_window",
                 "concurrency", "max_output_tokens", "timeout", "connect_timeout", "read_timeout",
                 "deadline", "stream", "hedge", "tokens", "proxy", "max_retries", "backoff_s",
-                "reasoning")
+                "reasoning", "schema_via")
 """Options a ``MODEL@BASE_URL#key=value,...`` spec may carry after ``#``: models-file keys,
 typed and bounded as :class:`~dealroom.models.ModelEntry` says (``stream=off``, ``hedge=4``,
 ``reasoning=open``)."""

@@ -18,6 +18,7 @@ from dealroom.errors import DealroomError
 from dealroom.eval import Row, as_of, bootstrap_ci, coverage_pass, run_row
 from dealroom.measure import correlation, ratio
 from dealroom.report._sources import Source, behind, run_setting
+from dealroom.report._where import where_data
 from dealroom.runs import RunFolder
 
 NO_TAU = "not used (criteria pass rates)"
@@ -45,11 +46,13 @@ def episode(row: Row, source: Source) -> dict[str, Any]:
         "seed": row.seed, "status": row.status, "harness": extra.get("harness") or "rlm",
         "simulated": row.simulated, "pass_rate": row.pass_rate, "all_pass": row.all_pass,
         "pass_rate_positive": row.pass_rate_positive, "pass_rate_total": row.pass_rate_total,
+        "evidence_f1": row.evidence_f1,
         "by_type": row.by_type, "by_turn": row.by_turn, "coverage": row.coverage,
         "cost_usd": row.cost_usd, "sub_calls": row.sub_calls, "turns": row.turns,
         "input_tokens": row.input_tokens, "output_tokens": row.output_tokens,
         "root_input_tokens": row.root_input_tokens, "root_output_tokens": row.root_output_tokens,
         "wall_s": extra.get("wall_s", math.nan), "judge_errors": extra.get("n_errors") or 0,
+        "split": extra.get("split") or {},
     }
 
 
@@ -105,6 +108,7 @@ def headline(episodes: list[dict[str, Any]],
                 for e in judged),
             "pass_rate_total": _mean(e.get("pass_rate_total", math.nan) for e in judged),
             "pass_rate_positive": _mean(e.get("pass_rate_positive", math.nan) for e in judged),
+            "evidence_f1": _mean(e.get("evidence_f1", math.nan) for e in judged),
             "coverage": _mean(e["coverage"] for e in members),
             "cost_per_room": _mean(cost.values()),
             "tokens": _mean(e["input_tokens"] + e["output_tokens"] for e in members),
@@ -125,7 +129,8 @@ def _truncated(e: dict[str, Any], turns: int) -> dict[str, Any]:
     the whole run (cost, tokens, coverage, ...) unknown at that turn."""
     nan = math.nan
     return {**e, "max_turns": turns, "pass_rate": as_of(e["by_turn"], turns),
-            "pass_rate_positive": nan, "all_pass": None, "coverage": nan, "cost_usd": nan,
+            "pass_rate_positive": nan, "all_pass": None, "evidence_f1": nan, "coverage": nan,
+            "cost_usd": nan,
             "input_tokens": nan, "output_tokens": nan, "root_input_tokens": nan,
             "root_output_tokens": nan, "sub_calls": nan, "turns": nan, "wall_s": nan,
             "judge_errors": 0}
@@ -150,6 +155,7 @@ def plot_data(episodes: list[dict[str, Any]], passk: list[dict[str, Any]],
         "depth": _depth_pairs(judged),
         "grid": _grid_data(analyses, sampled),
         "by_turn": _by_turn(judged),
+        "where": where_data(sampled, policy_name, _described),
     }
     for data in plots.values():
         if "note" not in data:

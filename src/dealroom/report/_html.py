@@ -34,11 +34,13 @@ def asset(name: str) -> str:
 def page(title: str, kind: str, *, body: str = "", scripts: tuple[str, ...] | list[str] = ()
          ) -> str:
     """A whole page: ``kind`` ``viewer`` (the trace viewer; ``scripts`` are its data files,
-    loaded before it) or ``report`` (``body`` as given)."""
+    loaded before it), ``report`` or ``runs`` (the list of ``dealroom view DIR``; ``body``
+    as given)."""
     loads = "".join(f'<script src="{html.escape(s)}"></script>' for s in scripts)
     main = VIEWER_BODY if kind == "viewer" else body
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<link rel="icon" href="data:,">'
             f"<title>{html.escape(title)}</title><style>{asset('style.css')}</style>"
             f"<script>{asset('common.js')}</script></head>\n<body>{main}{loads}"
             f"<script>{asset(kind + '.js')}</script></body></html>\n")

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from dealroom.errors import MissingDependency
 from dealroom.report._sources import tau_text
+from dealroom.report._where import where_tokens
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -536,5 +537,7 @@ PLOTS: dict[str, tuple[str, str, Callable[[dict[str, Any]], str]]] = {
     "depth": ("depth", "Depth 1 against depth 2 per room", depth),
     "grid": ("grid", "The root x sub grid", grid),
     "by_turn": ("by_turn", "Pass rate per turn", by_turn),
+    "where": ("where", "Where the tokens went: root, each sub-agent model, children",
+              where_tokens),
 }
 """Plot id → (its entry of the plot data, caption, drawing function), in report order."""

@@ -37,7 +37,8 @@ COLUMNS = (("policy", "policy", None), ("source", "source", None), ("setting", "
            ("T", "max_turns", 0), ("episodes", "episodes", 0),
            ("rooms", "rooms", 0), ("headline [95% CI]", "pass_rate", 3),
            ("total", "pass_rate_total", 3), ("positive criteria", "pass_rate_positive", 3),
-           ("all-pass", "all_pass", 3), ("coverage", "coverage", 3),
+           ("all-pass", "all_pass", 3), ("evidence F1", "evidence_f1", 3),
+           ("coverage", "coverage", 3),
            ("cost / room USD", "cost_per_room", 4), ("tokens", "tokens", 0),
            ("root share", "root_share", 3), ("sub-calls", "sub_calls", 1),
            ("turns", "turns", 1), ("wall s", "wall_s", 1), ("judge errors", "judge_errors", 0))

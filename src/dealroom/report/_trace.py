@@ -112,7 +112,8 @@ def trace_summary(folder: RunFolder, events: list[dict[str, Any]],
     coverage = metrics.get("coverage") or {}
     return {
         "run": folder.name, "harness": config.get("harness"), "root": config.get("root"),
-        "sub": config.get("sub"), "settings": config.get("settings") or {},
+        "sub": config.get("sub"), "subs": config.get("subs") or {},
+        "settings": config.get("settings") or {},
         "models": {role: {"model": m.get("model"), "base_url": m.get("base_url")}
                    for role, m in (config.get("models") or {}).items() if isinstance(m, dict)},
         "root_model": model_name(config.get("root")), "sub_model": model_name(config.get("sub")),

@@ -24,6 +24,7 @@ _EXPORTS = {
     "generate_room": "dealroom.room._generate",
     "GenerateSettings": "dealroom.room._generate",
     "parse_count": "dealroom.room._generate",
+    "dense_installed": "dealroom.room._dense:installed",
     "ensure_index": "dealroom.room._index",
     "index_status": "dealroom.room._index",
     "ingest": "dealroom.room._ingest",
@@ -86,6 +87,7 @@ if TYPE_CHECKING:  # what type checkers and editors see (a test keeps it to _EXP
     from dealroom.room._cuad import CuadSettings, import_cuad, load_cuad
     from dealroom.room._cuad_sample import write_cuad_sample
     from dealroom.room._deliverable import deliverable_text
+    from dealroom.room._dense import installed as dense_installed
     from dealroom.room._extract import (
         REASONS,
         Extraction,

@@ -99,6 +99,8 @@ class CuadSettings:
     labels: str = "auto"
     """One of :data:`LABELS`: ``CUAD_v1.json``, ``master_clauses.csv``, or the JSON where
     both exist."""
+    dense: bool = False
+    """Also embed the contracts' passages for hybrid search (the ``[search]`` extra)."""
 
     def __post_init__(self) -> None:
         if self.labels not in LABELS:
@@ -415,7 +417,7 @@ def import_cuad(folder: Path | str, out: Path | str, settings: CuadSettings | No
     categories = _categories(contracts, settings.categories, source.name)
     ingest_settings = IngestSettings(name=f"cuad-{len(contracts)}", workers=settings.workers,
                                      overwrite=settings.overwrite, ocr=settings.ocr,
-                                     max_bytes=settings.max_bytes)
+                                     max_bytes=settings.max_bytes, dense=settings.dense)
     other = CUAD_CSV if source.name == CUAD_JSON else CUAD_JSON
     meta = {"kind": "real", "cuad": {"source": str(folder.resolve()), "contracts":
                                      len(contracts), "categories": categories,

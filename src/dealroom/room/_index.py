@@ -14,6 +14,7 @@
                    ``common(term, df)``: page counts of the frequent (stemmed) terms
       tokens.bin   tokens per page and a checkpoint every 64 tokens (a slice is cut by look-up)
       lines.bin    the coverage probe's line table (see :mod:`dealroom.room._tables`)
+      dense.*      optional: passage embeddings for hybrid search (see :mod:`dealroom.room._dense`)
 
 Nothing in it is written after the build, so a read-only copy of the room works as is: the
 database opens with ``immutable=1`` and the text files are memory-mapped read-only.
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from dealroom._util.files import write_json_atomic
 from dealroom.errors import RoomError
+from dealroom.room._dense import DENSE_FILES, embed_index, installed
 from dealroom.room._extract import PAGE_BREAK, Extraction, extract_document
 from dealroom.room._manifest import MANIFEST, check_documents, document_path, load_manifest
 from dealroom.room._normalize import normalize_pages
@@ -52,7 +54,8 @@ if TYPE_CHECKING:
 INDEX_DIR = ".index"
 INDEX_FILES = ("meta.json", "docs.json", "layout.bin", "text.bin", "lower.bin", "search.db",
                "tokens.bin", "lines.bin")
-"""Every file a build writes in ``.index/`` (and all a reader opens)."""
+"""Every file a build writes in ``.index/`` (and all a reader opens), but the optional
+passage embeddings (``DENSE_FILES``), which only the host reads."""
 INDEX_VERSION = 5
 """2: pages normalized (:mod:`dealroom.room._normalize`); 3: token and line tables; 4: quotes
 folded, plain text paginated, page labels and OCR marks in docs.json; 5: printed page labels
@@ -72,7 +75,7 @@ INLINE_FORMATS = frozenset({"md", "txt", "csv", "html", "eml"})
 """Formats cheap enough to extract in-process; the others go to a process pool."""
 
 Progress = Callable[[str, int, int], None]
-"""``progress(stage, done, total)``; stages are ``extract`` and ``index``."""
+"""``progress(stage, done, total)``; stages are ``extract``, ``index`` and ``embed``."""
 
 
 def index_dir(room_dir: Path) -> Path:
@@ -269,7 +272,8 @@ class _Writer:
 
 def build_index(room_dir: Path,
                 pages_by_doc: Mapping[str, list[str] | Extraction] | None = None,
-                progress: Progress | None = None, *, workers: int | None = None) -> Path:
+                progress: Progress | None = None, *, workers: int | None = None,
+                dense: bool | None = None) -> Path:
     """Build ``ROOM/.index/`` from scratch and return its path.
 
     ``pages_by_doc`` maps document ids to their page texts (a generator or an ingester that
@@ -277,23 +281,31 @@ def build_index(room_dir: Path,
     with :func:`dealroom.room.extract_pages`.
     A document that cannot be read raises :class:`RoomError` naming it. ``progress(stage, done,
     total)`` is called as documents are indexed. The new index replaces the old one at the end.
+    ``dense``: also embed every page's passages for hybrid search (the ``[search]`` extra;
+    ``MissingDependency`` without it); ``None``: when the index it replaces had them.
     """
     room_dir = Path(room_dir)
     with _build_lock(room_dir):
-        _build(room_dir, pages_by_doc or {}, progress, workers)
+        _build(room_dir, pages_by_doc or {}, progress, workers, dense)
     return index_dir(room_dir)
 
 
+def had_dense(room_dir: Path) -> bool:
+    """Whether the room's current index has passage embeddings (and they can be rebuilt)."""
+    return (index_dir(room_dir) / DENSE_FILES[0]).is_file() and installed()
+
+
 def _build(room_dir: Path, given: Mapping[str, list[str] | Extraction], progress: Progress | None,
-           workers: int | None) -> None:
+           workers: int | None, dense: bool | None = None) -> None:
     docs = _ordered(load_manifest(room_dir).documents)
     check_documents(room_dir, docs)
     workers = workers or min(8, len(os.sched_getaffinity(0)))
+    dense = had_dense(room_dir) if dense is None else dense
     tmp = room_dir / f"{INDEX_DIR}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
-        _write_all(room_dir, tmp, docs, given, progress, workers)
+        _write_all(room_dir, tmp, docs, given, progress, workers, dense)
         _swap(tmp, index_dir(room_dir))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -301,7 +313,7 @@ def _build(room_dir: Path, given: Mapping[str, list[str] | Extraction], progress
 
 def _write_all(room_dir: Path, out: Path, docs: list[DocumentRecord],
                given: Mapping[str, list[str] | Extraction], progress: Progress | None,
-               workers: int) -> None:
+               workers: int, dense: bool = False) -> None:
     writer = _Writer(out)
     try:
         records = []
@@ -328,6 +340,8 @@ def _write_all(room_dir: Path, out: Path, docs: list[DocumentRecord],
         "counts": counts,
         "tokenize": TOKENIZE,
     })
+    if dense:
+        embed_index(out, writer.arrays, progress)
     _share(out)  # readable by a sandboxed worker's uid, like the room
     if progress is not None:
         progress("index", 1, 1)
@@ -377,7 +391,8 @@ def _build_lock(room_dir: Path) -> Iterator[None]:
 
 
 def ensure_index(room_dir: Path, progress: Progress | None = None) -> Path:
-    """Build the index if it is missing or stale (waiting for a concurrent builder)."""
+    """Build the index if it is missing or stale (waiting for a concurrent builder); a
+    rebuild keeps passage embeddings where the stale index had them."""
     room_dir = Path(room_dir)
     # "not a data room" beats any complaint about its index; an unsafe room stops here
     check_documents(room_dir, load_manifest(room_dir).documents)

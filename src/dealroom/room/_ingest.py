@@ -103,6 +103,8 @@ class IngestSettings:
     """Also copy files that were skipped into ``documents/`` (not in the manifest)."""
     build_index: bool = True
     """Build the room's index after writing the manifest."""
+    dense: bool = False
+    """Also embed the pages' passages for hybrid search (the ``[search]`` extra)."""
     overwrite: bool = False
     """Replace an existing room at the output path."""
     ocr: str = "auto"
@@ -151,8 +153,8 @@ class IngestProgress:
     total: int
     path: str
     stage: str = "extract"
-    """``extract`` (one call per file), ``ocr`` (one call per page read by OCR) or ``index``
-    (as the index builder reports)."""
+    """``extract`` (one call per file), ``ocr`` (one call per page read by OCR), ``index``
+    (as the index builder reports) or ``embed`` (passages embedded for hybrid search)."""
 
 
 @dataclass
@@ -479,7 +481,8 @@ def ingest(
     report = IngestReport(out, src, len(found.files), entries, manifest)
     report.index = "not requested"
     if settings.build_index:
-        report.index = _build_index(out, pages_by_doc, progress, settings.workers)
+        report.index = _build_index(out, pages_by_doc, progress, settings.workers,
+                                    settings.dense)
     report.seconds = time.monotonic() - started
     write_json_atomic(out / REPORT, report.to_dict())
     return report
@@ -558,7 +561,8 @@ def _meta(src: Path, settings: IngestSettings, extra: dict[str, Any] | None) -> 
 
 
 def _build_index(
-    out: Path, pages_by_doc: dict[str, Extraction], progress: ProgressFn | None, workers: int
+    out: Path, pages_by_doc: dict[str, Extraction], progress: ProgressFn | None, workers: int,
+    dense: bool = False,
 ) -> str:
     """Build the index with the room store's builder, passing the pages already extracted."""
     try:
@@ -567,11 +571,12 @@ def _build_index(
         return "not built: dealroom.room._index.build_index is not available"
 
     def forward(stage: str, done: int, total: int) -> None:
-        if progress is not None and stage == "index":
-            progress(IngestProgress(done, total, "", stage="index"))
+        if progress is not None and stage in ("index", "embed"):
+            progress(IngestProgress(done, total, "", stage=stage))
 
     try:
-        build_index(out, pages_by_doc=pages_by_doc, progress=forward, workers=workers)
+        build_index(out, pages_by_doc=pages_by_doc, progress=forward, workers=workers,
+                    dense=dense)
     except RoomError as exc:
         return f"not built: {exc}"
     return "built"

@@ -19,8 +19,10 @@ import difflib
 import functools
 import mmap
 import re
+import sys
 from bisect import bisect_right
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -28,6 +30,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from dealroom.errors import RoomError
+from dealroom.room._dense import DenseIndex, DenseSearch, fuse
 from dealroom.room._grep import (
     PARALLEL_BYTES,
     ScanResult,
@@ -55,6 +58,11 @@ __all__ = ["Doc", "Hit", "HitList", "Room", "RoomKeyError", "build_index"]
 
 SNIPPET = 240
 """Characters of context shown around a hit."""
+FUSE_DEPTH = 50
+"""Pages each ranking (bm25, dense) gives the fusion, at least."""
+PASSAGE_CHARS = 1200
+"""Where the dense half found a page, the snippet's words are looked for this far into the
+passage first."""
 
 
 class RoomKeyError(RoomError, KeyError):
@@ -83,7 +91,9 @@ class Hit:
     match: str = ""
     """The matched text (grep) or the query word found (search)."""
     score: float | None = None
-    """bm25 relevance for ``search`` hits (higher is better); ``None`` for grep."""
+    """Relevance of a ``search`` hit (higher is better): the bm25 score, or where the room has
+    passage embeddings the reciprocal-rank fusion of bm25 and embedding similarity; ``None``
+    for grep."""
     label: str = ""
     """The page's printed label (``A-65``, ``452``) where the document prints one (its PDF's
     page labels, else the numbers read from its text); ``page`` is the PDF index."""
@@ -238,7 +248,7 @@ class Room:
         room.page_spans("D00042")           (start, end) char offsets of each page
         room.page_tokens("D00042")          tokens on each page
         room.grep(r"change of control", folder=None, max_hits=200)   regex, case-insensitive
-        room.search("consent assignment", k=20, folder=None)         ranked (bm25) pages
+        room.search("consent assignment", k=20, folder=None)         ranked pages (hybrid)
 
     Hits have ``.doc .page .line .offset .snippet .match .score .label .printed_line
     .printed``; cite them as ``[D00042 p.3]`` (``page`` is the PDF index; ``printed`` the page
@@ -248,7 +258,7 @@ class Room:
     """
 
     def __init__(self, path: Path, records: list[dict[str, Any]], layout: dict[str, Any],
-                 counts: dict[str, int]) -> None:
+                 counts: dict[str, int], dense_search: DenseSearch | None = None) -> None:
         n_pages = counts["page_start"]
         self.path = path
         self._counts = counts
@@ -261,6 +271,10 @@ class Room:
         self._files = [open(idx / n, "rb") for n in ("text.bin", "lower.bin")]  # noqa: SIM115
         self._text, self._lower = (_map(f) for f in self._files)
         self._search = SearchIndex(idx / "search.db", n_pages)
+        self._dense = DenseIndex(idx)
+        self._dense_search = dense_search or self._dense.search
+        self._no_dense = False
+        self._pool: ThreadPoolExecutor | None = None
         self.totals = {
             "docs": len(self.docs),
             "folders": len({d.folder for d in self.docs}),
@@ -270,21 +284,25 @@ class Room:
         }
 
     @classmethod
-    def open(cls, path: str | Path, progress: Progress | None = None) -> Room:
+    def open(cls, path: str | Path, progress: Progress | None = None, *,
+             dense_search: DenseSearch | None = None) -> Room:
         """Open the room at ``path``, building ``ROOM/.index/`` first if missing or stale.
 
-        ``progress(stage, done, total)`` reports a build. Raises :class:`RoomError` when the
-        folder is not a room, a document cannot be extracted, or the index is stale and the
-        room read-only.
+        ``progress(stage, done, total)`` reports a build. ``dense_search`` answers the dense
+        half of :meth:`search` (default: :meth:`dense_pages`, this process; an agent's REPL
+        asks the host). Raises :class:`RoomError` when the folder is not a room, a document
+        cannot be extracted, or the index is stale and the room read-only.
         """
         path = Path(path).resolve()
         idx = ensure_index(path, progress)
         meta = read_json(idx / "meta.json")
         layout = read_layout(idx, meta["counts"])
-        return cls(path, read_json(idx / "docs.json"), layout, meta["counts"])
+        return cls(path, read_json(idx / "docs.json"), layout, meta["counts"], dense_search)
 
     def close(self) -> None:
-        """Release the memory maps and the search database."""
+        """Release the memory maps, the search database and the dense half's thread."""
+        if self._pool is not None:
+            self._pool.shutdown()
         self._search.close()
         for m in (self._text, self._lower):
             if isinstance(m, mmap.mmap):
@@ -483,12 +501,15 @@ class Room:
 
     # -- search ---------------------------------------------------------------------------
     def search(self, query: str, k: int = 20, folder: str | None = None) -> HitList:
-        """Ranked full-text search (bm25 over pages); best first, at most ``k`` hits.
+        """Ranked search over pages, hybrid: bm25 on the words fused with the similarity of
+        meaning (passage embeddings) where the room has them; best first, ``k`` hits (as
+        many as the room or folder has pages, where it has embeddings).
 
         Words match their variants (``indemnify`` finds ``indemnified``); ``"a phrase"`` must
-        appear as written; ``word*`` is a prefix. Pages holding the words close together, or
-        the query as written (``change of control``), rank first; a word on many pages counts
-        for less but is never dropped. Each hit is one page, with the best line.
+        appear as written (such a query is ranked by bm25 alone); ``word*`` is a prefix. Pages
+        holding the words close together, or the query as written (``change of control``),
+        rank first; a word on many pages counts for less but is never dropped. Each hit is one
+        page, with the best line.
         """
         query = fold_quotes(query)
         units = parse_query(query)
@@ -497,9 +518,51 @@ class Room:
             a = self._a
             ranges = [(a["doc_page0"][lo] + 1, a["doc_page0"][hi + 1])
                       for lo, hi in _runs(self._folder_docs(folder))]
-        rows = self._search.query(units, k, ranges, query_phrase(query), self._rowid_text)
+        literal = any(u.quoted for u in units)
+        dense = not literal and k > 0 and not self._no_dense  # known to have none: bm25 alone
+        depth = max(k, FUSE_DEPTH) if dense else k
+        pending = self._start_near(query, depth, ranges) if dense else None
+        rows = self._search.query(units, depth, ranges, query_phrase(query), self._rowid_text)
+        near = pending.result() if pending is not None else None
+        at: dict[int, int] = {}
+        if near is not None:
+            at = {rowid: offset for rowid, _, offset in near}
+            rows = fuse(rows, near, k)
         finder = snippet_regex(units)
-        return HitList(self._page_hit(rowid - 1, score, finder) for rowid, score in rows)
+        return HitList(self._page_hit(rowid - 1, score, finder, at.get(rowid))
+                       for rowid, score in rows[:k])
+
+    def dense_pages(self, query: str, n: int, ranges: list[tuple[int, int]] | None = None
+                    ) -> list[tuple[int, float, int]]:
+        """The dense half of :meth:`search`: the ``n`` pages whose passages are nearest
+        ``query`` in meaning, ``(page rowid, cosine, char offset of the passage)``, within
+        page-rowid ``ranges``. Raises :class:`RoomError` saying why when the room's index has
+        no passage embeddings (or the ``[search]`` extra is not installed)."""
+        return self._dense.search(query, n, ranges)
+
+    def _start_near(self, query: str, n: int, ranges: list[tuple[int, int]] | None
+                    ) -> Future[list[tuple[int, float, int]] | None]:
+        """:meth:`_near` on a thread of its own, while bm25 ranks on this one (both release
+        the GIL); here where no thread can be started (a sandbox's process limit)."""
+        try:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="room-dense")
+            return self._pool.submit(self._near, query, n, ranges)
+        except RuntimeError:  # can't start new thread
+            done: Future[list[tuple[int, float, int]] | None] = Future()
+            done.set_result(self._near(query, n, ranges))
+            return done
+
+    def _near(self, query: str, n: int, ranges: list[tuple[int, int]] | None
+              ) -> list[tuple[int, float, int]] | None:
+        """The dense ranking, or ``None`` (said once) when there is none."""
+        try:
+            return [tuple(row) for row in self._dense_search(query, n, ranges)]  # type: ignore[misc]
+        except RoomError as exc:
+            if not self._no_dense:
+                self._no_dense = True
+                print(f"[note] room.search ranks by words only (bm25): {exc}", file=sys.stderr)
+            return None
 
     def _rowid_text(self, rowid: int) -> str:
         """The text of the page with search rowid ``rowid`` (page index + 1)."""
@@ -507,14 +570,21 @@ class Room:
         return decode_span(self._text, a["page_start"][rowid - 1], a["page_end"][rowid - 1],
                            "replace")
 
-    def _page_hit(self, page: int, score: float, finder: re.Pattern[str] | None) -> Hit:
+    def _page_hit(self, page: int, score: float, finder: re.Pattern[str] | None,
+                  at: int | None = None) -> Hit:
+        """The hit of one page: the first place ``finder`` matches (within the passage at
+        char ``at`` first, where the dense half found the page), else ``at``, else the top."""
         a = self._a
         doc = bisect_right(a["doc_page0"], page) - 1
         ps, pe = a["page_start"][page], a["page_end"][page]
         text = decode_span(self._text, ps, pe, "replace")
-        m = finder.search(text) if finder else None
-        lo = ps + len(text[: m.start()].encode("utf-8")) if m else ps
-        hi = lo + len(m.group().encode("utf-8")) if m else ps
+        m = None
+        if finder is not None:
+            m = (finder.search(text, at, at + PASSAGE_CHARS) if at is not None else None) \
+                or finder.search(text)
+        start = m.start() if m else (at or 0)
+        lo = ps + len(text[:start].encode("utf-8"))
+        hi = lo + len(m.group().encode("utf-8")) if m else lo
         return self._hit(doc, lo, hi, score=round(score, 3))
 
 

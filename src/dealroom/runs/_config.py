@@ -117,11 +117,16 @@ class RunConfig(TypedDict, total=False):
     root: str | None
     """The root model's spec name (absent for a REPL session)."""
     sub: str | None
-    """The sub-agent model's spec name (absent for harnesses without sub-agents)."""
+    """The sub-agent model's spec name (absent for harnesses without sub-agents); with named
+    sub-agents, the default's (the first)."""
+    subs: dict[str, str]
+    """Only in a run with named sub-agents (``--sub fast=A --sub strong=B``): name → spec
+    name, the first the default; ``models`` has each as ``sub.NAME``."""
     settings: dict[str, Any]
     """The harness's settings dataclass as a dict (``RLMSettings``, ``ToolLoopSettings``)."""
     models: dict[str, ModelRecord]
-    """Role (``root``, ``sub``) → which endpoint and model played it (:class:`ModelRecord`).
+    """Role (``root``, ``sub``, ``sub.NAME`` for named sub-agents) → which endpoint and model
+    played it (:class:`ModelRecord`).
     Children run on the ``sub`` model, each agent's compactions on its own model; the judge's
     is in ``scores.json``."""
     deliverables: dict[str, str]

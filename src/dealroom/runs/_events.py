@@ -118,6 +118,9 @@ class ModelCall(Event, total=False):
     ``usage_estimated``, ``streamed``, ``structured``, ``cut_bytes``, ``stripped``, ``hedge``,
     ``reasoning``, ``timeouts``: ``{first_byte, deadline, from}``, what the call waited for)
     or failed (``ProviderError.record()``: ``kind``, ``status``, ``attempts``, ``served``)."""
+    parsed: Any
+    """A sub-call made with ``schema=``: the value its answer held that matched (``output``
+    is the raw text), None when none did (``error`` says why); absent without a schema."""
     tokens: dict[str, Any] | None
     """``{file, offset}``: where the call's :class:`~dealroom.runs.TokenRecord` (prompt and
     completion ids, logprobs) is in ``tokens.jsonl``; None when the provider records none
@@ -223,6 +226,9 @@ class ChildStart(Event, total=False):
     """The task the child was given."""
     budget: dict[str, Any]
     """The child's budget (``Budget.to_dict()``), carved from what its parent had left."""
+    parent: str
+    """The agent id of the child's parent (the agent whose ``rlm()``/``rlm_batch()`` started
+    it)."""
 
 
 class ChildEnd(Event, total=False):
@@ -239,6 +245,9 @@ class ChildEnd(Event, total=False):
     """The child's answer (its memo when it submitted none)."""
     turns: int
     """Turns the child took."""
+    error: str | None
+    """Why the child failed (its model failed, or it raised): its caller got a
+    ``SubcallError``; null when it delivered."""
 
 
 class MemoChanged(Event, total=False):
@@ -356,11 +365,12 @@ def event_fields(type: str) -> tuple[str, ...]:
 
 OPTIONAL_ON_WRITE: dict[str, tuple[str, ...]] = {"run_end": ("ended",),
                                                   "run_start": ("counts_source", "warnings",
-                                                                "room_digest")}
+                                                                "room_digest"),
+                                                  "model_call": ("parsed",)}
 """Fields a writer may leave out, by event type: a harness of its own that never degrades
 writes ``run_end`` without ``ended`` (readers take ``status`` then); one with no served model
 writes ``run_start`` without ``counts_source`` and ``warnings`` (and ``room_digest``, which
-only ``dealroom ask`` reads)."""
+only ``dealroom ask`` reads); a ``model_call`` made without a schema has no ``parsed``."""
 
 _WRITERS: dict[str, tuple[Record[Any], tuple[str, ...], str]] = {}
 """Event type → its record's check, the fields a write needs and its fields in words, built

@@ -103,6 +103,17 @@ class UsageSummary(TypedDict, total=False):
     ``llama.cpp``, ``extras`` (the server's own count), ``estimate``."""
     root_share: RootShare
     """The root's share of the agents' input and output tokens."""
+    by_sub: dict[str, UsageRecord]
+    """Usage per sub-agent model name (``default`` for a run's one; ``fast``, ``strong``...
+    for ``--sub NAME=MODEL``): its sub-calls and the child roots that ran on it, any depth."""
+    by_child: dict[str, UsageRecord]
+    """Usage per child agent id (``root/c3-1``), its whole subtree included (a parent's
+    figures include its children's)."""
+    split: dict[str, UsageRecord]
+    """Where the tokens went, a partition of ``total``: ``root`` (its own calls),
+    ``sub.NAME`` (the root's sub-calls to each model), ``children`` (every child subtree)."""
+    root_cost_share: float | None
+    """The root's own calls' dollars over the run's (None when nothing cost)."""
 
 
 @with_config(RECORD_CONFIG)
@@ -241,6 +252,33 @@ class TypeTally(TypedDict, total=False):
 
 
 @with_config(RECORD_CONFIG)
+class EvidenceRecord(TypedDict, total=False):
+    """Whether the memo cites where the answer key's evidence is (``evidence``;
+    docs/judging.md, "Evidence")."""
+
+    precision: float | None
+    """``n_citations_correct / n_citations``; null when the memo cites nothing."""
+    recall: float | None
+    """``n_gold_cited / n_gold``."""
+    f1: float | None
+    """Harmonic mean of precision and recall; 0 when recall is 0."""
+    n_findings: int
+    """Gold findings: those of positive criteria that name documents (else the answer
+    key's)."""
+    n_findings_cited: int
+    """Gold findings whose every gold citation the memo makes."""
+    n_gold: int
+    """Gold citations: a gold finding's document, at the pages its evidence is on."""
+    n_gold_cited: int
+    """Gold citations the memo makes (the document at one of those pages)."""
+    n_citations: int
+    """Distinct (document, page) pairs the memo cites (a citation without a page is one)."""
+    n_citations_correct: int
+    """Those on a page holding answer-key evidence or a page a criterion expects (a citation
+    without a page: of a document the rubric or answer key names)."""
+
+
+@with_config(RECORD_CONFIG)
 class ScoresRecord(TypedDict, total=False):
     """The keys of ``scores.json``: its ``version``, Harvey LAB's, then dealroom's
     (docs/judging.md)."""
@@ -304,6 +342,10 @@ class ScoresRecord(TypedDict, total=False):
     """Deliverables the run never wrote (judged as empty)."""
     agreement: dict[str, Any]
     """With a second judge: ``{with, n, excluded, agreement, kappa}``."""
+    evidence: EvidenceRecord | None
+    """Whether the memo cites the answer key's documents and pages (precision, recall, F1
+    and their counts); null when the rubric and answer key name no document. Files written
+    before it have none."""
 
 
 SCORES_OPTIONAL = ("run", "room", "deliverables_missing", "agreement")

@@ -32,6 +32,7 @@ from typing import Any
 from dealroom._util.files import read_json, write_json_atomic, write_text_atomic
 from dealroom.errors import ConfigError
 from dealroom.train._distill_spec import DistillSpec, load_distill_spec, to_toml
+from dealroom.train._reward import TOTAL
 
 DISTILL_JSON = "distill.json"
 ROUNDS_JSON = "rounds.json"
@@ -93,6 +94,8 @@ def _claim(out: Path, spec: DistillSpec, spec_path: Path) -> None:
     now = json.loads(json.dumps(spec.to_dict()))
     if record.is_file():
         before = read_json(record, ConfigError, "").get("spec") or {}
+        if isinstance(before.get("select"), dict):  # written before [select] reward
+            before["select"] = {"reward": TOTAL, **before["select"]}
         differ = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
         if differ:
             raise ConfigError(f"{out} is a self-distillation of another spec (it differs in "
@@ -165,7 +168,7 @@ def _export(spec: DistillSpec, folder: Path, n: int, progress: Progress | None) 
         if progress else None
     export_sft([folder / "sweep"], folder / "data", min_pass_rate=spec.min_pass_rate,
                         min_coverage=spec.min_coverage, top_k=spec.top_k,
-                        room_median=spec.room_median,
+                        room_median=spec.room_median, reward=spec.select.reward,
                         tokenizer=spec.model, max_length=spec.sft.max_length,
                         progress=report)
 

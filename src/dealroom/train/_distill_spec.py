@@ -44,9 +44,10 @@ from dealroom._util.files import read_toml
 from dealroom._util.schema import Schema
 from dealroom.errors import ConfigError
 from dealroom.eval import GeneratedRoom, SweepSpec, spec_from_dict
+from dealroom.train._reward import TOTAL, RewardSetting, check_reward_setting
 from dealroom.train._settings import SFTSettings
 
-SELECT_KEYS = ("min_pass_rate", "min_coverage", "top_k", "room_median")
+SELECT_KEYS = ("min_pass_rate", "min_coverage", "top_k", "room_median", "reward")
 LOOP_KEYS = ("model", "adapter", "select", "sft")
 """Keys of the loop's own; every other top-level key belongs to the sweep part."""
 SWEEP_KEYS = tuple(name for name in SweepSpec.model_fields if name != "roots")
@@ -68,6 +69,17 @@ class SelectBars(Schema):
     """Keep at most this many runs per room (the best first); none: every one above the bars."""
     room_median: bool = True
     """Leave out a run whose pass rate is under the median of its room's judged runs."""
+    reward: RewardSetting = TOTAL
+    """What runs are ranked by, and the room median taken of: a reward spec as GRPO's
+    (docs/training.md, "The reward"): ``total`` (the pass rate over all criteria, the
+    default), ``pass`` (the headline), ``pass+evidence`` (or a table ``{kind =
+    "pass+evidence", evidence_weight = 0.5}``) or ``package.module:function``. The bars
+    stay on the pass rate and coverage."""
+
+    @field_validator("reward", mode="before")
+    @classmethod
+    def _reward(cls, value: Any) -> Any:
+        return check_reward_setting(value)
 
 
 class DistillSpec(Schema):

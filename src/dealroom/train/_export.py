@@ -5,10 +5,13 @@
     kept run ──agent_segments(events)──▶ the root's messages, exactly as it saw them (one
         │                                 chat per context: a history that dropped earlier
         │                                 reasoning or was compacted starts a new one)
-        │                                     ──▶ DS/train.jsonl     {"messages": [...], "run"}
+        │                                     ──▶ DS/train.jsonl     {"messages": [...], "run",
+        │                                                             "metadata"}
         └─ with a tokenizer ──conversation_rows(messages, sampled=recorded ids)──▶
                                               ──▶ DS/tokenized.jsonl {"input_ids",
-                                                  "assistant_masks", "run", "turns"}
+                                                  "assistant_masks", "run", "turns",
+                                                  "metadata"}
+    Each row's ``metadata`` names the run, its models and its room (:func:`row_metadata`).
     DS/manifest.json: the selection, every kept run (why, rows, tokens) and every run left
     out (reason, why)
 
@@ -83,7 +86,7 @@ class ExportResult:
 
 def export_sft(runs: Sequence[Path], out: Path, *, min_pass_rate: float | None = None,
                min_coverage: float | None = None, top_k: int | None = None,
-               room_median: bool = True,
+               room_median: bool = True, reward: Any = None,
                tokenizer: str | None = None, max_length: int = DEFAULT_MAX_LENGTH,
                force: bool = False,
                progress: Callable[[int, int], None] | None = None) -> ExportResult:
@@ -92,6 +95,8 @@ def export_sft(runs: Sequence[Path], out: Path, *, min_pass_rate: float | None =
     ``runs`` are run folders, sweeps or folders of either. ``tokenizer`` is an ``hf:`` spec;
     without one only ``train.jsonl`` and ``manifest.json`` are written. An existing ``out``
     is replaced only with ``force`` and only when it is a dataset (holds ``manifest.json``).
+    ``reward``: a reward spec (docs/training.md, "The reward") that ranks the runs and gives
+    the room median; None: the pass rate.
     """
     start = time.perf_counter()
     check_bars(min_pass_rate, min_coverage, top_k)
@@ -102,7 +107,7 @@ def export_sft(runs: Sequence[Path], out: Path, *, min_pass_rate: float | None =
     run_dirs = find_runs(runs)
     tok = _tokenizer(tokenizer)
     selection = select_runs(run_dirs, min_pass_rate=min_pass_rate, min_coverage=min_coverage,
-                            top_k=top_k, room_median=room_median)
+                            top_k=top_k, room_median=room_median, reward=reward)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
@@ -176,14 +181,17 @@ def _write(folder: Path, selection: Selection, tokenizer: PreTrainedTokenizerBas
             if segments is None:
                 selection.left_out.append({**entry, **info})
             else:
-                for messages in segments:  # one chat per context the model saw
-                    chats.write(dumps_redacted({"messages": messages, "run": entry["run"]},
+                meta = row_metadata(Path(entry["run"]), entry.get("pass_rate"))
+                for n_seg, messages in enumerate(segments):  # one chat per context it saw
+                    chats.write(dumps_redacted({"messages": messages, "run": entry["run"],
+                                                "metadata": {**meta, "segment": n_seg}},
                                                ensure_ascii=False)[1] + "\n")
                 for row in episode_rows:
                     assert rows is not None
                     rows.write(json.dumps({"input_ids": row.input_ids,
                                            "assistant_masks": row.assistant_masks,
-                                           "run": entry["run"], "turns": row.turns}) + "\n")
+                                           "run": entry["run"], "turns": row.turns,
+                                           "metadata": meta}) + "\n")
                 _count(result, info)
                 kept.append({**entry, **info})
             if progress is not None:
@@ -261,7 +269,8 @@ def _manifest(sources: Sequence[Path], selection: Selection, result: ExportResul
         "sources": [str(s) for s in sources],
         "selection": {"min_pass_rate": min_pass_rate, "min_coverage": min_coverage,
                       "top_k": top_k, "room_median": room_median,
-                      "medians": selection.medians, "rule": result.rule},
+                      "reward": selection.reward, "medians": selection.medians,
+                      "rule": result.rule},
         "tokenizer": result.tokenizer,
         "max_length": max_length,
         "files": {"conversations": TRAIN,
@@ -275,6 +284,28 @@ def _manifest(sources: Sequence[Path], selection: Selection, result: ExportResul
         "left_out": selection.left_out,
         "models": {str(k["run"]): _models_of(Path(k["run"])) for k in selection.kept},
     }
+
+
+def row_metadata(run: Path, pass_rate: float | None) -> dict[str, Any]:
+    """What every row of ``run`` says about where it came from: the run (its folder's name
+    and path), the root's model and the sub-agent's, the room (its name and path), the
+    harness and the run's judged pass rate. The same keys and types in every row, so
+    ``datasets`` loads them as one ``metadata`` column of structs."""
+    config = RunFolder.open(run).config
+    models = config.get("models") or {}
+
+    def model(role: str) -> str:
+        record = models.get(role)
+        if isinstance(record, dict) and record.get("model"):
+            return str(record["model"])
+        spec = config.get(role)
+        return str(spec).split(",")[0].split("@")[0] if spec else ""
+
+    room = str(config.get("room") or "")
+    return {"run": run.name, "run_path": str(run), "model": model("root"),
+            "sub_model": model("sub"), "room": Path(room).name, "room_path": room,
+            "harness": str(config.get("harness") or ""),
+            "pass_rate": None if pass_rate is None else float(pass_rate)}
 
 
 def _models_of(run: Path) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from dealroom._util.files import write_json_atomic, write_text_atomic
 from dealroom._util.secrets import redact_secrets
 from dealroom.errors import ConfigError, DealroomError
+from dealroom.harness import label_specs
 from dealroom.runs import append_jsonl, read_jsonl
 from dealroom.train._grpo_settings import GRPOSettings, GRPOSpec, check_spec, load_grpo_spec
 from dealroom.train._grpo_step import (
@@ -42,6 +43,7 @@ from dealroom.train._grpo_step import (
     sample_ahead,
     update,
 )
+from dealroom.train._reward import OLD_NAMES, reward_of
 from dealroom.train._rollout import CRASHED, JUDGE_ERROR, UNTRAINABLE, Rollout
 from dealroom.train._settings import lora_config
 from dealroom.train._watch import (
@@ -267,11 +269,11 @@ def _watch_error(step: int, signs: list[Sign], out: Path) -> TrainingWatchError:
 def _watch(ctx: StepContext, step: int, row: dict[str, Any], heldout: float | None,
            on_sign: Callable[[Sign], None] | None) -> list[Sign]:
     """Look for the step's signs, write them to CKPT/watch.jsonl and count them in ``row``."""
-    signs = step_signs(step + 1, _audited(ctx, step), row.get("reward_mean"), heldout,
+    signs = step_signs(step + 1, _audited(ctx, step), row.get("pass_rate"), heldout,
                        ctx.spec.grpo.watch_gap, decode=_decoder(ctx))
     row["hidden_touches"] = sum(s.kind == "hidden_touch" for s in signs)
-    row["reward_gap"] = None if heldout is None or row.get("reward_mean") is None \
-        else round(row["reward_mean"] - heldout, 4)
+    row["reward_gap"] = None if heldout is None or row.get("pass_rate") is None \
+        else round(row["pass_rate"] - heldout, 4)
     for sign in signs:
         append_jsonl(ctx.out / WATCH, sign.to_dict())
         if on_sign is not None:
@@ -306,16 +308,20 @@ def _mean(values: list[Any]) -> float | None:
 def step_figures(groups: list[Group]) -> dict[str, Any]:
     """The rollout side of a log row (see docs/training.md, "Logged metrics")."""
     rollouts = [r for g in groups for r in g.rollouts]
-    rewards = [r.reward for r in rollouts if r.reward is not None]
+    rewarded = [r for r in rollouts if r.reward is not None]
+    rewards = [r.reward for r in rewarded if r.reward is not None]
+    passed = [r.terms.get("pass", r.reward or 0.0) for r in rewarded]  # logged before terms
     mean = _mean(rewards)
     std = (None if mean is None else
            (sum((r - mean) ** 2 for r in rewards) / len(rewards)) ** 0.5)
+    names = sorted({name for r in rewarded for name in r.terms})
     metric = [r.metrics for r in rollouts if r.metrics]
     memo = [m["memo_incremental"] for m in metric if m.get("memo_incremental") is not None]
     kept = [g for g in groups if g.fate == "kept"]
     return {
         "reward_mean": mean, "reward_std": std,
-        "pass_rate": mean, "all_pass": _mean([float(r == 1.0) for r in rewards]),
+        **{f"reward_{name}": _mean([r.terms.get(name) for r in rewarded]) for name in names},
+        "pass_rate": _mean(passed), "all_pass": _mean([float(p == 1.0) for p in passed]),
         "coverage": _mean([m.get("coverage") for m in metric]),
         "sub_calls": _mean([m.get("sub_calls") for m in metric]),
         "waves": _mean([m.get("waves") for m in metric]),
@@ -340,7 +346,7 @@ def _record(spec: GRPOSpec) -> dict[str, Any]:
     model the frozen sub-agents are (as a run's ``config.json`` records it)."""
     from dealroom.models import model_record, resolve_model_spec
 
-    sub = model_record(resolve_model_spec(spec.sub, role="sub"))
+    sub = model_record(resolve_model_spec(label_specs(spec.sub)[0], role="sub"))  # default
     return {"version": GRPO_VERSION, "kind": "grpo", "base": spec.model,
             "spec": redact_secrets(json.loads(json.dumps(spec.to_dict()))),
             "models": {"sub": sub}}
@@ -375,8 +381,10 @@ def _with_new_settings(stored: Any) -> Any:
     if not isinstance(stored, dict) or not isinstance(stored.get("grpo"), dict):
         return stored
     defaults = GRPOSettings().to_dict()
-    return {**stored, "grpo": {**{k: v for k, v in defaults.items() if k not in stored["grpo"]},
-                               **stored["grpo"]}}
+    grpo = {**{k: v for k, v in defaults.items() if k not in stored["grpo"]}, **stored["grpo"]}
+    if isinstance(grpo.get("reward"), str):  # the reward's old name (headline: pass)
+        grpo["reward"] = OLD_NAMES.get(grpo["reward"], grpo["reward"])
+    return {**stored, "grpo": grpo}
 
 
 def last_checkpoint(out: Path) -> int:
@@ -512,7 +520,8 @@ def _evaluate(spec: GRPOSpec, base: Path, out: Path, step: int) -> float | None:
     if done.returncode != 0:
         return None
     totals = summarize_runs(find_runs([folder / "sweep"]))["totals"]
-    return totals.get("headline_mean" if spec.grpo.reward == "headline" else "pass_rate_mean")
+    figure = reward_of(spec.grpo.reward).pass_figure
+    return totals.get("headline_mean" if figure == "headline" else "pass_rate_mean")
 
 
 def _toml(body: dict[str, Any]) -> str:

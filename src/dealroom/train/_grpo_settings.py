@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidatorFunctionWrapHandler,
@@ -33,6 +34,8 @@ from dealroom._util.files import read_toml
 from dealroom._util.schema import Schema, as_tuple
 from dealroom.errors import ConfigError
 from dealroom.eval import GeneratedRooms
+from dealroom.harness import label_specs, subs_label
+from dealroom.train._reward import PASS, RewardSetting, check_reward_setting
 from dealroom.train._settings import Count, LoRASettings, Positive, Rate, check_reporting
 
 if TYPE_CHECKING:
@@ -86,10 +89,14 @@ class GRPOSettings(LoRASettings):
     """Weight of the KL penalty to the base model (k3 estimator); 0 turns it off."""
     scale_rewards: bool = True
     """Divide a group's advantages by its reward standard deviation (false: Dr. GRPO)."""
-    reward: Literal["headline", "total"] = "headline"
-    """A rollout's reward: its ``scores.json`` headline (the positive criteria's pass rate
-    where the rubric has negative criteria, which an empty memo cannot raise; else the
-    total) or total (the pass rate over all criteria). The held-out pass rate is the same."""
+    reward: RewardSetting = PASS
+    """A rollout's reward (docs/training.md, "The reward"): ``pass``, its ``scores.json``
+    headline (the positive criteria's pass rate where the rubric has negative criteria,
+    which an empty memo cannot raise; else the total; ``headline`` is its old name);
+    ``total`` (the pass rate over all criteria); ``pass+evidence`` (the headline plus
+    evidence_weight times the evidence F1); ``package.module:function`` (yours, called with
+    the scores and the run folder); or a table ``{kind = "pass+evidence", evidence_weight =
+    1.0}``. The held-out pass rate is the total with ``total``, else the headline."""
     temperature: Annotated[float, Field(gt=0, le=2, json_schema_extra={
         "why": "GRPO needs sampled, varied rollouts (greedy decoding gives a group one "
                "answer)"})] = 1.0
@@ -137,6 +144,11 @@ class GRPOSettings(LoRASettings):
     stop_on_watch: bool = False
     """Stop training (TrainingWatchError) at the first watched sign: a rollout reaching for
     a hidden part of the room, or a reward gap over watch_gap; false: warn and log only."""
+
+    @field_validator("reward", mode="before")
+    @classmethod
+    def _reward(cls, value: Any) -> Any:
+        return check_reward_setting(value)
 
     @model_validator(mode="after")
     def _check_grpo(self) -> GRPOSettings:
@@ -204,8 +216,9 @@ class GRPOSpec(Schema):
     """Training rooms to generate into ``CKPT/rooms/`` (the sweep's ``[[generate]]``)."""
     heldout: tuple[str, ...] = ()
     """Held-out rooms (folders or globs) for the evaluation every ``eval_every`` steps."""
-    sub: str = "oracle"
-    """The frozen sub-agents' model spec."""
+    sub: Annotated[str, BeforeValidator(subs_label)] = "oracle"
+    """The frozen sub-agents' model spec, or a table of named ones (``sub = {fast = "A",
+    strong = "B"}``, the first the default; recorded as the label ``"fast=A strong=B"``)."""
     judge: str = "reference"
     """The judge whose criteria pass rate is the reward."""
     harness: str = "rlm"
@@ -297,7 +310,8 @@ def check_spec(spec: GRPOSpec) -> Harness:
     if resolve_model_spec(spec.model, role="root").kind != "hf":
         raise ConfigError(f"model: GRPO trains an in-process model: give hf:local or hf:PATH, "
                           f"not {spec.model!r}")
-    resolve_model_spec(spec.sub, role="sub")
+    for sub in label_specs(spec.sub):
+        resolve_model_spec(sub, role="sub")
     if spec.judge not in judge_names():
         resolve_model_spec(spec.judge, role="judge")
     return harness

@@ -212,7 +212,7 @@ def _options(ctx: StepContext, label: dict[str, Any] | None) -> dict[str, Any]:
     return {"sub": ctx.spec.sub, "judge": ctx.judge or ctx.spec.judge,
             "harness": ctx.spec.harness, "temperature": ctx.spec.grpo.temperature,
             "settings": ctx.spec.settings, "budgetmix": label,
-            "reward": ctx.spec.grpo.reward}
+            "reward": ctx.spec.grpo.to_dict()["reward"]}
 
 
 def _seed(ctx: StepContext, rollout: Rollout) -> int:

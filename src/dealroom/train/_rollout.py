@@ -2,7 +2,7 @@
 
     policy (in memory) ──HFModelClient──▶ run_agent(room, CKPT/rollouts/step-S/gG/rK-aA,
                                                      sub=frozen spec, max_turns=T, budgetmix=...)
-                                          ajudge_run ──▶ reward = headline pass rate
+                                          ajudge_run ──▶ reward (the reward spec: _reward)
     run folder ──agent_conversation + tokens.jsonl──▶ conversation_rows (the shared mask)
                ──▶ Episode(input_ids, mask, behaviour logprobs at the mask's tokens)
 
@@ -64,6 +64,8 @@ class Rollout:
     status: str = OK
     """ok, judge_error (no reward), crashed (replaced) or untrainable (no usable tokens)."""
     reward: float | None = None
+    terms: dict[str, float] = field(default_factory=dict)
+    """The reward's terms (``pass``, ``evidence``, a reward function's; see ``_reward``)."""
     error: str | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
     """coverage, sub_calls, waves, max_wave, memo_incremental, root_tokens."""
@@ -102,12 +104,13 @@ def policy_client(loaded: LoadedModel, model: str, seed: int, max_new_tokens: in
 async def run_rollout(rollout: Rollout, client: ModelClient, *, sub: str, judge: str | Judge,
                       harness: str,
                       temperature: float, settings: dict[str, Any],
-                      budgetmix: BudgetMixLabel | None, reward: str = "headline") -> Rollout:
+                      budgetmix: BudgetMixLabel | None, reward: Any = "pass") -> Rollout:
     """Run, judge and measure one rollout in place (``client`` is closed once the episode
-    ends); failures become its status. ``reward``:
-    the scores' ``headline`` (default) or ``total`` pass rate (:attr:`GRPOSettings.reward`)."""
-    from dealroom.harness import run_agent_async
+    ends); failures become its status. ``reward``: the reward spec
+    (:attr:`GRPOSettings.reward`, as its ``to_dict`` gives it)."""
+    from dealroom.harness import run_agent_async, sub_specs
     from dealroom.judge import ajudge_run
+    from dealroom.train._reward import RewardError, reward_of
 
     run_dir = Path(rollout.run)
     if run_dir.exists():  # a rollout cut short by a kill: it is run again from the start
@@ -115,7 +118,8 @@ async def run_rollout(rollout: Rollout, client: ModelClient, *, sub: str, judge:
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     try:
         await run_agent_async(Path(rollout.room), run_dir, harness=harness, root=client,
-                              sub=sub, max_turns=rollout.max_turns, temperature=temperature,
+                              sub=sub_specs(sub.split()), max_turns=rollout.max_turns,
+                              temperature=temperature,
                               budgetmix=budgetmix, **settings)
     except Exception as exc:  # noqa: BLE001 - a crashed rollout is recorded and replaced
         rollout.status, rollout.error = CRASHED, _error(exc)
@@ -132,7 +136,10 @@ async def run_rollout(rollout: Rollout, client: ModelClient, *, sub: str, judge:
             rollout.error = f"the judge could not score {scores.n_errors} of " \
                             f"{scores.n_criteria} criteria"
         else:
-            rollout.reward = scores.headline if reward == "headline" else scores.pass_rate
+            try:
+                rollout.reward, rollout.terms = reward_of(reward)(scores, run_dir)
+            except RewardError as exc:  # a user reward function failed: no reward
+                rollout.status, rollout.error = JUDGE_ERROR, str(exc)
     rollout.metrics = rollout_metrics(run_dir)
     return rollout
 

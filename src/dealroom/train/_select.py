@@ -20,9 +20,12 @@ Every run is either kept or left out with a reason, checked in this order:
 The room median is taken over the room's cleanly judged agent runs (those past
 ``judge_errors``); a run *at* the median is kept, so a room whose runs all score alike keeps
 them all. Within a room (the run's ``config.json`` ``room``) runs are ranked by pass rate, then
-coverage, then folder path; the first ``top_k`` are kept. Every entry says in ``simulated``
-which of its models were simulators (root ``scripted``, sub ``oracle``): such a run teaches the
-harness's script, not a model's behaviour.
+coverage, then folder path; the first ``top_k`` are kept. Given a reward spec (``reward``,
+docs/training.md "The reward"), the reward takes the pass rate's place in the ranking and the
+room median (a run whose reward cannot be had, its room's task unreadable or a reward function
+failing, is ``unreadable``); the bars stay on the pass rate and coverage. Every entry says in
+``simulated`` which of its models were simulators (root ``scripted``, sub ``oracle``): such a
+run teaches the harness's script, not a model's behaviour.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from dealroom.errors import ConfigError, DealroomError, InputError
-from dealroom.runs import RunFolder
+from dealroom.runs import RunFolder, ScoresRecord
+from dealroom.train._reward import Reward, RewardError
 
 
 @dataclass
@@ -48,7 +52,9 @@ class Selection:
     left_out: list[dict[str, Any]] = field(default_factory=list)
     """``{run, room, pass_rate, coverage, simulated, reason, why}`` per run left out."""
     medians: dict[str, float] = field(default_factory=dict)
-    """Room → the median pass rate of its judged runs (only with ``room_median``)."""
+    """Room → the median pass rate (or reward) of its judged runs (with ``room_median``)."""
+    reward: dict[str, Any] | None = None
+    """The reward spec runs were ranked by (``{kind, evidence_weight}``); None: pass rate."""
 
     @property
     def simulated(self) -> list[dict[str, Any]]:
@@ -68,28 +74,33 @@ def check_bars(min_pass_rate: float | None, min_coverage: float | None,
 
 def select_runs(runs: list[Path], *, min_pass_rate: float | None = None,
                 min_coverage: float | None = None, top_k: int | None = None,
-                room_median: bool = True) -> Selection:
+                room_median: bool = True, reward: Any = None) -> Selection:
     """Keep, per room, the ``top_k`` best judged runs at or above the bars and, with
-    ``room_median``, at or above the room's median pass rate (see above)."""
+    ``room_median``, at or above the room's median pass rate (see above). ``reward``: a
+    reward spec (``pass+evidence``, a table, ...) ranking the runs instead of the pass rate."""
+    from dealroom.train._reward import reward_of
+
     check_bars(min_pass_rate, min_coverage, top_k)
-    selection = Selection()
+    scorer = reward_of(reward) if reward is not None else None
+    selection = Selection(reward=scorer.to_dict() if scorer else None)
     eligible: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    rows = [_row(Path(run)) for run in runs]
+    what = "reward" if scorer else "pass rate"
+    rows = [_row(Path(run), scorer) for run in runs]
     if room_median:
         selection.medians = _medians(rows)
     for row in rows:
         reason, why = _rejected(row, min_pass_rate, min_coverage)
         median = selection.medians.get(row["room"])
-        if not reason and median is not None and row["pass_rate"] < median:
+        if not reason and median is not None and row["score"] < median:
             reason, why = "below_room_median", (
-                f"pass rate {row['pass_rate']:.3f} < {median:.3f}, the median of room "
+                f"{what} {row['score']:.3f} < {median:.3f}, the median of room "
                 f"{row['room_name']}'s judged runs")
         if reason:
             selection.left_out.append({**_public(row), "reason": reason, "why": why})
         else:
             eligible[row["room"]].append(row)
     for room_runs in eligible.values():
-        room_runs.sort(key=lambda r: (-r["pass_rate"], -_or(r["coverage"]), r["run"]))
+        room_runs.sort(key=lambda r: (-r["score"], -_or(r["coverage"]), r["run"]))
         for rank, row in enumerate(room_runs, 1):
             if top_k is not None and rank > top_k:
                 why = (f"rank {rank} of {len(room_runs)} in room {row['room_name']}, "
@@ -97,7 +108,7 @@ def select_runs(runs: list[Path], *, min_pass_rate: float | None = None,
                 selection.left_out.append({**_public(row), "reason": "not_top_k", "why": why})
             else:
                 why = _kept_why(row, rank, len(room_runs), min_pass_rate, min_coverage,
-                                selection.medians.get(row["room"]))
+                                selection.medians.get(row["room"]), scorer is not None)
                 selection.kept.append({**_public(row), "rank": rank, "why": why})
     order = {str(Path(r)): n for n, r in enumerate(runs)}
     selection.kept.sort(key=lambda r: order[r["run"]])
@@ -111,7 +122,7 @@ def _medians(rows: list[dict[str, Any]]) -> dict[str, float]:
     for row in rows:
         reason, _ = _rejected(row, None, None)
         if not reason:
-            scored[row["room"]].append(row["pass_rate"])
+            scored[row["room"]].append(row["score"])
     return {room: statistics.median(rates) for room, rates in scored.items()}
 
 
@@ -126,8 +137,10 @@ def simulators(config: dict[str, Any]) -> list[str]:
     return found
 
 
-def _row(run: Path) -> dict[str, Any]:
-    """The run's figures; ``unreadable`` holds why when a file of it cannot be used."""
+def _row(run: Path, reward: Reward | None = None) -> dict[str, Any]:
+    """The run's figures; ``unreadable`` holds why when a file of it cannot be used.
+    ``score`` is what it is ranked by: its ``reward`` (with ``terms``) when one is given,
+    else its pass rate."""
     try:
         folder = RunFolder.open(run)
         config = folder.config
@@ -138,7 +151,8 @@ def _row(run: Path) -> dict[str, Any]:
         _check_share(scores.get("pass_rate"), f"{folder.scores_path()} pass_rate")
         _check_share(coverage, f"{folder.path / 'metrics.json'} coverage")
         ended = RunFolder.ended(folder.events())
-    except (DealroomError, OSError) as exc:
+        rewarded = _rewarded(reward, scores, folder) if reward and scores else {}
+    except (DealroomError, OSError, RewardError) as exc:
         return {"run": str(run), "room": "", "room_name": "?", "pass_rate": None,
                 "coverage": None, "simulated": [], "unreadable": unreadable(exc)}
     room = str(config.get("room", ""))
@@ -146,10 +160,20 @@ def _row(run: Path) -> dict[str, Any]:
             "harness": config.get("harness"), "ended": ended,
             "judged": bool(scores), "n_errors": scores.get("n_errors") or 0,
             "pass_rate": scores.get("pass_rate"), "coverage": coverage,
+            "score": rewarded.get("reward", scores.get("pass_rate")), **rewarded,
             "simulated": simulators(dict(config)), "unreadable": ""}
 
 
-def unreadable(exc: DealroomError | OSError) -> str:
+def _rewarded(reward: Reward, scores: ScoresRecord, folder: RunFolder) -> dict[str, Any]:
+    """``{reward, terms}`` of a judged run (its room's task tells the negative criteria)."""
+    from dealroom.judge import Scores
+    from dealroom.room import load_task
+
+    value, terms = reward(Scores.from_dict(scores, load_task(folder.room)), folder.path)
+    return {"reward": value, "terms": terms}
+
+
+def unreadable(exc: DealroomError | OSError | RewardError) -> str:
     """Why a run cannot be used, in words: the error's, or the file and the system's."""
     if isinstance(exc, OSError):
         return f"cannot read {exc.filename or 'a file of the run'}: {exc.strerror or exc}"
@@ -187,10 +211,14 @@ def _rejected(row: dict[str, Any], min_pass_rate: float | None,
 
 
 def _kept_why(row: dict[str, Any], rank: int, of: int, min_pass_rate: float | None,
-              min_coverage: float | None, median: float | None) -> str:
+              min_coverage: float | None, median: float | None, rewarded: bool = False) -> str:
     bars = [f"{b:g}" for b in (min_pass_rate,) if b is not None]
-    bars += [f"{median:.3f} (room median)"] if median is not None else []
+    median_bar = [f"{median:.3f} (room median)"] if median is not None else []
+    if not rewarded:
+        bars += median_bar
     parts = [f"pass rate {row['pass_rate']:.3f}" + "".join(f" >= {b}" for b in bars)]
+    if rewarded:
+        parts.append(f"reward {row['score']:.3f}" + "".join(f" >= {b}" for b in median_bar))
     if row["coverage"] is not None:
         parts.append(f"coverage {row['coverage']:.3f}"
                      + (f" >= {min_coverage:g}" if min_coverage is not None else ""))
@@ -199,7 +227,8 @@ def _kept_why(row: dict[str, Any], rank: int, of: int, min_pass_rate: float | No
 
 
 def _public(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: row[k] for k in ("run", "room", "pass_rate", "coverage", "simulated")}
+    return {k: row[k] for k in ("run", "room", "pass_rate", "coverage", "reward", "terms",
+                                "simulated") if k in row}
 
 
 def _or(value: float | None) -> float:

@@ -56,7 +56,8 @@ class InProcessSandbox:
                                       max_depth=ep.ctx.settings.depth,
                                       context_tokens=ep.sub_context_tokens(),
                                       deliverables=ep.ctx.deliverables.files,
-                                      memo_limit=ep.ctx.settings.memo_limit)
+                                      memo_limit=ep.ctx.settings.memo_limit,
+                                      models=ep.ctx.pool.describe(ep.ctx.settings, ep.sub))
         started = time.monotonic()
 
         def run() -> tuple[str, str | None]:

@@ -10,6 +10,7 @@ from dealroom.errors import ModelError
 from dealroom.harness import Deliverables, RunEvents
 from dealroom.harness._common._budget import BudgetTracker
 from dealroom.harness.rlm import _engine as engine
+from dealroom.harness.rlm import _subs as subs
 from dealroom.harness.rlm._engine import Episode, RunContext
 from dealroom.harness.rlm._replay import Replay
 from dealroom.harness.rlm._scripted import scripted_root
@@ -36,7 +37,8 @@ class FakeRoom:
         self.docs = [
             SimpleNamespace(id=i, title=f"Doc {i}", path=f"documents/01 Contracts/{i}.md",
                             category="01 Contracts", folder="01 Contracts",
-                            tokens=sum(len(p.split()) for p in pages), pages=len(pages))
+                            tokens=sum(len(p.split()) for p in pages), pages=len(pages),
+                            locate=lambda page: (page, ""))  # prints no page labels
             for i, pages in PAGES.items()
         ]
         self.totals = {"docs": 3, "tokens": 40, "categories": 1}
@@ -234,7 +236,7 @@ def test_under_a_token_budget_only_admitted_calls_are_built(tmp_path, monkeypatc
 
 
 def test_a_batch_is_read_and_sent_a_window_at_a_time(tmp_path, monkeypatch):
-    monkeypatch.setattr(engine, "SEND_WINDOW", 8)
+    monkeypatch.setattr(subs, "SEND_WINDOW", 8)
     live, peak = [0], [0]
     real_messages = SubPlan.messages
 

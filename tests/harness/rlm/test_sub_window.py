@@ -22,6 +22,9 @@ def bpe():
 
 
 def reader(request: dict) -> str:
+    """As a served model answers: JSON where the request constrains it (vLLM does)."""
+    if request.get("response_format"):
+        return '{"findings": []}'
     return "ISSUE: none material | SEVERITY: low | PAGE: 1"
 
 

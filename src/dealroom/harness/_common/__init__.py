@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from dealroom.errors import ConfigError
 from dealroom.harness._deliver import Deliverables, check_deliverables
 from dealroom.harness._protocol import HarnessSettings, Listener
+from dealroom.harness._subs import named_specs, sub_roles
 from dealroom.runs import Metrics, RunFolder, RunRecorder, check_fork_copied
 from dealroom.types import Usage
 
@@ -218,13 +219,15 @@ def run_config(harness: str, room_dir: Path, settings: HarnessSettings, *,
     from dealroom.room import DEFAULT_DELIVERABLES
 
     roles = {role: m for role, m in (("root", root), ("sub", sub)) if m is not None}
+    models = {**roles, **sub_roles(sub)}  # the default sub itself, and each named one
     return {
         "harness": harness,
         "room": str(Path(room_dir).resolve()),
         **{role: m.name for role, m in roles.items()},
+        **({"subs": subs} if (subs := named_specs(sub)) else {}),
         "settings": asdict(settings),
-        "models": {role: model_record(m) for role, m in roles.items()},
-        "simulators": sorted({m.name for m in roles.values() if getattr(m, "simulator", False)}),
+        "models": {role: model_record(m) for role, m in models.items()},
+        "simulators": sorted({m.name for m in models.values() if getattr(m, "simulator", False)}),
         "deliverables": dict(deliverables or DEFAULT_DELIVERABLES),
         "concurrency": concurrency,
         "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

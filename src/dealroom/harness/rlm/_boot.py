@@ -30,6 +30,7 @@ def make_sandbox(episode: Episode) -> ProcessSandbox:
         "deliverables": ctx.deliverables.files,
         "memo_limit": ctx.settings.memo_limit,
         **ctx.tools.repl_options(),
+        "models": ctx.pool.describe(ctx.settings, episode.sub),
     }
     return ProcessSandbox(
         ctx.room_dir,
@@ -44,19 +45,20 @@ def make_sandbox(episode: Episode) -> ProcessSandbox:
 
 def bootstrap(host: Host) -> dict[str, Any]:
     """Runs inside the worker: the REPL names of :func:`build_namespace` over the room."""
-    from dealroom.harness.rlm._repl_api import build_namespace
+    from dealroom.harness.rlm._repl_api import build_namespace, host_dense_search
     from dealroom.harness.rlm._tools import ToolError, repl_tools
     from dealroom.room import Room
 
     assert host.room_dir is not None, "make_sandbox always gives the worker its room"
     namespace = build_namespace(
         host.request,
-        room=Room.open(host.room_dir),
+        room=Room.open(host.room_dir, dense_search=host_dense_search(host.request)),
         depth=host.depth,
         max_depth=host.options["max_depth"],
         context_tokens=host.options["context_tokens"],
         deliverables=host.options["deliverables"],
         memo_limit=host.options["memo_limit"],
+        models=host.options.get("models"),
     )
     return {**namespace, "ToolError": ToolError, **repl_tools(host.request, host.options)}
 
@@ -69,8 +71,11 @@ class StartingSandbox:
 
     def __init__(self, episode: Episode) -> None:
         self.episode = episode
-        self.sandbox = episode.ctx.sandbox_factory(episode)
-        self._start = asyncio.ensure_future(self.sandbox.start())
+        warm = episode.ctx.warm.pop(episode.agent, None)  # started ahead (rlm_batch)
+        if warm is None:
+            sandbox = episode.ctx.sandbox_factory(episode)
+            warm = (sandbox, asyncio.ensure_future(sandbox.start()))
+        self.sandbox, self._start = warm
         self._recorded = False
 
     async def started(self) -> Sandbox:

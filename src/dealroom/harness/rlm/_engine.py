@@ -35,8 +35,11 @@ from dealroom.harness._common._calls import (
     sent_usage,
 )
 from dealroom.harness._common._clock import off_loop
+from dealroom.harness._subs import sub_models
 from dealroom.harness.rlm._boot import StartingSandbox
+from dealroom.harness.rlm._children import child_agent, child_answer, run_children
 from dealroom.harness.rlm._context import RootContext, refused_count, refused_for_length
+from dealroom.harness.rlm._fair import FairGate, gate_for
 from dealroom.harness.rlm._followup import FollowUp
 from dealroom.harness.rlm._memo import checked_memo
 from dealroom.harness.rlm._prompt import (
@@ -49,8 +52,9 @@ from dealroom.harness.rlm._prompt import (
     truncate,
     turn_line,
 )
-from dealroom.harness.rlm._replay import Replay, SubAnswer, input_key
+from dealroom.harness.rlm._replay import Replay, SubAnswer, answer_key
 from dealroom.harness.rlm._root import RootCalls, no_code_note
+from dealroom.harness.rlm._schema import SchemaAsk, typed_plan
 from dealroom.harness.rlm._settings import RLMSettings
 from dealroom.harness.rlm._slices import (
     SubPlan,
@@ -58,10 +62,11 @@ from dealroom.harness.rlm._slices import (
     plan_sub_input,
     prompt_tokens,
 )
+from dealroom.harness.rlm._subs import SubModel, SubPool
 from dealroom.harness.rlm._subwindow import MAX_RECUTS, MIN_TOKENS, SubWindow
 from dealroom.harness.rlm._tools import ToolBox
 from dealroom.models import HedgeWave, answer_text, gather_bounded, hedging, history_content
-from dealroom.types import Budget
+from dealroom.types import Budget, Usage
 
 if TYPE_CHECKING:
     from dealroom.harness._common import RunEvents
@@ -79,8 +84,6 @@ if TYPE_CHECKING:
 
 MAX_BATCH = 10_000
 """Most sub-calls in one ``llm_batch``; a larger batch is refused before anything is built."""
-SEND_WINDOW = 64
-"""Sub-calls of one batch read and sent at a time when the sub-agent client names no limit."""
 DEGRADED_SHARE = 0.10
 """A run whose sub-calls failed for more than this share ends ``degraded``."""
 
@@ -116,9 +119,14 @@ class _Admitted:
     fields: dict[str, Any]
     call: dict[str, Any] = field(default_factory=dict)
     key: str = ""
-    """:func:`input_key` of ``plan.record`` (worked out once, again when the call is re-cut)."""
+    """:func:`answer_key` of its model and ``plan.record`` (worked out once, again when the
+    call is re-cut)."""
     timed_out: bool = False
     """Its call failed at a time-out: it is sent once more in a later wave."""
+    model: SubModel | None = None
+    """The sub-agent model it goes to (``llm(..., model=NAME)``)."""
+    held: float = 0.0
+    """Dollars held against its model's cost cap until it ends."""
 
 
 @dataclass
@@ -152,14 +160,23 @@ class RunContext:
     """The most words-v1 tokens of input a sub-call was promised when an agent was told
     ``llm.context_tokens``: the host admits that much even after its count grew (a call the
     endpoint then refuses is re-cut, and what was not sent handed back as ``unsent``)."""
+    gates: dict[str, FairGate] = field(default_factory=dict)
+    """Per sub model: the slots of every agent's sub-calls, taken round robin by agent."""
+    warm: dict[str, tuple[Sandbox, asyncio.Future[None]]] = field(default_factory=dict)
+    """Agent id → its REPL's start, begun ahead of the child (``rlm_batch``'s next ones)."""
     tools: ToolBox = field(default_factory=ToolBox)
     """The user's sandboxed and host tools (``--tools``, ``--host-tools``)."""
     ask: FollowUp | None = None
     """The follow-up question of ``dealroom ask``, put to the root after the run's last turn."""
+    pool: SubPool = field(init=False)
+    """The sub-agent models by name (``--sub fast=A --sub strong=B``), the first the default."""
 
     def __post_init__(self) -> None:
+        subs = sub_models(self.sub)
+        self.sub = subs.default if subs is not None else None
         if self.sub_window is None and self.sub is not None:
             self.sub_window = SubWindow(self.sub)
+        self.pool = SubPool(subs, self.sub_window, self.settings.max_cost_per_model)
 
     @property
     def sub_client(self) -> ModelClient:
@@ -195,7 +212,7 @@ class Episode(RootCalls):
 
     def __init__(
         self, ctx: RunContext, *, agent: str, depth: int, tracker: BudgetTracker,
-        task: str | None = None, docs: list[Any] | None = None,
+        task: str | None = None, docs: list[Any] | None = None, sub: str | None = None,
     ) -> None:
         self.ctx = ctx
         self.agent = agent
@@ -203,7 +220,9 @@ class Episode(RootCalls):
         self.tracker = tracker
         self.task = task
         self.docs = docs or []
-        self.model = ctx.root if depth == 0 else ctx.sub_client
+        self.sub = sub
+        """The name of this agent's default sub-agent model (None: the run's)."""
+        self.model = ctx.root if depth == 0 else self._sub_model(None).client
         self.role = "root" if depth == 0 else "child_root"
         self._cells: list[tuple[int, str]] = []
         self._counters: dict[int, int] = {}
@@ -297,7 +316,7 @@ class Episode(RootCalls):
         rlm_line = RLM_LINE if self.depth + 1 < s.depth else ""
         system = ROOT_SYSTEM.format(
             output_limit=s.output_limit, sub_context=self.sub_context_tokens(),
-            rlm_line=rlm_line,
+            rlm_line=self.ctx.pool.prompt_block(s, self.sub) + rlm_line,
         ) + self.ctx.tools.prompt
         first = self._turn_line(1)
         if self.depth == 0:
@@ -451,6 +470,13 @@ class Episode(RootCalls):
             return await self._llm_batch(payload.get("calls") or [], turn)
         if kind == "rlm":
             return await self._child(payload, turn)
+        if kind == "search":  # room.search's dense half: the model lives here, not in the REPL
+            pages = await off_loop(self.ctx.room.dense_pages, str(payload.get("query", "")),
+                                   int(payload.get("n", 0)),
+                                   [tuple(r) for r in payload.get("ranges") or []] or None)
+            return {"pages": [list(p) for p in pages]}
+        if kind == "rlm_batch":
+            return await run_children(self, payload.get("children") or [], turn)
         if kind == "host_tool":
             return await self.ctx.tools.answer(self, payload, turn)
         if kind == "history":
@@ -495,7 +521,8 @@ class Episode(RootCalls):
         try:
             sent = await gather_bounded(
                 [functools.partial(self._send, admitted, k, order)
-                 for k, (_, admitted) in enumerate(pending)], limit=self._window())
+                 for k, (_, admitted) in enumerate(pending)],
+                limit=self._window(self._batch_models(calls)))
         finally:
             order.flush()
         for (i, _), result in zip(pending, sent, strict=True):
@@ -524,19 +551,24 @@ class Episode(RootCalls):
         wave, started, retry = self.ctx.waves, time.monotonic(), []
         self.ctx.hedges.setdefault(wave, HedgeWave())
         for i, admitted in again:
-            plan, out = admitted.plan, self._sub_max_output()
+            model = admitted.model or self._sub_model(None)
+            plan, out = admitted.plan, model.max_output(self.ctx.settings)
             worst = plan.tokens + out
-            cost = self.ctx.sub_client.prices.cost(plan.tokens, 0, worst)
+            cost = model.client.prices.cost(plan.tokens, 0, worst)
+            if model.refuse(cost) is not None:
+                continue
             reservation = self.tracker.reserve(worst, cost)
             if reservation is not None:
                 fields = {**admitted.fields, "wave": wave}
                 retry.append((i, _Admitted(plan, reservation, fields, admitted.call,
-                                           key=admitted.key)))
+                                           key=admitted.key, model=model, held=cost)))
+            else:
+                model.settle(cost, Usage())
         order = InOrder()
         try:
             sent = await gather_bounded(
                 [functools.partial(self._send, a, k, order) for k, (_, a) in enumerate(retry)],
-                limit=self._window())
+                limit=self._window([a.model for _, a in retry if a.model]))
         finally:
             order.flush()
         answers = list(answers)
@@ -553,45 +585,59 @@ class Episode(RootCalls):
         cached = self.ctx.replay.sub_result(call_id)
         if cached is not None:
             return cached
-        sub, out = self.ctx.sub_client, self._sub_max_output()
+        model = self._sub_model(call.get("model"))
+        if isinstance(model, str):  # an unknown name: this call fails, with the names
+            return {"ok": False, "error": model, "notes": []}
+        sub, out = model.client, model.max_output(self.ctx.settings)
         least = prompt_tokens(SUB_SYSTEM) + prompt_tokens(str(call.get("prompt") or "")) + out
         if not self.tracker.fits(least, sub.prices.cost(least - out, 0, out)):
             return self._refused([])
         try:
-            plan = self._plan(call, max(self.ctx.window.context_tokens(out), self.ctx.promised))
+            plan = self._plan(call, model.admitted_tokens(self.ctx.settings), sub)
         except (DealroomError, KeyError, LookupError) as exc:
             return {"ok": False, "error": f"bad call: {exc}", "notes": []}
-        key = input_key(plan.record)
+        key = answer_key(sub.name, plan.record)
         answered = self.ctx.replay.answered.get(key)
         if answered is not None:  # the same call was answered before (its cell was cut)
             self.ctx.replay.subs[call_id] = answered
             return answered
         worst = plan.tokens + out
-        reservation = self.tracker.reserve(worst, sub.prices.cost(plan.tokens, 0, worst))
+        cost = sub.prices.cost(plan.tokens, 0, worst)
+        if (capped := model.refuse(cost)) is not None:
+            return {"ok": False, "error": capped, "notes": plan.notes}
+        reservation = self.tracker.reserve(worst, cost)
         if reservation is None:
+            model.settle(cost, Usage())
             return self._refused(plan.notes)
         fields = {"role": "sub", "model": sub.name, "turn": turn, "call_id": call_id,
                   "wave": wave, "input": plan.record, "tokens": None}
-        return _Admitted(plan, reservation, fields, call, key)
+        return _Admitted(plan, reservation, fields, call, key, model=model, held=cost)
 
-    def _plan(self, call: dict[str, Any], context_tokens: int) -> SubPlan:
+    def _plan(self, call: dict[str, Any], context_tokens: int, sub: Any) -> SubPlan:
+        """The call sized to ``context_tokens``; with a schema, asked as ``sub`` takes it."""
+        if "schema" in call:
+            return typed_plan(self.ctx.room, call, sub, system=SUB_SYSTEM,
+                              context_tokens=context_tokens)
         return plan_sub_input(self.ctx.room, call, system=SUB_SYSTEM,
                               context_tokens=context_tokens)
 
     async def _calibrate(self, calls: list[Any], ids: list[str]) -> None:
-        """Measure the sub model's count on the wave's first live call (once per run)."""
-        window = self.ctx.window
-        if window.calibrated or not window.counter.can_be_exact():
-            return  # before looking for a live call: the batch is not walked once per wave
-        live = next((c for c, cid in zip(calls, ids, strict=True)
-                     if self.ctx.replay.sub_result(cid) is None), None)
-        if live is None:
-            return
-        try:
-            plan = self._plan(live, window.context_tokens(self._sub_max_output()))
-        except (DealroomError, KeyError, LookupError):
-            return
-        await window.calibrate(plan.messages(self.ctx.room), plan.tokens)
+        """Measure each sub model's count on the wave's first live call to it (once per run)."""
+        for model in self._batch_models(calls):
+            window = model.window
+            if window.calibrated or not window.counter.can_be_exact():
+                continue  # before looking for a live call: the batch is not walked each wave
+            live = next((c for c, cid in zip(calls, ids, strict=True)
+                         if self.ctx.replay.sub_result(cid) is None
+                         and self._sub_model(c.get("model")) is model), None)
+            if live is None:
+                continue
+            try:
+                plan = self._plan(live, window.context_tokens(model.max_output(self.ctx.settings)),
+                                  model.client)
+            except (DealroomError, KeyError, LookupError):
+                continue
+            await window.calibrate(plan.messages(self.ctx.room), plan.tokens)
 
     async def _calibrate_room(self) -> None:
         """Measure the sub model's count before the root is told what one call can carry
@@ -599,16 +645,16 @@ class Episode(RootCalls):
         densest count deciding (words-v1 is 30% off on number-heavy pages, less on prose)."""
         if self.ctx.sub is None or self.depth:
             return
-        window = self.ctx.window
-        if window.calibrated or not window.counter.can_be_exact():
-            return
-        window.calibrated = True
-        for messages, planned in calibration_samples(self.ctx.room, SUB_SYSTEM,
-                                                     window.sample_tokens()):
-            counted = await window.counter.exact(messages)
-            if counted is None:
-                return
-            window.learn(counted, planned)
+        for window in (m.window for m in self.ctx.pool.models.values()):  # each its own count
+            if window.calibrated or not window.counter.can_be_exact():
+                continue
+            window.calibrated = True
+            for messages, planned in calibration_samples(self.ctx.room, SUB_SYSTEM,
+                                                         window.sample_tokens()):
+                counted = await window.counter.exact(messages)
+                if counted is None:
+                    break
+                window.learn(counted, planned)
 
     def _refused(self, notes: list[str]) -> SubAnswer:
         error = f"budget exhausted: {self.tracker.exhausted() or 'not enough left'}"
@@ -617,25 +663,34 @@ class Episode(RootCalls):
     async def _send(self, admitted: _Admitted, k: int, order: InOrder) -> SubAnswer:
         """Make the ``k``-th call of a wave; its records are written in the wave's order."""
         plan, reservation, fields = admitted.plan, admitted.reservation, admitted.fields
+        model = admitted.model or self._sub_model(None)
+        sub: Any = model.client  # the oracle takes context= beside ModelClient's
         context = {"context": {"room": str(self.ctx.room_dir), "tokens": plan.tokens,
-                               **plan.record}} if getattr(self.ctx.sub, "takes_context",
-                                                          False) else {}
-        sub: Any = self.ctx.sub_client  # the oracle takes context= beside ModelClient's
+                               **plan.record}} if getattr(sub, "takes_context", False) else {}
         refused: list[dict[str, Any]] = []  # attempts refused for length, re-cut smaller
-        out = self._sub_max_output()
+        out = model.max_output(self.ctx.settings)
+        wave = fields["wave"]
+        hedges = self.ctx.hedges[wave] if model.name == self.ctx.pool.default else \
+            model.hedge(wave)  # each model's stragglers against its own latencies
+        typed = SchemaAsk.of(admitted.call, sub) if "schema" in admitted.call else None
         while True:
             try:
-                with hedging(self.ctx.hedges[fields["wave"]]):
-                    result = await sub.chat(plan.messages(self.ctx.room), max_tokens=out,
-                                            temperature=self.ctx.settings.temperature,
-                                            **context)
+                with hedging(hedges):
+                    if typed is None:
+                        call = sub.chat(plan.messages(self.ctx.room), max_tokens=out,
+                                        temperature=self.ctx.settings.temperature, **context)
+                    else:
+                        call = typed.ask(sub.chat, plan.messages(self.ctx.room), self.tracker,
+                                         model, out, temperature=self.ctx.settings.temperature,
+                                         **context)
+                    result = await gate_for(self.ctx.gates, model).run(self.agent, call)
                 break
             except Exception as exc:  # noqa: BLE001 - any provider failure is this call's result
                 smaller = self._recut(exc, admitted, refused, out)
                 if smaller is not None:
                     plan = admitted.plan = smaller
                     fields["input"] = plan.record
-                    admitted.key = input_key(plan.record)
+                    admitted.key = answer_key(sub.name, plan.record)
                     continue
                 admitted.timed_out = getattr(exc, "kind", None) == "timeout"
                 return self._failed(admitted, k, order, exc, refused)
@@ -643,24 +698,29 @@ class Episode(RootCalls):
                 self._failed(admitted, k, order, exc, refused)
                 raise
         self.tracker.settle(reservation, result.usage)
+        model.settle(admitted.held, result.usage)
         if not result.usage_estimated:
-            self.ctx.window.learn(result.usage.input_tokens, plan.tokens)
+            model.window.learn(result.usage.input_tokens, plan.tokens)
 
         def record() -> None:
             fields["tokens"] = self.ctx.events.recorder.write_tokens(fields["call_id"],
                                                                      result.tokens)
             self.ctx.emit("model_call", self.agent, self.depth + 1, **fields,
                           output=result.text, reasoning=result.reasoning,
-                          usage=result.usage.to_dict(), error=None,
-                          latency_s=result.latency_s,
+                          usage=result.usage.to_dict(), latency_s=result.latency_s,
                           provider={**provider_record(result),
-                                    **({"refused": refused} if refused else {})})
+                                    **({"refused": refused} if refused else {}),
+                                    **(typed.provider() if typed else {})},
+                          **(typed.fields() if typed else {"error": None}))
 
         order.done(k, record)
         answer: SubAnswer = {"ok": True, "text": answer_text(result.text, result.reasoning),
                              "notes": plan.notes + cut_note(result), "unsent": plan.unsent}
+        if typed is not None:
+            answer = typed.answer(answer)
         self.ctx.replay.subs[fields["call_id"]] = answer  # a rebuild replays it, never re-asks
-        self.ctx.replay.answered[admitted.key] = answer  # and so does a re-send
+        if answer["ok"]:
+            self.ctx.replay.answered[admitted.key] = answer  # and so does a re-send
         return answer
 
     def _failed(self, admitted: _Admitted, k: int, order: InOrder, exc: BaseException,
@@ -670,10 +730,12 @@ class Episode(RootCalls):
         plan, reservation, fields = admitted.plan, admitted.reservation, admitted.fields
         charged = failed_call_usage(exc, reservation, plan.tokens)
         self.tracker.settle(reservation, charged)
+        model = admitted.model or self._sub_model(None)
+        model.settle(admitted.held, charged)
         self.ctx.sub_failed.add(fields["call_id"])
         provider = {**provider_record(exc), **({"refused": refused} if refused else {})}
         provider["usage_estimate"] = sent_usage(provider.get("attempts"), plan.tokens,
-                                                self.ctx.sub_client.prices).to_dict()
+                                                model.client.prices).to_dict()
         order.done(k, functools.partial(
             self.ctx.emit, "model_call", self.agent, self.depth + 1, **fields, output=None,
             reasoning=None, usage=charged.to_dict(), error=error_text(exc), latency_s=None,
@@ -689,37 +751,45 @@ class Episode(RootCalls):
         counted = refused_count(exc)
         refused.append({"tokens": admitted.plan.tokens, "prompt_tokens": counted,
                         "error": error_text(exc)})
-        limit = self.ctx.window.recut(admitted.plan.tokens, counted, out)
+        model = admitted.model or self._sub_model(None)
+        limit = model.window.recut(admitted.plan.tokens, counted, out)
         if limit < MIN_TOKENS:
             return None
         try:
-            return self._plan(admitted.call, limit)
+            return self._plan(admitted.call, limit, model.client)
         except (DealroomError, KeyError, LookupError):
             return None
 
-    def _window(self) -> int:
-        """Sub-calls read and sent at a time: the sub-agent endpoint's concurrency."""
-        spec = getattr(self.ctx.sub, "spec", None)
-        return max(1, getattr(spec, "concurrency", None) or SEND_WINDOW)
+    def _window(self, models: list[SubModel] | None = None) -> int:
+        """Sub-calls read and sent at a time: the sub-agent endpoints' concurrency."""
+        return self.ctx.pool.limit(models or [self._sub_model(None)])
 
     def sub_context_tokens(self) -> int:
         """Tokens of text one sub-call can carry: the context less the prompts and answer."""
-        admitted = self.ctx.window.context_tokens(self._sub_max_output())
-        fits = max(64, admitted - 600)
-        told = min(fits, self.ctx.settings.slice_tokens or fits)
-        self.ctx.promised = max(self.ctx.promised, told + admitted - fits)
-        return told
+        return self._sub_model(None).slice_tokens(self.ctx.settings)
 
-    def _sub_max_output(self) -> int:
-        return min(self.ctx.settings.sub_max_output, self.ctx.sub_client.context_window // 4)
+    def _sub_model(self, name: Any) -> Any:
+        """The :class:`SubModel` a call's ``model`` names (None: this agent's default), or
+        the reason it has none (a str)."""
+        if self.ctx.sub is None:
+            raise DealroomError("this run has no sub-agent model: give it one (sub=)")
+        return self.ctx.pool.get(name, self.sub)
 
-    async def _child(self, payload: dict[str, Any], turn: int) -> SubAnswer:
-        call_id = self._call_id(turn)
+    def _batch_models(self, calls: list[Any]) -> list[SubModel]:
+        return self.ctx.pool.used((c.get("model") if isinstance(c, dict) else None
+                                   for c in calls), self.sub)
+
+    async def _child(self, payload: dict[str, Any], turn: int,
+                     call_id: str | None = None) -> SubAnswer:
+        call_id = call_id or self._call_id(turn)
         cached = self.ctx.replay.child_result(call_id)
         if cached is not None:
             return cached
         if self.depth + 1 >= self.ctx.settings.depth:
             raise DealroomError(f"rlm() is not available at depth {self.depth}")
+        sub = payload.get("sub") or self.sub  # the child's own default sub-agent model
+        if isinstance(unknown := self.ctx.pool.get(sub), str):
+            raise DealroomError(unknown)
         asked = payload.get("budget") or {}
         requested = Budget(
             max_turns=asked.get("max_turns", self.ctx.settings.max_turns),
@@ -728,16 +798,22 @@ class Episode(RootCalls):
             max_seconds=asked.get("max_seconds"),
         )
         tracker = self.tracker.child(requested)
-        agent = f"{self.agent}/c{turn}-{call_id.rsplit('/s', 1)[1]}"
-        self.ctx.emit("child_start", agent, self.depth + 1, call_id=call_id,
-                      task=payload.get("task"), budget=tracker.budget.to_dict())
+        agent = child_agent(self.agent, turn, call_id)
+        if call_id not in self.ctx.replay.started:  # a resumed child started once
+            self.ctx.emit("child_start", agent, self.depth + 1, call_id=call_id,
+                          task=payload.get("task"), budget=tracker.budget.to_dict(),
+                          parent=self.agent)
         child = Episode(self.ctx, agent=agent, depth=self.depth + 1, tracker=tracker,
-                        task=payload.get("task"), docs=payload.get("docs"))
-        result = await child.run()
+                        task=payload.get("task"), docs=payload.get("docs"), sub=sub)
+        try:
+            result = await child.run()
+        except Exception as exc:  # noqa: BLE001 - a child that raised is its call's failure
+            result = EpisodeResult("error", error_text(exc), child.memo, None,
+                                   tracker.turns)
         text = result.answer if result.answer is not None else result.memo
+        answer = child_answer(result.status, result.reason, text, child.failure)
         self.ctx.emit("child_end", agent, self.depth + 1, call_id=call_id,
                       status=result.status, reason=result.reason, text=text,
-                      turns=result.turns)
-        answer: SubAnswer = {"ok": True, "text": text}
+                      turns=result.turns, error=answer.get("error"))
         self.ctx.replay.children[call_id] = answer
         return answer

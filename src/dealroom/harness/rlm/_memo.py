@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dealroom._util.text import strip_controls
-from dealroom.runs import deliverable_key, primary_deliverable
 
 MEMO_LIMIT = 10 * 2**20
 """Characters of memo text (the memo and every deliverable's own text together) by default."""
@@ -237,7 +236,7 @@ class Memo:
         memo."""
         markdown = clean(markdown)
         key = None if name is None else self._deliverable(str(name))
-        if key is None or key == primary_deliverable(self.deliverables):
+        if key is None or key == _runs().primary_deliverable(self.deliverables):
             own = sum(len(text) for text in self._own.values())
             check_size(own + len(markdown), self.limit)
             self._free_text = markdown
@@ -246,7 +245,7 @@ class Memo:
             self._own[key] = markdown
 
     def _deliverable(self, name: str) -> str:
-        key = deliverable_key(self.deliverables, name)
+        key = _runs().deliverable_key(self.deliverables, name)
         if key is None:
             names = ", ".join(self.deliverables.values())
             raise ValueError(f"no deliverable {name!r}: the task's deliverables are {names}")
@@ -304,3 +303,11 @@ def checked_memo(state: dict[str, Any], limit: int) -> str | None:
     state["markdown"] = clean(markdown)
     state["documents"] = {str(k): clean(text) for k, text in own.items()}
     return None
+
+
+def _runs() -> Any:
+    """:mod:`dealroom.runs`, imported when a deliverable is named: the REPL's worker starts
+    without it (its records' pydantic models are a fifth of a fresh REPL's start-up)."""
+    import dealroom.runs
+
+    return dealroom.runs

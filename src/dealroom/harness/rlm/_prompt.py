@@ -24,6 +24,8 @@ llm(prompt, text=None, docs=None)     one sub-agent call on a bounded slice -> s
                           {sub_context} tokens of text (llm.context_tokens); more is cut to fit
                           the sub-agent's context, with a note, and result.unsent lists the
                           (id, first_page, last_page) slices not sent: send them again.
+                          llm(..., schema=S), S a JSON Schema dict or a pydantic model class:
+                          the answer is the parsed value (dict/list) that matches S.
 llm_batch(calls)          many sub-agent calls in parallel; each call is a prompt string or a dict
                           with llm's arguments; results in order; a failed call gives an
                           SubcallError object in its place (check isinstance(r, SubcallError)).
@@ -47,6 +49,10 @@ severity, and recommended next steps. When the budget runs out the memo as it st
 RLM_LINE = """\
 rlm(task, docs=None, budget=None)  a child agent with its own REPL over the same room -> str
                           (budget: dict of max_turns/max_tokens/max_cost_usd; taken from yours).
+rlm_batch(children)       child agents side by side; each child is a task string or a dict with
+                          rlm's arguments (task, docs, budget); answers in order, a SubcallError
+                          for a child that failed. Children without a budget share what is
+                          left of yours evenly.
 """
 
 SUB_SYSTEM = """\

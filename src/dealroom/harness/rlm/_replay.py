@@ -13,7 +13,8 @@ from typing import Any, NotRequired, TypedDict
 
 
 class SubAnswer(TypedDict):
-    """A sub-call's (or child's) answer as the REPL gets it: ``text`` when ``ok``, else
+    """A sub-call's (or child's) answer as the REPL gets it: ``text`` (and ``value``, with a
+    schema) when ``ok``, else
     ``error``; ``notes`` on how its input was cut or why it was refused; ``unsent``: the
     ``[id, from page, to page]`` slices asked for but not sent."""
 
@@ -22,6 +23,8 @@ class SubAnswer(TypedDict):
     error: NotRequired[str]
     notes: NotRequired[list[str]]
     unsent: NotRequired[list[list[Any]]]
+    value: NotRequired[Any]
+    """A call made with ``schema=``: the value its answer held that matched."""
 
 
 @dataclass
@@ -39,10 +42,13 @@ class Replay:
     """(agent, turn) of cells already recorded → the error the cell raised then (or None)."""
     waves: set[int] = field(default_factory=set)
     answered: dict[str, SubAnswer] = field(default_factory=dict)
-    """:func:`input_key` of a sub-call's input → its answer: a call sent again with the same
-    prompt and slices (after its cell was cut, say) is answered from the records."""
+    """:func:`answer_key` of a sub-call's model and input → its answer: a call sent again to
+    the same model with the same prompt and slices (after its cell was cut, say) is answered
+    from the records."""
     compactions: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
     """(agent, turn) → the ``compaction`` events made before that turn's call, in order."""
+    started: set[str] = field(default_factory=set)
+    """Call ids of the children whose ``child_start`` is recorded (a resumed one goes on)."""
     host_tools: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Call id of a host tool call → its answer (``ok`` with ``result``, or ``error``)."""
 
@@ -53,7 +59,8 @@ class Replay:
             if e["type"] == "model_call" and e["role"] == "sub":
                 replay.subs[e["call_id"]] = _sub_result(e)
                 if e.get("error") is None:
-                    replay.answered[input_key(e["input"])] = replay.subs[e["call_id"]]
+                    key = answer_key(str(e.get("model") or ""), e["input"])
+                    replay.answered[key] = replay.subs[e["call_id"]]
             elif e["type"] == "model_call" and e.get("error") is None:
                 replay.root[(e["agent"], e["turn"])] = e
             elif e["type"] == "cell":
@@ -63,8 +70,12 @@ class Replay:
                 replay.compactions.setdefault((e["agent"], e["turn"]), []).append(e)
             elif e["type"] == "wave":
                 replay.waves.add(e["wave"])
+            elif e["type"] == "child_start":
+                replay.started.add(e["call_id"])
             elif e["type"] == "child_end":
-                replay.children[e["call_id"]] = {"ok": True, "text": e["text"]}
+                replay.children[e["call_id"]] = (
+                    {"ok": False, "error": e["error"]} if e.get("error") is not None
+                    else {"ok": True, "text": e["text"]})
             elif e["type"] == "host_tool":
                 replay.host_tools[e["call_id"]] = (
                     {"ok": True, "result": e.get("result")} if e.get("error") is None
@@ -94,10 +105,21 @@ def input_key(record: dict[str, Any]) -> str:
     return _KEY.encode(record)
 
 
+def answer_key(model: str, record: dict[str, Any]) -> str:
+    """The key of a sub-call's answer: its model's spec name and its input (the same input
+    sent to two named models is two calls)."""
+    return f"{model}\n{_KEY.encode(record)}"
+
+
 def _sub_result(event: dict[str, Any]) -> SubAnswer:
     if event.get("error") is None:
         from dealroom.models import answer_text
 
-        return {"ok": True, "text": answer_text(event["output"], event.get("reasoning")),
-                "notes": [], "unsent": list((event.get("input") or {}).get("unsent") or [])}
+        answer: SubAnswer = {"ok": True,
+                             "text": answer_text(event["output"], event.get("reasoning")),
+                             "notes": [],
+                             "unsent": list((event.get("input") or {}).get("unsent") or [])}
+        if "parsed" in event:
+            answer["value"] = event["parsed"]
+        return answer
     return {"ok": False, "error": event["error"], "notes": []}

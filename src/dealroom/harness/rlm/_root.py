@@ -70,6 +70,8 @@ class RootCalls:
     model: ModelClient
     tracker: BudgetTracker
     context: RootContext | None
+    failure: str | None = None
+    """Why the agent's latest model call failed (a failed child tells its parent)."""
 
     @property
     def _context(self) -> RootContext:
@@ -105,8 +107,9 @@ class RootCalls:
                 context.counter.learn(messages, refused_count(exc))
                 if await self._compact(turn, None, f"refused: {error_text(exc)}", fewer=True):
                     return await self._root_reply(turn, retried=True)
+            self.failure = error_text(exc)
             self.ctx.emit("model_call", self.agent, self.depth, **fields, output=None,
-                          reasoning=None, usage=charged.to_dict(), error=error_text(exc),
+                          reasoning=None, usage=charged.to_dict(), error=self.failure,
                           latency_s=None, provider=provider_record(exc))
             return None
         self.tracker.settle(reservation, result.usage)

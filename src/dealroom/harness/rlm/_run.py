@@ -89,6 +89,7 @@ async def _episode(run: OpenRun, root: ModelClient, sub: ModelClient | None, set
     )
     tracker = BudgetTracker(settings.budget())
     tracker.carry(*run.spent())
+    ctx.pool.carry(run.previous)  # each model's cost cap counts what it spent before
     try:
         episode = Episode(ctx, agent="root", depth=0, tracker=tracker)
         with quiet_collector():

@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from dealroom.errors import ConfigError
-from dealroom.models import ScriptedModel
+from dealroom.models import FINDINGS_SCHEMA, ScriptedModel
 
 OUTLINE = '''\
 ```python
@@ -47,6 +47,19 @@ READ_PROMPT = (
     "'--- <document id> page <n> ---': give the id and page of the document the issue is in. "
     "If there is none, reply NONE."
 )
+FINDINGS = {findings}  # the schema of a reply's findings, where the sub-agent takes one
+READ_JSON = (
+    "List every due-diligence issue in these excerpts (change of control, assignment, "
+    "exclusivity, indemnity, litigation, tax, permits, IP, data security, environment, "
+    "severance, debt covenants, related parties, inconsistent figures, missing documents) "
+    "as findings: issue (what, with parties and dates), severity (high/medium/low), amount "
+    "(or null), document (its id) and page. Each document's text is headed '=== <document "
+    "id> | <title> | <path> ===' and each of its pages '--- <document id> page <n> ---'. "
+    "If there is none, give no findings."
+)
+# findings come as fields, not lines of prose, where the sub takes a schema and the parser
+# reads fields (one replayed from a run older than typed findings reads prose only)
+TYPED = llm.schema_via == "response_format" and globals().get("PARSES_FIELDS", False)
 SLICE_TOKENS = max(256, int(llm.context_tokens * 0.9))
 units = []  # (category, (doc, first page, last page), tokens): every page of every document
 for d in sorted(room.docs, key=lambda d: (d.folder, d.id)):
@@ -78,7 +91,8 @@ WAVE_CELL = '''\
 ```python
 if wave_no < len(waves):
     wave = waves[wave_no]
-    results = llm_batch([{"prompt": READ_PROMPT, "docs": refs} for _, refs, _ in wave])
+    results = llm_batch([{"prompt": READ_JSON, "docs": refs, "schema": FINDINGS} if TYPED
+                         else {"prompt": READ_PROMPT, "docs": refs} for _, refs, _ in wave])
     new = 0
     for (category, refs, _), result in zip(wave, results):
         if isinstance(result, SubcallError):
@@ -109,13 +123,19 @@ ECHO = re.compile(r"^(===|---|\\||#)|^D\\d{5}( page \\d+)?\\W*$")
 FINDING = re.compile(r"^[\\s\\-*\\d.]*\\**ISSUE\\**\\s*:\\s*\\**\\s*"
                      r"(?!none\\b)[^|\\s]+(?:[ \\t]+[^|\\s]+){2}", re.I)  # as measure's
 non_findings = 0  # replies holding no line in the finding format (and not NONE)
+PARSES_FIELDS = True  # parse_findings reads schema-typed replies too
 
 def parse_findings(reply, refs):
-    \"\"\"Turn a sub-agent's reply into memo findings citing the document and page read. Only
-    lines in the finding format (ISSUE: <what> | ...) are findings: a reply with none that is
-    not NONE is counted in non_findings, and nothing of it is written.\"\"\"
+    \"\"\"Turn a sub-agent's reply into memo findings citing the document and page read: a
+    schema-typed reply's fields, else only lines in the finding format (ISSUE: <what> | ...);
+    a reply with none that is not NONE is counted in non_findings, and nothing of it is
+    written.\"\"\"
     global non_findings
     ranges = {doc: (first, last) for doc, first, last in refs}
+    if isinstance(reply, dict):  # {"findings": [{issue, severity, amount, document, page}]}
+        return [finding(f["issue"], f["severity"], f["amount"] or "", f["document"],
+                        str(f["page"] or ""), ranges)
+                for f in reply["findings"]][:4 * len(refs)]
     items = []
     for line in reply.splitlines():
         line = line.strip()
@@ -126,26 +146,31 @@ def parse_findings(reply, refs):
             (k.strip(" *").upper(), v.strip(" *"))
             for k, _, v in (part.partition(":") for part in line.split("|")) if v.strip(" *")
         )
-        what = fields.get("ISSUE", "")
-        doc = named_doc(fields.get("DOC", "") + " " + what, ranges)
-        cites = []
-        if doc is not None:  # a finding the answer does not place is left unattributed
-            first, last = ranges[doc]
-            page = re.search(r"\\d+", fields.get("PAGE", ""))
-            page = int(page.group()) if page and first <= int(page.group()) <= last \\
-                else quoted_page(doc, first, last, what)
-            cites = [(doc, page) if page else doc]  # the document alone: no page it is on
-        amount = fields.get("AMOUNT", "")
-        items.append(dict(
-            title=" ".join(what.split()[:8]).rstrip(",.;:"),
-            text=what[:500],
-            cites=cites,
-            severity=(fields.get("SEVERITY", "").lower().split() or [None])[0],
-            amount=None if amount.lower() in ("", "none", "n/a") else amount[:80],
-        ))
+        items.append(finding(fields.get("ISSUE", ""), fields.get("SEVERITY", ""),
+                             fields.get("AMOUNT", ""), fields.get("DOC", ""),
+                             fields.get("PAGE", ""), ranges))
     if not items and not re.match(r"\\W*NONE\\b", reply.strip(), re.I):
         non_findings += 1
     return items[:4 * len(refs)]
+
+def finding(what, severity, amount, named, page, ranges):
+    \"\"\"A memo finding: the document the answer names (``named``, else in ``what``), the
+    page it cites in the slice (else the one holding the text it quotes), severity, amount.\"\"\"
+    doc = named_doc(named + " " + what, ranges)
+    cites = []
+    if doc is not None:  # a finding the answer does not place is left unattributed
+        first, last = ranges[doc]
+        page = re.search(r"\\d+", page)
+        page = int(page.group()) if page and first <= int(page.group()) <= last \\
+            else quoted_page(doc, first, last, what)
+        cites = [(doc, page) if page else doc]  # the document alone: no page it is on
+    return dict(
+        title=" ".join(what.split()[:8]).rstrip(",.;:"),
+        text=what[:500],
+        cites=cites,
+        severity=(severity.lower().split() or [None])[0],
+        amount=None if amount.lower() in ("", "none", "n/a") else amount[:80],
+    )
 
 def words_of(text):
     return re.findall(r"\\w+", text.lower())
@@ -287,6 +312,41 @@ print(f"delegating {{len(chosen)}} of {{len(room.docs)}} documents ({coverage:.0
 ```'''
 
 
+ROUTE = '''\
+```python
+READ_MODEL = {read!r}
+_read_batch = llm_batch
+def llm_batch(calls):
+    """The reading waves go to READ_MODEL (a call naming its model keeps it)."""
+    return _read_batch([{{**c, "model": c.get("model", READ_MODEL)}} if isinstance(c, dict)
+                        else {{"prompt": c, "model": READ_MODEL}} for c in calls])
+TYPED = llm.models.get(READ_MODEL, {{}}).get("schema_via") == "response_format"
+print(f"reading with {{READ_MODEL}}")
+```'''
+
+CHECK = '''\
+```python
+CATEGORY = {{d.id: d.category for d in room.docs}}
+cited = sorted({{c for _, f in findings for c in f["cites"] if isinstance(c, tuple)}})
+CHECK_TYPED = llm.models.get({check!r}, {{}}).get("schema_via") == "response_format"
+results = llm_batch([{{"prompt": READ_JSON, "docs": [(doc, page, page)], "model": {check!r},
+                      "schema": FINDINGS}} if CHECK_TYPED else
+                     {{"prompt": READ_PROMPT, "docs": [(doc, page, page)], "model": {check!r}}}
+                     for doc, page in cited])
+checked = [(c, f) for c, f in findings if not any(isinstance(x, tuple) for x in f["cites"])]
+for (doc, page), result in zip(cited, results):
+    if isinstance(result, SubcallError):  # unchecked: the readers' findings on it stay
+        checked += [(c, f) for c, f in findings if (doc, page) in f["cites"]]
+        continue
+    checked += [(CATEGORY[doc], item) for item in parse_findings(result, [(doc, page, page)])]
+findings = checked
+memo._writes = [w for w in memo._writes if w[0] != "finding"]
+for category, item in findings:
+    memo.finding(section_for(category, item), **item)
+print(f"CHECKED {{len(cited)}} cited pages with {check!r}: {{len(findings)}} findings")
+```'''
+
+
 @dataclass(frozen=True)
 class ScriptedVariant:
     """The options of ``scripted:KEY=VALUE,...``; the defaults are the plain policy."""
@@ -299,6 +359,13 @@ class ScriptedVariant:
     """Most sub-calls per wave (1: one call per turn, no parallel waves); None: as planned."""
     memo: str = "incremental"
     """``incremental``: write findings as waves return; ``end``: only after the last wave."""
+    read: str = ""
+    """The named sub-agent model the reading waves go to (``llm(..., model=read)``); "": the
+    default. Slices are sized by ``llm.context_tokens`` (the default's): name the read model
+    first (``--sub fast=... --sub strong=...``)."""
+    check: str = ""
+    """A named sub-agent model that checks the findings after the last wave: each cited page
+    is read again by it, and its findings replace the readers' (the memo is written then)."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.coverage <= 1.0:
@@ -308,6 +375,10 @@ class ScriptedVariant:
                               f"got {self.waves!r} (leave it out for waves as planned)")
         if self.memo not in ("incremental", "end"):
             raise ConfigError(f"scripted memo must be incremental or end, got {self.memo!r}")
+        for key in ("read", "check"):
+            if not re.fullmatch(r"[A-Za-z0-9_-]*", getattr(self, key)):
+                raise ConfigError(f"scripted {key} must be a sub-agent model's name, got "
+                                  f"{getattr(self, key)!r}")
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> ScriptedVariant:
@@ -320,20 +391,22 @@ class ScriptedVariant:
             values: dict[str, Any] = {k: known[k](v) for k, v in options.items()}
         except ValueError:
             raise ConfigError(f"bad scripted option in {options}: coverage is a number, seed "
-                              "and waves integers, memo incremental or end") from None
+                              "and waves integers, memo incremental or end, read and check "
+                              "model names") from None
         return cls(**values)
 
     def steps(self) -> list[str]:
         """The opening cells: outline, parser (and deferred memo), plan (and reshaped waves)."""
-        parser = PARSER + "\n" + DEFER if self.memo == "end" else PARSER
-        plan = PLAN
+        parser = PARSER + "\n" + DEFER if self.memo == "end" or self.check else PARSER
+        plan = PLAN.replace("{findings}", repr(FINDINGS_SCHEMA))
+        plan += ("\n" + ROUTE.format(read=self.read)) if self.read else ""
         if self.coverage < 1.0 or self.waves:
             plan += "\n" + RESHAPE.format(seed=self.seed, coverage=self.coverage,
                                          width=self.waves or "WAVE")
         return [OUTLINE, parser, plan]
 
     def finish(self) -> str:
-        return FLUSH + "\n" + FINISH if self.memo == "end" else FINISH
+        return FLUSH + "\n" + FINISH if self.memo == "end" or self.check else FINISH
 
 
 def scripted_policy(messages: list[dict[str, Any]],
@@ -345,7 +418,9 @@ def scripted_policy(messages: list[dict[str, Any]],
     if turn < len(steps):
         return steps[turn]
     last = messages[-1]["content"] if messages else ""
-    if "WAVES_DONE" in last or _turns_left(last) <= 1:
+    if variant.check and "WAVES_DONE" in last and _turns_left(last) > 1:
+        return CHECK.format(check=variant.check)
+    if "WAVES_DONE" in last or "CHECKED" in last or _turns_left(last) <= 1:
         return variant.finish()
     return WAVE_CELL
 

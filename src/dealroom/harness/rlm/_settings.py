@@ -40,6 +40,9 @@ class RLMSettings:
         "why": "tokens, or omitted"})] | None = None
     """Most tokens of room text the root should put in one sub-call (``llm.context_tokens`` in
     the REPL); default: all that the sub-agent's context window leaves room for."""
+    max_cost_per_model: dict[str, Limit] | None = None
+    """Dollars each named sub-agent model may cost in the episode (``{"strong": 5}``); a call
+    past its model's cap fails in the REPL with the reason (``--max-cost`` holds over all)."""
     temperature: Temperature = 0.0
     """Sampling temperature of the root and sub-agents."""
     budget_visible: bool = True
@@ -72,6 +75,11 @@ class RLMSettings:
     """Seconds one host tool call may take before it fails in the REPL."""
     max_host_tool_calls: Annotated[int, Field(ge=0)] = 1000
     """Host tool calls per run; past it a call fails in the REPL."""
+
+    child_concurrency: Annotated[int, Field(ge=1, le=256, json_schema_extra={
+        "why": "children at a time"})] = 4
+    """Children of one ``rlm_batch([...])`` that run at a time (each its own REPL and
+    sandbox); the rest start as these finish."""
 
     def budget(self) -> Budget:
         return Budget(self.max_turns, self.max_tokens, self.max_cost_usd, self.max_seconds)

@@ -107,21 +107,39 @@ const waves = {};
 const subs = {};
 let nextPage = 0;
 
-function agentBox(agent) {
+function agentBox(agent, item) {  /* a child: a box in the parent's turn that started it */
   if (agents[agent]) return agents[agent];
-  let el = $("#timeline-body");
+  let el = $("#timeline-body"), box = null;
   if (agent.includes("/")) {
-    const parent = agent.slice(0, agent.lastIndexOf("/"));
-    const box = document.createElement("details");
-    box.className = "child"; box.open = true;
-    box.innerHTML = `<summary>child ${esc(agent)}</summary><div></div>`;
-    turnBox(parent, null).appendChild(box);
+    const parent = (item && item.parent) || agent.slice(0, agent.lastIndexOf("/"));
+    const started = /\/t(\d+)\/s\d+$/.exec((item && item.call_id) || "");
+    box = document.createElement("details");
+    box.className = "child"; box.open = true; box.dataset.agent = agent;
+    box.innerHTML = `<summary>child ${esc(agent)}<span class="task"></span> · <span class="state">running</span><span class="totals">${childTotals(agent)}</span></summary><div></div>`;
+    turnBox(parent, started ? +started[1] : null).appendChild(box);
     el = box.lastElementChild;
   }
-  return (agents[agent] = { el, turns: {}, current: null });
+  return (agents[agent] = { el, turns: {}, current: null, box });
 }
-function turnBox(agent, turn) {
-  const box = agentBox(agent);
+function childState(item) {  /* the child's summary: its task, then how it ended */
+  const box = (agents[item.a] || {}).box;
+  if (!box) return;
+  if (item.k === "child_start") box.querySelector(".task").textContent = ` · ${item.task ?? ""}`;
+  if (item.k !== "child_end") return;
+  const state = box.querySelector(".state");
+  state.textContent = `${item.status}, ${item.turns} turns` + (item.error ? `: ${item.error}` : "");
+  state.classList.toggle("err", !!item.error);
+}
+function childTotals(agent) {  // the child's subtree, as metrics.json usage.by_child has it
+  const u = ((meta.usage || {}).by_child || {})[agent];
+  return u ? ` · ${fmt(u.calls)} calls · ${fmt(tokens(u))} tokens · $${fmt(u.cost_usd, 4)} (with its children)` : "";
+}
+function subName(spec) {  // a named sub-agent model's name (--sub fast=...), else its spec
+  const named = Object.entries(meta.subs || {}).find(([, s]) => s === spec);
+  return named ? named[0] : spec;
+}
+function turnBox(agent, turn, item) {
+  const box = agentBox(agent, item);
   if (turn === null || turn === undefined) turn = box.current ?? 0;
   box.current = turn;
   if (!box.turns[turn]) {
@@ -149,14 +167,18 @@ function waveBox(item, parent) {
   if (!waves[key]) {
     const box = document.createElement("details");
     box.className = "wave";
-    box.innerHTML = `<summary>wave ${esc(item.wave ?? "–")}</summary><table class="calls"><thead><tr><th>call</th><th>slices</th><th>answer</th><th>tokens in / out</th><th>latency</th><th></th></tr></thead><tbody></tbody></table>`;
+    box.innerHTML = `<summary>wave ${esc(item.wave ?? "–")}</summary><table class="calls"><thead><tr><th>call</th><th>slices</th><th>answer</th><th>model</th><th>tokens in / out</th><th>cost</th><th>latency</th><th></th></tr></thead><tbody></tbody></table>`;
     parent.appendChild(box);
     waves[key] = { box, calls: 0, tokens: 0 };
   }
   return waves[key];
 }
 function render(item) {
-  const at = turnBox(item.a, item.turn);
+  if (item.k === "child_start" && item.a.includes("/")) {  // the child's box says it all
+    agentBox(item.a, item); childState(item);
+    return;
+  }
+  const at = turnBox(item.a, item.turn, item);
   switch (item.k) {
     case "reply":
       if (item.seen && item.seen.length) {
@@ -189,7 +211,7 @@ function render(item) {
       const row = document.createElement("tr");
       row.className = "call" + (item.err ? " failed" : ""); row.dataset.n = n;
       const answer = item.err ? "" : String(item.out ?? "").replace(/\s+/g, " ").trim();
-      row.innerHTML = `<td><a href="#" class="open-call">${esc(item.id)}</a></td><td>${slices}</td><td class="preview" title="${esc(answer.slice(0, 400))}">${esc(answer.length > 80 ? answer.slice(0, 79) + "…" : answer)}</td><td>${fmt(item.usage.input_tokens)} / ${fmt(item.usage.output_tokens)}</td><td>${fmt(item.lat, 2)} s</td><td>${item.err ? "<span class=err>failed</span>" : ""}</td>`;
+      row.innerHTML = `<td><a href="#" class="open-call">${esc(item.id)}</a></td><td>${slices}</td><td class="preview" title="${esc(answer.slice(0, 400))}">${esc(answer.length > 80 ? answer.slice(0, 79) + "…" : answer)}</td><td>${esc(subName(item.model))}</td><td>${fmt(item.usage.input_tokens)} / ${fmt(item.usage.output_tokens)}</td><td class="num">$${fmt(item.usage.cost_usd || 0, 4)}</td><td>${fmt(item.lat, 2)} s</td><td>${item.err ? "<span class=err>failed</span>" : ""}</td>`;
       w.box.querySelector("tbody").appendChild(row);
       w.box.firstElementChild.textContent = `wave ${item.wave ?? "–"} · ${w.calls} calls · ${fmt(w.tokens)} tokens`;
       break;
@@ -203,10 +225,12 @@ function render(item) {
       add(at, "budget", `${item.of ? `turn ${esc(item.turn)} of ${esc(item.of)}` : `turn ${esc(item.turn)}`} · ${fmt(item.tokens)} tokens · $${fmt(item.cost, 4)} · ${fmt(item.t, 1)} s`);
       break;
     case "child_start":
-      add(at, "child-line", `rlm() child started: ${esc(item.task)}`);
+      childState(item);
+      add(at, "child-line", `child started: ${esc(item.task)}`);
       break;
     case "child_end":
-      add(at, "child-line", `child ended (${esc(item.status)}, ${esc(item.turns)} turns): ${esc(item.text)}`);
+      childState(item);
+      add(at, "child-line", `child ended (${esc(item.status)}, ${esc(item.turns)} turns): ${esc(item.error || item.text)}`);
       break;
     case "memo":
       add(at, "memo-line", `memo: ${esc(item.sections)} sections, ${fmt(item.chars)} chars`);
@@ -362,7 +386,10 @@ function usageTab() {
   const sources = Object.entries(u.counts_source || {}).map(([k, n]) => `${esc(k)}: ${fmt(n)}`).join(", ");
   const guessed = u.usage_estimated_calls ? `<p class="note err">usage of ${fmt(u.usage_estimated_calls)} calls is a words-v1 estimate (the server reported none and counts none): tokens, cost and budgets rest on it</p>` : "";
   const from = sources ? `<p class=note>counts from: ${sources}</p>` : "";
-  $("#usage").innerHTML = u.total ? guessed + from + table("role", u.by_role) + table("model", u.by_model) + table("depth", u.by_depth) : "<p class=note>no usage recorded</p>";
+  const kids = Object.keys(u.by_child || {}).length;  // their tree is the timeline's
+  const tree = kids ? `<p class="note children">${fmt(kids)} children: each one's totals (its own children included) are in its box on the timeline, with its turns</p>` : "";
+  const split = u.split ? table("part (the root, each sub-agent model it called, its children)", u.split) : "";
+  $("#usage").innerHTML = u.total ? guessed + from + split + table("role", u.by_role) + table("sub-agent model", u.by_sub) + table("model", u.by_model) + table("depth", u.by_depth) + tree : "<p class=note>no usage recorded</p>";
 }
 
 async function showMemoLine(n) {  /* a judge's "line N": the delivered memo, that line lit */

@@ -200,7 +200,7 @@ class Rubric:
                 for n, i in enumerate((i for i in live if findings[i].step), 1)]
         out += ["", "## Scope", "",
                 "This memo is based solely on the documents in the data room. Citations give the "
-                "document id and page, for example [D00042 p.3].", ""]
+                "document id and page in brackets.", ""]
         return "\n".join(out)
 
     def _first_cite(self, i: int) -> str:

@@ -19,6 +19,16 @@ position, as the loss was computed until 2026-12-04, no activation checkpointing
 ``selective`` (the chunked selective log-softmax) and ``after`` (that and activation
 checkpointing, the default); it prints seconds and peak memory (GPU memory on CUDA, else the
 process's peak RSS) and the ratio to ``before``.
+
+    python benchmarks/bench_grpo.py --rollout-speed [--group 4] [--turns 2] [--tokens 64]
+        [--repeat 2] [--model ...]
+
+measures the rollouts of one step (one group of ``--group`` episodes, the update left out)
+twice, each way in a process of its own: one at a time (``rollout_batch = 1``, as GRPO ran
+them until 2026-12-07) and side by side in lock-step (``rollout_batch = --group``, the
+replies due together one batch); it prints root tokens per second of rollout time, the
+seconds spent generating (and their share), the batch sizes, and the ratio. Both ways sample
+the same tokens (the seeds are the same), so the token counts match.
 """
 
 from __future__ import annotations
@@ -141,12 +151,86 @@ def update_only(model: str, tokens: int) -> None:
               f"({row['peak_mb'] / base['peak_mb']:.2f}x)  loss {row['loss']:.3g}")
 
 
+def rollout_figures(args: argparse.Namespace, width: int) -> dict:
+    """One step's rollouts (one group, no update) with ``rollout_batch = width``: root
+    tokens, rollout seconds, seconds inside ``generate`` and the batch sizes."""
+    from collections import Counter
+
+    from dealroom.models import _hfbatch
+    from dealroom.train import _grpo
+
+    sizes: Counter[int] = Counter()
+    generating = [0.0]
+    plain_batch, plain_update = _hfbatch.sample_batch, _grpo.update
+
+    def timed(loaded, rows, pieces):  # noqa: ANN001, ANN202
+        clock = time.perf_counter()
+        try:
+            return plain_batch(loaded, rows, pieces)
+        finally:
+            generating[0] += time.perf_counter() - clock
+            sizes[len(rows)] += 1
+
+    def no_update(model, optimizer, groups, settings, step):  # noqa: ANN001, ANN202
+        return plain_update(model, optimizer, [], settings, step)  # rollouts only
+
+    _hfbatch.sample_batch, _grpo.update = timed, no_update
+    out = args.out or Path(tempfile.mkdtemp(prefix="bench-grpo-speed-")) / "CKPT"
+    spec = spec_from_dict({
+        "model": args.model, "sub": "oracle", "judge": "reference",
+        "generate": [{"docs": args.docs, "seed": 1, "secret": "bench"}],
+        "grpo": {"group_size": args.group, "batch_size": args.group, "steps": 1,
+                 "max_turns": args.turns, "max_new_tokens": args.tokens, "extra_groups": 0,
+                 "temperature": args.temperature, "rollout_batch": width}})
+    row = train_grpo(spec, out).log[0]
+    return {"rollout_batch": width, "root_tokens": row["root_tokens"],
+            "rollout_s": row["rollout_s"], "generate_s": round(generating[0], 2),
+            "batches": dict(sorted(sizes.items())), "rollouts": row["rollouts"]}
+
+
+def rollout_speed(args: argparse.Namespace) -> None:
+    """:func:`rollout_figures` one at a time and batched, each in a process of its own,
+    ``--repeat`` times in the order 1, G, G, 1, 1, G... (so a load that drifts weighs on both
+    ways alike); the ratio is of the ways' total tokens per total second."""
+    import subprocess
+    import sys
+
+    rows = []
+    order = [w for r in range(args.repeat)
+             for w in ((1, args.group) if r % 2 == 0 else (args.group, 1))]
+    for width in order:
+        done = subprocess.run([sys.executable, __file__, "--rollout-speed", "--width",
+                               str(width), "--model", args.model, "--group", str(args.group),
+                               "--turns", str(args.turns), "--tokens", str(args.tokens),
+                               "--docs", str(args.docs), "--temperature",
+                               str(args.temperature)], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"rollout_batch={width}: failed:\n{done.stderr[-2000:]}")
+        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    print(f"one step's rollouts, G={args.group}, {args.turns} turns x {args.tokens} tokens, "
+          f"{args.model}:")
+    for row in rows:
+        print(f"  rollout_batch={row['rollout_batch']:<3} {row['root_tokens']:>6,} root tokens "
+              f"in {row['rollout_s']:>7.1f} s = {row['root_tokens'] / row['rollout_s']:6.2f} "
+              f"tok/s; generating {row['generate_s']:.1f} s "
+              f"({row['generate_s'] / row['rollout_s']:.0%}); batches by size {row['batches']}")
+    speed = {w: sum(r["root_tokens"] for r in rows if r["rollout_batch"] == w)
+             / sum(r["rollout_s"] for r in rows if r["rollout_batch"] == w) for w in set(order)}
+    print(f"  batched / one at a time: {speed[args.group]:.2f} / {speed[1]:.2f} tok/s = "
+          f"{speed[args.group] / speed[1]:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--update-only", action="store_true",
                         help="one update on synthetic episodes, before and after (see above)")
     parser.add_argument("--episode-tokens", type=int, default=4096)
     parser.add_argument("--way", choices=list(WAYS), default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--rollout-speed", action="store_true",
+                        help="one step's rollouts one at a time and batched (see above)")
+    parser.add_argument("--width", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--repeat", type=int, default=2,
+                        help="--rollout-speed: runs of each way, in the order 1, G, G, 1...")
     parser.add_argument("--model", default="hf:local,threads=2")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--group", type=int, default=4)
@@ -169,6 +253,15 @@ def main() -> None:
             print(json.dumps(update_figures(args.model, args.episode_tokens, args.way)))
         else:
             update_only(args.model, args.episode_tokens)
+        return
+    if args.rollout_speed:
+        import torch
+
+        torch.set_num_threads(2)
+        if args.width:
+            print(json.dumps(rollout_figures(args, args.width)))
+        else:
+            rollout_speed(args)
         return
     if args.rooms < 1:
         parser.error("--rooms must be at least 1")

@@ -14,7 +14,7 @@ from dealroom.models import (
     resolve_model_spec,
 )
 from dealroom.models._chat import decode
-from dealroom.models._hf import HFModelClient, Sampling, code_closed
+from dealroom.models._hfbatch import Sampling, code_closed, cut, stopped
 from dealroom.models._spec import hf_options
 
 CHAT = [{"role": "system", "content": "You review data rooms."},
@@ -145,15 +145,14 @@ def test_generation_stops_at_the_end_of_the_code_block_and_before_stop_strings(t
     assert not code_closed("```json\n{}\n```") and code_closed("```\nprint(2)\n```")
     ids = tiny_tokenizer("```python\nprint(1)\n```", add_special_tokens=False)["input_ids"]
     plain = Sampling(max_tokens=99, temperature=1.0)
-    assert HFModelClient._stopped(tiny_tokenizer, ids, plain)
-    assert not HFModelClient._stopped(tiny_tokenizer, ids[:-1], plain)
+    assert stopped(tiny_tokenizer, ids, plain)
+    assert not stopped(tiny_tokenizer, ids[:-1], plain)
     text_ids = tiny_tokenizer("hits = room END more", add_special_tokens=False)["input_ids"]
     stop = Sampling(max_tokens=99, temperature=1.0, stop=("END",))
     first = next(k for k in range(1, len(text_ids) + 1)  # checked after each sampled token
-                 if HFModelClient._stopped(tiny_tokenizer, text_ids[:k], stop))
+                 if stopped(tiny_tokenizer, text_ids[:k], stop))
     assert decode(tiny_tokenizer, text_ids[:first]).endswith("END")
-    kept, logprobs, eos, finish = HFModelClient._cut(tiny_tokenizer, text_ids[:first],
-                                                     [0.0] * first, stop)
+    kept, logprobs, eos, finish = cut(tiny_tokenizer, text_ids[:first], [0.0] * first, stop)
     assert decode(tiny_tokenizer, kept) == "hits = room " and len(logprobs) == len(kept)
     assert (eos, finish) == (False, "stop")
 

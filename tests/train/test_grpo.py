@@ -263,7 +263,9 @@ def test_crashes_are_replaced_and_judge_errors_give_no_reward(tiny_model_dir, ro
 def test_a_killed_training_resumes_from_its_checkpoint(tiny_model_dir, room, tmp_path, engine):
     from safetensors.torch import load_file
 
-    spec = make_spec(tiny_model_dir, room, steps=2, extra_groups=0, engine=engine)
+    # one rollout at a time: the kill falls between step 2's two rollouts, in their order
+    spec = make_spec(tiny_model_dir, room, steps=2, extra_groups=0, engine=engine,
+                     rollout_batch=1)
     straight = train_grpo(spec, tmp_path / "straight", judge=ScriptedJudge("pf"))
     out = tmp_path / "killed"
     judged = []
@@ -277,8 +279,8 @@ def test_a_killed_training_resumes_from_its_checkpoint(tiny_model_dir, room, tmp
         train_grpo(spec, out, judge=ScriptedJudge("pf"), on_rollout=kill)
     assert (out / "checkpoint-1" / "state.json").is_file() and not (out / "checkpoint-2").exists()
     with pytest.raises(ConfigError, match="spec differs"):
-        train_grpo(make_spec(tiny_model_dir, room, steps=3, extra_groups=0, engine=engine), out,
-                   resume=True)
+        train_grpo(make_spec(tiny_model_dir, room, steps=3, extra_groups=0, engine=engine,
+                             rollout_batch=1), out, resume=True)
     again = []
     judge = ScriptedJudge("f")  # step 2's first rollout (a pass) is reused, not rerun
     resumed = train_grpo(spec, out, resume=True, judge=judge, on_rollout=again.append)

@@ -250,18 +250,18 @@ def test_a_failing_update_stops_the_rollouts_sampled_ahead(tiny_model_dir, room,
     from dealroom.testing import LoraServer
     from dealroom.train import _grpo, _grpo_step
 
-    ahead_started, run = threading.Event(), _grpo_step._run
+    ahead_started, client = threading.Event(), _grpo_step._client
 
-    def noted_run(ctx, rollout, label):
+    def noted_client(ctx, rollout):
         if threading.current_thread().name.startswith("grpo-ahead"):
             ahead_started.set()
-        return run(ctx, rollout, label)
+        return client(ctx, rollout)
 
     def failing_update(*args, **kwargs):
         assert ahead_started.wait(120), "the look-ahead started"
         raise RuntimeError("the update failed")
 
-    monkeypatch.setattr(_grpo_step, "_run", noted_run)
+    monkeypatch.setattr(_grpo_step, "_client", noted_client)
     monkeypatch.setattr(_grpo, "update", failing_update)
     server = LoraServer(tiny_model_dir)
     answer = server._chat

@@ -14,7 +14,8 @@ What ``PATH`` in ``hf:PATH`` may be, tried in this order:
 
 ``,adapter=DIR`` merges a LoRA adapter into whatever was loaded. Weights are loaded once per
 (path, adapter, device, dtype) and shared by every client of the process; the last client to
-close releases them. One generation runs at a time per loaded model (its own worker thread).
+close releases them. Each loaded model generates in a worker thread of its own, the calls due
+at the same moment as one batch (``dealroom.models._hfbatch``).
 """
 
 from __future__ import annotations
@@ -24,13 +25,13 @@ import importlib.util
 import json
 import threading
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from unittest import mock
 
 from dealroom.errors import ConfigError, MissingDependency
+from dealroom.models._hfbatch import Batcher
 from dealroom.models._spec import ModelSpec, resolve_model_spec
 
 if TYPE_CHECKING:
@@ -62,14 +63,14 @@ def local_gguf() -> Path:
 
 @dataclass
 class LoadedModel:
-    """A model and its tokenizer in memory, with the one worker that runs its generations."""
+    """A model and its tokenizer in memory, with the batcher whose worker runs its
+    generations."""
 
     model: Any
     tokenizer: PreTrainedTokenizerBase
     device: str
     key: tuple[str, ...] = ()
-    executor: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="dealroom-hf"))
+    batcher: Batcher = field(default_factory=Batcher)
     refs: int = 0
 
     @property
@@ -110,7 +111,7 @@ def release(loaded: LoadedModel) -> None:
         loaded.refs -= 1
         if loaded.refs <= 0 and _loaded.get(loaded.key) is loaded:
             del _loaded[loaded.key]
-            loaded.executor.shutdown(wait=False)
+            loaded.batcher.close()
 
 
 def load_hf_model(spec: str | ModelSpec) -> LoadedModel:

@@ -216,7 +216,7 @@ def _step(ctx: StepContext, model: Any, optimizer: torch.optim.Optimizer, step: 
 
 class _Ahead:
     """The next step's first groups, sampled in a daemon thread (its rollouts run in worker
-    processes or Ray tasks, or here one at a time) while the update runs; a failure is
+    processes or Ray tasks, or here side by side) while the update runs; a failure is
     raised by :meth:`result`, and :meth:`stop` ends the sampling."""
 
     def __init__(self, ctx: StepContext, step: int) -> None:

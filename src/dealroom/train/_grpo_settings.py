@@ -124,7 +124,11 @@ class GRPOSettings(LoRASettings):
     rollout_workers: Positive = 1
     """Rollouts run at a time. Above 1 needs serve: each rollout then runs in a worker
     process of its own (or a Ray task), sampled by the policy server; an in-process policy
-    samples one rollout at a time."""
+    runs rollout_batch at a time instead."""
+    rollout_batch: Positive = 8
+    """Rollouts an in-process policy runs at a time (tasks of one event loop): the replies
+    they have due at the same moment generate as one batch (docs/training.md, "GRPO: batched
+    rollouts"); 1: one rollout at a time."""
     rollout_backend: Literal["process", "ray"] = "process"
     """Where rollouts run when rollout_workers is above 1: process (worker processes on this
     machine) or ray (Ray tasks on a cluster's nodes; CKPT must be on storage they share)."""
@@ -172,7 +176,8 @@ class GRPOSettings(LoRASettings):
         if self.remote_rollouts and not self.serve:
             raise ConfigError("rollout_workers above 1 (or rollout_backend = \"ray\") needs "
                               "serve: rollouts run side by side only when a policy server "
-                              "samples them; an in-process policy samples one at a time")
+                              "samples them; an in-process policy runs rollout_batch at a "
+                              "time")
         if self.async_rollouts and not (self.serve and self.max_staleness >= 1):
             raise ConfigError("async_rollouts needs serve (the policy server samples while "
                               "the update runs) and max_staleness of at least 1 (its "

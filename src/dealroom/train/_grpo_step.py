@@ -11,7 +11,10 @@ replaced by the next slot, up to ``extra_groups`` beyond B / G (oversampling).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import os
+import socket
 import statistics
 import threading
 from collections.abc import Callable
@@ -32,7 +35,8 @@ from dealroom.train._rollout import (
     episode_tokens,
     policy_client,
     remote_rollout,
-    run_closing,
+    run_rollout,
+    unless_stopped,
 )
 from dealroom.train._serve import publish, served_client
 
@@ -42,7 +46,7 @@ if TYPE_CHECKING:
 
     from dealroom.eval import BudgetMixPlan
     from dealroom.judge import Judge
-    from dealroom.models import LoadedModel
+    from dealroom.models import LoadedModel, ModelClient
 
 ROLLOUTS = "rollouts.jsonl"
 """``CKPT/rollouts.jsonl``: every rollout as it finished (what --resume reuses)."""
@@ -109,16 +113,16 @@ def slot_entry(ctx: StepContext, step: int, slot: int) -> tuple[str, int, dict[s
 
 
 def collect(ctx: StepContext, step: int, ahead: list[Group] | None = None) -> list[Group]:
-    """Every group drawn for ``step``, kept ones and replaced ones. In this process groups are
-    drawn one at a time; with remote rollouts, as many at once as are still wanted.
-    ``ahead``: the step's first groups, sampled during the last update (``async_rollouts``)."""
+    """Every group drawn for ``step``, kept ones and replaced ones: as many groups at once as
+    are still wanted. ``ahead``: the step's first groups, sampled during the last update
+    (``async_rollouts``)."""
     settings = ctx.spec.grpo
     if settings.serve:
         ctx.served = publish(ctx.loaded.model, ctx.out, settings.serve, step)
     groups = list(ahead or [])
     slot, slots = len(groups), settings.groups + settings.extra_groups
     while (kept := sum(g.fate == "kept" for g in groups)) < settings.groups and slot < slots:
-        width = min(settings.groups - kept, slots - slot) if settings.remote_rollouts else 1
+        width = min(settings.groups - kept, slots - slot)
         groups += _groups(ctx, step, range(slot, slot + width))
         slot += width
     return groups
@@ -187,7 +191,7 @@ Item = tuple[int, int, int, str, int, dict[str, Any] | None]
 
 def _run_all(ctx: StepContext, step: int, items: list[Item], version: int) -> list[Rollout]:
     """The rollouts of ``items``, in order: those finished before a kill as they were, the
-    rest run here one at a time, or side by side in worker processes or Ray tasks."""
+    rest run side by side here (:func:`_run_here`), or in worker processes or Ray tasks."""
     rollouts, todo = [], []
     for slot, index, attempt, room, max_turns, label in items:
         rollout = ctx.done.get((step, slot, index, attempt))
@@ -198,14 +202,8 @@ def _run_all(ctx: StepContext, step: int, items: list[Item], version: int) -> li
                               policy_step=version)
             todo.append((rollout, label))
         rollouts.append(rollout)
-    if ctx.spec.grpo.remote_rollouts:
-        finished = _run_remote(ctx, todo)
-    else:
-        finished = {}
-        for rollout, label in todo:
-            if ctx.stop is not None and ctx.stop.is_set():
-                raise Stopped(f"stopped before {rollout.run}")
-            finished[rollout.run] = _run(ctx, rollout, label)
+    finished = _run_remote(ctx, todo) if ctx.spec.grpo.remote_rollouts \
+        else _run_here(ctx, todo)
     return [finished.get(r.run, r) for r in rollouts]
 
 
@@ -230,17 +228,51 @@ def _served(ctx: StepContext, rollout: Rollout) -> dict[str, Any]:
             "context_window": ctx.loaded.context_window}
 
 
-def _run(ctx: StepContext, rollout: Rollout, label: dict[str, Any] | None) -> Rollout:
-    """Run one rollout in this process, with the in-memory or the served policy."""
-    settings = ctx.spec.grpo
+def _run_here(ctx: StepContext, todo: list[tuple[Rollout, dict[str, Any] | None]]
+              ) -> dict[str, Rollout]:
+    """Run the rollouts of ``todo`` in this process, ``rollout_batch`` at a time as tasks of
+    one event loop, each recorded as it finishes. With the in-memory policy their clients
+    step in lock-step, so the replies they are due at the same moment generate as one batch
+    (see dealroom.models._hfbatch); a set ``ctx.stop`` cancels the running ones."""
+    finished: dict[str, Rollout] = {}
+    width = ctx.spec.grpo.rollout_batch
+
+    async def one(rollout: Rollout, label: dict[str, Any] | None,
+                  gate: asyncio.Semaphore, client: ModelClient | None) -> None:
+        try:  # a client made ahead is closed even when its rollout never starts
+            async with gate:
+                client = client or _client(ctx, rollout)
+                if ctx.stop is not None and ctx.stop.is_set():
+                    return
+                rollout.worker = f"{socket.gethostname()}:{os.getpid()}"
+                await run_rollout(rollout, client, **_options(ctx, label))
+        finally:
+            if client is not None:
+                await client.aclose()
+        finished[rollout.run] = _finished(ctx, rollout)
+
+    async def run_all() -> None:
+        gate = asyncio.Semaphore(width)
+        # the first ones' clients are all in the lock-step before any episode calls, so
+        # their first replies are one batch
+        clients = [_client(ctx, r) if k < width else None for k, (r, _) in enumerate(todo)]
+        await asyncio.gather(*(one(rollout, label, gate, client)
+                               for (rollout, label), client in zip(todo, clients, strict=True)))
+
+    if todo:
+        asyncio.run(unless_stopped(run_all(), ctx.stop, "the step's rollouts"))
+    if len(finished) < len(todo):
+        raise Stopped("stopped before the step's rollouts were run")
+    return finished
+
+
+def _client(ctx: StepContext, rollout: Rollout) -> ModelClient:
+    """The rollout's root: the served policy, or the one in memory (in lock-step)."""
     if ctx.served:  # the model in memory is not touched (an update may be running)
-        client = served_client(**_served(ctx, rollout))
-    else:
-        client = policy_client(ctx.loaded, ctx.spec.model, _seed(ctx, rollout),
-                               settings.max_new_tokens, rollout.step)
-        ctx.loaded.model.eval()
-    return _finished(ctx, run_closing(rollout, client, stop=ctx.stop,
-                                      **_options(ctx, label)))
+        return served_client(**_served(ctx, rollout))
+    ctx.loaded.model.eval()
+    return policy_client(ctx.loaded, ctx.spec.model, _seed(ctx, rollout),
+                         ctx.spec.grpo.max_new_tokens, rollout.step)
 
 
 def _run_remote(ctx: StepContext, todo: list[tuple[Rollout, dict[str, Any] | None]]

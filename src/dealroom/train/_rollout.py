@@ -89,22 +89,25 @@ class Episode:
 
 def policy_client(loaded: LoadedModel, model: str, seed: int, max_new_tokens: int,
                   step: int) -> HFModelClient:
-    """A ModelClient over the policy in memory, sampling with ``seed``."""
+    """A ModelClient over the policy in memory, sampling with ``seed``, in lock-step with the
+    other rollouts' clients (their replies due together generate as one batch)."""
     from dealroom.models import HFModelClient, resolve_model_spec
 
     head, *options = model.split(",")
     kept = [o for o in options if o.split("=", 1)[0] not in ("seed", "max_tokens")]
     spec = resolve_model_spec(",".join([head, *kept, f"seed={seed}",
                                         f"max_tokens={max_new_tokens}"]), role="root")
-    return HFModelClient(loaded, name=f"{spec.name},grpo_step={step}", spec=spec)
+    return HFModelClient(loaded, name=f"{spec.name},grpo_step={step}", spec=spec,
+                         lockstep=True)
 
 
 async def run_rollout(rollout: Rollout, client: ModelClient, *, sub: str, judge: str | Judge,
                       harness: str,
                       temperature: float, settings: dict[str, Any],
                       budgetmix: BudgetMixLabel | None, reward: Any = "pass") -> Rollout:
-    """Run, judge and measure one rollout in place; failures become its status. ``reward``:
-    the reward spec (:attr:`GRPOSettings.reward`, as its ``to_dict`` gives it)."""
+    """Run, judge and measure one rollout in place (``client`` is closed once the episode
+    ends); failures become its status. ``reward``: the reward spec
+    (:attr:`GRPOSettings.reward`, as its ``to_dict`` gives it)."""
     from dealroom.harness import run_agent_async, sub_specs
     from dealroom.judge import ajudge_run
     from dealroom.train._reward import RewardError, reward_of
@@ -121,6 +124,8 @@ async def run_rollout(rollout: Rollout, client: ModelClient, *, sub: str, judge:
     except Exception as exc:  # noqa: BLE001 - a crashed rollout is recorded and replaced
         rollout.status, rollout.error = CRASHED, _error(exc)
         return rollout
+    finally:  # the episode is over: its lock-step peers stop waiting for its calls
+        await client.aclose()
     try:
         scores = await ajudge_run(run_dir, judge)
     except Exception as exc:  # noqa: BLE001 - a judge failure gives no reward, counted
@@ -150,7 +155,7 @@ def run_closing(rollout: Rollout, client: ModelClient, *, stop: threading.Event 
 
     async def run() -> Rollout:
         try:
-            return await _unless_stopped(run_rollout(rollout, client, **options), stop,
+            return await unless_stopped(run_rollout(rollout, client, **options), stop,
                                          rollout.run)
         finally:
             await client.aclose()
@@ -158,7 +163,7 @@ def run_closing(rollout: Rollout, client: ModelClient, *, stop: threading.Event 
     return asyncio.run(run())
 
 
-async def _unless_stopped(work: Awaitable[T], stop: threading.Event | None, what: str) -> T:
+async def unless_stopped(work: Awaitable[T], stop: threading.Event | None, what: str) -> T:
     """Await ``work``, cancelling it and raising Stopped once ``stop`` is set."""
     from dealroom.eval import POLL_S, Stopped
 

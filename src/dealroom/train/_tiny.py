@@ -110,7 +110,7 @@ class LoraServer(LoopbackServer):
         """Stop serving and release the loaded adapters' worker threads."""
         await super().astop()
         for loaded in self.adapters.values():
-            loaded.executor.shutdown(wait=False)
+            loaded.batcher.close()
 
     async def _models(self, request: web.Request) -> web.Response:
         from aiohttp import web
@@ -139,7 +139,7 @@ class LoraServer(LoopbackServer):
         loaded = self.adapters.pop(name, None)
         if loaded is None:
             return web.Response(status=404, text=f"The lora adapter '{name}' cannot be found.")
-        loaded.executor.shutdown(wait=False)
+        loaded.batcher.close()
         self.unloads.append(name)
         return web.Response(text=f"Success: LoRA adapter '{name}' removed successfully.")
 

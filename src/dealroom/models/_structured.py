@@ -17,6 +17,7 @@ with ``jsonschema``, whatever way they were asked for.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -127,11 +128,15 @@ def schema_error(validator: Any, value: Any) -> str | None:
     return f"{error.message} (at {where})"
 
 
-def read_structured(text: str, validator: Any) -> tuple[Any, str | None]:
+def read_structured(text: str, validator: Any, *,
+                    cut: bool = False) -> tuple[Any, str | None]:
     """``(value, None)``: the first JSON value in ``text`` that matches (the whole text, a
-    fenced block, then each ``{`` or ``[`` in the prose); else ``(None, why)``."""
+    fenced block, then each ``{`` or ``[`` in the prose); else ``(None, why)``. Strings may
+    hold raw line breaks (as grammar-constrained servers write them). A ``cut`` reply (it
+    ended at the reply cap) may also be read as its complete elements, the rest dropped."""
     first_error: str | None = None
-    for value in _candidates(text):
+    tail = [_closed(text)] if cut else []
+    for value in itertools.chain(_candidates(text), _parsed(tail)):
         error = schema_error(validator, value)
         if error is None:
             return value, None
@@ -142,16 +147,12 @@ def read_structured(text: str, validator: Any) -> tuple[Any, str | None]:
 def _candidates(text: str) -> Iterator[Any]:
     text = text.strip()
     try:
-        yield json.loads(text)
+        yield json.loads(text, strict=False)
         return  # the whole answer is JSON: nothing else in it
     except ValueError:
         pass
-    for block in _FENCE.findall(text):
-        try:
-            yield json.loads(block)
-        except ValueError:
-            continue
-    decoder = json.JSONDecoder()
+    yield from _parsed(_FENCE.findall(text))
+    decoder = json.JSONDecoder(strict=False)
     for n, match in enumerate(_OPEN.finditer(text)):
         if n >= MAX_CANDIDATES:
             return
@@ -159,3 +160,46 @@ def _candidates(text: str) -> Iterator[Any]:
             yield decoder.raw_decode(text, match.start())[0]
         except ValueError:
             continue
+
+
+def _parsed(texts: list[str]) -> Iterator[Any]:
+    for text in texts:
+        try:
+            yield json.loads(text, strict=False)
+        except ValueError:
+            continue
+
+
+_CLOSER = {"{": "}", "[": "]"}
+
+
+def _closed(text: str) -> str:
+    """A reply cut inside a JSON value, kept up to its last complete element and closed:
+    ``{"a": [1, {"b": 2}, {"c`` → ``{"a": [1, {"b": 2}]}`` ("" when nothing is complete).
+
+    >>> _closed('{"findings": [{"x": 1}, {"x": "two')
+    '{"findings": [{"x": 1}]}'
+    """
+    start = _OPEN.search(text)
+    if start is None:
+        return ""
+    stack: list[str] = []
+    best = ""
+    in_string = escaped = False
+    for i in range(start.start(), len(text)):
+        ch = text[i]
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in _CLOSER:
+            stack.append(ch)
+        elif ch in "}]" and stack:
+            stack.pop()
+            if not stack:
+                return text[start.start():i + 1]
+            best = text[start.start():i + 1] + "".join(_CLOSER[c] for c in reversed(stack))
+        elif ch == "," and stack:
+            best = text[start.start():i] + "".join(_CLOSER[c] for c in reversed(stack))
+    return best

@@ -262,3 +262,23 @@ def test_the_re_ask_is_held_to_its_model_s_cost_cap(tmp_path):
     assert ask.error is not None and "'amount' is a required property" in ask.error
     assert "model 'strong' is at its cost cap" in ask.error
     assert ask.answer({"ok": True, "text": result.text})["ok"] is False
+
+
+def test_a_reply_cut_at_its_cap_keeps_its_complete_findings_and_raw_line_breaks(tmp_path):
+    """As llama.cpp's grammar writes them: raw line breaks inside strings, and a reply cut at
+    the reply cap mid-finding, whose complete findings are kept (as whole lines of prose are)."""
+    from dealroom.models import FINDINGS_SCHEMA
+    from dealroom.testing import chat_completion_body
+
+    cut = ('{ "findings": [{"issue": "Consent on a change\nof control", "severity": "high", '
+           '"amount": null, "document": "D00001", "page": 2}, {"issue": "Termination fee of')
+    usage = {"prompt_tokens": 40, "completion_tokens": 64, "total_tokens": 104}
+    cell = ("```python\nr = llm('List the issues.', text='Acme may terminate.', schema="
+            + repr(FINDINGS_SCHEMA) + ")\n"
+            "print('GOT', [f['issue'] for f in r['findings']])\n```")
+    shown, [call], requests = run(
+        tmp_path, lambda request: chat_completion_body(cut, usage=usage, finish_reason="length"),
+        [cell], schema_via="response_format")
+    assert "GOT ['Consent on a change\\nof control']" in shown, shown
+    assert len(requests) == 1 and call["error"] is None
+    assert call["parsed"]["findings"][0]["page"] == 2

@@ -84,7 +84,7 @@ class SchemaAsk:
         validator = check_schema(self.schema)
         first = await chat(messages, max_tokens=max_tokens, **options)
         self.value, self.error = read_structured(answer_text(first.text, first.reasoning),
-                                                 validator)
+                                                 validator, cut=first.finish_reason == "length")
         if self.error is None:
             return first
         self.rejected.append({"output": first.text, "error": self.error})
@@ -110,7 +110,7 @@ class SchemaAsk:
         tracker.settle(reservation, Usage())  # charged with the first's, by the caller
         model.settle(cost, Usage())
         self.value, error = read_structured(answer_text(second.text, second.reasoning),
-                                            validator)
+                                            validator, cut=second.finish_reason == "length")
         if error is not None:
             self.rejected.append({"output": second.text, "error": error})
             self.error = f"{FAILED} after asking again: {error}"

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import TypeVar
 
-from dealroom._util.files import json_safe
+from dealroom._util.files import json_safe, write_bytes_atomic
 
 T = TypeVar("T")
 
@@ -23,10 +23,12 @@ def script_json(data: object) -> str:
 
 
 def write_script(path: Path, key: str, data: object) -> int:
-    """Write ``path`` as ``DR.put(key, data);``; the bytes written."""
+    """Write ``path`` as ``DR.put(key, data);`` (via a temp file and rename: a page served
+    while it is rewritten, as ``view --serve`` does, never reads half of it); the bytes
+    written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     body = f"DR.put({json.dumps(key)},{script_json(data)});\n".encode()
-    path.write_bytes(body)
+    write_bytes_atomic(path, body)
     return len(body)
 
 

@@ -3,7 +3,7 @@ and prints every figure (and writes them to ``--out``, JSON).
 
     python benchmarks/gpu_check.py [--device cuda|cpu] [--size full|small|tiny]
         [--model local | FOLDER | arch:FOLDER | tiny] [--out FILE] [--work DIR]
-        [--parts generation sft grpo grpo_trl update]
+        [--parts generation sft grpo grpo_trl update learn]
 
 Parts, each timed, a failure printed and the next part still run (exit status 1 then):
 
@@ -18,7 +18,13 @@ Parts, each timed, a failure printed and the next part still run (exit status 1 
 5. grpo_trl — one update with ``engine = "trl"``, the same checks;
 6. update — one GRPO update alone on two episodes of the SFT row length, as the loss is
    computed now (selective log-softmax, activation checkpointing) and as it was before (the
-   whole vocabulary's log-softmax, no checkpointing): seconds and peak memory of each.
+   whole vocabulary's log-softmax, no checkpointing): seconds and peak memory of each;
+7. learn — ``bench_grpo_learns.py`` on this device at the size's scale (:data:`LEARN`): SFT
+   on the scripted programs, GRPO with the reference judge, the start and the trained policy
+   on held-out rooms (pass rate and coverage with intervals, the reward per step; the
+   benchmark's own files under ``WORK/learn``); fails when no GRPO step ran or an
+   evaluation episode went unjudged. At ``full``: 4 + 4 rooms, 30 SFT steps, groups of 4,
+   2 a step, 6 turns of 1,536 tokens, 3 minutes of GRPO steps.
 
 Sizes: ``full`` (CUDA's default; about 3-5 minutes on one H200): 128 generated tokens, 20 SFT
 steps at 4,096-token rows, GRPO groups of 4 with 2 turns of 64 tokens; ``small`` (the CPU's
@@ -88,7 +94,15 @@ SIZES: dict[str, dict[str, int]] = {
 NEEDED = ("torch", "transformers", "peft", "accelerate", "trl", "datasets", "safetensors",
           "orjson", "re2", "rich", "numpy", "aiohttp", "packaging", "openpyxl", "docx", "pypdf")
 """What the parts import (dealroom's own runtime needs included)."""
-PARTS = ("generation", "sft", "grpo", "grpo_trl", "update")
+PARTS = ("generation", "sft", "grpo", "grpo_trl", "update", "learn")
+LEARN: dict[str, list[str]] = {
+    "full": ["--train-rooms", "4", "--heldout", "4", "--sft-steps", "30", "--group", "4",
+             "--groups", "2", "--turns", "6", "--tokens", "1536", "--minutes", "3",
+             "--eval-samples", "1"],
+    "small": ["--quick", "--max-steps", "1", "--max-length", "4096"],
+    "tiny": ["--quick", "--max-steps", "1", "--max-length", "8192"],
+}
+"""``bench_grpo_learns.py``'s flags at each size (``--quick``'s are its small defaults)."""
 PROMPT = [{"role": "user", "content": "List every risk an acquirer checks in a bank's "
                                       "contracts, one per line, with a sentence on each."}]
 
@@ -320,6 +334,30 @@ def update_ways(path: str, device: str, size: dict[str, int]) -> dict[str, Any]:
                for key in ("seconds", "peak_mb", "loss")}}
 
 
+def learn(path: str, device: str, size_name: str, work: Path) -> dict[str, Any]:
+    """``bench_grpo_learns.py`` at this size on this device: the SFT start, GRPO, the start
+    and the trained policy on held-out rooms; fails when no GRPO step ran or an evaluation
+    episode went unjudged. Its figures, not a verdict on learning (the tiny and small sizes
+    are too short for one)."""
+    from bench_grpo_learns import parse, run
+
+    threads = ",threads=2" if device == "cpu" else ""
+    args = parse([*LEARN[size_name], "--model", f"hf:{path},device={device}{threads}",
+                  "--out", str(work / "learn")])
+    results = run(args)
+    grpo, evaluation = results["grpo"], results["evaluation"]
+    unjudged = {n: evaluation[n] for n in ("start", "trained")
+                if evaluation[n].get("judged", 0) < evaluation[n].get("episodes", 1)}
+    if grpo["steps"] < 1 or unjudged:
+        raise RuntimeError(f"GRPO steps {grpo['steps']}; evaluation not judged: {unjudged}")
+    return {"steps": grpo["steps"], "updates": grpo["updates"], "step_s": grpo["step_s"],
+            "reward_per_step": [r["reward_mean"] for r in grpo["curve"]],
+            **{f"{n}_{k}": evaluation[n].get(k) for n in ("start", "trained")
+               for k in ("pass_rate", "coverage")},
+            "trained_minus_start_pass_rate": evaluation["trained - start"]["pass_rate"],
+            "results": str(work / "learn" / "results.json"), **peak_memory_mb(device)}
+
+
 def rollout_outcomes(out: Path) -> str:
     """How the rollouts in ``out`` ended (status counts) and their first distinct errors."""
     from collections import Counter
@@ -407,7 +445,8 @@ def main() -> int:
         "sft": lambda: sft(path, device, size, work),
         "grpo": lambda: grpo(path, device, size, work, "dealroom", 2),
         "grpo_trl": lambda: grpo(path, device, size, work, "trl", 1),
-        "update": lambda: update_ways(path, device, size)}
+        "update": lambda: update_ways(path, device, size),
+        "learn": lambda: learn(path, device, size_name, work)}
     for name in args.parts or PARTS:
         ok &= run_part(name, figures, parts[name])
     figures.update(ok=ok, total_s=round(time.perf_counter() - started, 1))

@@ -251,6 +251,10 @@ def test_the_gpu_check_runs_on_the_cpu_at_its_smallest_size(tmp_path):
         assert figures[part]["updates"] >= 1 and figures[part]["lora_moved"]
         assert all(math.isfinite(x) for x in figures[part]["losses"])
     assert "generation" in done.stdout and "sft" in done.stdout
+    learn = figures["learn"]  # bench_grpo_learns.py at its tiny size, on the device
+    assert learn["steps"] == 1 and len(learn["reward_per_step"]) == 1
+    assert len(learn["start_pass_rate"]) == len(learn["trained_pass_rate"]) == 3
+    assert Path(learn["results"]).is_file() and "learn" in done.stdout
 
 
 def test_a_training_started_before_activation_checkpointing_still_resumes(tmp_path):

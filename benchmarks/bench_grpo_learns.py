@@ -225,12 +225,9 @@ def train(out: Path, args: argparse.Namespace, start: str, rooms: list[str],
     def rows() -> list[dict[str, Any]]:
         return list(read_jsonl(log)) if log.is_file() else []
 
+    # a training there resumes (train_grpo's own resume), from step 0 when it was killed
+    # before its first checkpoint: the rollouts that step finished are kept
     resumed = last_checkpoint(ckpt) if (ckpt / "train.json").is_file() else None
-    if resumed == 0:  # killed before its first checkpoint: start again
-        import shutil
-
-        shutil.rmtree(ckpt)
-        resumed = None
     stopped = "spec"
     if not should_stop(rows()[:resumed], args):
         def progress(step: int, _: int) -> None:
@@ -374,6 +371,7 @@ def plot(results: dict[str, Any], path: Path) -> bool:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     rows = results["curve"]
@@ -384,6 +382,7 @@ def plot(results: dict[str, Any], path: Path) -> bool:
     left.plot(steps, [_nan(r["pass_rate"]) for r in rows], "s--", label="pass rate")
     left.set(xlabel="GRPO step", ylabel="training rollouts", ylim=(0, 1),
              title="reward per step")
+    left.xaxis.set_major_locator(MaxNLocator(integer=True))
     left.legend(loc="lower right")
     names = ["start", "trained", "scripted"]
     evaluation = results["evaluation"]

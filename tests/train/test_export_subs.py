@@ -25,7 +25,8 @@ def sub_run(small_room, tiny_model_dir, tmp_path_factory):
     tiny ``hf:`` model: two sub-calls and a child, all with token records."""
     out = tmp_path_factory.mktemp("subs") / "runs" / "r1"
     run = run_agent(small_room, out, root=ScriptedModel(REPLIES),
-                    sub=f"hf:{tiny_model_dir},max_tokens=8", depth=2, max_turns=3, sub_max_output=16)
+                    sub=f"hf:{tiny_model_dir},max_tokens=8", depth=2, max_turns=3,
+                    sub_max_output=16)
     assert run.status == "submitted"
     (out / "scores.json").write_text(json.dumps({"pass_rate": 0.5, "n_errors": 0,
                                                  "n_criteria": 10}))

@@ -18,7 +18,10 @@
 An ``hf:`` root's replies are its recorded sampled ids (``tokens.jsonl``) when they decode to
 the reply with the given tokenizer; other replies are re-tokenized through the chat template,
 with the check that the tokens give the text back. An episode longer than ``max_length`` is
-split turn by turn (:func:`~dealroom.train.conversation_rows`). The dataset is built in a
+split turn by turn (:func:`~dealroom.train.conversation_rows`). With ``train_subs`` the
+children's conversations follow (chats and rows) and each sub-call with an exact record is a
+row (``dealroom.train._subseq``); rows then say whose they are (``agent``, ``kind``,
+``call_id``). The dataset is built in a
 temporary folder beside ``DS`` and moved into place whole: an interrupted export leaves no
 half-written ``DS``.
 """

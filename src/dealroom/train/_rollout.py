@@ -6,6 +6,10 @@
     run folder ──agent_conversation + tokens.jsonl──▶ conversation_rows (the shared mask)
                ──▶ Episode(input_ids, mask, behaviour logprobs at the mask's tokens)
 
+With ``sub = "policy"`` a second client over the policy answers the sub-calls (and plays the
+children); with ``train_subs`` those calls become sequences of their own
+(:func:`policy_sequences`), trained with the rollout's advantage.
+
 Every rollout is an ordinary run folder, so evaluation, the viewer and the report read it as
 any run. A rollout whose judge erred on a criterion has no reward (``judge_error``, counted,
 never a silent 0); a rollout whose episode raised is ``crashed`` (its error recorded) and is

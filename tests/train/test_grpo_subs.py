@@ -230,3 +230,15 @@ def test_train_subs_is_refused_with_the_trl_engine_and_policy_is_a_sub_spec(tiny
     with pytest.raises(ConfigError, match="train_subs works with engine dealroom"):
         GRPOSettings(**{**FAST, "train_subs": True, "engine": "trl"})
     check_spec(make_spec(tiny_model_dir, room, sub="fast=policy strong=oracle"))
+
+
+def test_held_out_sweeps_run_the_checkpoint_where_the_spec_says_policy(tiny_model_dir, room):
+    from dealroom.train._grpo import _record
+    from dealroom.train._rollout import policy_as
+
+    assert policy_as("policy", "hf:CKPT") == "hf:CKPT"
+    assert policy_as("fast=policy strong=oracle", "hf:CKPT") == "fast=hf:CKPT strong=oracle"
+    assert policy_as("oracle", "hf:CKPT") == "oracle"
+    record = _record(make_spec(tiny_model_dir, room))  # train.json: the sub is the root's model
+    assert record["models"]["sub"]["model"] == _record(make_spec(
+        tiny_model_dir, room, sub=f"hf:{tiny_model_dir}"))["models"]["sub"]["model"]

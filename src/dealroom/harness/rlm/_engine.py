@@ -36,7 +36,6 @@ from dealroom.harness._common._calls import (
 )
 from dealroom.harness._common._clock import off_loop
 from dealroom.harness._subs import sub_models
-from dealroom.harness.rlm._boot import StartingSandbox
 from dealroom.harness.rlm._children import child_agent, child_answer, run_children
 from dealroom.harness.rlm._context import RootContext, refused_count, refused_for_length
 from dealroom.harness.rlm._fair import FairGate, gate_for
@@ -62,6 +61,7 @@ from dealroom.harness.rlm._slices import (
     plan_sub_input,
     prompt_tokens,
 )
+from dealroom.harness.rlm._starting import StartingSandbox
 from dealroom.harness.rlm._subs import SubModel, SubPool
 from dealroom.harness.rlm._subwindow import MAX_RECUTS, MIN_TOKENS, SubWindow
 from dealroom.harness.rlm._tools import ToolBox

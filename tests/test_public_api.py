@@ -15,7 +15,7 @@ PACKAGES = ["dealroom.runs", "dealroom.room", "dealroom.models", "dealroom.harne
             "dealroom.train"]
 
 
-LAZY = ["dealroom.room", "dealroom.harness", "dealroom.harness.rlm"]
+LAZY = ["dealroom.room", "dealroom.harness", "dealroom.harness.rlm", "dealroom.harness.sandbox"]
 """Packages whose public names load on first use (``dealroom._util.lazy``)."""
 
 
@@ -45,7 +45,7 @@ def test_the_sandboxed_worker_imports_only_what_its_repl_needs():
                          check=True).stdout
     for heavy in ("aiohttp", "dealroom.room._generate", "dealroom.room._ingest",
                   "dealroom.models", "dealroom.harness._api", "dealroom.harness.rlm._engine",
-                  "pydantic"):
+                  "pydantic", "asyncio", "dealroom.harness.sandbox._process"):
         assert f"'{heavy}'" not in out, f"{heavy} is imported by the worker"
 
 

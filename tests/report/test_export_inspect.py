@@ -225,3 +225,21 @@ def test_inspect_view_shows_an_exported_run_and_sweep_in_chromium(scripted_run, 
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_follow_up_questions_follow_the_runs_messages(inspect_log, small_room, tmp_path):
+    from dealroom.harness import ask_run, run_agent
+    from dealroom.testing import ScriptedModel
+
+    run = tmp_path / "run"
+    run_agent(small_room, run, root=ScriptedModel(["```python\nx = 41\nsubmit()\n```"]),
+              sub=ScriptedModel(["x"]))
+    ask_run(run, "What is x + 1?", root=ScriptedModel(["```python\nsubmit(str(x + 1))\n```"]),
+            sub=ScriptedModel(["x"]))
+    [path] = export_inspect([run], tmp_path / "logs")
+    [sample] = inspect_log.read_eval_log(str(path)).samples
+    assert [(m.role, m.text) for m in sample.messages[-2:]] == [
+        ("user", "Follow-up question 1: What is x + 1?"), ("assistant", "42")]
+    [ask] = sample.metadata["asks"]
+    assert (ask["number"], ask["question"], ask["answer"], ask["status"]) == (
+        1, "What is x + 1?", "42", "submitted")

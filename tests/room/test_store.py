@@ -85,6 +85,20 @@ def test_changed_document_rebuilds(tmp_path: Path) -> None:
         assert r.grep("brand new")[0].doc == "D00004"
 
 
+def test_built_opens_a_current_index_as_it_is_and_refuses_a_stale_one(tmp_path: Path) -> None:
+    """``built=True`` (a sandbox's worker, its host having built the index) never builds."""
+    path = make_room(tmp_path / "room")
+    with pytest.raises(RoomError, match="has not been built"):
+        Room.open(path, built=True)
+    Room.open(path).close()
+    with Room.open(path, built=True) as r, Room.open(path) as checked:
+        assert [h.doc for h in r.grep("change of control")] == \
+            [h.doc for h in checked.grep("change of control")] != []
+    (path / "documents/03 Material Contracts/overview.txt").write_text("brand new words here")
+    with pytest.raises(RoomError, match="overview.txt changed"):
+        Room.open(path, built=True)
+
+
 def test_given_pages_skip_extraction(tmp_path: Path) -> None:
     path = make_room(tmp_path / "room")
     build_index(path, pages_by_doc={"D00003": ["from the generator", "page two"]})

@@ -58,3 +58,26 @@ def test_closing_mid_episode_ends_the_harness_thread(generated_room, tmp_path):
     assert not env.thread.is_alive()
     with pytest.raises(Exception, match="extras\\['room'\\]"):
         DealroomEnv(extras={"out": str(tmp_path)})
+
+
+def test_the_env_takes_grpos_reward_spec(generated_room, tmp_path):
+    """``extras["reward"]`` is GRPO's reward spec: terms in the metadata, bad specs refused."""
+    from dealroom.errors import ConfigError
+    from dealroom.train._skyrl import DealroomEnv
+
+    env = DealroomEnv(extras={"room": str(generated_room), "out": str(tmp_path), "max_turns": 2,
+                              "reward": {"kind": "pass+evidence", "evidence_weight": 1.0}})
+    env.init([])
+    env.step("```python\nfor d in room.docs[:3]:\n    memo.finding(d.title, cites=[d.id])\n```")
+    end = env.step("```python\nsubmit()\n```")
+    assert end["done"]
+    scores = json.loads((Path(end["metadata"]["run"]) / "scores.json").read_text())
+    terms = end["metadata"]["reward_terms"]
+    assert terms == {"pass": pytest.approx(scores["headline"]),
+                     "evidence": pytest.approx(scores["evidence"]["f1"])}
+    assert end["reward"] == pytest.approx(terms["pass"] + terms["evidence"])
+    assert end["metadata"]["reward_kind"] == "pass+evidence"
+    env.close()
+    with pytest.raises(ConfigError, match="extras\\['reward'\\]"):
+        DealroomEnv(extras={"room": str(generated_room), "out": str(tmp_path),
+                            "reward": "best"})

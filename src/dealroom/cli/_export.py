@@ -40,6 +40,9 @@ def sft(
     ] = SFTSettings.model_fields["max_length"].default,
     force: Annotated[bool, typer.Option(
         "--force", help="Replace --out when it is a dataset this command wrote.")] = False,
+    train_subs: Annotated[bool, typer.Option(
+        "--train-subs", help="Also write rows for the runs' children and for their sub-calls "
+                             "with recorded token ids (needs --tokenizer).")] = False,
 ) -> None:
     """Rejection sampling: per room, the judged runs at or above the room's median pass rate
     (and any bars), as chat JSONL and masked rows."""
@@ -49,7 +52,8 @@ def sft(
     with work_progress("episodes") as progress:
         result = export_sft(runs, out, min_pass_rate=min_pass_rate, min_coverage=min_coverage,
                             top_k=top_k, room_median=room_median, tokenizer=tokenizer,
-                            max_length=max_length, force=force, progress=progress)
+                            max_length=max_length, force=force, train_subs=train_subs,
+                            progress=progress)
     render_export_result(result)
 
 

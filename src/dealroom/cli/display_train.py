@@ -119,6 +119,10 @@ def render_export_result(result: ExportResult) -> None:
         share = result.trained_tokens / result.tokens if result.tokens else 0.0
         table.add_row("rows", f"{result.rows:,} rows, {result.tokens:,} tokens, "
                               f"{share:.1%} trained (mask 1)")
+        if result.train_subs:
+            table.add_row("sub-agents", f"{result.child_rows:,} children's rows, "
+                                        f"{result.sub_rows:,} sub-call rows, "
+                                        f"{result.subs_left_out:,} sub-calls left out")
         if result.skipped_replies:
             table.add_row("skipped", f"{result.skipped_replies} replies too long for a row")
     else:

@@ -61,7 +61,8 @@ class HFModelClient:
     """
 
     def __init__(self, loaded: LoadedModel | None = None, *, name: str = "hf",
-                 spec: ModelSpec | None = None, lockstep: bool = False) -> None:
+                 spec: ModelSpec | None = None, lockstep: bool = False,
+                 follows: HFModelClient | None = None) -> None:
         self.spec = spec
         self.name = name
         self.model = spec.model if spec else name
@@ -75,6 +76,9 @@ class HFModelClient:
         self._owned = False
         self._lockstep = lockstep
         """Its calls wait for the other lock-step clients' (a GRPO group's episodes)."""
+        self._member: object = follows or self
+        """Whose calls its calls count as in the lock-step: ``follows``, the root of the
+        episode whose sub-calls it answers (that episode has a call due while they wait)."""
         self._generator: torch.Generator | None = None
         self._history: OrderedDict[str, tuple[list[int], TokenRecord]] = OrderedDict()
         if loaded is not None and lockstep:
@@ -116,7 +120,7 @@ class HFModelClient:
                             1.0 if temperature is None else float(temperature),
                             self._top_p, self._top_k, tuple(stop or ()))
         start = time.perf_counter()
-        future = loaded.batcher.submit(self, loaded,
+        future = loaded.batcher.submit(self._member, loaded,
                                        lambda: self._row(loaded, messages, sampling, start))
         try:
             result: ChatResult = await asyncio.wrap_future(future)

@@ -15,7 +15,8 @@ them and ``inspect_ai.log.read_eval_log`` reads them. One log holds one sample:
                   ``_inspect_events``; output: the memo; scores: ``rubric`` (the pass
                   rate, the judge's verdict per criterion in its metadata); model and role
                   usage with cost; total time; the run's end as ``metadata`` (and ``error``
-                  when it ended in one)
+                  when it ended in one); each follow-up question (``dealroom ask``) and
+                  its answer after the run's messages, and in full under ``metadata.asks``
     results       the ``rubric`` score's mean (the run's pass rate)
 
 Needs the ``inspect`` extra (``pip install "dealroom[inspect]"``).
@@ -31,7 +32,12 @@ from typing import TYPE_CHECKING, Any
 
 from dealroom._util.files import make_dir
 from dealroom.errors import ConfigError, MissingDependency
-from dealroom.report._inspect_events import sample_events, sample_messages, usage_of
+from dealroom.report._inspect_events import (
+    chat_message,
+    sample_events,
+    sample_messages,
+    usage_of,
+)
 from dealroom.report._listing import run_name, unique_name
 from dealroom.report._trace import model_name, trace_summary
 from dealroom.runs import RunFolder, find_runs, primary_deliverable
@@ -120,7 +126,8 @@ def _sample(folder: RunFolder, events: list[dict[str, Any]], summary: dict[str, 
     from inspect_ai.model import ModelOutput
 
     settings: dict[str, Any] = dict(folder.config.get("settings") or {})
-    messages = sample_messages(events)
+    asks = _asks(folder.path)
+    messages = sample_messages(events) + [m for a in asks for m in _ask_messages(a)]
     memo = folder.read_deliverable(primary_deliverable(folder.deliverables)) or ""
     usage = summary.get("usage") or {}
     scores = folder.scores()
@@ -144,7 +151,27 @@ def _sample(folder: RunFolder, events: list[dict[str, Any]], summary: dict[str, 
                   "status": summary["status"], "reason": summary["reason"],
                   "turns": summary["turns"], "cost_usd": (usage.get("total") or {}).get(
                       "cost_usd"), "coverage": summary["coverage"].get("coverage"),
-                  "behaviour": summary["behaviour"], "fork": summary["fork"]})
+                  "behaviour": summary["behaviour"], "fork": summary["fork"],
+                  "asks": asks})
+
+
+def _asks(run: Path) -> list[dict[str, Any]]:
+    """The run's answered follow-up questions (``dealroom ask``), as ``answer.json`` keeps them:
+    number, question, answer, status, citations checked, turns and usage."""
+    from dealroom.harness import read_answers
+
+    keep = ("number", "question", "answer", "status", "reason", "citations", "turns", "usage")
+    return [{k: a.get(k) for k in keep} for a in read_answers(run)]
+
+
+def _ask_messages(ask: dict[str, Any]) -> list[Any]:
+    """A follow-up question and its answer, after the run's own messages."""
+    answer = ask.get("answer")
+    if answer is None:
+        answer = f"(no answer: the ask ended {ask.get('status')}: {ask.get('reason') or ''})"
+    return [chat_message("user", f"Follow-up question {ask.get('number')}: "
+                                 f"{ask.get('question')}"),
+            chat_message("assistant", str(answer))]
 
 
 def _input(messages: list[Any], summary: dict[str, Any], folder: RunFolder) -> Any:

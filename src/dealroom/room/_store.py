@@ -42,9 +42,12 @@ from dealroom.room._grep import (
     split_chunks,
 )
 from dealroom.room._index import (
+    READABLE_VERSIONS,
     Progress,
     build_index,
     ensure_index,
+    index_dir,
+    index_status,
     read_json,
     read_layout,
 )
@@ -64,6 +67,13 @@ PASSAGE_CHARS = 1200
 """Where the dense half found a page, the snippet's words are looked for this far into the
 passage first."""
 
+
+
+def _current_index(room: Path) -> Path:
+    """``ROOM/.index/`` when it is built and current (in a format this dealroom reads)."""
+    if (reason := index_status(room, READABLE_VERSIONS)) is not None:
+        raise RoomError(f"{room}: {reason}; open the room with Room.open(path) to build it")
+    return index_dir(room)
 
 class RoomKeyError(RoomError, KeyError):
     """No document or folder by that name; the message lists close matches."""
@@ -285,16 +295,19 @@ class Room:
 
     @classmethod
     def open(cls, path: str | Path, progress: Progress | None = None, *,
-             dense_search: DenseSearch | None = None) -> Room:
+             dense_search: DenseSearch | None = None, built: bool = False) -> Room:
         """Open the room at ``path``, building ``ROOM/.index/`` first if missing or stale.
 
         ``progress(stage, done, total)`` reports a build. ``dense_search`` answers the dense
         half of :meth:`search` (default: :meth:`dense_pages`, this process; an agent's REPL
-        asks the host). Raises :class:`RoomError` when the folder is not a room, a document
-        cannot be extracted, or the index is stale and the room read-only.
+        asks the host). ``built``: the caller has just built or checked the index (a sandbox's
+        host does before its worker starts), so it is opened as it is, after a check that it
+        is still current, without reading and validating ``room.json`` again. Raises
+        :class:`RoomError` when the folder is not a room, a document cannot be extracted, or
+        the index is stale and the room read-only (or, with ``built``, stale at all).
         """
         path = Path(path).resolve()
-        idx = ensure_index(path, progress)
+        idx = _current_index(path) if built else ensure_index(path, progress)
         meta = read_json(idx / "meta.json")
         layout = read_layout(idx, meta["counts"])
         return cls(path, read_json(idx / "docs.json"), layout, meta["counts"], dense_search)

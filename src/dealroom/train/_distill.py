@@ -170,7 +170,7 @@ def _export(spec: DistillSpec, folder: Path, n: int, progress: Progress | None) 
                         min_coverage=spec.min_coverage, top_k=spec.top_k,
                         room_median=spec.room_median, reward=spec.select.reward,
                         tokenizer=spec.model, max_length=spec.sft.max_length,
-                        progress=report)
+                        train_subs=spec.select.train_subs, progress=report)
 
 
 def _train(spec: DistillSpec, data: Path, ckpt: Path, adapter: Path | None, n: int,

@@ -75,6 +75,9 @@ class SelectBars(Schema):
     default), ``pass`` (the headline), ``pass+evidence`` (or a table ``{kind =
     "pass+evidence", evidence_weight = 0.5}``) or ``package.module:function``. The bars
     stay on the pass rate and coverage."""
+    train_subs: bool = False
+    """Also train on the kept runs' children and sub-calls with recorded token ids (``export
+    sft --train-subs``): useful where the sweep's sub-agent is the root's own ``hf:`` model."""
 
     @field_validator("reward", mode="before")
     @classmethod

@@ -18,7 +18,10 @@
 An ``hf:`` root's replies are its recorded sampled ids (``tokens.jsonl``) when they decode to
 the reply with the given tokenizer; other replies are re-tokenized through the chat template,
 with the check that the tokens give the text back. An episode longer than ``max_length`` is
-split turn by turn (:func:`~dealroom.train.conversation_rows`). The dataset is built in a
+split turn by turn (:func:`~dealroom.train.conversation_rows`). With ``train_subs`` the
+children's conversations follow (chats and rows) and each sub-call with an exact record is a
+row (``dealroom.train._subseq``); rows then say whose they are (``agent``, ``kind``,
+``call_id``). The dataset is built in a
 temporary folder beside ``DS`` and moved into place whole: an interrupted export leaves no
 half-written ``DS``.
 """
@@ -40,19 +43,22 @@ from typing import TYPE_CHECKING, Any
 
 from dealroom._util.files import write_json_atomic
 from dealroom._util.redact import dumps_redacted
-from dealroom.errors import ConfigError, DealroomError
+from dealroom.errors import ConfigError, DealroomError, InputError
 from dealroom.runs import RunFolder, agent_segments, find_runs, read_tokens, whole_reply
 from dealroom.train._mask import TrainingRow, conversation_rows
 from dealroom.train._select import Selection, check_bars, select_runs, unreadable
 from dealroom.train._settings import SFTSettings
 from dealroom.train._sft import TOKENIZED
+from dealroom.train._subseq import CHILD, ROOT, SUB, call_row, child_agents, sub_calls
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
-    from dealroom.runs import TokenRecord
+    from dealroom.runs import Segment, TokenRecord
 
 TRAIN = "train.jsonl"
+Chat = tuple[str, list[dict[str, str]]]
+"""An agent (``root``, or a child's ``root/c3-1``) and the messages of one of its contexts."""
 MANIFEST = "manifest.json"
 EXPORT_VERSION = 1
 DEFAULT_MAX_LENGTH = SFTSettings.model_fields["max_length"].default
@@ -76,6 +82,14 @@ class ExportResult:
     """Of those, the tokens with mask 1 (the root's own)."""
     skipped_replies: int = 0
     """Replies too long to fit ``max_length`` even right after the task."""
+    child_rows: int = 0
+    """``train_subs``: of the rows, those of the runs' children (``rlm``, ``rlm_batch``)."""
+    sub_rows: int = 0
+    """``train_subs``: of the rows, the sub-calls' (one each)."""
+    train_subs: bool = False
+    """The children's and sub-calls' rows were asked for."""
+    subs_left_out: int = 0
+    """``train_subs``: answered sub-calls left out: no exact token record, or too long."""
     tokenizer: str | None = None
     seconds: float = 0.0
     rule: str = ""
@@ -88,7 +102,7 @@ def export_sft(runs: Sequence[Path], out: Path, *, min_pass_rate: float | None =
                min_coverage: float | None = None, top_k: int | None = None,
                room_median: bool = True, reward: Any = None,
                tokenizer: str | None = None, max_length: int = DEFAULT_MAX_LENGTH,
-               force: bool = False,
+               force: bool = False, train_subs: bool = False,
                progress: Callable[[int, int], None] | None = None) -> ExportResult:
     """Select judged runs (:func:`~dealroom.train.select_runs`) and write the dataset ``out``.
 
@@ -96,12 +110,17 @@ def export_sft(runs: Sequence[Path], out: Path, *, min_pass_rate: float | None =
     without one only ``train.jsonl`` and ``manifest.json`` are written. An existing ``out``
     is replaced only with ``force`` and only when it is a dataset (holds ``manifest.json``).
     ``reward``: a reward spec (docs/training.md, "The reward") that ranks the runs and gives
-    the room median; None: the pass rate.
+    the room median; None: the pass rate. ``train_subs`` (needs ``tokenizer``): the runs'
+    children's conversations and their sub-calls with exact token records are rows too
+    (each row's ``agent``, ``kind`` and ``call_id`` say whose).
     """
     start = time.perf_counter()
     check_bars(min_pass_rate, min_coverage, top_k)
     if max_length < 16:
         raise ConfigError(f"max_length must be at least 16 tokens, got {max_length}")
+    if train_subs and tokenizer is None:
+        raise InputError("--train-subs needs --tokenizer: a sub-call is trained from the "
+                          "token ids its model recorded, checked with that tokenizer")
     out = Path(out)
     _check_out(out, force)
     run_dirs = find_runs(runs)
@@ -112,8 +131,8 @@ def export_sft(runs: Sequence[Path], out: Path, *, min_pass_rate: float | None =
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
         result = ExportResult(out, 0, tokenizer=tokenizer, rule=select_rule(
-            min_pass_rate, min_coverage, top_k, room_median))
-        kept = _write(tmp, selection, tok, max_length, result, progress)
+            min_pass_rate, min_coverage, top_k, room_median), train_subs=train_subs)
+        kept = _write(tmp, selection, tok, max_length, result, progress, train_subs)
         selection.kept = kept
         result.kept = len(kept)
         result.left_out = dict(Counter(r["reason"] for r in selection.left_out))
@@ -160,8 +179,8 @@ def _tokenizer(spec: str | None) -> PreTrainedTokenizerBase | None:
 
 def _write(folder: Path, selection: Selection, tokenizer: PreTrainedTokenizerBase | None,
            max_length: int,
-           result: ExportResult, progress: Callable[[int, int], None] | None
-           ) -> list[dict[str, Any]]:
+           result: ExportResult, progress: Callable[[int, int], None] | None,
+           train_subs: bool = False) -> list[dict[str, Any]]:
     """Write the kept runs' conversations (and rows); the entries that made it in."""
     kept: list[dict[str, Any]] = []
     with ExitStack() as stack:
@@ -171,7 +190,7 @@ def _write(folder: Path, selection: Selection, tokenizer: PreTrainedTokenizerBas
         for n, entry in enumerate(selection.kept, 1):
             try:
                 segments, episode_rows, info = _episode(Path(entry["run"]), tokenizer,
-                                                        max_length)
+                                                        max_length, train_subs)
             except (DealroomError, OSError, KeyError, TypeError, ValueError,
                     AttributeError) as exc:
                 # one damaged run never sinks the export: it is left out, saying why
@@ -182,15 +201,19 @@ def _write(folder: Path, selection: Selection, tokenizer: PreTrainedTokenizerBas
                 selection.left_out.append({**entry, **info})
             else:
                 meta = row_metadata(Path(entry["run"]), entry.get("pass_rate"))
-                for n_seg, messages in enumerate(segments):  # one chat per context it saw
+                for n_seg, (agent, messages) in enumerate(segments):  # one chat per context
+                    where = {"agent": agent} if train_subs else {}
                     chats.write(dumps_redacted({"messages": messages, "run": entry["run"],
+                                                **where,
                                                 "metadata": {**meta, "segment": n_seg}},
                                                ensure_ascii=False)[1] + "\n")
                 for row in episode_rows:
                     assert rows is not None
+                    whose = {"agent": row.agent, "kind": row.kind, "call_id": row.call_id} \
+                        if train_subs else {}
                     rows.write(json.dumps({"input_ids": row.input_ids,
                                            "assistant_masks": row.assistant_masks,
-                                           "run": entry["run"], "turns": row.turns,
+                                           "run": entry["run"], "turns": row.turns, **whose,
                                            "metadata": meta}) + "\n")
                 _count(result, info)
                 kept.append({**entry, **info})
@@ -199,39 +222,29 @@ def _write(folder: Path, selection: Selection, tokenizer: PreTrainedTokenizerBas
     return kept
 
 
-def _episode(run: Path, tokenizer: PreTrainedTokenizerBase | None, max_length: int
-             ) -> tuple[list[list[dict[str, str]]] | None, list[TrainingRow], dict[str, Any]]:
+def _episode(run: Path, tokenizer: PreTrainedTokenizerBase | None, max_length: int,
+             train_subs: bool = False
+             ) -> tuple[list[Chat] | None, list[TrainingRow], dict[str, Any]]:
     """The run's conversation (one per segment: a history that dropped reasoning or was
     compacted shows the model a new context), its rows and their figures;
-    ``(None, [], {reason, why})`` when it cannot be used."""
+    ``(None, [], {reason, why})`` when it cannot be used. With ``train_subs``, the children's
+    conversations and the exact sub-calls follow the root's (each row's ``agent``)."""
     folder = RunFolder.open(run)
-    segments = agent_segments(folder.events())
+    events = folder.events()
+    segments = agent_segments(events)
     calls = [c for segment in segments for c in segment.calls]
     if not calls:
         return None, [], {"reason": "no_replies",
                           "why": "the root replied nothing (every call failed)"}
-    chats = [segment.messages for segment in segments]
+    chats = [(ROOT, segment.messages) for segment in segments]
     info: dict[str, Any] = {"replies": len(calls), "segments": len(segments)}
     if tokenizer is None:
         return chats, [], info
-    rows: list[TrainingRow] = []
-    skipped: list[int] = []
-    used = done = 0
-    for segment in segments:
-        own = [_sampled(folder, call, tokenizer) for call in segment.calls]
-        used += sum(r is not None for r in own)
-        sampled = [None] * segment.first + own
-        try:
-            episode = conversation_rows(segment.messages, tokenizer, max_length=max_length,
-                                        sampled=sampled, train_from=segment.first)
-        except ConfigError as exc:
-            return None, [], {"reason": "tokenize",
-                              "why": f"cannot tokenize the conversation: {exc}"}
-        for row in episode.rows:  # turns count the run's replies, not the segment's
-            row.turns = [done + t - segment.first for t in row.turns]
-        rows += episode.rows
-        skipped += [done + t - segment.first for t in episode.skipped]
-        done += len(segment.calls)
+    try:
+        rows, skipped, used = _agent_rows(folder, segments, tokenizer, max_length, ROOT)
+    except ConfigError as exc:
+        return None, [], {"reason": "tokenize",
+                          "why": f"cannot tokenize the conversation: {exc}"}
     if not rows:
         return None, [], {"reason": "too_long", "why": f"no reply fits in {max_length} tokens "
                                                        "after the system prompt and the task"}
@@ -239,7 +252,66 @@ def _episode(run: Path, tokenizer: PreTrainedTokenizerBase | None, max_length: i
         token_source="sampled" if used == len(calls) else "template" if not used else "mixed",
         rows=len(rows), tokens=sum(len(r.input_ids) for r in rows),
         trained_tokens=sum(sum(r.assistant_masks) for r in rows), skipped_replies=skipped)
+    if train_subs:
+        rows += _other_rows(folder, events, tokenizer, max_length, chats, info)
     return chats, rows, info
+
+
+def _agent_rows(folder: RunFolder, segments: list[Segment],
+                tokenizer: PreTrainedTokenizerBase, max_length: int, kind: str
+                ) -> tuple[list[TrainingRow], list[int], int]:
+    """One agent's rows (each marked with ``kind`` and the agent), the replies too long for
+    a row, and how many replies were their sampled ids."""
+    rows: list[TrainingRow] = []
+    skipped: list[int] = []
+    used = done = 0
+    for segment in segments:
+        own = [_sampled(folder, call, tokenizer) for call in segment.calls]
+        used += sum(r is not None for r in own)
+        sampled = [None] * segment.first + own
+        episode = conversation_rows(segment.messages, tokenizer, max_length=max_length,
+                                    sampled=sampled, train_from=segment.first)
+        for row in episode.rows:  # turns count the run's replies, not the segment's
+            row.turns = [done + t - segment.first for t in row.turns]
+            row.kind, row.agent = kind, str(segment.calls[0].get("agent") or ROOT)
+        rows += episode.rows
+        skipped += [done + t - segment.first for t in episode.skipped]
+        done += len(segment.calls)
+    return rows, skipped, used
+
+
+def _other_rows(folder: RunFolder, events: list[dict[str, Any]],
+                tokenizer: PreTrainedTokenizerBase, max_length: int,
+                chats: list[Chat], info: dict[str, Any]) -> list[TrainingRow]:
+    """``train_subs``: each child's rows (its chats added to ``chats``), then one row per
+    sub-call with an exact token record; their figures go into ``info``."""
+    rows: list[TrainingRow] = []
+    children = 0
+    for agent in child_agents(events):
+        segments = agent_segments(events, agent)
+        try:
+            found, _, _ = _agent_rows(folder, segments, tokenizer, max_length, CHILD)
+        except ConfigError:
+            continue  # a child whose conversation cannot be tokenized: its root still counts
+        chats += [(agent, segment.messages) for segment in segments]
+        children += len(found)
+        rows += found
+    calls, missed = sub_calls(folder.path, events, tokenizer)
+    long = 0
+    for sub in calls:
+        row = call_row(sub.record)
+        if len(row.input_ids) > max_length:
+            long += 1
+            continue
+        row.kind, row.agent, row.call_id = SUB, str(sub.call.get("agent") or ROOT), \
+            str(sub.call.get("call_id"))
+        rows.append(row)
+    info.update(child_rows=children, sub_rows=len(rows) - children, subs_inexact=missed,
+                subs_too_long=long)
+    for name in ("rows", "tokens", "trained_tokens"):
+        info[name] += sum(1 if name == "rows" else len(r.input_ids) if name == "tokens"
+                          else sum(r.assistant_masks) for r in rows)
+    return rows
 
 
 def _sampled(folder: RunFolder, call: dict[str, Any],
@@ -258,6 +330,9 @@ def _count(result: ExportResult, entry: dict[str, Any]) -> None:
     result.tokens += entry.get("tokens", 0)
     result.trained_tokens += entry.get("trained_tokens", 0)
     result.skipped_replies += len(entry.get("skipped_replies", []))
+    result.child_rows += entry.get("child_rows", 0)
+    result.sub_rows += entry.get("sub_rows", 0)
+    result.subs_left_out += entry.get("subs_inexact", 0) + entry.get("subs_too_long", 0)
 
 
 def _manifest(sources: Sequence[Path], selection: Selection, result: ExportResult,
@@ -279,7 +354,10 @@ def _manifest(sources: Sequence[Path], selection: Selection, result: ExportResul
                    "kept": result.kept, "left_out": result.left_out, "rows": result.rows,
                    "tokens": result.tokens, "trained_tokens": result.trained_tokens,
                    "skipped_replies": result.skipped_replies,
-                   "simulated": len(result.simulated)},
+                   "simulated": len(result.simulated),
+                   **({"child_rows": result.child_rows, "sub_rows": result.sub_rows,
+                       "subs_left_out": result.subs_left_out} if result.train_subs else {})},
+        **({"train_subs": True} if result.train_subs else {}),
         "kept": selection.kept,
         "left_out": selection.left_out,
         "models": {str(k["run"]): _models_of(Path(k["run"])) for k in selection.kept},

@@ -44,7 +44,7 @@ from dealroom.train._grpo_step import (
     update,
 )
 from dealroom.train._reward import OLD_NAMES, reward_of
-from dealroom.train._rollout import CRASHED, JUDGE_ERROR, UNTRAINABLE, Rollout
+from dealroom.train._rollout import CRASHED, JUDGE_ERROR, POLICY, UNTRAINABLE, Rollout, policy_as
 from dealroom.train._settings import lora_config
 from dealroom.train._watch import (
     WATCH,
@@ -346,7 +346,9 @@ def _record(spec: GRPOSpec) -> dict[str, Any]:
     model the frozen sub-agents are (as a run's ``config.json`` records it)."""
     from dealroom.models import model_record, resolve_model_spec
 
-    sub = model_record(resolve_model_spec(label_specs(spec.sub)[0], role="sub"))  # default
+    first = label_specs(spec.sub)[0]  # the default sub-agent; policy: the root's model
+    sub = model_record(resolve_model_spec(spec.model, role="root") if first == POLICY
+                       else resolve_model_spec(first, role="sub"))
     return {"version": GRPO_VERSION, "kind": "grpo", "base": spec.model,
             "spec": redact_secrets(json.loads(json.dumps(spec.to_dict()))),
             "models": {"sub": sub}}
@@ -508,9 +510,9 @@ def _evaluate(spec: GRPOSpec, base: Path, out: Path, step: int) -> float | None:
     folder.mkdir(parents=True, exist_ok=True)
     rooms = [p if Path(p).is_absolute() else str(base / p) for p in spec.heldout]
     turns = max(spec.budgetmix) if spec.budgetmix else spec.grpo.max_turns
-    body = {"rooms": rooms, "harness": spec.harness,
-            "roots": [f"hf:{out / f'checkpoint-{step}'},max_tokens={spec.grpo.max_new_tokens}"],
-            "subs": [spec.sub], "max_turns": [turns], "judge": spec.judge,
+    root = f"hf:{out / f'checkpoint-{step}'},max_tokens={spec.grpo.max_new_tokens}"
+    body = {"rooms": rooms, "harness": spec.harness, "roots": [root],
+            "subs": [policy_as(spec.sub, root)], "max_turns": [turns], "judge": spec.judge,
             "settings": spec.settings}
     write_text_atomic(folder / "SPEC.toml", _toml(body))
     done = subprocess.run([sys.executable, "-m", "dealroom", "eval", "sweep",

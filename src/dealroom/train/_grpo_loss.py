@@ -124,6 +124,10 @@ class LossParts:
     """Tokens whose clipped term was the smaller one (its gradient is cut)."""
     entropy: float = 0.0
     kl: float = 0.0
+    other_loss: float = 0.0
+    """The summed per-token loss of the sequences that are not a root's (``train_subs``)."""
+    other_tokens: int = 0
+    """Their trained tokens."""
 
 
 def token_loss(logp: Tensor, old: Tensor, behaviour: Tensor, advantage: float, *,

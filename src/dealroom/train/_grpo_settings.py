@@ -36,6 +36,7 @@ from dealroom.errors import ConfigError
 from dealroom.eval import GeneratedRooms
 from dealroom.harness import label_specs, subs_label
 from dealroom.train._reward import PASS, RewardSetting, check_reward_setting
+from dealroom.train._rollout import POLICY
 from dealroom.train._settings import Count, LoRASettings, Positive, Rate, check_reporting
 
 if TYPE_CHECKING:
@@ -138,6 +139,11 @@ class GRPOSettings(LoRASettings):
     """Sample the next step's B / G groups while this step's update runs, with the adapter
     served for this step: those rollouts are one step stale (the truncated importance
     sampling corrects for it). Needs serve and max_staleness of at least 1."""
+    train_subs: bool = False
+    """Also train on the policy's other sequences of each rollout (docs/training.md, "Sub-agents
+    trained with the root"): each sub-call the policy answered (``sub = "policy"``) and each
+    child's (``rlm``, ``rlm_batch``) conversation is a sequence of its own with the rollout's
+    advantage, its mask on that call's sampled tokens. Engine dealroom only."""
     watch_gap: Annotated[float, Field(ge=0, le=1)] = 0.3
     """The watch flags a step whose reward mean exceeds the latest held-out pass rate by more
     than this (see CKPT/watch.jsonl)."""
@@ -157,6 +163,9 @@ class GRPOSettings(LoRASettings):
                               f"{self.group_size}: give whole groups")
         if self.minibatches > self.batch_size:
             raise ConfigError("minibatches must be at most batch_size")
+        if self.engine == "trl" and self.train_subs:
+            raise ConfigError("train_subs works with engine dealroom: TRL's trainer takes one "
+                              "sequence per rollout")
         if self.engine == "trl" and (self.minibatches > 1 or self.eval_every):
             raise ConfigError("engine trl takes one optimizer step per step and no held-out "
                               "evaluation: set minibatches = 1 and eval_every = 0 (evaluate "
@@ -217,8 +226,10 @@ class GRPOSpec(Schema):
     heldout: tuple[str, ...] = ()
     """Held-out rooms (folders or globs) for the evaluation every ``eval_every`` steps."""
     sub: Annotated[str, BeforeValidator(subs_label)] = "oracle"
-    """The frozen sub-agents' model spec, or a table of named ones (``sub = {fast = "A",
-    strong = "B"}``, the first the default; recorded as the label ``"fast=A strong=B"``)."""
+    """The sub-agents' model spec, or a table of named ones (``sub = {fast = "A",
+    strong = "B"}``, the first the default; recorded as the label ``"fast=A strong=B"``).
+    Frozen, except ``policy``: the policy being trained answers the sub-calls (trained on
+    with ``train_subs``)."""
     judge: str = "reference"
     """The judge whose criteria pass rate is the reward."""
     harness: str = "rlm"
@@ -311,7 +322,8 @@ def check_spec(spec: GRPOSpec) -> Harness:
         raise ConfigError(f"model: GRPO trains an in-process model: give hf:local or hf:PATH, "
                           f"not {spec.model!r}")
     for sub in label_specs(spec.sub):
-        resolve_model_spec(sub, role="sub")
+        if sub != POLICY:
+            resolve_model_spec(sub, role="sub")
     if spec.judge not in judge_names():
         resolve_model_spec(spec.judge, role="judge")
     return harness

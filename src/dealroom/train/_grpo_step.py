@@ -34,11 +34,15 @@ from dealroom.train._rollout import (
     Rollout,
     episode_tokens,
     policy_client,
+    policy_sequences,
     remote_rollout,
     run_rollout,
+    sub_seed,
     unless_stopped,
+    uses_policy,
 )
 from dealroom.train._serve import publish, served_client
+from dealroom.train._subseq import CHILD, ROOT, SUB
 
 if TYPE_CHECKING:
     import torch
@@ -68,6 +72,11 @@ class Group:
     """The rollouts trained on (a kept group's usable ones), as ``episodes``."""
     episodes: list[Episode] = field(default_factory=list)
     advantages: list[float] = field(default_factory=list)
+    others: list[list[Episode]] = field(default_factory=list)
+    """Each trained rollout's other sequences (``train_subs``: its children's and its
+    sub-calls'), trained with its advantage; empty lists without train_subs."""
+    missed: int = 0
+    """Of those, the sequences left out for want of an exact token record."""
     fate: str = "kept"
     """kept, dropped (zero reward variance) or lost (fewer than two usable rollouts)."""
 
@@ -183,6 +192,12 @@ def _decide_fate(ctx: StepContext, group: Group) -> None:
         group.episodes = [e for _, e in usable]
         group.advantages = group_advantages(rewards, ctx.spec.grpo.scale_rewards)  # type: ignore[arg-type]
         group.trained = [r for r, _ in usable]
+        group.others = [[] for _ in usable]
+        if ctx.spec.grpo.train_subs:
+            for k, (rollout, _) in enumerate(usable):
+                group.others[k], missed = policy_sequences(Path(rollout.run),
+                                                           ctx.loaded.tokenizer)
+                group.missed += missed
 
 
 Item = tuple[int, int, int, str, int, dict[str, Any] | None]
@@ -245,7 +260,8 @@ def _run_here(ctx: StepContext, todo: list[tuple[Rollout, dict[str, Any] | None]
                 if ctx.stop is not None and ctx.stop.is_set():
                     return
                 rollout.worker = f"{socket.gethostname()}:{os.getpid()}"
-                await run_rollout(rollout, client, **_options(ctx, label))
+                await run_rollout(rollout, client, **_options(ctx, label),
+                                  sub_client=_sub_client(ctx, rollout, client))
         finally:
             if client is not None:
                 await client.aclose()
@@ -273,6 +289,18 @@ def _client(ctx: StepContext, rollout: Rollout) -> ModelClient:
     ctx.loaded.model.eval()
     return policy_client(ctx.loaded, ctx.spec.model, _seed(ctx, rollout),
                          ctx.spec.grpo.max_new_tokens, rollout.step)
+
+
+def _sub_client(ctx: StepContext, rollout: Rollout, root: ModelClient) -> ModelClient | None:
+    """The policy's client for the rollout's sub-calls when ``sub`` names ``policy``: served,
+    or over the model in memory (its calls counted as ``root``'s in the lock-step)."""
+    if not uses_policy(ctx.spec.sub):
+        return None
+    seed = sub_seed(_seed(ctx, rollout))
+    if ctx.served:
+        return served_client(**{**_served(ctx, rollout), "seed": seed})
+    return policy_client(ctx.loaded, ctx.spec.model, seed, ctx.spec.grpo.max_new_tokens,
+                         rollout.step, follows=root)  # type: ignore[arg-type]
 
 
 def _run_remote(ctx: StepContext, todo: list[tuple[Rollout, dict[str, Any] | None]]
@@ -316,11 +344,17 @@ def update(model: Any, optimizer: torch.optim.Optimizer, groups: list[Group],
     import torch
 
     items = [(e, a, r) for g in groups if g.fate == "kept"
-             for e, a, r in zip(g.episodes, g.advantages, g.trained, strict=True)
+             for e, a, r in _sequences(g)
              if step - r.policy_step <= settings.max_staleness]
+    counts = {**{f"{kind}_sequences": sum(e.kind == kind for e, _, _ in items)
+                 for kind in (CHILD, SUB)},
+              "sequences_missed": sum(g.missed for g in groups if g.fate == "kept")} \
+        if settings.train_subs else {}
     if not items:
         return {"loss": None, "clip_fraction": None, "entropy": None, "kl": None,
-                "grad_norm": None, "trained_tokens": 0, "staleness": None}
+                "grad_norm": None, "trained_tokens": 0, "staleness": None,
+                **({"loss_subs": None, "sub_trained_tokens": 0, **counts}
+                   if settings.train_subs else {})}
     prepared = [_prepare(model, e, settings) for e, _, _ in items]
     batches = [list(range(k, len(items), settings.minibatches))
                for k in range(settings.minibatches)]
@@ -337,14 +371,26 @@ def update(model: Any, optimizer: torch.optim.Optimizer, groups: list[Group],
             [p for p in model.parameters() if p.requires_grad], settings.max_grad_norm)))
         optimizer.step()
         total.loss += float(parts.loss)
-        for name in ("tokens", "clipped", "entropy", "kl"):
+        for name in ("tokens", "clipped", "entropy", "kl", "other_loss", "other_tokens"):
             setattr(total, name, getattr(total, name) + getattr(parts, name))
     model.eval()
+    subs = {"loss_subs": total.other_loss / total.other_tokens if total.other_tokens else None,
+            "sub_trained_tokens": total.other_tokens, **counts} if settings.train_subs else {}
     return {"loss": total.loss / len([b for b in batches if b]),
             "clip_fraction": total.clipped / total.tokens, "entropy": total.entropy / total.tokens,
             "kl": total.kl / total.tokens if settings.kl_coef else None,
             "grad_norm": statistics.fmean(norms), "trained_tokens": total.tokens,
-            "staleness": statistics.fmean(step - r.policy_step for _, _, r in items)}
+            "staleness": statistics.fmean(step - r.policy_step for _, _, r in items), **subs}
+
+
+def _sequences(group: Group) -> list[tuple[Episode, float, Rollout]]:
+    """A kept group's sequences with their advantage and rollout: each rollout's root episode,
+    then its other sequences (``train_subs``) with the same advantage (the parent's reward
+    propagated to its children and sub-calls)."""
+    others = group.others or [[] for _ in group.episodes]
+    return [(e, a, r) for episode, a, r, more in zip(group.episodes, group.advantages,
+                                                       group.trained, others, strict=True)
+            for e in (episode, *more)]
 
 
 def _prepare(model: Any, episode: Episode,
@@ -392,3 +438,6 @@ def _accumulate(model: Any, episode: Episode, advantage: float,
     parts.clipped += int(clipped.sum())
     parts.entropy += float(entropy.detach().sum())
     parts.kl += float(kl.detach().sum())
+    if episode.kind != ROOT:
+        parts.other_loss += float(loss.detach().sum())
+        parts.other_tokens += len(where)

@@ -50,6 +50,12 @@ class TrainingRow:
     """The replies (0-based, among the conversation's assistant messages) trained here."""
     context_from: int = 0
     """The first reply kept in this row's context; 0 when nothing before it was left out."""
+    kind: str = "root"
+    """Whose tokens it trains: the root's, a child's or a sub-call's (``train_subs``)."""
+    agent: str = "root"
+    """The agent whose conversation (or sub-call) it is: ``root``, ``root/c3-1``, ..."""
+    call_id: str | None = None
+    """A sub-call's row: the call's id."""
 
 
 @dataclass

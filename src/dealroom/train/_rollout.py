@@ -6,6 +6,10 @@
     run folder ──agent_conversation + tokens.jsonl──▶ conversation_rows (the shared mask)
                ──▶ Episode(input_ids, mask, behaviour logprobs at the mask's tokens)
 
+With ``sub = "policy"`` a second client over the policy answers the sub-calls (and plays the
+children); with ``train_subs`` those calls become sequences of their own
+(:func:`policy_sequences`), trained with the rollout's advantage.
+
 Every rollout is an ordinary run folder, so evaluation, the viewer and the report read it as
 any run. A rollout whose judge erred on a criterion has no reward (``judge_error``, counted,
 never a silent 0); a rollout whose episode raised is ``crashed`` (its error recorded) and is
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import shutil
 import socket
@@ -34,6 +39,7 @@ from dealroom.runs import (
     read_tokens,
     whole_reply,
 )
+from dealroom.train._subseq import CHILD, ROOT, SUB, call_row, child_agents, root_models, sub_calls
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -43,6 +49,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 OK, JUDGE_ERROR, CRASHED, UNTRAINABLE = "ok", "judge_error", "crashed", "untrainable"
+POLICY = "policy"
+"""The sub-agent spec that stands for the policy being trained (``sub = "policy"``)."""
 
 
 @dataclass
@@ -85,30 +93,77 @@ class Episode:
     """1 on the root's sampled tokens, 0 on everything the environment wrote."""
     behaviour: list[float]
     """The recorded logprob of each mask-1 token, in order."""
+    kind: str = "root"
+    """Whose sequence: the root's, a child's or a sub-call's (``train_subs``)."""
 
 
 def policy_client(loaded: LoadedModel, model: str, seed: int, max_new_tokens: int,
-                  step: int) -> HFModelClient:
+                  step: int, *, follows: HFModelClient | None = None) -> HFModelClient:
     """A ModelClient over the policy in memory, sampling with ``seed``, in lock-step with the
-    other rollouts' clients (their replies due together generate as one batch)."""
+    other rollouts' clients (their replies due together generate as one batch). With
+    ``follows`` (the root's client), the client that answers that episode's sub-calls
+    (``sub = "policy"``): the same name, its own seed, its calls counted as the root's in the
+    lock-step."""
     from dealroom.models import HFModelClient, resolve_model_spec
 
     head, *options = model.split(",")
     kept = [o for o in options if o.split("=", 1)[0] not in ("seed", "max_tokens")]
     spec = resolve_model_spec(",".join([head, *kept, f"seed={seed}",
                                         f"max_tokens={max_new_tokens}"]), role="root")
-    return HFModelClient(loaded, name=f"{spec.name},grpo_step={step}", spec=spec,
-                         lockstep=True)
+    name = follows.name if follows is not None else f"{spec.name},grpo_step={step}"
+    return HFModelClient(loaded, name=name, spec=spec, lockstep=follows is None,
+                         follows=follows)
+
+
+def sub_seed(seed: int) -> int:
+    """The sampling seed of the policy's sub-calls in the rollout sampled with ``seed``."""
+    digest = hashlib.sha256(f"sub:{seed}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") >> 1
+
+
+def uses_policy(sub: str) -> bool:
+    """Whether the sub-agent label names the policy (``policy``, or ``NAME=policy``)."""
+    from dealroom.harness import label_specs
+
+    return POLICY in label_specs(sub)
+
+
+def policy_as(sub: str, model: str) -> str:
+    """The sub-agent label with ``model`` in place of ``policy`` (a held-out sweep's).
+
+    >>> policy_as("fast=policy strong=oracle", "hf:CKPT")
+    'fast=hf:CKPT strong=oracle'
+    """
+    words = sub.split()
+    return " ".join(model if w == POLICY else w[:-len(POLICY)] + model
+                    if w.endswith(f"={POLICY}") else w for w in words)
+
+
+def _subs(sub: str, policy: ModelClient | None) -> Any:
+    """``run_agent``'s ``sub``: the label's specs, ``policy`` standing for ``policy``."""
+    from dealroom.errors import ConfigError
+    from dealroom.harness import sub_specs
+
+    subs = sub_specs(sub.split())
+    if not uses_policy(sub):
+        return subs
+    if policy is None:
+        raise ConfigError('sub = "policy" needs the policy\'s client for its sub-calls')
+    if isinstance(subs, dict):
+        return {name: policy if spec == POLICY else spec for name, spec in subs.items()}
+    return policy
 
 
 async def run_rollout(rollout: Rollout, client: ModelClient, *, sub: str, judge: str | Judge,
                       harness: str,
                       temperature: float, settings: dict[str, Any],
-                      budgetmix: BudgetMixLabel | None, reward: Any = "pass") -> Rollout:
-    """Run, judge and measure one rollout in place (``client`` is closed once the episode
-    ends); failures become its status. ``reward``: the reward spec
-    (:attr:`GRPOSettings.reward`, as its ``to_dict`` gives it)."""
-    from dealroom.harness import run_agent_async, sub_specs
+                      budgetmix: BudgetMixLabel | None, reward: Any = "pass",
+                      sub_client: ModelClient | None = None) -> Rollout:
+    """Run, judge and measure one rollout in place (``client`` and ``sub_client`` are closed
+    once the episode ends); failures become its status. ``reward``: the reward spec
+    (:attr:`GRPOSettings.reward`, as its ``to_dict`` gives it); ``sub_client``: the policy's
+    client for the sub-calls when ``sub`` names ``policy``."""
+    from dealroom.harness import run_agent_async
     from dealroom.judge import ajudge_run
     from dealroom.train._reward import RewardError, reward_of
 
@@ -118,7 +173,7 @@ async def run_rollout(rollout: Rollout, client: ModelClient, *, sub: str, judge:
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     try:
         await run_agent_async(Path(rollout.room), run_dir, harness=harness, root=client,
-                              sub=sub_specs(sub.split()), max_turns=rollout.max_turns,
+                              sub=_subs(sub, sub_client), max_turns=rollout.max_turns,
                               temperature=temperature,
                               budgetmix=budgetmix, **settings)
     except Exception as exc:  # noqa: BLE001 - a crashed rollout is recorded and replaced
@@ -126,6 +181,8 @@ async def run_rollout(rollout: Rollout, client: ModelClient, *, sub: str, judge:
         return rollout
     finally:  # the episode is over: its lock-step peers stop waiting for its calls
         await client.aclose()
+        if sub_client is not None:
+            await sub_client.aclose()
     try:
         scores = await ajudge_run(run_dir, judge)
     except Exception as exc:  # noqa: BLE001 - a judge failure gives no reward, counted
@@ -187,7 +244,9 @@ def remote_rollout(rollout: dict[str, Any], served: dict[str, Any],
 
     item = Rollout(**rollout)
     try:
-        return run_closing(item, served_client(**served), **options).to_dict()
+        sub = served_client(**{**served, "seed": sub_seed(served["seed"])}) \
+            if uses_policy(options["sub"]) else None
+        return run_closing(item, served_client(**served), **options, sub_client=sub).to_dict()
     except Exception as exc:  # noqa: BLE001 - the caller records and replaces it
         item.status, item.error = CRASHED, _error(exc)
         return item.to_dict()
@@ -213,14 +272,17 @@ def rollout_metrics(run_dir: Path) -> dict[str, Any]:
             "turns": behaviour.get("turns", 0)}
 
 
-def episode_tokens(run_dir: Path, tokenizer: PreTrainedTokenizerBase) -> Episode | None:
-    """The rollout's whole root conversation as one row of the shared mask, with the
-    behaviour logprobs of its sampled tokens; None when a reply has no token record that
-    decodes to it (nothing exact to train on)."""
+def episode_tokens(run_dir: Path, tokenizer: PreTrainedTokenizerBase, *, agent: str = "root",
+                   events: list[dict[str, Any]] | None = None) -> Episode | None:
+    """The rollout's whole root conversation (or child ``agent``'s) as one row of the shared
+    mask, with the behaviour logprobs of its sampled tokens; None when a reply has no token
+    record that decodes to it (nothing exact to train on)."""
     from dealroom.models import reply_text
     from dealroom.train._mask import tokenize_conversation
 
-    segments = agent_segments(RunFolder(run_dir).events())
+    if events is None:
+        events = RunFolder(run_dir).events()
+    segments = agent_segments(events, agent)
     if len(segments) != 1:  # no one sequence holds every reply (dropped reasoning, compaction)
         return None
     records = []
@@ -236,5 +298,32 @@ def episode_tokens(run_dir: Path, tokenizer: PreTrainedTokenizerBase) -> Episode
     trained = [i for i, bit in zip(row.input_ids, row.assistant_masks, strict=True) if bit]
     if trained != sampled:  # the row is not the token sequence the root extended
         return None
-    return Episode(row.input_ids, row.assistant_masks,
-                   [p for r in records for p in r.logprobs])
+    behaviour = [p for r in records for p in r.logprobs]
+    if len(behaviour) != len(sampled):  # a record without logprobs: no behaviour policy
+        return None
+    return Episode(row.input_ids, row.assistant_masks, behaviour,
+                   ROOT if agent == "root" else CHILD)
+
+
+def policy_sequences(run_dir: Path, tokenizer: PreTrainedTokenizerBase
+                     ) -> tuple[list[Episode], int]:
+    """The rollout's other sequences the policy sampled (``train_subs``): each child's
+    conversation, then each sub-call the policy answered (its prompt, then its sampled ids);
+    and how many of them had no exact record (left out)."""
+    events = RunFolder(run_dir).events()
+    models = root_models(events)
+    sequences: list[Episode] = []
+    missed = 0
+    for agent in child_agents(events, models):
+        episode = episode_tokens(run_dir, tokenizer, agent=agent, events=events)
+        missed += episode is None
+        sequences += [episode] if episode is not None else []
+    calls, unrecorded = sub_calls(run_dir, events, tokenizer, models)
+    for sub in calls:
+        if len(sub.record.logprobs) != len(sub.record.completion_ids):
+            unrecorded += 1
+            continue
+        row = call_row(sub.record)
+        sequences.append(Episode(row.input_ids, row.assistant_masks, list(sub.record.logprobs),
+                                 SUB))
+    return sequences, missed + unrecorded

@@ -10,20 +10,21 @@ next ``step(action)`` is that call's reply::
                  ◀─────────── [system, task]  ◀───────────────── (waits for a reply)
     step(action) ───────────▶ reply ────────────────────────────▶ REPL runs the code ...
                  ◀─────────── [user: "Turn 2 of T. Output ..."]  ◀ bridge.chat(...)
-    step(action) ───────────▶ ... the episode ends: judge ─────▶ reward = headline pass rate
+    step(action) ───────────▶ ... the episode ends: judge ─────▶ reward (the reward spec's)
                  ◀─────────── {observations: [], reward, done: True}
 
 Every episode is an ordinary run folder under ``extras["out"]``. Register it with
 :func:`~dealroom.train.register_skyrl_env` (id ``dealroom``); ``extras``: ``room``
 (required), ``out`` (required: a folder for the run folders), ``sub`` (default ``oracle``),
 ``max_turns`` (default 30), ``judge`` (default ``reference``), ``settings`` (further harness
-settings).
+settings), ``reward`` (GRPO's reward spec, :mod:`dealroom.train._reward`: ``"pass"`` by
+default, ``"total"``, ``"pass+evidence"``, a table, or ``"module:function"``; each term is in
+the last step's metadata as ``reward_terms``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 import queue
 import threading
 import uuid
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dealroom.errors import ConfigError, MissingDependency
+from dealroom.train._reward import PASS, RewardError, check_reward_setting, reward_of
 
 if TYPE_CHECKING:
     from dealroom.models import ChatResult
@@ -90,9 +92,10 @@ class DealroomEnv(_base()):  # type: ignore[misc]
         self.max_turns = int(extras.get("max_turns", 30))
         self.judge = extras.get("judge", "reference")
         self.settings = dict(extras.get("settings") or {})
-        self.reward = extras.get("reward", "headline")
-        if self.reward not in ("headline", "total"):
-            raise ConfigError(f"extras['reward'] must be headline or total, got {self.reward!r}")
+        try:
+            self.reward = reward_of(check_reward_setting(extras.get("reward", PASS)))
+        except ConfigError as exc:
+            raise ConfigError(f"extras['reward']: {exc}") from None
         self.bridge = _Bridge()
         self.thread: threading.Thread | None = None
         self.failure: BaseException | None = None
@@ -148,13 +151,15 @@ class DealroomEnv(_base()):  # type: ignore[misc]
         if self.thread is not None:
             self.thread.join()
         scores = judge_run(self.run_dir, self.judge)
-        rate = scores.headline if self.reward == "headline" else scores.pass_rate
-        reward = 0.0 if math.isnan(rate) else rate
-        metadata = {"run": str(self.run_dir), "judge_errors": scores.n_errors,
-                    "pass_rate": scores.pass_rate if scores.n_criteria else 0.0,
-                    "reward_kind": scores.headline_kind if self.reward == "headline"
-                    else "total"}
-        if scores.n_errors:  # never a silent 0: SkyRL sees the count in the metadata
+        metadata: dict[str, Any] = {
+            "run": str(self.run_dir), "judge_errors": scores.n_errors,
+            "pass_rate": scores.pass_rate if scores.n_criteria else 0.0,
+            "reward_kind": scores.headline_kind if self.reward.kind == PASS else self.reward.kind}
+        try:
+            reward, metadata["reward_terms"] = self.reward(scores, self.run_dir)
+        except RewardError as exc:  # a user function's failure: no reward, and why
+            reward, metadata["reward_error"] = 0.0, str(exc)
+        if scores.n_errors or "reward_error" in metadata:  # never a silent 0: SkyRL sees why
             metadata["reward_unscored"] = True
         return {"observations": [], "reward": reward, "done": True, "metadata": metadata}
 

@@ -9,7 +9,7 @@ from inprocess import InProcessSandbox
 from dealroom.errors import ModelError
 from dealroom.harness import Deliverables, RunEvents
 from dealroom.harness._common._budget import BudgetTracker
-from dealroom.harness.rlm import _engine as engine
+from dealroom.harness.rlm import _subcalls as subcalls
 from dealroom.harness.rlm import _subs as subs
 from dealroom.harness.rlm._engine import Episode, RunContext
 from dealroom.harness.rlm._replay import Replay
@@ -202,22 +202,22 @@ def test_printed_output_is_truncated_for_the_root(tmp_path):
 
 def test_a_batch_over_the_cap_is_refused_before_anything_is_built(tmp_path, monkeypatch):
     planned = []
-    monkeypatch.setattr(engine, "plan_sub_input", lambda *a, **k: planned.append(1))
+    monkeypatch.setattr(subcalls, "plan_sub_input", lambda *a, **k: planned.append(1))
     sub = ScriptedModel(["x"], cycle=True)
     root = ScriptedModel([
-        f"```python\nllm_batch(['x'] * {engine.MAX_BATCH + 1})\n```", "```python\nsubmit()\n```",
+        f"```python\nllm_batch(['x'] * {subcalls.MAX_BATCH + 1})\n```", "```python\nsubmit()\n```",
     ])
     run_episode(make_ctx(tmp_path, root, sub))
     seen = root.messages[1][-1]["content"]
-    assert f"at most {engine.MAX_BATCH:,}" in seen
-    assert f"llm_batch(calls[i:i + {engine.MAX_BATCH}])" in seen
+    assert f"at most {subcalls.MAX_BATCH:,}" in seen
+    assert f"llm_batch(calls[i:i + {subcalls.MAX_BATCH}])" in seen
     assert planned == [] and sub.calls == []
 
 
 def test_under_a_token_budget_only_admitted_calls_are_built(tmp_path, monkeypatch):
     planned, read = [], []
-    real_plan, real_messages = engine.plan_sub_input, SubPlan.messages
-    monkeypatch.setattr(engine, "plan_sub_input",
+    real_plan, real_messages = subcalls.plan_sub_input, SubPlan.messages
+    monkeypatch.setattr(subcalls, "plan_sub_input",
                         lambda *a, **k: planned.append(1) or real_plan(*a, **k))
     monkeypatch.setattr(SubPlan, "messages", lambda self, room: read.append(1)
                         or real_messages(self, room))

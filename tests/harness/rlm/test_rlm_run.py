@@ -194,7 +194,7 @@ def test_a_waves_records_keep_its_call_order_whatever_answers_first(tmp_path):
 
 
 def test_in_order_writes_each_record_once_every_earlier_one_is_written():
-    from dealroom.harness.rlm._engine import InOrder
+    from dealroom.harness._common._calls import InOrder
 
     written: list[int] = []
     order = InOrder()

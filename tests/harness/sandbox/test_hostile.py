@@ -89,7 +89,8 @@ def suite(host_pid: int, port: int, room: Path, secret_file: Path) -> list[Hosti
         h("secret in the environment", "import os\nprint('DEALROOM_HOSTILE_SECRET' in os.environ"
           f", {SECRET!r} in str(os.environ))", r"^False False"),
         h("only the bare environment", "import os\nprint(sorted(os.environ) == ['HOME', 'LANG',"
-          " 'PATH', 'PYTHONDONTWRITEBYTECODE', 'PYTHONPATH', 'PYTHONUNBUFFERED', 'TMPDIR'])",
+          " 'MKL_NUM_THREADS', 'OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'PATH', "
+          "'PYTHONDONTWRITEBYTECODE', 'PYTHONPATH', 'PYTHONUNBUFFERED', 'TMPDIR'])",
           r"^True"),
         h("host process environ", f"open('/proc/{host_pid}/environ', 'rb').read()\n"
           "print('ESCAPED')", GONE, NS),

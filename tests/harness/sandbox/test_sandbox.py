@@ -257,3 +257,28 @@ def test_crashes_are_reported(small_room: Path, tmp_path: Path, code: str, why: 
         assert (await sb.execute("6 * 7")).stdout == "42\n"
 
     session(small_room, tmp_path, body)
+
+
+# -- start-up cost --------------------------------------------------------------------------
+def test_a_repl_starts_without_the_hosts_libraries(small_room: Path, tmp_path: Path) -> None:
+    """A REPL start loads neither asyncio, pydantic nor the room's validation: every child an
+    agent spawns pays its imports (bench_children.py)."""
+    async def body(sb: ProcessSandbox) -> None:
+        r = await sb.execute("import sys\nsorted(m for m in ('asyncio', 'pydantic', "
+                             "'dealroom.room._room_schema', 'dealroom.harness.sandbox._process')"
+                             " if m in sys.modules)")
+        assert (r.error, r.stdout) == (None, "[]\n")
+    session(small_room, tmp_path, body)
+
+
+def test_numeric_libraries_start_no_threads_in_the_repl(small_room: Path,
+                                                        tmp_path: Path) -> None:
+    """OpenBLAS would start a thread per core as numpy is imported (CPU at every start, and a
+    task each against the sandbox's process limit)."""
+    async def body(sb: ProcessSandbox) -> None:
+        code = ("import threading\nimport numpy\nnumpy.ones((64, 64)) @ numpy.ones((64, 64))\n"
+                "open('/proc/self/status').read().split('Threads:')[1].split()[0] == "
+                "str(threading.active_count())")
+        r = await sb.execute(code)
+        assert (r.error, r.stdout) == (None, "True\n")
+    session(small_room, tmp_path, body)

@@ -1,13 +1,16 @@
-"""Starting an agent's REPL: the host makes the sandbox, the worker runs :func:`bootstrap`."""
+"""Starting an agent's REPL: the host makes the sandbox, the worker runs :func:`bootstrap`.
+
+The worker imports this module at every REPL start: it imports nothing the host alone needs
+(asyncio, the engine); the host's background start is :mod:`._starting`.
+"""
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dealroom.harness.rlm._engine import Episode
-    from dealroom.harness.sandbox import Host, ProcessSandbox, Sandbox
+    from dealroom.harness.sandbox import Host, ProcessSandbox
 
 BOOTSTRAP = "dealroom.harness.rlm._boot:bootstrap"
 WAIT_CEILING = 6 * 3600.0
@@ -52,7 +55,8 @@ def bootstrap(host: Host) -> dict[str, Any]:
     assert host.room_dir is not None, "make_sandbox always gives the worker its room"
     namespace = build_namespace(
         host.request,
-        room=Room.open(host.room_dir, dense_search=host_dense_search(host.request)),
+        room=Room.open(host.room_dir, dense_search=host_dense_search(host.request),
+                       built=True),
         depth=host.depth,
         max_depth=host.options["max_depth"],
         context_tokens=host.options["context_tokens"],
@@ -61,33 +65,3 @@ def bootstrap(host: Host) -> dict[str, Any]:
         models=host.options.get("models"),
     )
     return {**namespace, "ToolError": ToolError, **repl_tools(host.request, host.options)}
-
-
-class StartingSandbox:
-    """An agent's REPL started in the background, so that its start (a fresh interpreter that
-    opens the room, about a second) overlaps the root's first model call. The ``sandbox``
-    event is written when the first cell needs the REPL (or at the end), so the records keep
-    one order whatever finishes first."""
-
-    def __init__(self, episode: Episode) -> None:
-        self.episode = episode
-        warm = episode.ctx.warm.pop(episode.agent, None)  # started ahead (rlm_batch)
-        if warm is None:
-            sandbox = episode.ctx.sandbox_factory(episode)
-            warm = (sandbox, asyncio.ensure_future(sandbox.start()))
-        self.sandbox, self._start = warm
-        self._recorded = False
-
-    async def started(self) -> Sandbox:
-        await self._start
-        if not self._recorded:
-            self._recorded = True
-            self.episode.record_sandbox(self.sandbox)
-        return self.sandbox
-
-    async def close(self) -> None:
-        """Stop the REPL, waiting for its start first; a failed start is raised here."""
-        try:
-            await self.started()
-        finally:
-            await self.sandbox.close()

@@ -17,7 +17,6 @@ into the run folder (``tools/``): a resumed run loads the sandboxed tools from t
 from __future__ import annotations
 
 import ast
-import asyncio
 import importlib.util
 import json
 import sys
@@ -178,6 +177,8 @@ class HostTools:
             raise ToolFailed(f"host tool calls are capped at {self.max_calls} per run "
                              "(--max-host-tool-calls)")
         self.calls += 1
+        import asyncio  # the host's side only: the REPL, which imports this module, never waits
+
         work = (function(*args, **kwargs) if asyncio.iscoroutinefunction(function)
                 else asyncio.to_thread(function, *args, **kwargs))
         try:

@@ -110,4 +110,4 @@ def room_bootstrap(host: Host) -> dict[str, Any]:
     """The default bootstrap: ``room`` (the opened room) and nothing else."""
     from dealroom.room import Room
 
-    return {"room": Room.open(host.room_dir)} if host.room_dir else {}
+    return {"room": Room.open(host.room_dir, built=True)} if host.room_dir else {}

@@ -50,6 +50,11 @@ EXTRA_TASKS = 8
 """Tasks the cgroup allows beyond ``max_processes``: the keeper and the worker's own threads."""
 WEAKER = {"userns": "no fresh uid per sandbox", "rlimits": "no network, filesystem or process "
           "isolation"}
+ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                     "MKL_NUM_THREADS")}
+"""Numeric libraries keep to one thread in a REPL: OpenBLAS otherwise starts a thread per core
+as numpy is imported (about 85 ms of CPU per REPL on 2 cores, more on large machines, and a
+task each against the sandbox's process limit)."""
 _uids = itertools.count()
 
 
@@ -189,7 +194,7 @@ class ProcessSandbox(Sandbox):
         return {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
                 "HOME": str(self.scratch_dir), "TMPDIR": str(self.scratch_dir),
                 "PYTHONPATH": os.pathsep.join([*self.pythonpath, package_root]),
-                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
+                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", **ONE_THREAD}
 
     async def _spawn(self, level: str) -> None:
         memory = await asyncio.to_thread(self._make_cgroup)

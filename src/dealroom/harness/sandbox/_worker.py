@@ -15,7 +15,6 @@ subprocesses) goes to a memfd read back after the cell; fd 2 stays the host's di
 from __future__ import annotations
 
 import ast
-import asyncio
 import builtins
 import faulthandler
 import importlib
@@ -135,6 +134,8 @@ class Repl:
 
 def _await(value: Any) -> Any:
     if inspect.iscoroutine(value):
+        import asyncio  # a cell's rare coroutine: not loaded at every REPL start (~25 ms)
+
         return asyncio.run(value)
     return value
 

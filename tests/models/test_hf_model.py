@@ -199,3 +199,40 @@ def test_a_models_file_names_an_hf_model(tiny_model_dir, tmp_path):
     assert asyncio.run(go()).usage.output_tokens == 3
     with pytest.raises(ConfigError, match="unknown option 'colour'"):
         open_model("odd", models_file=models)
+
+
+def test_a_checkpoint_trained_from_an_adapter_keeps_that_adapter(tiny_model_dir, tmp_path):
+    """GRPO from ``hf:BASE,adapter=SFT`` writes checkpoints whose ``train.json`` base is that
+    spec: loading ``hf:CKPT`` merges SFT, then the checkpoint's own adapter."""
+    import json
+
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from dealroom.models._hfload import load, merge_adapter
+
+    def adapter(folder, seed):
+        torch.manual_seed(seed)
+        base = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+        peft = get_peft_model(base, LoraConfig(r=4, target_modules=["q_proj", "v_proj"],
+                                               init_lora_weights=False))
+        peft.save_pretrained(folder)
+        return folder
+
+    sft, ckpt = adapter(tmp_path / "sft", 1), adapter(tmp_path / "ckpt", 2)
+    (ckpt / "train.json").write_text(json.dumps({"base": f"hf:{tiny_model_dir},adapter={sft}"}))
+    ids = torch.tensor([[1, 5, 9, 3, 7]])
+
+    def logits(path, adapter=None):
+        model, _ = load(str(path), adapter, "cpu", "float32")
+        with torch.inference_mode():
+            return model(ids).logits
+
+    both, sft_only = logits(ckpt), logits(tiny_model_dir, str(sft))
+    with_sft, _ = load(str(tiny_model_dir), str(sft), "cpu", "float32")
+    with torch.inference_mode():
+        expected = merge_adapter(with_sft, ckpt)(ids).logits
+    assert torch.allclose(both, expected, atol=1e-5)
+    assert not torch.allclose(both, logits(tiny_model_dir, str(ckpt)), atol=1e-3)  # SFT lost
+    assert not torch.allclose(both, sft_only, atol=1e-3)

@@ -8,7 +8,7 @@ What ``PATH`` in ``hf:PATH`` may be, tried in this order:
 * a ``.gguf`` file — the same way;
 * a folder with ``adapter_config.json`` (a ``dealroom train sft`` checkpoint): its base model
   (``train.json``'s ``base`` spec, else the adapter's ``base_model_name_or_path``) with the
-  adapter merged in;
+  adapter merged in (after the base spec's own ``adapter=``, where it names one);
 * a model folder (``config.json``, weights, tokenizer), or a model id already in the local
   Hugging Face cache. Nothing is downloaded: every load is ``local_files_only``.
 
@@ -32,7 +32,7 @@ from unittest import mock
 
 from dealroom.errors import ConfigError, MissingDependency
 from dealroom.models._hfbatch import Batcher
-from dealroom.models._spec import ModelSpec, resolve_model_spec
+from dealroom.models._spec import ModelSpec, hf_spec, resolve_model_spec
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -180,7 +180,7 @@ def load_hf_tokenizer(spec: str | ModelSpec) -> PreTrainedTokenizerBase:
         return AutoTokenizer.from_pretrained(where, gguf_file=name, local_files_only=True)
     folder = Path(path)
     if (folder / ADAPTER_CONFIG).is_file() and not (folder / "tokenizer_config.json").is_file():
-        return load_hf_tokenizer(f"hf:{_adapter_base(folder)}")
+        return load_hf_tokenizer(f"hf:{_adapter_base(folder)[0]}")
     try:
         return AutoTokenizer.from_pretrained(path, local_files_only=True)
     except (OSError, ValueError) as exc:
@@ -216,7 +216,10 @@ def _load_any(path: str, dtype: Any) -> tuple[Any, Any]:
         return model, tokenizer
     folder = Path(path)
     if (folder / ADAPTER_CONFIG).is_file():
-        model, tokenizer = _load_any(_adapter_base(folder), dtype)
+        base, under = _adapter_base(folder)
+        model, tokenizer = _load_any(base, dtype)
+        if under:  # the base was itself BASE,adapter=DIR (GRPO from an SFT adapter)
+            model = merge_adapter(model, Path(under))
         return merge_adapter(model, folder), tokenizer
     if not folder.is_dir() and (folder.is_absolute() or path.startswith(".")):
         raise ConfigError(f"hf:{path}: no such model folder")
@@ -230,18 +233,20 @@ def _load_any(path: str, dtype: Any) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def _adapter_base(folder: Path) -> str:
-    """The base model PATH of a LoRA checkpoint folder."""
+def _adapter_base(folder: Path) -> tuple[str, str | None]:
+    """The base model PATH of a LoRA checkpoint folder, and the adapter its base spec merged
+    first (``train.json``'s ``base`` = ``hf:BASE,adapter=DIR``), if any."""
     record = folder / TRAIN_RECORD
     if record.is_file():
         base = json.loads(record.read_text(encoding="utf-8")).get("base", "")
         if isinstance(base, str) and base.startswith("hf:"):
-            return base[3:].split(",")[0]
+            spec = hf_spec(base)
+            return spec.model, spec.options.get("adapter")
     config = json.loads((folder / ADAPTER_CONFIG).read_text(encoding="utf-8"))
     base = config.get("base_model_name_or_path")
     if not base:
         raise ConfigError(f"{folder}: the adapter names no base model; use hf:BASE,adapter=DIR")
-    return str(base)
+    return str(base), None
 
 
 def merge_adapter(model: Any, adapter: Path) -> Any:

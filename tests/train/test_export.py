@@ -419,5 +419,19 @@ def test_rows_name_their_run_model_and_room_and_datasets_loads_them(scripted_run
         ("run-A", "A", "/rooms/A", 0.5), ("run-B", "B", "/rooms/B", 0.75)]
     assert {m["model"] for m in meta} == {models["root"]["model"]} and meta[0]["model"]
     assert {m["sub_model"] for m in meta} == {models["sub"]["model"]}
+    assert {m["sub_models"] for m in meta} == {""}  # one sub-agent
     assert all(m["harness"] == "rlm" and m["segment"] == 0 for m in meta)
     assert {m["run_path"] for m in meta} == set(chats["run"])
+
+
+def test_rows_name_every_named_sub_agent(scripted_run, tmp_path):
+    from dealroom.train._export import row_metadata
+
+    run, _ = scripted_run
+    named = judged(run, tmp_path / "runs" / "named", room="A", pass_rate=0.5)
+    config = json.loads((named / "config.json").read_text())
+    config["models"] = {**config["models"], "sub.fast": {"model": "small-7b"},
+                        "sub.strong": {"model": "big-70b"}}
+    (named / "config.json").write_text(json.dumps(config))
+    meta = row_metadata(named, 0.5)
+    assert meta["sub_models"] == "fast=small-7b, strong=big-70b"

@@ -366,7 +366,9 @@ def _manifest(sources: Sequence[Path], selection: Selection, result: ExportResul
 
 def row_metadata(run: Path, pass_rate: float | None) -> dict[str, Any]:
     """What every row of ``run`` says about where it came from: the run (its folder's name
-    and path), the root's model and the sub-agent's, the room (its name and path), the
+    and path), the root's model and the default sub-agent's, each named sub-agent's as
+    ``sub_models`` (``"fast=A, strong=B"``; empty with one sub-agent), the room (its name and
+    path), the
     harness and the run's judged pass rate. The same keys and types in every row, so
     ``datasets`` loads them as one ``metadata`` column of structs."""
     config = RunFolder.open(run).config
@@ -380,8 +382,10 @@ def row_metadata(run: Path, pass_rate: float | None) -> dict[str, Any]:
         return str(spec).split(",")[0].split("@")[0] if spec else ""
 
     room = str(config.get("room") or "")
+    named = ", ".join(f"{role[4:]}={model(role)}" for role in models if role.startswith("sub."))
     return {"run": run.name, "run_path": str(run), "model": model("root"),
-            "sub_model": model("sub"), "room": Path(room).name, "room_path": room,
+            "sub_model": model("sub"), "sub_models": named,
+            "room": Path(room).name, "room_path": room,
             "harness": str(config.get("harness") or ""),
             "pass_rate": None if pass_rate is None else float(pass_rate)}
 

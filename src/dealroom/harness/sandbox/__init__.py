@@ -9,9 +9,14 @@ from typing import TYPE_CHECKING
 from dealroom._util.lazy import lazy_exports
 
 _EXPORTS = {
-    **dict.fromkeys(["ISOLATION_LEVELS", "CellResult", "RemoteError", "RequestHandler", "Sandbox",
-                     "SandboxLimits", "SubcallRequest", "SubcallResult"],
-                    "dealroom.harness.sandbox._base"),
+    "ISOLATION_LEVELS": "dealroom.harness.sandbox._base",
+    "CellResult": "dealroom.harness.sandbox._base",
+    "RemoteError": "dealroom.harness.sandbox._base",
+    "RequestHandler": "dealroom.harness.sandbox._base",
+    "Sandbox": "dealroom.harness.sandbox._base",
+    "SandboxLimits": "dealroom.harness.sandbox._base",
+    "SubcallRequest": "dealroom.harness.sandbox._base",
+    "SubcallResult": "dealroom.harness.sandbox._base",
     "Host": "dealroom.harness.sandbox._host",
     "room_bootstrap": "dealroom.harness.sandbox._host",
     "DEFAULT_BOOTSTRAP": "dealroom.harness.sandbox._process",

@@ -4,7 +4,8 @@ many steps as fit in ``--minutes``, then the trained and the starting policy on 
     python benchmarks/bench_grpo_learns.py [--minutes 90] [--out bench-grpo-learns]
         [--model hf:local,threads=2] [--train-rooms 6] [--heldout 6] [--docs 8]
         [--programs 1.0,0.5,0.2] [--sft-steps 40] [--group 4] [--groups 2] [--turns 6]
-        [--tokens 1536] [--temperature 0.6] [--eval-samples 2] [--quick]
+        [--tokens 1536] [--temperature 0.6] [--eval-samples 2] [--family scripted|compact]
+        [--quick]
 
 1. rooms: ``--train-rooms`` generated training rooms and ``--heldout`` held-out ones (other
    seeds) of ``--docs`` documents;
@@ -37,6 +38,12 @@ and its longest cell is 1,469 tokens of ``hf:local``'s tokenizer, hence the defa
 3 turns of 128 tokens, 4 SFT steps, 5 minutes) runs every stage in minutes, not hours, on a
 CPU; at its 3 turns no policy, scripted included, can pass a criterion: it checks the
 plumbing, not learning.
+
+``--family compact`` is the scale a CPU allows: the start is SFT-trained on three one-cell
+programs (:data:`COMPACT`: a memo in the rubric's three sections, a plain list of findings,
+nothing read; 117 / 57 / 16 tokens), and rollouts get 2 turns of 256 tokens, so a GRPO step is
+minutes, not half an hour. What GRPO can learn there is to write the better program more
+often; the held-out figures say whether it did.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ import contextlib
 import json
 import math
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -57,6 +65,22 @@ another ``--minutes`` keeps the spec the same)."""
 QUICK = {"train_rooms": 2, "heldout": 2, "docs": 6, "programs": "1.0,0.3", "sft_steps": 4,
          "max_length": 2048, "minutes": 5.0, "group": 2, "groups": 1, "turns": 3,
          "tokens": 128, "eval_samples": 1}
+COMPACT = {
+    "full": ('```python\nr = llm_batch([{"prompt": "List each finding: the issue, the amount at '
+             'risk, the consent or notice needed.", "docs": [d.id]} for d in room.docs])\n'
+             'found = "\\n".join(str(x) for x in r)\n'
+             'memo.section("Executive Summary", found[:300])\n'
+             'memo.section("Key Findings", found)\n'
+             'memo.section("Recommended Next Steps", "Obtain each consent and give each notice '
+             'above.")\nsubmit()\n```'),
+    "plain": ('```python\nr = llm_batch([{"prompt": "List each finding.", "docs": [d.id]} '
+              'for d in room.docs])\nmemo.write("\\n".join(str(x) for x in r))\nsubmit()\n```'),
+    "none": '```python\nmemo.write("No findings.")\nsubmit()\n```',
+}
+"""``--family compact``: three one-cell programs of 15-90 tokens, from a memo in the three
+sections the rubric asks for (about 0.7 of the criteria on generated rooms) through a plain
+list of the sub-agents' findings (about 0.55) to nothing read (0)."""
+COMPACT_DEFAULTS = {"turns": 2, "tokens": 256, "sft_steps": 20, "max_length": 4096}
 CURVE = ("step", "reward_mean", "reward_std", "pass_rate", "coverage", "groups",
          "groups_dropped", "crashed", "loss", "root_tokens", "rollout_s", "train_s", "step_s")
 PLOT = "grpo_learns.png"
@@ -94,8 +118,14 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     add("--lr", type=float, default=1e-5, help="GRPO learning rate")
     add("--eval-samples", type=int, default=2, help="samples per held-out room and policy")
     add("--seed", type=int, default=0)
+    add("--family", choices=("scripted", "compact"), default="scripted",
+        help="the start's programs: dealroom's scripted root at --programs coverages, or the "
+             "three one-cell programs of COMPACT (--programs ignored; defaults 2 turns x 256 "
+             "tokens, 20 SFT steps)")
     add("--quick", action="store_true", help="a small configuration of every stage")
     first, _ = parser.parse_known_args(argv)
+    if first.family == "compact":
+        parser.set_defaults(**COMPACT_DEFAULTS)
     if first.quick:
         parser.set_defaults(**QUICK)
     args = parser.parse_args(argv)
@@ -164,9 +194,13 @@ def start_policy(out: Path, args: argparse.Namespace, rooms: list[str]) -> dict[
 
     from dealroom.train import SFTSettings, export_sft, train_sft
 
-    programs = sweep(out, "programs", {"rooms": rooms, "max_turns": [args.turns],
-                                       "roots": [program(c) for c in args.coverages]})
-    figures = {"programs": policy_figures(programs)}
+    if args.family == "compact":
+        programs = compact_runs(out / "programs", rooms, args.turns)
+        figures = {"programs": compact_figures(programs)}
+    else:
+        programs = sweep(out, "programs", {"rooms": rooms, "max_turns": [args.turns],
+                                           "roots": [program(c) for c in args.coverages]})
+        figures = {"programs": policy_figures(programs)}
     data, ckpt = out / "sft-data", out / "sft"
     if not (data / "manifest.json").is_file():
         exported = export_sft([programs], data, room_median=False, tokenizer=args.model,
@@ -183,6 +217,38 @@ def start_policy(out: Path, args: argparse.Namespace, rooms: list[str]) -> dict[
         figures["sft"] = {"steps": result.steps, "loss": result.loss,
                           "seconds": round(result.seconds, 1)}
     return figures
+
+
+def compact_runs(folder: Path, rooms: list[str], turns: int) -> Path:
+    """Each :data:`COMPACT` program on each room with ``oracle`` sub-agents, judged
+    (``folder/ROOM-NAME``; a run already judged is kept)."""
+    from dealroom.harness import run_agent
+    from dealroom.judge import judge_run
+    from dealroom.testing import ScriptedModel
+
+    for room in rooms:
+        for name, cell in COMPACT.items():
+            run = folder / f"{Path(room).name}-{name}"
+            if (run / "scores.json").is_file():
+                continue
+            if run.exists():
+                shutil.rmtree(run)
+            run_agent(room, run, root=ScriptedModel([cell]), sub="oracle", max_turns=turns)
+            judge_run(run, "reference")
+    return folder
+
+
+def compact_figures(folder: Path) -> dict[str, dict[str, Any]]:
+    """Per compact program: runs, and its pass rate (mean over rooms, 95% interval)."""
+    from dealroom.eval import bootstrap_ci
+
+    out: dict[str, dict[str, Any]] = {}
+    for name in COMPACT:
+        rates = [json.loads(p.read_text())["pass_rate"]
+                 for p in sorted(folder.glob(f"*-{name}/scores.json"))]
+        out[name] = {"episodes": len(rates), "pass_rate": _ci(bootstrap_ci(rates)),
+                     "coverage": None}
+    return out
 
 
 def grpo_spec(args: argparse.Namespace, start: str, rooms: list[str]) -> Any:
@@ -350,8 +416,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     save({"grpo": grpo, "curve": grpo["curve"]})
     print(f"held-out rooms: start, trained (step {grpo['steps']}), scripted", flush=True)
     roots = {"start": f"{start},max_tokens={args.tokens}",
-             "trained": f"hf:{grpo['checkpoint']}{options},max_tokens={args.tokens}",
-             "scripted": "scripted"}
+             "trained": f"hf:{grpo['checkpoint']}{options},max_tokens={args.tokens}"}
+    if args.family == "scripted":  # the ceiling (a compact run's are its programs' figures)
+        roots["scripted"] = "scripted"
     save({"roots": roots, "evaluation": evaluate(out, args, roots, heldout, grpo["steps"]),
           "load_end": os.getloadavg(), "seconds": round(time.perf_counter() - clock, 1)})
     save({"plot": str(out / PLOT) if plot(results, out / PLOT) else None})
@@ -384,8 +451,8 @@ def plot(results: dict[str, Any], path: Path) -> bool:
              title="reward per step")
     left.xaxis.set_major_locator(MaxNLocator(integer=True))
     left.legend(loc="lower right")
-    names = ["start", "trained", "scripted"]
     evaluation = results["evaluation"]
+    names = [n for n in ("start", "trained", "scripted") if n in evaluation]
     for k, key in enumerate(("pass_rate", "coverage")):
         values = [evaluation[n].get(key) or [None, None, None] for n in names]
         heights = [_nan(v[0]) for v in values]
@@ -406,7 +473,7 @@ def plot(results: dict[str, Any], path: Path) -> bool:
 def report(results: dict[str, Any], base: str) -> None:
     """Every figure, printed."""
     start = results["start_policy"]
-    print("\nscripted programs on the training rooms: "
+    print("\nthe programs on the training rooms: "
           + "; ".join(f"{root}: pass {_interval(f['pass_rate'])}, coverage "
                       f"{_interval(f['coverage'])}" for root, f in start["programs"].items()))
     if "export" in start:
@@ -424,7 +491,7 @@ def report(results: dict[str, Any], base: str) -> None:
     evaluation = results["evaluation"]
     print(f"\nheld-out rooms ({len(results['rooms']['heldout'])}), "
           f"{results['args']['eval_samples']} sample(s) each, T={results['args']['turns']}:")
-    for name in ("start", "trained", "scripted"):
+    for name in (n for n in ("start", "trained", "scripted") if n in evaluation):
         f = evaluation[name]
         print(f"  {name:<9} judged {f.get('judged', 0)}/{f.get('episodes', 0)}  pass rate "
               f"{_interval(f.get('pass_rate'))}  coverage {_interval(f.get('coverage'))}")

@@ -87,3 +87,19 @@ def test_the_benchmark_writes_its_figures_and_trains_on_when_run_again(
     assert again["roots"]["trained"].startswith(f"hf:{out.resolve()}/grpo/checkpoint-2")
     assert (out / "eval-step-2" / "sweep.json").is_file()
     assert again["start_policy"]["sft"] == saved["start_policy"]["sft"]
+
+
+def test_the_compact_programs_score_in_their_order(bench, tmp_path):
+    """--family compact: the one-cell programs run with oracle sub-agents and score apart
+    (sections > a plain list > nothing), so a start SFT-trained on their mix has room to
+    improve; its defaults fit them (2 turns x 256 tokens)."""
+    from dealroom.room import generate_room
+
+    room = tmp_path / "room"
+    generate_room(room, docs=6, seed=3, secret="tests")
+    figures = bench.compact_figures(bench.compact_runs(tmp_path / "programs", [str(room)], 2))
+    rates = {name: f["pass_rate"][0] for name, f in figures.items()}
+    assert rates["full"] > rates["plain"] > rates["none"] == 0.0
+    args = bench.parse(["--family", "compact"])
+    assert (args.turns, args.tokens, args.family) == (2, 256, "compact")
+    assert bench.parse(["--family", "compact", "--turns", "3"]).turns == 3

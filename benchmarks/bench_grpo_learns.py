@@ -407,7 +407,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     print("rooms", flush=True)
     train_rooms, heldout = make_rooms(out, args)
     save({"rooms": {"train": train_rooms, "heldout": heldout}})
-    print("the starting policy: scripted programs, export, SFT", flush=True)
+    print(f"the starting policy: {args.family} programs, export, SFT", flush=True)
     save({"start_policy": {**results.get("start_policy", {}),
                            **start_policy(out, args, train_rooms)}})
     start = f"hf:{out / 'sft'}{options}"

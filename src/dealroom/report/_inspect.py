@@ -168,7 +168,8 @@ def _ask_messages(ask: dict[str, Any]) -> list[Any]:
     """A follow-up question and its answer, after the run's own messages."""
     answer = ask.get("answer")
     if answer is None:
-        answer = f"(no answer: the ask ended {ask.get('status')}: {ask.get('reason') or ''})"
+        why = f": {ask['reason']}" if ask.get("reason") else ""
+        answer = f"(no answer: the ask ended {ask.get('status')}{why})"
     return [chat_message("user", f"Follow-up question {ask.get('number')}: "
                                  f"{ask.get('question')}"),
             chat_message("assistant", str(answer))]

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
+from dealroom._util.threads import ONE_THREAD
 from dealroom.errors import RoomError
 from dealroom.room._ocr import OcrLimits, OcrResult, OcrTask, ocr_page
 
@@ -39,8 +40,7 @@ def _init_worker(memory_mb: int) -> None:
     """One Tesseract thread; the worker's address space bounded (Tesseract inherits it); a
     process group of its own, so that stopping the pool also ends a running Tesseract."""
     os.environ["OMP_THREAD_LIMIT"] = "1"
-    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[name] = "1"  # numpy (pytesseract imports it) would reserve memory a core
+    os.environ.update(ONE_THREAD)  # numpy (pytesseract imports it) would reserve memory a core
     os.setpgrp()
     if memory_mb:
         import resource

@@ -24,6 +24,7 @@ from typing import Any
 
 import dealroom
 from dealroom._util.redact import logger
+from dealroom._util.threads import ONE_THREAD
 from dealroom.errors import ConfigError, RoomError, SandboxError
 from dealroom.harness.sandbox import _cgroup
 from dealroom.harness.sandbox._base import (
@@ -50,11 +51,6 @@ EXTRA_TASKS = 8
 """Tasks the cgroup allows beyond ``max_processes``: the keeper and the worker's own threads."""
 WEAKER = {"userns": "no fresh uid per sandbox", "rlimits": "no network, filesystem or process "
           "isolation"}
-ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                                     "MKL_NUM_THREADS")}
-"""Numeric libraries keep to one thread in a REPL: OpenBLAS otherwise starts a thread per core
-as numpy is imported (about 85 ms of CPU per REPL on 2 cores, more on large machines, and a
-task each against the sandbox's process limit)."""
 _uids = itertools.count()
 
 
